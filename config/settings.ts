@@ -1,0 +1,131 @@
+/**
+ * The project's own settings, read from the environment and validated once at start.
+ *
+ * Connection settings follow each ecosystem's conventions and are NOT read here:
+ * - Temporal: `@temporalio/envconfig` (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*,
+ *   TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE), exactly as the temporal CLI reads them. See `config/temporal.ts`.
+ * - S3: the AWS SDK's own chain (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+ *   AWS_PROFILE, ...). See `storage/s3.ts`.
+ * - The model: the `openai` package's OPENAI_API_KEY and OPENAI_BASE_URL. See `llm/openai.ts`.
+ *
+ * Everything below is longrun's own, prefixed LONGRUN_. A bad value is a {@link SettingsError} naming the variable.
+ */
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Thrown when an environment variable holds a value longrun cannot use. The message names the variable. */
+export class SettingsError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'SettingsError';
+    this.variable = variable;
+  }
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The project's root folder (where package.json lives). */
+export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+export const DEFAULTS = {
+  taskQueue: 'longrun-agents',
+  bucket: 'longrun',
+  model: 'gpt-4o-mini',
+  temporalPort: 7233,
+  temporalUiPort: 8233,
+  minioPort: 9000,
+  minioConsolePort: 9001,
+  /** Local-only credentials of the embedded MinIO (never used for a real deployment). */
+  minioUser: 'longrun',
+  minioPassword: 'longrun-local-secret',
+  region: 'us-east-1',
+  modelTimeoutMs: 60_000,
+} as const;
+
+export interface Settings {
+  /** Temporal task queue the worker polls and clients start agents on. LONGRUN_TASK_QUEUE */
+  taskQueue: string;
+  /** S3 bucket holding message bodies and offloaded context. LONGRUN_S3_BUCKET */
+  bucket: string;
+  /** Path-style S3 addressing, which MinIO and most S3-compatible stores need. LONGRUN_S3_FORCE_PATH_STYLE (default true) */
+  forcePathStyle: boolean;
+  /** Default model for new agents. LONGRUN_MODEL */
+  model: string;
+  /** Per-call timeout of a model request, in ms. LONGRUN_MODEL_TIMEOUT_MS */
+  modelTimeoutMs: number;
+  /** Where the embedded stack keeps its data and logs. LONGRUN_DATA_DIR */
+  dataDir: string;
+  /** Per-user cache of the Temporal and MinIO binaries. LONGRUN_CACHE_DIR */
+  cacheDir: string;
+  /** Ports of the embedded stack (main job only; tests choose free ports). */
+  ports: { temporal: number; temporalUi: number; minio: number; minioConsole: number };
+}
+
+function readString(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw.trim() !== raw) throw new SettingsError(name, `must not start or end with spaces (got ${JSON.stringify(raw)})`);
+  return raw;
+}
+
+/** Reads an integer within [min, max]; the error names the variable, the value and the range. */
+export function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new SettingsError(name, `must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+  }
+  return value;
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new SettingsError(name, `must be true or false (got ${JSON.stringify(raw)})`);
+}
+
+/** S3 bucket names: 3–63 characters of lowercase letters, digits, dots and hyphens. */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** Reads and validates every LONGRUN_ setting. Throws {@link SettingsError} on the first bad one. */
+export function loadSettings(env: Env = process.env): Settings {
+  const bucket = readString(env, 'LONGRUN_S3_BUCKET', DEFAULTS.bucket);
+  if (!BUCKET_NAME.test(bucket)) {
+    throw new SettingsError(
+      'LONGRUN_S3_BUCKET',
+      `must be 3 to 63 lowercase letters, digits, dots or hyphens (got ${JSON.stringify(bucket)})`,
+    );
+  }
+  const port = (name: string, fallback: number) => readInt(env, name, fallback, 1, 65_535);
+  const xdgCache = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
+  return {
+    taskQueue: readString(env, 'LONGRUN_TASK_QUEUE', DEFAULTS.taskQueue),
+    bucket,
+    forcePathStyle: readBool(env, 'LONGRUN_S3_FORCE_PATH_STYLE', true),
+    model: readString(env, 'LONGRUN_MODEL', DEFAULTS.model),
+    modelTimeoutMs: readInt(env, 'LONGRUN_MODEL_TIMEOUT_MS', DEFAULTS.modelTimeoutMs, 1_000, 3_600_000),
+    dataDir: resolve(readString(env, 'LONGRUN_DATA_DIR', join(PROJECT_ROOT, '.data'))),
+    cacheDir: resolve(readString(env, 'LONGRUN_CACHE_DIR', join(xdgCache, 'longrun'))),
+    ports: {
+      temporal: port('LONGRUN_TEMPORAL_PORT', DEFAULTS.temporalPort),
+      temporalUi: port('LONGRUN_TEMPORAL_UI_PORT', DEFAULTS.temporalUiPort),
+      minio: port('LONGRUN_MINIO_PORT', DEFAULTS.minioPort),
+      minioConsole: port('LONGRUN_MINIO_CONSOLE_PORT', DEFAULTS.minioConsolePort),
+    },
+  };
+}
+
+/**
+ * Path of a sibling module, with the extension this module runs under (`.ts` from source, `.js` from `dist/`).
+ * Used where a file is handed to another process or bundler by path (the supervisor, the workflow bundle).
+ */
+export function modulePath(importMetaUrl: string, relativeWithoutExtension: string): string {
+  const extension = importMetaUrl.endsWith('.ts') ? '.ts' : '.js';
+  return fileURLToPath(new URL(`${relativeWithoutExtension}${extension}`, importMetaUrl));
+}

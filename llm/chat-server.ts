@@ -1,0 +1,101 @@
+/**
+ * A small OpenAI-compatible Chat Completions server on loopback. A responder decides each reply; every request is
+ * recorded. Tests script it; the offline demo replays a recorded session through it. Either way the agent talks to
+ * it through the real `openai` client over real HTTP, exactly as it would to a provider.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ChatMessage, ToolCall } from '../workflows/message.ts';
+
+/** A request as the server received it. */
+export interface RecordedRequest {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: { model: string; messages: ChatMessage[]; [key: string]: unknown };
+}
+
+/** What the responder wants sent back: a reply, or an HTTP error. */
+export type ScriptedReply =
+  | { content: string | null; toolCalls?: ToolCall[]; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { status: number; error: string; headers?: Record<string, string> };
+
+export type Responder = (request: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
+
+export interface ChatServer {
+  /** Base URL for the openai client (OPENAI_BASE_URL), ending in /v1. */
+  baseURL: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+function completion(model: string, index: number, reply: Extract<ScriptedReply, { content: string | null }>) {
+  const message = {
+    role: 'assistant',
+    content: reply.content,
+    ...(reply.toolCalls?.length ? { tool_calls: reply.toolCalls } : {}),
+  };
+  const usage = reply.usage ?? { prompt_tokens: 0, completion_tokens: 0 };
+  return {
+    id: `chatcmpl-${index + 1}`,
+    object: 'chat.completion',
+    created: 0,
+    model,
+    choices: [{ index: 0, message, finish_reason: reply.toolCalls?.length ? 'tool_calls' : 'stop' }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  };
+}
+
+/** Starts the server on 127.0.0.1 and a free port. */
+export async function startChatServer(responder: Responder): Promise<ChatServer> {
+  const requests: RecordedRequest[] = [];
+  const server = createServer((request, response) => {
+    void (async () => {
+      const path = request.url ?? '/';
+      if (request.method !== 'POST' || !/^(\/v1)?\/chat\/completions$/.test(path)) {
+        sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: 'invalid_request_error' } });
+        return;
+      }
+      const body = JSON.parse(await readBody(request)) as RecordedRequest['body'];
+      if (body.stream) {
+        sendJson(response, 400, { error: { message: 'streaming is not supported here', type: 'invalid_request_error' } });
+        return;
+      }
+      const recorded: RecordedRequest = { path, headers: request.headers, body };
+      const index = requests.push(recorded) - 1;
+      const reply = await responder(recorded, index);
+      if ('status' in reply) {
+        sendJson(response, reply.status, { error: { message: reply.error, type: 'scripted_error' } }, reply.headers);
+      } else {
+        sendJson(response, 200, completion(body.model, index, reply));
+      }
+    })().catch((error: unknown) => {
+      sendJson(response, 500, { error: { message: `chat server: ${String(error)}`, type: 'server_error' } });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

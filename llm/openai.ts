@@ -1,0 +1,21 @@
+/**
+ * The model client: the `openai` package against any OpenAI-compatible endpoint. OPENAI_API_KEY and
+ * OPENAI_BASE_URL are read by the package itself unless given explicitly (the replayed model of the demo).
+ * Retries are Temporal's job (the activity retry policy), so the client makes exactly one attempt per call.
+ */
+import OpenAI from 'openai';
+
+export interface ModelEndpoint {
+  apiKey?: string;
+  baseURL?: string;
+  timeoutMs: number;
+}
+
+export function createOpenAI(endpoint: ModelEndpoint): OpenAI {
+  return new OpenAI({
+    ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
+    ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
+    timeout: endpoint.timeoutMs,
+    maxRetries: 0,
+  });
+}

@@ -1,0 +1,119 @@
+/**
+ * The embedded stack: a Temporal dev server (with its UI) and MinIO on loopback, started, health-checked and
+ * stopped together.
+ *
+ * - `persistent` (the main job): standard ports (7233, 8233, 9000, 9001; each movable by a LONGRUN_*_PORT
+ *   variable), data under LONGRUN_DATA_DIR, Temporal on SQLite in WAL mode.
+ * - `ephemeral` (tests): free ports, Temporal in memory, MinIO in a temporary folder removed on stop.
+ *
+ * Either server can be left out (when TEMPORAL_ADDRESS or AWS_ENDPOINT_URL_S3 point at running ones).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULTS } from '../config/settings.ts';
+import type { Settings } from '../config/settings.ts';
+import type { S3Target } from '../storage/s3.ts';
+import { startMinio } from './minio.ts';
+import type { RunningMinio } from './minio.ts';
+import { assertPortsFree, freePorts } from './ports.ts';
+import { startTemporal, temporalDbFile } from './temporal.ts';
+import type { DynamicConfig, RunningTemporal } from './temporal.ts';
+
+export interface EmbeddedStackOptions {
+  mode: 'persistent' | 'ephemeral';
+  settings: Settings;
+  /** Paths of the binaries to run; a server whose binary is absent is not started. */
+  binaries: { temporal?: string; minio?: string };
+  dynamicConfig?: DynamicConfig;
+  namespace?: string;
+  log?: (line: string) => void;
+}
+
+export interface EmbeddedStack {
+  temporal?: { address: string; namespace: string; uiUrl: string };
+  minio?: { endpoint: string; consoleUrl: string; target: S3Target };
+  /** Folder holding the servers' data and logs. */
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise<EmbeddedStack> {
+  const { settings, mode } = options;
+  const log = options.log ?? (() => {});
+  const ephemeral = mode === 'ephemeral';
+  const dataDir = ephemeral ? mkdtempSync(join(tmpdir(), 'longrun-stack-')) : settings.dataDir;
+  const ports = ephemeral ? await ephemeralPorts() : settings.ports;
+  if (!ephemeral) {
+    await assertPortsFree([
+      ...(options.binaries.temporal
+        ? [
+            { port: ports.temporal, service: 'Temporal server', variable: 'LONGRUN_TEMPORAL_PORT' },
+            { port: ports.temporalUi, service: 'Temporal UI', variable: 'LONGRUN_TEMPORAL_UI_PORT' },
+          ]
+        : []),
+      ...(options.binaries.minio
+        ? [
+            { port: ports.minio, service: 'MinIO', variable: 'LONGRUN_MINIO_PORT' },
+            { port: ports.minioConsole, service: 'MinIO console', variable: 'LONGRUN_MINIO_CONSOLE_PORT' },
+          ]
+        : []),
+    ]);
+  }
+
+  let temporal: RunningTemporal | undefined;
+  let minio: RunningMinio | undefined;
+  const stop = async () => {
+    await Promise.all([temporal?.process.stop(), minio?.process.stop()]);
+    if (ephemeral) rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const started = Date.now();
+    const [temporalResult, minioResult] = await Promise.allSettled([
+      options.binaries.temporal
+        ? startTemporal({
+            binary: options.binaries.temporal,
+            port: ports.temporal,
+            uiPort: ports.temporalUi,
+            ...(ephemeral ? {} : { dbFile: temporalDbFile(dataDir) }),
+            ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
+            logPath: join(dataDir, 'logs', 'temporal.log'),
+            namespace: options.namespace ?? 'default',
+          })
+        : undefined,
+      options.binaries.minio
+        ? startMinio({
+            binary: options.binaries.minio,
+            port: ports.minio,
+            consolePort: ports.minioConsole,
+            dataDir: join(dataDir, 'minio'),
+            logPath: join(dataDir, 'logs', 'minio.log'),
+            user: DEFAULTS.minioUser,
+            password: DEFAULTS.minioPassword,
+            bucket: settings.bucket,
+            region: DEFAULTS.region,
+          })
+        : undefined,
+    ]);
+    // Keep whatever did start, so that stop() reaches it when the other failed.
+    if (temporalResult.status === 'fulfilled') temporal = temporalResult.value;
+    if (minioResult.status === 'fulfilled') minio = minioResult.value;
+    if (temporalResult.status === 'rejected') throw temporalResult.reason;
+    if (minioResult.status === 'rejected') throw minioResult.reason;
+    log(`[stack] up in ${Date.now() - started} ms (data and logs: ${dataDir})`);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    ...(temporal ? { temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl } } : {}),
+    ...(minio ? { minio: { endpoint: minio.endpoint, consoleUrl: minio.consoleUrl, target: minio.target } } : {}),
+    dataDir,
+    stop,
+  };
+}
+
+async function ephemeralPorts(): Promise<Settings['ports']> {
+  const [temporal, temporalUi, minio, minioConsole] = (await freePorts(4)) as [number, number, number, number];
+  return { temporal, temporalUi, minio, minioConsole };
+}

@@ -1,0 +1,76 @@
+/** The Temporal dev server (`temporal server start-dev`) with the Temporal UI, on loopback. */
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.ts';
+import { LOOPBACK } from './ports.ts';
+import { ServerProcess } from './process.ts';
+
+export type DynamicConfig = Readonly<Record<string, string | number | boolean>>;
+
+export interface TemporalDevServerOptions {
+  binary: string;
+  port: number;
+  uiPort: number;
+  /** A SQLite file keeps workflows across restarts (the main job); without it the server is in memory (tests). */
+  dbFile?: string;
+  /** Server dynamic config, e.g. lower continue-as-new thresholds in tests. */
+  dynamicConfig?: DynamicConfig;
+  logPath: string;
+  namespace: string;
+}
+
+const START_TIMEOUT_MS = 60_000;
+
+/** The command line for `opts`; exported for tests. */
+export function temporalArgs(options: TemporalDevServerOptions): string[] {
+  const args = ['server', 'start-dev', '--ip', LOOPBACK, '--port', String(options.port)];
+  args.push('--ui-port', String(options.uiPort), '--namespace', options.namespace, '--log-level', 'warn');
+  if (options.dbFile) args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
+  return args;
+}
+
+async function answers(address: string, namespace: string): Promise<boolean> {
+  const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+  try {
+    await connection.workflowService.describeNamespace({ namespace });
+    return true;
+  } finally {
+    await connection.close();
+  }
+}
+
+async function uiAnswers(url: string): Promise<boolean> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+  return response.ok;
+}
+
+export interface RunningTemporal {
+  address: string;
+  uiUrl: string;
+  namespace: string;
+  process: ServerProcess;
+}
+
+export async function startTemporal(options: TemporalDevServerOptions): Promise<RunningTemporal> {
+  const address = `${LOOPBACK}:${options.port}`;
+  const uiUrl = `http://${LOOPBACK}:${options.uiPort}`;
+  if (options.dbFile) mkdirSync(dirname(options.dbFile), { recursive: true });
+  const process = await ServerProcess.start({
+    name: 'Temporal dev server',
+    command: options.binary,
+    args: temporalArgs(options),
+    logPath: options.logPath,
+    startTimeoutMs: START_TIMEOUT_MS,
+    healthy: async () => (await answers(address, options.namespace)) && (await uiAnswers(uiUrl)),
+  });
+  return { address, uiUrl, namespace: options.namespace, process };
+}
+
+export function temporalDbFile(dataDir: string): string {
+  return join(dataDir, 'temporal', 'temporal.db');
+}

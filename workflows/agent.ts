@@ -1,0 +1,135 @@
+/**
+ * The agent workflow: one per agent, running until closed. It holds metadata and references only; message bodies
+ * live in S3 and are read by activities, so the history grows with each turn's new content, not with the context.
+ *
+ * Handlers only enqueue; the main loop processes one input at a time.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type * as activities from '../activities/index.ts';
+import { closeSignal, MAX_MESSAGE_CHARS, sendUpdate, stateQuery } from './contract.ts';
+import type { AgentInput, AgentState, SendInput, SendResult } from './contract.ts';
+import { AgentModel, AgentStatus } from './search-attributes.ts';
+
+type Activities = ReturnType<typeof activities.createActivities>;
+
+const { storeMessage } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+const { callModel } = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2 },
+});
+
+/** State carried across continue-as-new. */
+export interface AgentCarry {
+  state: AgentState;
+  nextMessageSeq: number;
+}
+
+interface PendingSend {
+  input: SendInput;
+  result?: SendResult;
+}
+
+export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
+  const state: AgentState = carry?.state ?? {
+    agentId: input.agentId,
+    model: input.model,
+    status: 'running',
+    turns: 0,
+    messages: [],
+  };
+  let nextMessageSeq = carry?.nextMessageSeq ?? 1;
+  const queue: PendingSend[] = [];
+  let closing = false;
+
+  if (!carry) {
+    upsertSearchAttributes([
+      { key: AgentStatus, value: 'running' },
+      { key: AgentModel, value: input.model },
+    ]);
+  }
+
+  setHandler(stateQuery, () => state);
+  setHandler(closeSignal, () => {
+    closing = true;
+  });
+  setHandler(
+    sendUpdate,
+    async (send: SendInput): Promise<SendResult> => {
+      const pending: PendingSend = { input: send };
+      queue.push(pending);
+      await condition(() => pending.result !== undefined);
+      return pending.result!;
+    },
+    { validator: (send: SendInput) => validateSend(send, state, closing) },
+  );
+
+  const newMessageId = () => `m${String(nextMessageSeq++).padStart(6, '0')}`;
+
+  for (;;) {
+    await condition(() => queue.length > 0 || closing || workflowInfo().continueAsNewSuggested);
+    const pending = queue.shift();
+    if (pending) {
+      pending.result = await runTurn(pending.input);
+      continue;
+    }
+    if (closing) break;
+    // Continue-as-new only once every Update has been answered.
+    await condition(allHandlersFinished);
+    if (queue.length === 0) await continueAsNew<typeof agentWorkflow>(input, { state, nextMessageSeq });
+  }
+
+  state.status = 'closed';
+  upsertSearchAttributes([{ key: AgentStatus, value: 'closed' }]);
+  await condition(allHandlersFinished);
+  return state;
+
+  async function runTurn(send: SendInput): Promise<SendResult> {
+    const turn = state.turns + 1;
+    if (state.messages.length === 0 && input.systemPrompt) {
+      const systemId = newMessageId();
+      state.messages.push(
+        await storeMessage({
+          agentId: input.agentId,
+          messageId: systemId,
+          message: { role: 'system', content: input.systemPrompt },
+        }),
+      );
+    }
+    const messageId = newMessageId();
+    state.messages.push(
+      await storeMessage({ agentId: input.agentId, messageId, message: { role: 'user', content: send.text } }),
+    );
+    const replyId = newMessageId();
+    const reply = await callModel({
+      agentId: input.agentId,
+      model: input.model,
+      messageKeys: state.messages.map((message) => message.key),
+      replyId,
+    });
+    state.messages.push(reply.record);
+    state.turns = turn;
+    return { turn, reply: reply.content, messageId, replyId };
+  }
+}
+
+/** Rejects bad input before it enters history; each message names the field and the limit. */
+function validateSend(send: SendInput, state: AgentState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
+  if (typeof send?.text !== 'string') throw new Error('text: must be a string');
+  if (send.text.trim() === '') throw new Error('text: must not be empty');
+  if (send.text.length > MAX_MESSAGE_CHARS) {
+    throw new Error(`text: ${send.text.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The agent workflow's public contract: its name, id scheme, inputs, Updates, Signals and Queries.
+ * Imported by the workflow, the worker and clients alike; the temporal CLI and the Temporal UI use the same names:
+ *
+ *   temporal workflow update execute --workflow-id agent-<id> --name send --input '{"text":"hi"}'
+ *   temporal workflow query --workflow-id agent-<id> --type state
+ *   temporal workflow signal --workflow-id agent-<id> --name close
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ChatRole } from './message.ts';
+
+/** Registered name of the workflow type. */
+export const AGENT_WORKFLOW = 'agentWorkflow';
+
+/** Longest user message accepted, in characters (well under Temporal's 2 MB payload limit). */
+export const MAX_MESSAGE_CHARS = 200_000;
+
+/** The workflow id of an agent: one workflow per agent. */
+export function agentWorkflowId(agentId: string): string {
+  return `agent-${agentId}`;
+}
+
+export interface AgentInput {
+  agentId: string;
+  model: string;
+  systemPrompt?: string;
+}
+
+export interface SendInput {
+  text: string;
+}
+
+export interface SendResult {
+  /** Turn number this message opened (1-based). */
+  turn: number;
+  reply: string;
+  messageId: string;
+  replyId: string;
+}
+
+/** Metadata the workflow keeps for a stored message; the body lives in S3 under `key`. */
+export interface MessageRecord {
+  id: string;
+  role: ChatRole;
+  key: string;
+  chars: number;
+  preview: string;
+}
+
+export type AgentStatus = 'running' | 'closed';
+
+export interface AgentState {
+  agentId: string;
+  model: string;
+  status: AgentStatus;
+  turns: number;
+  messages: MessageRecord[];
+}
+
+/** Send a user message; resolves to the model's reply once the turn is done. */
+export const sendUpdate = defineUpdate<SendResult, [SendInput]>('send');
+/** Close the agent: it finishes the turn in progress, then completes. */
+export const closeSignal = defineSignal('close');
+/** The agent's state: status, turn count and stored messages (previews only). */
+export const stateQuery = defineQuery<AgentState>('state');
