@@ -1,0 +1,74 @@
+/**
+ * Client library for longrun agents: connect, start an agent, send it a message, read its state.
+ * The CLI (client/cli.ts) and the demo are built on these; scripts can import them too.
+ *
+ * @example
+ *   const client = await connectClient(loadTemporalTarget());
+ *   await startAgent(client, { agentId: 'trip', model: 'gpt-4o-mini', taskQueue: 'longrun-agents' });
+ *   const { reply } = await sendMessage(client, 'trip', 'Plan a hike');
+ */
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TemporalTarget } from '../config/temporal.ts';
+import { AGENT_ID_PATTERN } from '../storage/keys.ts';
+import { AGENT_WORKFLOW, agentWorkflowId, closeSignal, sendUpdate, stateQuery } from '../workflows/contract.ts';
+import type { AgentInput, AgentState, SendResult } from '../workflows/contract.ts';
+
+/** Thrown for an agent id that cannot name a workflow and a storage prefix. */
+export class InvalidAgentIdError extends Error {
+  constructor(agentId: string) {
+    super(
+      `agent id ${JSON.stringify(agentId)}: must be 1 to 64 letters, digits, dots, underscores or hyphens, ` +
+        'starting with a letter or digit',
+    );
+    this.name = 'InvalidAgentIdError';
+  }
+}
+
+export function assertAgentId(agentId: string): void {
+  if (!AGENT_ID_PATTERN.test(agentId)) throw new InvalidAgentIdError(agentId);
+}
+
+export async function connectClient(target: TemporalTarget): Promise<Client> {
+  const connection = await Connection.connect(target.connectionOptions);
+  return new Client({ connection, namespace: target.namespace });
+}
+
+export interface StartAgentOptions extends AgentInput {
+  taskQueue: string;
+}
+
+/** Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent). */
+export async function startAgent(client: Client, options: StartAgentOptions): Promise<WorkflowHandle> {
+  assertAgentId(options.agentId);
+  const { taskQueue, ...input } = options;
+  try {
+    return await client.workflow.start(AGENT_WORKFLOW, {
+      workflowId: agentWorkflowId(options.agentId),
+      taskQueue,
+      args: [input],
+      staticSummary: `longrun agent ${options.agentId} (${options.model})`,
+    });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return agentHandle(client, options.agentId);
+    throw error;
+  }
+}
+
+export function agentHandle(client: Client, agentId: string): WorkflowHandle {
+  assertAgentId(agentId);
+  return client.workflow.getHandle(agentWorkflowId(agentId));
+}
+
+/** Sends a user message and waits for the reply (an Update). */
+export function sendMessage(client: Client, agentId: string, text: string): Promise<SendResult> {
+  return agentHandle(client, agentId).executeUpdate(sendUpdate, { args: [{ text }] });
+}
+
+export function agentState(client: Client, agentId: string): Promise<AgentState> {
+  return agentHandle(client, agentId).query(stateQuery);
+}
+
+export async function closeAgent(client: Client, agentId: string): Promise<void> {
+  await agentHandle(client, agentId).signal(closeSignal);
+}

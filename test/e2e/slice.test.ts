@@ -1,0 +1,84 @@
+/**
+ * One agent turn end to end, against the real things: client → Temporal → worker → activities → MinIO and the
+ * model (the real openai client over HTTP to a scripted loopback server).
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '../../client/agents.ts';
+import { messageKey } from '../../storage/keys.ts';
+import { MAX_MESSAGE_CHARS } from '../../workflows/contract.ts';
+import type { ChatMessage } from '../../workflows/message.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+let h: Harness;
+
+beforeAll(async () => {
+  // The scripted model answers with what it was sent, so the test can check the wiring.
+  h = await startHarness((request) => {
+    const last = request.body.messages.at(-1);
+    return { content: `echo(${request.body.messages.length}): ${last?.content ?? ''}`, usage: { prompt_tokens: 12, completion_tokens: 5 } };
+  });
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('one agent turn', () => {
+  it('returns the reply, stores both messages in S3, and sends the stored messages to the model', async () => {
+    const agentId = newAgentId();
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', systemPrompt: 'You are terse.', taskQueue: h.taskQueue });
+
+    const first = await sendMessage(h.client, agentId, 'Hello, agent');
+    expect(first.turn).toBe(1);
+    expect(first.reply).toBe('echo(2): Hello, agent');
+
+    const second = await sendMessage(h.client, agentId, 'And again');
+    expect(second.turn).toBe(2);
+    expect(second.reply).toBe('echo(4): And again');
+
+    // Every message is in MinIO under its documented key, read back with the S3 client.
+    const stored = async (id: string) => JSON.parse((await h.store.get(messageKey(agentId, id)))!) as ChatMessage;
+    const state = await agentState(h.client, agentId);
+    expect(state.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant']);
+    const bodies = await Promise.all(state.messages.map((m) => stored(m.id)));
+    expect(bodies).toEqual([
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Hello, agent' },
+      { role: 'assistant', content: 'echo(2): Hello, agent' },
+      { role: 'user', content: 'And again' },
+      { role: 'assistant', content: 'echo(4): And again' },
+    ]);
+    expect(state.messages.map((m) => m.key)).toEqual(state.messages.map((m) => messageKey(agentId, m.id)));
+
+    // The model received exactly the stored messages, through the real openai client.
+    const requests = h.model.requests.filter((r) => r.body.messages.some((m) => m.content === 'Hello, agent'));
+    expect(requests).toHaveLength(2);
+    expect(requests[0]!.body.model).toBe('gpt-4o-mini');
+    expect(requests[0]!.headers.authorization).toBe('Bearer test-key');
+    expect(requests[0]!.body.messages).toEqual(bodies.slice(0, 2));
+    expect(requests[1]!.body.messages).toEqual(bodies.slice(0, 4));
+
+    expect(state).toMatchObject({ agentId, model: 'gpt-4o-mini', status: 'running', turns: 2 });
+    await closeAgent(h.client, agentId);
+    expect((await agentHandle(h.client, agentId).result()).status).toBe('closed');
+  });
+
+  it('rejects bad input in the validator, naming the field and the limit, and leaves the state unchanged', async () => {
+    const agentId = newAgentId();
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    await sendMessage(h.client, agentId, 'first');
+    const before = await agentState(h.client, agentId);
+
+    await expect(sendMessage(h.client, agentId, '   ')).rejects.toThrow(WorkflowUpdateFailedError);
+    await expect(sendMessage(h.client, agentId, '   ')).rejects.toMatchObject({ cause: { message: 'text: must not be empty' } });
+    await expect(sendMessage(h.client, agentId, 'x'.repeat(MAX_MESSAGE_CHARS + 1))).rejects.toMatchObject({
+      cause: { message: `text: ${MAX_MESSAGE_CHARS + 1} characters is over the limit of ${MAX_MESSAGE_CHARS}` },
+    });
+    expect(await agentState(h.client, agentId)).toEqual(before);
+
+    await closeAgent(h.client, agentId);
+    await agentHandle(h.client, agentId).result();
+  });
+});

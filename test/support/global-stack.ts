@@ -1,0 +1,37 @@
+/**
+ * Vitest global setup of the e2e project: one embedded stack (Temporal dev server in memory + MinIO in a temporary
+ * folder) on free loopback ports for the whole run, torn down even when tests fail. Tests read its addresses with
+ * `inject('stack')`. The binaries come from the setup step (`node stack/setup.ts`, run by `npm test`).
+ */
+import type { TestProject } from 'vitest/node';
+import { loadSettings } from '../../config/settings.ts';
+import { BINARIES } from '../../stack/binaries.ts';
+import { startEmbeddedStack } from '../../stack/index.ts';
+import { ensureBinaries } from '../../stack/setup.ts';
+import type { S3Target } from '../../storage/s3.ts';
+
+export interface TestStack {
+  temporalAddress: string;
+  namespace: string;
+  uiUrl: string;
+  s3: S3Target;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    stack: TestStack;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-test' });
+  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
+  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries, log: (line) => console.log(line) });
+  project.provide('stack', {
+    temporalAddress: stack.temporal!.address,
+    namespace: stack.temporal!.namespace,
+    uiUrl: stack.temporal!.uiUrl,
+    s3: stack.minio!.target,
+  });
+  return () => stack.stop();
+}

@@ -1,0 +1,75 @@
+/**
+ * What an e2e test needs around the shared stack: a Temporal client, the S3 store, a scripted OpenAI-compatible
+ * server on loopback, and a worker on a task queue of its own, wired exactly as the real worker wires them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { connectClient } from '../../client/agents.ts';
+import { localTemporalTarget } from '../../config/temporal.ts';
+import type { TemporalTarget } from '../../config/temporal.ts';
+import { startChatServer } from '../../llm/chat-server.ts';
+import type { ChatServer, Responder } from '../../llm/chat-server.ts';
+import { createOpenAI } from '../../llm/openai.ts';
+import { S3BlobStore } from '../../storage/s3.ts';
+import { bundleWorkflows, createAgentWorker } from '../../worker/worker.ts';
+
+// Worker logs only from WARN up, so test output stays readable.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** The workflow bundle, built once per test file. */
+export function sharedBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflows();
+  return bundle;
+}
+
+export interface Harness {
+  temporal: TemporalTarget;
+  client: Client;
+  store: S3BlobStore;
+  model: ChatServer;
+  taskQueue: string;
+  worker: Worker;
+  close(): Promise<void>;
+}
+
+export async function startHarness(responder: Responder): Promise<Harness> {
+  const stack = inject('stack');
+  const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
+  const store = new S3BlobStore(stack.s3);
+  const model = await startChatServer(responder);
+  const taskQueue = `test-${randomUUID()}`;
+  const client = await connectClient(temporal);
+  const { worker, connection } = await createAgentWorker({
+    temporal,
+    taskQueue,
+    deps: { store, openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }) },
+    workflowBundle: await sharedBundle(),
+  });
+  const running = worker.run();
+  return {
+    temporal,
+    client,
+    store,
+    model,
+    taskQueue,
+    worker,
+    async close() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await client.connection.close();
+      await model.close();
+    },
+  };
+}
+
+/** A fresh agent id per test, so tests never share a workflow. */
+export function newAgentId(prefix = 'agent'): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
