@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, loadSettings, SettingsError } from '../../../config/settings.ts';
+
+describe('settings', () => {
+  it('defaults to the standard ports, bucket and task queue', () => {
+    const settings = loadSettings({ HOME: '/home/u' });
+    expect(settings.ports).toEqual({ temporal: 7233, temporalUi: 8233, minio: 9000, minioConsole: 9001 });
+    expect(settings.bucket).toBe(DEFAULTS.bucket);
+    expect(settings.taskQueue).toBe('longrun-agents');
+    expect(settings.cacheDir).toBe('/home/u/.cache/longrun');
+  });
+
+  it('honours XDG_CACHE_HOME and LONGRUN_CACHE_DIR', () => {
+    expect(loadSettings({ HOME: '/h', XDG_CACHE_HOME: '/x' }).cacheDir).toBe('/x/longrun');
+    expect(loadSettings({ HOME: '/h', LONGRUN_CACHE_DIR: '/c' }).cacheDir).toBe('/c');
+  });
+
+  it.each([
+    ['LONGRUN_TEMPORAL_PORT', '70000', 'LONGRUN_TEMPORAL_PORT: must be an integer from 1 to 65535 (got "70000")'],
+    ['LONGRUN_MINIO_PORT', 'abc', 'LONGRUN_MINIO_PORT: must be an integer from 1 to 65535 (got "abc")'],
+    ['LONGRUN_S3_BUCKET', 'My_Bucket', 'LONGRUN_S3_BUCKET: must be 3 to 63 lowercase letters, digits, dots or hyphens (got "My_Bucket")'],
+    ['LONGRUN_S3_FORCE_PATH_STYLE', 'maybe', 'LONGRUN_S3_FORCE_PATH_STYLE: must be true or false (got "maybe")'],
+    ['LONGRUN_MODEL_TIMEOUT_MS', '5', 'LONGRUN_MODEL_TIMEOUT_MS: must be an integer from 1000 to 3600000 (got "5")'],
+  ])('%s=%s is an error naming the variable', (name, value, message) => {
+    expect(() => loadSettings({ [name]: value })).toThrow(SettingsError);
+    expect(() => loadSettings({ [name]: value })).toThrow(message);
+  });
+});
