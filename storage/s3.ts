@@ -92,3 +92,26 @@ export class S3BlobStore implements BlobStore {
     }
   }
 }
+
+/** Does the environment point at an S3-compatible store? Then longrun starts no MinIO of its own. */
+export function s3EndpointConfigured(env: Env): boolean {
+  return Boolean(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL);
+}
+
+/**
+ * The store the worker and the CLI use: the one the AWS SDK chain names when AWS_ENDPOINT_URL_S3 is set,
+ * otherwise the embedded MinIO on its standard port with its local-only credentials.
+ */
+export function s3TargetFromEnv(
+  settings: { bucket: string; forcePathStyle: boolean; ports: { minio: number } },
+  env: Env = process.env,
+): S3Target {
+  if (s3EndpointConfigured(env)) return { bucket: settings.bucket, forcePathStyle: settings.forcePathStyle };
+  return {
+    bucket: settings.bucket,
+    forcePathStyle: true,
+    endpoint: `http://127.0.0.1:${settings.ports.minio}`,
+    region: DEFAULTS.region,
+    credentials: { accessKeyId: DEFAULTS.minioUser, secretAccessKey: DEFAULTS.minioPassword },
+  };
+}

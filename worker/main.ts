@@ -1,0 +1,117 @@
+/**
+ * The main job (`npm start`, `longrun up`): setup, the embedded stack (unless TEMPORAL_ADDRESS / AWS_ENDPOINT_URL_S3
+ * point at running servers), the worker, then a short demo conversation. It keeps the worker and the stack running
+ * until Ctrl-C.
+ *
+ *   --once      exit 0 after the demo, leaving no process behind
+ *   --no-demo   just the worker (the Docker image runs this)
+ */
+import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { connectClient } from '../client/agents.ts';
+import { runDemo } from '../client/demo.ts';
+import { loadSettings } from '../config/settings.ts';
+import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
+import { DEMO_SESSION, resolveModel } from '../llm/endpoint.ts';
+import { createOpenAI } from '../llm/openai.ts';
+import { MINIO, TEMPORAL } from '../stack/binaries.ts';
+import { startEmbeddedStack } from '../stack/index.ts';
+import type { EmbeddedStack } from '../stack/index.ts';
+import { ensureBinaries } from '../stack/setup.ts';
+import { S3BlobStore, s3EndpointConfigured, s3TargetFromEnv } from '../storage/s3.ts';
+import { createAgentWorker } from './worker.ts';
+
+const log = (line: string) => console.log(line);
+
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { once: { type: 'boolean', default: false }, 'no-demo': { type: 'boolean', default: false } },
+    strict: true,
+  });
+  const env = process.env;
+  const settings = loadSettings(env);
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  // 1. Servers: the configured ones, or the embedded stack.
+  let temporal = loadTemporalTarget(env);
+  const needTemporal = !temporal.configured;
+  const needMinio = !s3EndpointConfigured(env);
+  const binaries = await ensureBinaries([...(needTemporal ? [TEMPORAL] : []), ...(needMinio ? [MINIO] : [])], {
+    cacheDir: settings.cacheDir,
+    log,
+  });
+  let stack: EmbeddedStack | undefined;
+  if (needTemporal || needMinio) {
+    log(`[stack] starting ${[needTemporal && 'Temporal dev server', needMinio && 'MinIO'].filter(Boolean).join(' and ')}`);
+    stack = await startEmbeddedStack({ mode: 'persistent', settings, binaries, log });
+  }
+  const cleanups: (() => Promise<void>)[] = [async () => stack?.stop()];
+  const cleanup = async () => {
+    for (const step of cleanups.splice(0).reverse()) await step().catch((error: unknown) => console.error(error));
+  };
+
+  try {
+    if (stack?.temporal) temporal = localTemporalTarget(stack.temporal.address, stack.temporal.namespace);
+    const s3 = stack?.minio ? stack.minio.target : s3TargetFromEnv(settings, env);
+    const store = new S3BlobStore(s3);
+    if (!stack?.minio) await store.ensureBucket();
+    const uiUrl = stack?.temporal?.uiUrl;
+    log(`[stack] Temporal ${String(temporal.connectionOptions.address)} (namespace ${temporal.namespace})`);
+    if (uiUrl) log(`[stack] Temporal UI ${uiUrl}`);
+    log(`[stack] S3 ${s3.endpoint ?? 'from the AWS SDK configuration'}, bucket ${s3.bucket}`);
+
+    // 2. The model and the worker.
+    const model = await resolveModel(env, settings.modelTimeoutMs);
+    cleanups.push(() => model.close());
+    log(`[model] ${settings.model} via ${model.label}`);
+    const { worker, connection } = await createAgentWorker({
+      temporal,
+      taskQueue: settings.taskQueue,
+      deps: { store, openai: createOpenAI(model.endpoint) },
+    });
+    const running = worker.run();
+    cleanups.push(async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    });
+    log(`[worker] polling task queue ${settings.taskQueue}`);
+
+    // 3. The demo conversation.
+    if (!values['no-demo']) {
+      const client = await connectClient(temporal);
+      cleanups.push(() => client.connection.close());
+      await runDemo(client, {
+        taskQueue: settings.taskQueue,
+        model: settings.model,
+        sessionPath: DEMO_SESSION,
+        namespace: temporal.namespace,
+        ...(uiUrl ? { uiUrl } : {}),
+        replayed: model.replayed,
+        close: values.once,
+        log,
+      });
+    }
+    if (values.once) return;
+
+    log(`\n[worker] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
+    await new Promise<void>((resolve) => {
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+      void running.then(() => resolve());
+    });
+    log('\n[worker] stopping');
+  } finally {
+    await cleanup();
+  }
+}
+
+if (import.meta.main) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
