@@ -1,0 +1,129 @@
+/**
+ * The main job as a user runs it (`npm start`), on free ports and a temporary data folder so it can run beside a
+ * developer's own `npm start`: --once exits 0 after the demo and leaves no process behind; a taken port is a clear
+ * error naming its variable; a kill -9 of the main job takes its servers down with it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import { freePorts } from '../../stack/ports.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function mainJobEnv(): Promise<NodeJS.ProcessEnv> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'longrun-main-'));
+  dirs.push(dataDir);
+  const [temporal, ui, minio, console] = (await freePorts(4)).map(String) as [string, string, string, string];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LONGRUN_DATA_DIR: dataDir,
+    LONGRUN_TEMPORAL_PORT: temporal,
+    LONGRUN_TEMPORAL_UI_PORT: ui,
+    LONGRUN_MINIO_PORT: minio,
+    LONGRUN_MINIO_CONSOLE_PORT: console,
+  };
+  for (const name of ['TEMPORAL_ADDRESS', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL', 'OPENAI_API_KEY', 'TEMPORAL_PROFILE']) {
+    delete env[name];
+  }
+  return env;
+}
+
+function startMainJob(args: string[], env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, [join(PROJECT_ROOT, 'worker/main.ts'), ...args], { env, cwd: PROJECT_ROOT });
+}
+
+function collect(child: ChildProcessWithoutNullStreams): { output: () => string; exit: Promise<number | null> } {
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { output: () => output, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+}
+
+/** Processes whose command line mentions `needle` (our servers carry the data folder or their ports in it). */
+function processesMentioning(needle: string): string[] {
+  const result = spawnSync('pgrep', ['-af', needle], { encoding: 'utf8' });
+  return result.stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.includes('pgrep'));
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return check();
+}
+
+describe('npm start (the main job)', () => {
+  it('--once runs the demo conversation on the replayed model, exits 0 and leaves no process behind', async () => {
+    const env = await mainJobEnv();
+    const run = collect(startMainJob(['--once'], env));
+    const code = await run.exit;
+    const output = run.output();
+    expect(code, output).toBe(0);
+    expect(output).toContain('REPLAYED model');
+    expect(output).toMatch(/agent \(replayed model\) > Gladly\./);
+    expect(output).toContain('(turn 3,');
+    expect(output).toContain(`Temporal UI http://127.0.0.1:${env.LONGRUN_TEMPORAL_UI_PORT}`);
+    expect(output).toMatch(/\[demo\] 3 turns, 7 messages stored in S3/);
+    expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 5_000)).toBe(true);
+  });
+
+  it('fails clearly when a standard port is taken, naming the variable that moves it', async () => {
+    const env = await mainJobEnv();
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(Number(env.LONGRUN_TEMPORAL_PORT), '127.0.0.1', resolve));
+    try {
+      const run = collect(startMainJob(['--once'], env));
+      expect(await run.exit).toBe(1);
+      expect(run.output()).toContain(
+        `Port ${env.LONGRUN_TEMPORAL_PORT} (Temporal server) is already in use on 127.0.0.1`,
+      );
+      expect(run.output()).toContain('set LONGRUN_TEMPORAL_PORT to another port');
+    } finally {
+      blocker.close();
+    }
+    expect(processesMentioning(env.LONGRUN_DATA_DIR!)).toEqual([]);
+  });
+
+  it('a bad setting is an error naming the variable, before anything starts', async () => {
+    const env = { ...(await mainJobEnv()), LONGRUN_MINIO_PORT: '99999' };
+    const run = collect(startMainJob(['--once'], env));
+    expect(await run.exit).toBe(1);
+    expect(run.output()).toContain('LONGRUN_MINIO_PORT: must be an integer from 1 to 65535 (got "99999")');
+  });
+
+  it('kill -9 of the main job takes the Temporal server and MinIO down with it', async () => {
+    const env = await mainJobEnv();
+    const child = startMainJob([], env);
+    const run = collect(child);
+    expect(await waitFor(() => run.output().includes('Ctrl-C to stop'), 60_000), run.output()).toBe(true);
+    const servers = processesMentioning(env.LONGRUN_DATA_DIR!);
+    expect(servers.some((line) => line.includes('temporal'))).toBe(true);
+    expect(servers.some((line) => line.includes('minio'))).toBe(true);
+
+    child.kill('SIGKILL');
+    await run.exit;
+    expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 15_000)).toBe(true);
+  });
+
+  it('Ctrl-C (SIGINT) stops the worker and the servers and exits 0', async () => {
+    const env = await mainJobEnv();
+    const child = startMainJob(['--no-demo'], env);
+    const run = collect(child);
+    expect(await waitFor(() => run.output().includes('Ctrl-C to stop'), 60_000), run.output()).toBe(true);
+    child.kill('SIGINT');
+    expect(await run.exit).toBe(0);
+    expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 5_000)).toBe(true);
+  });
+});
