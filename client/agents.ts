@@ -29,8 +29,10 @@ export function assertAgentId(agentId: string): void {
   if (!AGENT_ID_PATTERN.test(agentId)) throw new InvalidAgentIdError(agentId);
 }
 
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export async function connectClient(target: TemporalTarget): Promise<Client> {
-  const connection = await Connection.connect(target.connectionOptions);
+  const connection = await Connection.connect({ connectTimeout: CONNECT_TIMEOUT_MS, ...target.connectionOptions });
   return new Client({ connection, namespace: target.namespace });
 }
 

@@ -1,0 +1,81 @@
+/** The `longrun` command against the real stack: output, --json, and exit codes a script can trust. */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import type { AgentState } from '../../workflows/contract.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness((request) => ({ content: `got ${request.body.messages.length} messages` }));
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Runs the CLI asynchronously: the worker serving it runs in this very process. */
+function longrun(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/longrun.js'), ...args],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
+          TEMPORAL_NAMESPACE: h.temporal.namespace,
+          LONGRUN_TASK_QUEUE: h.taskQueue,
+          LONGRUN_MODEL: 'gpt-4o-mini',
+        },
+        timeout: 60_000,
+      },
+      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
+    );
+  });
+}
+
+describe('longrun CLI', () => {
+  it('start, send, state (table and --json), close', async () => {
+    const agentId = newAgentId('cli');
+    expect(await longrun('start', agentId)).toMatchObject({ code: 0, stdout: `started agent ${agentId}\n` });
+    const sent = await longrun('send', agentId, 'hello', 'there');
+    expect(sent, sent.stderr).toMatchObject({ code: 0, stdout: 'got 1 messages\n' });
+
+    const table = await longrun('state', agentId);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('status   running');
+    expect(table.stdout).toContain('turns    1');
+    expect(table.stdout).toMatch(/m000001\s+user\s+11\s+hello there/);
+
+    const json = await longrun('state', agentId, '--json');
+    const state = JSON.parse(json.stdout) as AgentState;
+    expect(state).toMatchObject({ agentId, status: 'running', turns: 1, model: 'gpt-4o-mini' });
+    expect(state.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+
+    expect((await longrun('close', agentId)).code).toBe(0);
+  });
+
+  it('exit 3 for an unknown agent, 4 for a closed one, 2 for bad usage', async () => {
+    const unknown = await longrun('state', newAgentId('nobody'));
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('unknown agent');
+
+    const agentId = newAgentId('cli');
+    expect((await longrun('start', agentId)).code).toBe(0);
+    expect((await longrun('close', agentId)).code).toBe(0);
+    await h.client.workflow.getHandle(`agent-${agentId}`).result();
+    const closed = await longrun('send', agentId, 'hi');
+    expect(closed.code).toBe(4);
+    expect(closed.stderr).toContain(`agent ${agentId} is closed`);
+
+    expect((await longrun('send', agentId)).code).toBe(2);
+    expect((await longrun('state', 'bad id')).code).toBe(2);
+    const flag = await longrun('state', agentId, '--bogus');
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("Unknown option '--bogus'");
+    expect((await longrun('frobnicate', 'x')).code).toBe(2);
+  });
+});
