@@ -2,7 +2,27 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const nodeBuiltins = ['fs', 'path', 'os', 'child_process', 'net', 'http', 'https', 'crypto', 'stream', 'worker_threads', 'process', 'dns', 'tls', 'zlib', 'readline', 'url', 'util', 'events', 'timers'];
+const nodeBuiltins = [
+  'fs',
+  'path',
+  'os',
+  'child_process',
+  'net',
+  'http',
+  'https',
+  'crypto',
+  'stream',
+  'worker_threads',
+  'process',
+  'dns',
+  'tls',
+  'zlib',
+  'readline',
+  'url',
+  'util',
+  'events',
+  'timers',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**'] },
@@ -10,7 +30,10 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.js'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'bin/*.js'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -34,13 +57,22 @@ export default tseslint.config(
             ]),
             { name: 'openai', message: 'Call the model from an activity, never from workflow code.' },
             { name: '@aws-sdk/client-s3', message: 'Use storage from an activity, never from workflow code.' },
-            { name: '@temporalio/client', message: 'Workflow code talks to Temporal through @temporalio/workflow only.' },
-            { name: '@temporalio/worker', message: 'Workflow code talks to Temporal through @temporalio/workflow only.' },
+            {
+              name: '@temporalio/client',
+              message: 'Workflow code talks to Temporal through @temporalio/workflow only.',
+            },
+            {
+              name: '@temporalio/worker',
+              message: 'Workflow code talks to Temporal through @temporalio/workflow only.',
+            },
             { name: '@temporalio/activity', message: 'Activities run in the worker, not in workflow code.' },
           ],
           patterns: [
-            { group: ['../activities/*', '!../activities/*.ts'], message: 'Import activities as types only.' },
-            { group: ['../storage/*', '../llm/*', '../stack/*', '../worker/*', '../client/*', '../config/*'], message: 'Workflow code must not import I/O modules.' },
+            { group: ['../activities/**'], allowTypeImports: true, message: 'Import activities as types only.' },
+            {
+              group: ['../storage/**', '../llm/**', '../stack/**', '../worker/**', '../client/**', '../config/**'],
+              message: 'Workflow code must not import I/O modules.',
+            },
           ],
         },
       ],
@@ -49,5 +81,6 @@ export default tseslint.config(
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
 );

@@ -49,15 +49,16 @@ function recordOf(messageId: string, key: string, message: ChatMessage): Message
 
 /** Turns an OpenAI API error into a Temporal failure: permanent ones are not retried, 429 honours Retry-After. */
 export function modelFailure(error: unknown, model: string): unknown {
-  if (!(error instanceof OpenAI.APIError) || error.status === undefined) return error;
-  const message = `model ${model}: HTTP ${error.status}: ${error.message}`;
-  if (PERMANENT_STATUSES.has(error.status)) {
-    return ApplicationFailure.nonRetryable(message, `ModelHttp${error.status}`);
-  }
-  const retryAfter = Number(error.headers?.get?.('retry-after'));
+  if (!(error instanceof OpenAI.APIError)) return error;
+  const status = error.status as number | undefined;
+  if (status === undefined) return error;
+  const message = `model ${model}: HTTP ${status}: ${error.message}`;
+  if (PERMANENT_STATUSES.has(status)) return ApplicationFailure.nonRetryable(message, `ModelHttp${status}`);
+  const headers = error.headers as Headers | undefined;
+  const retryAfter = Number(headers?.get('retry-after'));
   return ApplicationFailure.create({
     message,
-    type: `ModelHttp${error.status}`,
+    type: `ModelHttp${status}`,
     ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { nextRetryDelay: retryAfter * 1000 } : {}),
   });
 }
@@ -90,7 +91,8 @@ export function createActivities({ store, openai }: ActivityDeps) {
         throw modelFailure(error, model);
       }
       const choice = completion.choices[0];
-      if (!choice) throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: 'EmptyReply' });
+      if (!choice)
+        throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: 'EmptyReply' });
       const reply: ChatMessage = { role: 'assistant', content: choice.message.content ?? '' };
       const key = messageKey(agentId, replyId);
       await store.put(key, JSON.stringify(reply));
@@ -98,7 +100,12 @@ export function createActivities({ store, openai }: ActivityDeps) {
         record: recordOf(replyId, key, reply),
         content: reply.content ?? '',
         ...(completion.usage
-          ? { usage: { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } }
+          ? {
+              usage: {
+                promptTokens: completion.usage.prompt_tokens,
+                completionTokens: completion.usage.completion_tokens,
+              },
+            }
           : {}),
       };
     },

@@ -12,7 +12,9 @@ const pinnedNode = `${root}node_modules/node/bin/node`;
 
 const fresh = existsSync(installed) && existsSync(pinnedNode) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs;
 if (!fresh) {
-  console.error('[setup] installing dependencies with npm ci (node_modules is missing or older than package-lock.json)');
+  console.error(
+    '[setup] installing dependencies with npm ci (node_modules is missing or older than package-lock.json)',
+  );
   const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) {
     console.error('[setup] npm ci failed; see the output above');

@@ -15,7 +15,9 @@ if (canStripTypes) {
 } else {
   const pinned = `${root}node_modules/node/bin/node`;
   if (!existsSync(pinned)) {
-    console.error(`longrun needs Node 22.18 or later (this is ${process.version}). Run \`npm ci\` in ${root} to install the pinned Node 24.`);
+    console.error(
+      `longrun needs Node 22.18 or later (this is ${process.version}). Run \`npm ci\` in ${root} to install the pinned Node 24.`,
+    );
     process.exit(1);
   }
   const result = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });

@@ -39,7 +39,8 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
   });
   const workflowId = agentWorkflowId(agentId);
   log(`[demo] agent ${agentId} (workflow ${workflowId})`);
-  if (options.uiUrl) log(`[demo] watch it in the Temporal UI: ${workflowUiUrl(options.uiUrl, options.namespace, workflowId)}`);
+  if (options.uiUrl)
+    log(`[demo] watch it in the Temporal UI: ${workflowUiUrl(options.uiUrl, options.namespace, workflowId)}`);
   for (const text of userMessages) {
     log(`\nyou   > ${text}`);
     const started = Date.now();
@@ -48,7 +49,9 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
     log(`        (turn ${turn}, ${Date.now() - started} ms)`);
   }
   const state = await agentState(client, agentId);
-  log(`\n[demo] ${state.turns} turns, ${state.messages.length} messages stored in S3 under agents/${agentId}/messages/`);
+  log(
+    `\n[demo] ${state.turns} turns, ${state.messages.length} messages stored in S3 under agents/${agentId}/messages/`,
+  );
   if (options.close) await closeAgent(client, agentId);
   return agentId;
 }

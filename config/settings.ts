@@ -66,7 +66,8 @@ export interface Settings {
 function readString(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (raw.trim() !== raw) throw new SettingsError(name, `must not start or end with spaces (got ${JSON.stringify(raw)})`);
+  if (raw.trim() !== raw)
+    throw new SettingsError(name, `must not start or end with spaces (got ${JSON.stringify(raw)})`);
   return raw;
 }
 

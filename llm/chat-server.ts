@@ -67,12 +67,16 @@ export async function startChatServer(responder: Responder): Promise<ChatServer>
     void (async () => {
       const path = request.url ?? '/';
       if (request.method !== 'POST' || !/^(\/v1)?\/chat\/completions$/.test(path)) {
-        sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: 'invalid_request_error' } });
+        sendJson(response, 404, {
+          error: { message: `no route ${request.method} ${path}`, type: 'invalid_request_error' },
+        });
         return;
       }
       const body = JSON.parse(await readBody(request)) as RecordedRequest['body'];
       if (body.stream) {
-        sendJson(response, 400, { error: { message: 'streaming is not supported here', type: 'invalid_request_error' } });
+        sendJson(response, 400, {
+          error: { message: 'streaming is not supported here', type: 'invalid_request_error' },
+        });
         return;
       }
       const recorded: RecordedRequest = { path, headers: request.headers, body };

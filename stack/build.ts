@@ -25,7 +25,9 @@ export async function buildBinary(spec: BinarySpec, target: string, log: (line: 
   const logPath = `${scratch}.log`;
   const logFile = createWriteStream(logPath);
   const started = Date.now();
-  log(`[setup] building ${spec.name} ${spec.version} with go install (first time only; ${spec.typicalBuild} on 2 cores)`);
+  log(
+    `[setup] building ${spec.name} ${spec.version} with go install (first time only; ${spec.typicalBuild} on 2 cores)`,
+  );
   log(`[setup]   into ${finalDir}; go's output: ${logPath}`);
 
   let downloads = 0;

@@ -106,7 +106,9 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     throw error;
   }
   return {
-    ...(temporal ? { temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl } } : {}),
+    ...(temporal
+      ? { temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl } }
+      : {}),
     ...(minio ? { minio: { endpoint: minio.endpoint, consoleUrl: minio.consoleUrl, target: minio.target } } : {}),
     dataDir,
     stop,

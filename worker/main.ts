@@ -43,7 +43,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   });
   let stack: EmbeddedStack | undefined;
   if (needTemporal || needMinio) {
-    log(`[stack] starting ${[needTemporal && 'Temporal dev server', needMinio && 'MinIO'].filter(Boolean).join(' and ')}`);
+    log(
+      `[stack] starting ${[needTemporal && 'Temporal dev server', needMinio && 'MinIO'].filter(Boolean).join(' and ')}`,
+    );
     stack = await startEmbeddedStack({ mode: 'persistent', settings, binaries, log });
   }
   const cleanups: (() => Promise<void>)[] = [async () => stack?.stop()];

@@ -40,7 +40,9 @@ export interface AgentWorkerOptions {
   identity?: string;
 }
 
-export async function createAgentWorker(options: AgentWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createAgentWorker(
+  options: AgentWorkerOptions,
+): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect(options.temporal.connectionOptions);
   try {
     const worker = await Worker.create({

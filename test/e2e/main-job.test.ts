@@ -30,7 +30,13 @@ async function mainJobEnv(): Promise<NodeJS.ProcessEnv> {
     LONGRUN_MINIO_PORT: minio,
     LONGRUN_MINIO_CONSOLE_PORT: console,
   };
-  for (const name of ['TEMPORAL_ADDRESS', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL', 'OPENAI_API_KEY', 'TEMPORAL_PROFILE']) {
+  for (const name of [
+    'TEMPORAL_ADDRESS',
+    'AWS_ENDPOINT_URL_S3',
+    'AWS_ENDPOINT_URL',
+    'OPENAI_API_KEY',
+    'TEMPORAL_PROFILE',
+  ]) {
     delete env[name];
   }
   return env;
@@ -50,9 +56,7 @@ function collect(child: ChildProcessWithoutNullStreams): { output: () => string;
 /** Processes whose command line mentions `needle` (our servers carry the data folder or their ports in it). */
 function processesMentioning(needle: string): string[] {
   const result = spawnSync('pgrep', ['-af', needle], { encoding: 'utf8' });
-  return result.stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !line.includes('pgrep'));
+  return result.stdout.split('\n').filter((line) => line.trim() !== '' && !line.includes('pgrep'));
 }
 
 async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '../../client/agents.ts';
 import { messageKey } from '../../storage/keys.ts';
 import { MAX_MESSAGE_CHARS } from '../../workflows/contract.ts';
+import type { AgentState } from '../../workflows/contract.ts';
 import type { ChatMessage } from '../../workflows/message.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
@@ -17,7 +18,10 @@ beforeAll(async () => {
   // The scripted model answers with what it was sent, so the test can check the wiring.
   h = await startHarness((request) => {
     const last = request.body.messages.at(-1);
-    return { content: `echo(${request.body.messages.length}): ${last?.content ?? ''}`, usage: { prompt_tokens: 12, completion_tokens: 5 } };
+    return {
+      content: `echo(${request.body.messages.length}): ${last?.content ?? ''}`,
+      usage: { prompt_tokens: 12, completion_tokens: 5 },
+    };
   });
 });
 
@@ -28,7 +32,12 @@ afterAll(async () => {
 describe('one agent turn', () => {
   it('returns the reply, stores both messages in S3, and sends the stored messages to the model', async () => {
     const agentId = newAgentId();
-    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', systemPrompt: 'You are terse.', taskQueue: h.taskQueue });
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      systemPrompt: 'You are terse.',
+      taskQueue: h.taskQueue,
+    });
 
     const first = await sendMessage(h.client, agentId, 'Hello, agent');
     expect(first.turn).toBe(1);
@@ -62,7 +71,8 @@ describe('one agent turn', () => {
 
     expect(state).toMatchObject({ agentId, model: 'gpt-4o-mini', status: 'running', turns: 2 });
     await closeAgent(h.client, agentId);
-    expect((await agentHandle(h.client, agentId).result()).status).toBe('closed');
+    const final = (await agentHandle(h.client, agentId).result()) as AgentState;
+    expect(final.status).toBe('closed');
   });
 
   it('rejects bad input in the validator, naming the field and the limit, and leaves the state unchanged', async () => {
@@ -72,7 +82,9 @@ describe('one agent turn', () => {
     const before = await agentState(h.client, agentId);
 
     await expect(sendMessage(h.client, agentId, '   ')).rejects.toThrow(WorkflowUpdateFailedError);
-    await expect(sendMessage(h.client, agentId, '   ')).rejects.toMatchObject({ cause: { message: 'text: must not be empty' } });
+    await expect(sendMessage(h.client, agentId, '   ')).rejects.toMatchObject({
+      cause: { message: 'text: must not be empty' },
+    });
     await expect(sendMessage(h.client, agentId, 'x'.repeat(MAX_MESSAGE_CHARS + 1))).rejects.toMatchObject({
       cause: { message: `text: ${MAX_MESSAGE_CHARS + 1} characters is over the limit of ${MAX_MESSAGE_CHARS}` },
     });

@@ -18,7 +18,11 @@ describe('settings', () => {
   it.each([
     ['LONGRUN_TEMPORAL_PORT', '70000', 'LONGRUN_TEMPORAL_PORT: must be an integer from 1 to 65535 (got "70000")'],
     ['LONGRUN_MINIO_PORT', 'abc', 'LONGRUN_MINIO_PORT: must be an integer from 1 to 65535 (got "abc")'],
-    ['LONGRUN_S3_BUCKET', 'My_Bucket', 'LONGRUN_S3_BUCKET: must be 3 to 63 lowercase letters, digits, dots or hyphens (got "My_Bucket")'],
+    [
+      'LONGRUN_S3_BUCKET',
+      'My_Bucket',
+      'LONGRUN_S3_BUCKET: must be 3 to 63 lowercase letters, digits, dots or hyphens (got "My_Bucket")',
+    ],
     ['LONGRUN_S3_FORCE_PATH_STYLE', 'maybe', 'LONGRUN_S3_FORCE_PATH_STYLE: must be true or false (got "maybe")'],
     ['LONGRUN_MODEL_TIMEOUT_MS', '5', 'LONGRUN_MODEL_TIMEOUT_MS: must be an integer from 1000 to 3600000 (got "5")'],
   ])('%s=%s is an error naming the variable', (name, value, message) => {

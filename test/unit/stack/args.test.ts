@@ -41,6 +41,14 @@ describe('server command lines', () => {
       bucket: 'b',
       region: 'us-east-1',
     });
-    expect(args).toEqual(['server', '/d', '--address', '127.0.0.1:9000', '--console-address', '127.0.0.1:9001', '--quiet']);
+    expect(args).toEqual([
+      'server',
+      '/d',
+      '--address',
+      '127.0.0.1:9000',
+      '--console-address',
+      '127.0.0.1:9001',
+      '--quiet',
+    ]);
   });
 });

@@ -25,7 +25,8 @@ function machine(options: {
 }
 
 const cachedTemporal = cachedBinaryPath(CACHE, TEMPORAL);
-const temporalBuildInfo = 'x: go1.26\n\tpath\tgithub.com/temporalio/cli/cmd/temporal\n\tmod\tgithub.com/temporalio/cli\tv1.5.1\th1:abc=\n';
+const temporalBuildInfo =
+  'x: go1.26\n\tpath\tgithub.com/temporalio/cli/cmd/temporal\n\tmod\tgithub.com/temporalio/cli\tv1.5.1\th1:abc=\n';
 
 describe('binary lookup order', () => {
   it('keys the cache folder by name and version', () => {

@@ -37,7 +37,9 @@ describe('port selection', () => {
     await hold(port);
     const check = assertPortsFree([{ port, service: 'Temporal server', variable: 'LONGRUN_TEMPORAL_PORT' }]);
     await expect(check).rejects.toBeInstanceOf(PortTakenError);
-    await expect(assertPortsFree([{ port, service: 'Temporal server', variable: 'LONGRUN_TEMPORAL_PORT' }])).rejects.toThrow(
+    await expect(
+      assertPortsFree([{ port, service: 'Temporal server', variable: 'LONGRUN_TEMPORAL_PORT' }]),
+    ).rejects.toThrow(
       `Port ${port} (Temporal server) is already in use on 127.0.0.1. Another longrun or Temporal/MinIO may be running: stop it, or set LONGRUN_TEMPORAL_PORT to another port.`,
     );
   });
