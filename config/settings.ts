@@ -11,7 +11,8 @@
  * Everything below is longrun's own, prefixed LONGRUN_. A bad value is a {@link SettingsError} naming the variable.
  */
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Thrown when an environment variable holds a value longrun cannot use. The message names the variable. */
@@ -26,8 +27,18 @@ export class SettingsError extends Error {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** The project's root folder (where package.json lives). */
-export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+/** The project's root folder: the nearest folder above this file with a package.json (works from dist/ too). */
+export const PROJECT_ROOT = findProjectRoot(fileURLToPath(new URL('.', import.meta.url)));
+
+function findProjectRoot(start: string): string {
+  let dir = start;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) return resolve(start, '..');
+    dir = parent;
+  }
+  return dir;
+}
 
 export const DEFAULTS = {
   taskQueue: 'longrun-agents',

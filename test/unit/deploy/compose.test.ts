@@ -1,0 +1,92 @@
+/**
+ * docker-compose.yml cannot run on a machine without a Docker engine, so this checks it against the code: every
+ * variable it sets for the worker is one the code (or the library the code hands it to) reads, and ports, bucket,
+ * namespace, task queue and search attributes agree with the defaults.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { DEFAULTS, PROJECT_ROOT } from '../../../config/settings.ts';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../../workflows/search-attributes.ts';
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  environment?: Record<string, string>;
+  ports?: string[];
+  command?: string | string[];
+}
+const compose = parse(readFileSync(join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
+const services = compose.services;
+const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
+
+/** Where each family of variables is read: our own code, or the library our code leaves it to. */
+const readers: Record<string, string> = {
+  'our code': ['config/settings.ts', 'config/temporal.ts', 'storage/s3.ts', 'llm/endpoint.ts', 'worker/main.ts']
+    .map(read)
+    .join('\n'),
+  '@temporalio/envconfig': read('node_modules/@temporalio/envconfig/lib/envconfig-toml.js'),
+  openai: read('node_modules/openai/client.js'),
+  '@aws-sdk/credential-provider-env': read('node_modules/@aws-sdk/credential-provider-env/dist-cjs/index.js'),
+  '@smithy/core config': read('node_modules/@smithy/core/dist-cjs/submodules/config/index.js'),
+};
+
+function whoReads(variable: string): string[] {
+  const pattern = new RegExp(`\\b${variable}\\b`);
+  return Object.entries(readers)
+    .filter(([, text]) => pattern.test(text))
+    .map(([name]) => name);
+}
+
+describe('docker-compose.yml', () => {
+  const worker = services.worker!;
+
+  it('builds the worker from the Dockerfile and pins every image tag', () => {
+    expect(worker.build).toBe('.');
+    for (const [name, service] of Object.entries(services)) {
+      if (service.image) expect(service.image, name).toMatch(/:[\w.-]*\d[\w.-]*$/);
+      if (service.image) expect(service.image, name).not.toMatch(/:latest$/);
+    }
+    expect(read('Dockerfile')).toMatch(/^FROM node:24\.\d+\.\d+/m);
+    expect(read('Dockerfile')).toContain('--omit=dev');
+  });
+
+  it('sets only variables that the code reads', () => {
+    const variables = Object.keys(worker.environment ?? {});
+    expect(variables.length).toBeGreaterThan(5);
+    for (const variable of variables) expect(whoReads(variable), `${variable} is read by nobody`).not.toEqual([]);
+    // The ones longrun reads itself are read by our own code.
+    for (const variable of variables.filter((v) => v.startsWith('LONGRUN_'))) {
+      expect(whoReads(variable)).toContain('our code');
+    }
+  });
+
+  it('agrees with the defaults: ports, bucket, namespace, task queue, credentials', () => {
+    const env = worker.environment!;
+    expect(env.TEMPORAL_ADDRESS).toBe(`temporal:${DEFAULTS.temporalPort}`);
+    expect(env.TEMPORAL_NAMESPACE).toBe('default');
+    expect(env.LONGRUN_S3_BUCKET).toBe(DEFAULTS.bucket);
+    expect(env.LONGRUN_TASK_QUEUE).toBe(DEFAULTS.taskQueue);
+    expect(env.AWS_ENDPOINT_URL_S3).toBe(`http://minio:${DEFAULTS.minioPort}`);
+    expect(env.AWS_REGION).toBe(DEFAULTS.region);
+    expect(services.temporal!.ports).toContain(`${DEFAULTS.temporalPort}:${DEFAULTS.temporalPort}`);
+    expect(services['temporal-ui']!.ports).toContain('8080:8080');
+    expect(services.minio!.ports).toContain(`${DEFAULTS.minioPort}:${DEFAULTS.minioPort}`);
+    expect(services.minio!.environment).toMatchObject({
+      MINIO_ROOT_USER: env.AWS_ACCESS_KEY_ID,
+      MINIO_ROOT_PASSWORD: env.AWS_SECRET_ACCESS_KEY,
+    });
+    expect(String(services['minio-setup']!.command)).toContain(`local/${DEFAULTS.bucket}`);
+  });
+
+  it('registers exactly the search attributes the workflow upserts', () => {
+    const setup = String(services['temporal-setup']!.command);
+    const registered = Object.fromEntries(
+      [...setup.matchAll(/(Agent\w+)=(\w+)/g)].map((match) => [match[1]!, match[2]!] as const),
+    );
+    expect(registered).toEqual(SEARCH_ATTRIBUTE_TYPES);
+  });
+});
