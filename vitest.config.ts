@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // (Temporal dev server + MinIO) and a loopback OpenAI-compatible server, started once by the global setup.
 export default defineConfig({
   test: {
+    reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
         test: {
