@@ -8,6 +8,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  currentUpdateInfo,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -34,7 +35,12 @@ const { callModel } = proxyActivities<Activities>({
 export interface AgentCarry {
   state: AgentState;
   nextMessageSeq: number;
+  /** Results of the latest Updates by id: an Update delivered again to the next run is answered, not re-applied. */
+  applied: [updateId: string, result: SendResult][];
 }
+
+/** How many applied Update ids are carried across continue-as-new. */
+const APPLIED_UPDATES_KEPT = 64;
 
 interface PendingSend {
   input: SendInput;
@@ -50,6 +56,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     messages: [],
   };
   let nextMessageSeq = carry?.nextMessageSeq ?? 1;
+  const applied = new Map<string, SendResult>(carry?.applied ?? []);
   const queue: PendingSend[] = [];
   let closing = false;
 
@@ -67,14 +74,22 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(
     sendUpdate,
     async (send: SendInput): Promise<SendResult> => {
+      const updateId = currentUpdateInfo()?.id;
+      const done = updateId === undefined ? undefined : applied.get(updateId);
+      if (done) return done;
       const pending: PendingSend = { input: send };
       queue.push(pending);
       await condition(() => pending.result !== undefined);
+      if (updateId !== undefined) remember(updateId, pending.result!);
       return pending.result!;
     },
     { validator: (send: SendInput) => validateSend(send, state, closing) },
   );
 
+  const remember = (updateId: string, result: SendResult) => {
+    applied.set(updateId, result);
+    if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
+  };
   const newMessageId = () => `m${String(nextMessageSeq++).padStart(6, '0')}`;
 
   for (;;) {
@@ -85,9 +100,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       continue;
     }
     if (closing) break;
-    // Continue-as-new only once every Update has been answered.
-    await condition(allHandlersFinished);
-    if (queue.length === 0) await continueAsNew<typeof agentWorkflow>(input, { state, nextMessageSeq });
+    // The server suggests continue-as-new: only once every Update has been answered. An input that arrives
+    // meanwhile is processed first (its handler cannot finish before the loop answers it).
+    await condition(() => allHandlersFinished() || queue.length > 0 || closing);
+    if (queue.length === 0 && !closing) {
+      await continueAsNew<typeof agentWorkflow>(input, { state, nextMessageSeq, applied: [...applied] });
+    }
   }
 
   state.status = 'closed';

@@ -6,7 +6,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '../../client/agents.ts';
 import { messageKey } from '../../storage/keys.ts';
-import { MAX_MESSAGE_CHARS } from '../../workflows/contract.ts';
+import { MAX_MESSAGE_CHARS, sendUpdate } from '../../workflows/contract.ts';
 import type { AgentState } from '../../workflows/contract.ts';
 import type { ChatMessage } from '../../workflows/message.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
@@ -89,6 +89,53 @@ describe('one agent turn', () => {
       cause: { message: `text: ${MAX_MESSAGE_CHARS + 1} characters is over the limit of ${MAX_MESSAGE_CHARS}` },
     });
     expect(await agentState(h.client, agentId)).toEqual(before);
+
+    await closeAgent(h.client, agentId);
+    await agentHandle(h.client, agentId).result();
+  });
+});
+
+describe('continue-as-new', () => {
+  it('continues as new when the server suggests it, keeping state and answering every message', async () => {
+    const agentId = newAgentId('can');
+    const handle = await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const firstRunId = (await handle.describe()).runId;
+    // Several sends in flight at once: each must be answered exactly once, across runs.
+    const texts = Array.from({ length: 8 }, (_, i) => `message ${i + 1}`);
+    const results = await Promise.all(texts.map((text) => sendMessage(h.client, agentId, text)));
+    // Each reply answers its own message, and the turns are 1..8 in some order (one input at a time).
+    results.forEach((result, i) => expect(result.reply).toMatch(new RegExp(`^echo\\(\\d+\\): ${texts[i]}$`)));
+    expect(results.map((r) => r.turn).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+
+    const description = await agentHandle(h.client, agentId).describe();
+    expect(description.runId).not.toBe(firstRunId);
+    const state = await agentState(h.client, agentId);
+    expect(state.turns).toBe(8);
+    expect(state.messages).toHaveLength(16);
+    expect(
+      state.messages
+        .filter((m) => m.role === 'user')
+        .map((m) => m.preview)
+        .sort(),
+    ).toEqual([...texts].sort());
+    // Message ids stay unique across runs.
+    expect(new Set(state.messages.map((m) => m.id)).size).toBe(16);
+
+    // An Update delivered again to a later run (same Update id) is answered with its result, not applied twice.
+    const replayed = await agentHandle(h.client, agentId).executeUpdate(sendUpdate, {
+      args: [{ text: 'once only' }],
+      updateId: 'send-once',
+    });
+    for (let i = 0; i < 6; i++) await sendMessage(h.client, agentId, `filler ${i}`);
+    expect((await agentHandle(h.client, agentId).describe()).runId).not.toBe(description.runId);
+    const again = await agentHandle(h.client, agentId).executeUpdate(sendUpdate, {
+      args: [{ text: 'once only' }],
+      updateId: 'send-once',
+    });
+    expect(again).toEqual(replayed);
+    const after = await agentState(h.client, agentId);
+    expect(after.turns).toBe(15);
+    expect(after.messages.filter((m) => m.preview === 'once only')).toHaveLength(1);
 
     await closeAgent(h.client, agentId);
     await agentHandle(h.client, agentId).result();

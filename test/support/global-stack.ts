@@ -10,6 +10,8 @@ import { startEmbeddedStack } from '../../stack/index.ts';
 import { ensureBinaries } from '../../stack/setup.ts';
 import type { S3Target } from '../../storage/s3.ts';
 
+export const SUGGEST_CONTINUE_AS_NEW_EVENTS = 40;
+
 export interface TestStack {
   temporalAddress: string;
   namespace: string;
@@ -26,7 +28,15 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-test' });
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries, log: (line) => console.log(line) });
+  const stack = await startEmbeddedStack({
+    mode: 'ephemeral',
+    settings,
+    binaries,
+    // The server suggests continue-as-new after this many history events (default 4,096), so that every e2e test
+    // that runs a few turns crosses a continue-as-new.
+    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': SUGGEST_CONTINUE_AS_NEW_EVENTS },
+    log: (line) => console.log(line),
+  });
   project.provide('stack', {
     temporalAddress: stack.temporal!.address,
     namespace: stack.temporal!.namespace,
