@@ -6,6 +6,7 @@
  */
 import {
   allHandlersFinished,
+  setCurrentDetails,
   condition,
   continueAsNew,
   currentUpdateInfo,
@@ -14,6 +15,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { closeSignal, MAX_MESSAGE_CHARS, sendUpdate, stateQuery } from './contract.ts';
 import type { AgentInput, AgentState, SendInput, SendResult } from './contract.ts';
@@ -21,15 +23,18 @@ import { AgentModel, AgentStatus } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
-const { storeMessage } = proxyActivities<Activities>({
+/** Storage writes: short, retried until they succeed. */
+const STORE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
-
-const { callModel } = proxyActivities<Activities>({
+};
+/** Model calls: long, retried with backoff (permanent errors are marked non-retryable by the activity). */
+const MODEL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2 },
-});
+};
+const { storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
+const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 
 /** State carried across continue-as-new. */
 export interface AgentCarry {
@@ -118,28 +123,36 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     if (state.messages.length === 0 && input.systemPrompt) {
       const systemId = newMessageId();
       state.messages.push(
-        await storeMessage({
-          agentId: input.agentId,
-          messageId: systemId,
-          message: { role: 'system', content: input.systemPrompt },
-        }),
+        await storeMessage.executeWithOptions({ ...STORE_OPTIONS, summary: `store system ${systemId}` }, [
+          { agentId: input.agentId, messageId: systemId, message: { role: 'system', content: input.systemPrompt } },
+        ]),
       );
     }
     const messageId = newMessageId();
     state.messages.push(
-      await storeMessage({ agentId: input.agentId, messageId, message: { role: 'user', content: send.text } }),
+      await storeMessage.executeWithOptions(
+        { ...STORE_OPTIONS, summary: `store user ${messageId} (${send.text.length} chars)` },
+        [{ agentId: input.agentId, messageId, message: { role: 'user', content: send.text } }],
+      ),
     );
     const replyId = newMessageId();
-    const reply = await callModel({
-      agentId: input.agentId,
-      model: input.model,
-      messageKeys: state.messages.map((message) => message.key),
-      replyId,
-    });
+    const reply = await callModel.executeWithOptions(
+      { ...MODEL_OPTIONS, summary: `${input.model}: ${state.messages.length} msgs → reply ${replyId}` },
+      [{ agentId: input.agentId, model: input.model, messageKeys: state.messages.map((m) => m.key), replyId }],
+    );
     state.messages.push(reply.record);
     state.turns = turn;
+    setCurrentDetails(currentDetails(state));
     return { turn, reply: reply.content, messageId, replyId };
   }
+}
+
+/** What the Temporal UI shows as the agent's current details (no message content). */
+function currentDetails(state: AgentState): string {
+  return [
+    `**${state.status}** · model ${state.model}`,
+    `turns: ${state.turns} · messages: ${state.messages.length}`,
+  ].join('\n\n');
 }
 
 /** Rejects bad input before it enters history; each message names the field and the limit. */

@@ -6,7 +6,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '../../client/agents.ts';
 import { messageKey } from '../../storage/keys.ts';
-import { MAX_MESSAGE_CHARS, sendUpdate } from '../../workflows/contract.ts';
+import { agentWorkflowId, MAX_MESSAGE_CHARS, sendUpdate } from '../../workflows/contract.ts';
 import type { AgentState } from '../../workflows/contract.ts';
 import type { ChatMessage } from '../../workflows/message.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
@@ -32,12 +32,13 @@ afterAll(async () => {
 describe('one agent turn', () => {
   it('returns the reply, stores both messages in S3, and sends the stored messages to the model', async () => {
     const agentId = newAgentId();
-    await startAgent(h.client, {
+    const started = await startAgent(h.client, {
       agentId,
       model: 'gpt-4o-mini',
       systemPrompt: 'You are terse.',
       taskQueue: h.taskQueue,
     });
+    const firstRunId = (await started.describe()).runId;
 
     const first = await sendMessage(h.client, agentId, 'Hello, agent');
     expect(first.turn).toBe(1);
@@ -70,6 +71,20 @@ describe('one agent turn', () => {
     expect(requests[1]!.body.messages).toEqual(bodies.slice(0, 4));
 
     expect(state).toMatchObject({ agentId, model: 'gpt-4o-mini', status: 'running', turns: 2 });
+
+    // The Temporal UI shows a summary line for each activity and the agent's current details.
+    // (The first run's history: the test stack's low threshold may already have continued the agent as new.)
+    const history = await h.client.workflow.getHandle(agentWorkflowId(agentId), firstRunId).fetchHistory();
+    const summaries = (history.events ?? [])
+      .filter((event) => event.activityTaskScheduledEventAttributes)
+      .map((event) => JSON.parse(Buffer.from(event.userMetadata!.summary!.data!).toString('utf8')) as string);
+    expect(summaries).toEqual([
+      'store system m000001',
+      'store user m000002 (12 chars)',
+      'gpt-4o-mini: 2 msgs → reply m000003',
+      'store user m000004 (9 chars)',
+      'gpt-4o-mini: 4 msgs → reply m000005',
+    ]);
     await closeAgent(h.client, agentId);
     const final = (await agentHandle(h.client, agentId).result()) as AgentState;
     expect(final.status).toBe('closed');
