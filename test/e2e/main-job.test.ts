@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { freePorts } from '../../stack/ports.ts';
 
@@ -119,6 +119,27 @@ describe('npm start (the main job)', () => {
     child.kill('SIGKILL');
     await run.exit;
     expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 15_000)).toBe(true);
+  });
+
+  it('starts no server of its own when TEMPORAL_ADDRESS and AWS_ENDPOINT_URL_S3 point at running ones', async () => {
+    const stack = inject('stack');
+    const env: NodeJS.ProcessEnv = {
+      ...(await mainJobEnv()),
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.namespace,
+      AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
+      AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
+      LONGRUN_S3_BUCKET: 'longrun-external-test',
+      LONGRUN_TASK_QUEUE: `main-job-external-${Date.now()}`,
+    };
+    const run = collect(startMainJob(['--once'], env));
+    expect(await run.exit, run.output()).toBe(0);
+    expect(run.output()).not.toContain('[stack] starting');
+    expect(run.output()).toContain(`[stack] Temporal ${stack.temporalAddress}`);
+    expect(run.output()).toContain('bucket longrun-external-test');
+    expect(run.output()).toMatch(/\[demo\] 3 turns, 7 messages stored in S3/);
+    expect(processesMentioning(env.LONGRUN_DATA_DIR!)).toEqual([]);
   });
 
   it('Ctrl-C (SIGINT) stops the worker and the servers and exits 0', async () => {
