@@ -15,7 +15,7 @@ describe('ServerProcess', () => {
       command: 'sh',
       args: ['-c', 'for i in 1 2 3 4 5; do echo "line $i"; done; echo "fatal: cannot bind" >&2; exit 3'],
       logPath: join(dir, 'exits.log'),
-      healthy: async () => false,
+      healthy: () => Promise.resolve(false),
       startTimeoutMs: 10_000,
     });
     await expect(start).rejects.toBeInstanceOf(ServerStartError);
@@ -32,7 +32,7 @@ describe('ServerProcess', () => {
       command: 'sleep',
       args: ['30'],
       logPath: join(dir, 'silent.log'),
-      healthy: async () => false,
+      healthy: () => Promise.resolve(false),
       startTimeoutMs: 500,
     });
     await expect(start).rejects.toThrow('Silent server did not start: no answer within 0.5s');
@@ -45,7 +45,7 @@ describe('ServerProcess', () => {
       command: 'sleep',
       args: ['30'],
       logPath: join(dir, 'sleeper.log'),
-      healthy: async () => ++checks >= 3,
+      healthy: () => Promise.resolve(++checks >= 3),
       startTimeoutMs: 10_000,
     });
     const pid = server.pid!;
