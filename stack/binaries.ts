@@ -39,7 +39,7 @@ export const TEMPORAL: BinarySpec = {
   versionArgs: ['--version'],
   // A release prints "temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)"; a go-installed build prints 0.0.0-DEV.
   matchesVersion: (out) => /version 1\.5\.1 /.test(out),
-  typicalBuild: 'about 5 minutes',
+  typicalBuild: '5 to 10 minutes',
 };
 
 /**
@@ -55,7 +55,7 @@ export const MINIO: BinarySpec = {
   envVar: 'LONGRUN_MINIO_BIN',
   versionArgs: ['--version'],
   matchesVersion: (out) => out.includes('7aac2a2c5b7c'),
-  typicalBuild: 'about 4 minutes',
+  typicalBuild: '4 to 10 minutes',
 };
 
 export const BINARIES = [TEMPORAL, MINIO] as const;
