@@ -6,16 +6,21 @@
  * clients the same way.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
 import type { MessageRecord } from '../workflows/contract.ts';
 import { previewOf } from '../workflows/message.ts';
-import type { ChatMessage } from '../workflows/message.ts';
+import type { ChatMessage, ToolCall } from '../workflows/message.ts';
+import { modelFailure } from './model-errors.ts';
+import { ToolInputError, ToolRegistry } from './tools.ts';
+
+export { modelFailure } from './model-errors.ts';
 
 export interface ActivityDeps {
   store: BlobStore;
   openai: OpenAI;
+  tools?: ToolRegistry;
 }
 
 export interface StoreMessageInput {
@@ -31,61 +36,80 @@ export interface CallModelInput {
   messageKeys: string[];
   /** Id under which the reply is stored. */
   replyId: string;
+  /** 'none' forces a text answer (the turn's step limit is reached). */
+  toolChoice?: 'auto' | 'none';
 }
 
 export interface CallModelResult {
   record: MessageRecord;
   content: string;
+  /** Tool calls the model asked for, to run before the next model call. */
+  toolCalls: ToolCall[];
   usage?: { promptTokens: number; completionTokens: number };
 }
 
-/** Statuses that will not succeed on retry: bad key, no access, unknown model, malformed request. */
-const PERMANENT_STATUSES = new Set([400, 401, 403, 404, 409, 422]);
+export interface RunToolInput {
+  agentId: string;
+  call: ToolCall;
+  /** Id under which the tool result message is stored. */
+  resultId: string;
+}
 
-function recordOf(messageId: string, key: string, message: ChatMessage): MessageRecord {
+export function recordOf(messageId: string, key: string, message: ChatMessage): MessageRecord {
   const content = message.content ?? '';
-  return { id: messageId, role: message.role, key, chars: content.length, preview: previewOf(content) };
+  return {
+    id: messageId,
+    role: message.role,
+    key,
+    chars: content.length,
+    preview: previewOf(content),
+    ...(message.tool_calls?.length ? { toolCallIds: message.tool_calls.map((call) => call.id) } : {}),
+    ...(message.tool_call_id ? { toolCallId: message.tool_call_id } : {}),
+  };
 }
 
-/** Turns an OpenAI API error into a Temporal failure: permanent ones are not retried, 429 honours Retry-After. */
-export function modelFailure(error: unknown, model: string): unknown {
-  if (!(error instanceof OpenAI.APIError)) return error;
-  const status = error.status as number | undefined;
-  if (status === undefined) return error;
-  const message = `model ${model}: HTTP ${status}: ${error.message}`;
-  if (PERMANENT_STATUSES.has(status)) return ApplicationFailure.nonRetryable(message, `ModelHttp${status}`);
-  const headers = error.headers as Headers | undefined;
-  const retryAfter = Number(headers?.get('retry-after'));
-  return ApplicationFailure.create({
-    message,
-    type: `ModelHttp${status}`,
-    ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { nextRetryDelay: retryAfter * 1000 } : {}),
-  });
+function parseToolArguments(call: ToolCall): Record<string, unknown> {
+  let args: unknown;
+  try {
+    args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
+  } catch {
+    throw new ToolInputError(`arguments of ${call.function.name} are not valid JSON`);
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    throw new ToolInputError(`arguments of ${call.function.name} must be a JSON object`);
+  }
+  return args as Record<string, unknown>;
 }
 
-export function createActivities({ store, openai }: ActivityDeps) {
+export function createActivities({ store, openai, tools = new ToolRegistry() }: ActivityDeps) {
   async function loadMessage(key: string): Promise<ChatMessage> {
     const body = await store.get(key);
     if (body === undefined) throw ApplicationFailure.nonRetryable(`stored message ${key} is missing`, 'MissingMessage');
     return JSON.parse(body) as ChatMessage;
   }
 
+  async function save(agentId: string, messageId: string, message: ChatMessage): Promise<MessageRecord> {
+    const key = messageKey(agentId, messageId);
+    await store.put(key, JSON.stringify(message));
+    return recordOf(messageId, key, message);
+  }
+
   return {
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage({ agentId, messageId, message }: StoreMessageInput): Promise<MessageRecord> {
-      const key = messageKey(agentId, messageId);
-      await store.put(key, JSON.stringify(message));
-      return recordOf(messageId, key, message);
+      return save(agentId, messageId, message);
     },
 
-    /** Loads the referenced messages, calls the model (Chat Completions) and stores the reply. */
-    async callModel({ agentId, model, messageKeys, replyId }: CallModelInput): Promise<CallModelResult> {
+    /** Loads the referenced messages, calls the model (Chat Completions, with the tools) and stores the reply. */
+    async callModel({ agentId, model, messageKeys, replyId, toolChoice }: CallModelInput): Promise<CallModelResult> {
       const messages = await Promise.all(messageKeys.map(loadMessage));
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
         completion = await openai.chat.completions.create({
           model,
           messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+          tools: tools.schemas(),
+          ...(toolChoice ? { tool_choice: toolChoice } : {}),
         });
       } catch (error) {
         throw modelFailure(error, model);
@@ -93,12 +117,22 @@ export function createActivities({ store, openai }: ActivityDeps) {
       const choice = completion.choices[0];
       if (!choice)
         throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: 'EmptyReply' });
-      const reply: ChatMessage = { role: 'assistant', content: choice.message.content ?? '' };
-      const key = messageKey(agentId, replyId);
-      await store.put(key, JSON.stringify(reply));
+      const toolCalls: ToolCall[] = (choice.message.tool_calls ?? [])
+        .filter((call) => call.type === 'function')
+        .map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.function.name, arguments: call.function.arguments },
+        }));
+      const reply: ChatMessage = {
+        role: 'assistant',
+        content: choice.message.content ?? null,
+        ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+      };
       return {
-        record: recordOf(replyId, key, reply),
+        record: await save(agentId, replyId, reply),
         content: reply.content ?? '',
+        toolCalls,
         ...(completion.usage
           ? {
               usage: {
@@ -108,6 +142,27 @@ export function createActivities({ store, openai }: ActivityDeps) {
             }
           : {}),
       };
+    },
+
+    /**
+     * Runs one tool call and stores its result as a tool message. An unknown tool, arguments that are not a JSON
+     * object, or a {@link ToolInputError} become an error result the model can read, so the call is always
+     * answered; any other error fails the attempt and Temporal retries it.
+     */
+    async runTool({ agentId, call, resultId }: RunToolInput): Promise<MessageRecord> {
+      const tool = tools.get(call.function.name);
+      let content: string;
+      if (!tool) {
+        content = `error: unknown tool ${JSON.stringify(call.function.name)}`;
+      } else {
+        try {
+          content = await tool.run(parseToolArguments(call), { agentId, store });
+        } catch (error) {
+          if (!(error instanceof ToolInputError)) throw error;
+          content = `error: ${error.message}`;
+        }
+      }
+      return save(agentId, resultId, { role: 'tool', tool_call_id: call.id, content });
     },
   };
 }

@@ -7,6 +7,7 @@ import { createActivities } from '../activities/index.ts';
 import type { ActivityDeps } from '../activities/index.ts';
 import { modulePath } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
+import { CachedBlobStore } from '../storage/cache.ts';
 
 export const WORKFLOWS_PATH = modulePath(import.meta.url, '../workflows/index');
 
@@ -50,7 +51,8 @@ export async function createAgentWorker(
       namespace: options.temporal.namespace,
       taskQueue: options.taskQueue,
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-      activities: createActivities(options.deps),
+      // Bodies are read again every turn; a worker-side cache keeps the recent ones.
+      activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
       maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE_SIZE,
       ...(options.identity ? { identity: options.identity } : {}),
     });

@@ -33,7 +33,12 @@ const MODEL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2 },
 };
-const { storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
+/** Tool calls: each may do real work; a tool's own input errors come back as results, not failures. */
+const TOOL_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+};
+const { storeMessage, runTool } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 
 /** State carried across continue-as-new. */
@@ -43,6 +48,9 @@ export interface AgentCarry {
   /** Results of the latest Updates by id: an Update delivered again to the next run is answered, not re-applied. */
   applied: [updateId: string, result: SendResult][];
 }
+
+/** Model calls per turn that may call tools, unless the agent sets maxSteps. */
+const DEFAULT_MAX_STEPS = 8;
 
 /** How many applied Update ids are carried across continue-as-new. */
 const APPLIED_UPDATES_KEPT = 64;
@@ -135,15 +143,44 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         [{ agentId: input.agentId, messageId, message: { role: 'user', content: send.text } }],
       ),
     );
-    const replyId = newMessageId();
-    const reply = await callModel.executeWithOptions(
-      { ...MODEL_OPTIONS, summary: `${input.model}: ${state.messages.length} msgs → reply ${replyId}` },
-      [{ agentId: input.agentId, model: input.model, messageKeys: state.messages.map((m) => m.key), replyId }],
-    );
-    state.messages.push(reply.record);
+    // Model → tools → model … until a text answer, at most maxSteps model calls that may call tools; the step
+    // after that forces text (tool_choice 'none'). Every tool call is answered before the next model call.
+    const maxSteps = input.maxSteps ?? DEFAULT_MAX_STEPS;
+    let reply!: Awaited<ReturnType<typeof callModel>>;
+    let toolCalls = 0;
+    for (let step = 1; ; step++) {
+      const replyId = newMessageId();
+      const forceText = step > maxSteps;
+      reply = await callModel.executeWithOptions(
+        { ...MODEL_OPTIONS, summary: `${input.model}: ${state.messages.length} msgs → reply ${replyId}` },
+        [
+          {
+            agentId: input.agentId,
+            model: input.model,
+            messageKeys: state.messages.map((m) => m.key),
+            replyId,
+            ...(forceText ? { toolChoice: 'none' as const } : {}),
+          },
+        ],
+      );
+      state.messages.push(reply.record);
+      if (reply.toolCalls.length === 0) break;
+      toolCalls += reply.toolCalls.length;
+      const results = await Promise.all(
+        reply.toolCalls.map((call) => {
+          const resultId = newMessageId();
+          return runTool.executeWithOptions(
+            { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
+            [{ agentId: input.agentId, call, resultId }],
+          );
+        }),
+      );
+      state.messages.push(...results);
+      if (forceText) break; // a provider that ignores tool_choice 'none': the calls are answered, the turn ends
+    }
     state.turns = turn;
     setCurrentDetails(currentDetails(state));
-    return { turn, reply: reply.content, messageId, replyId };
+    return { turn, reply: reply.content, messageId, replyId: reply.record.id, toolCalls };
   }
 }
 

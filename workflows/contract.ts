@@ -24,6 +24,8 @@ export interface AgentInput {
   agentId: string;
   model: string;
   systemPrompt?: string;
+  /** Model calls per turn that may call tools (default 8); one more forces a text answer. */
+  maxSteps?: number;
 }
 
 export interface SendInput {
@@ -36,6 +38,8 @@ export interface SendResult {
   reply: string;
   messageId: string;
   replyId: string;
+  /** Tool calls run during the turn. */
+  toolCalls: number;
 }
 
 /** Metadata the workflow keeps for a stored message; the body lives in S3 under `key`. */
@@ -45,6 +49,10 @@ export interface MessageRecord {
   key: string;
   chars: number;
   preview: string;
+  /** For an assistant message that calls tools: the call ids, each answered by a tool message. */
+  toolCallIds?: string[];
+  /** For a tool message: the call it answers. */
+  toolCallId?: string;
 }
 
 export type AgentStatus = 'running' | 'closed';

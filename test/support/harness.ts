@@ -8,6 +8,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { ToolRegistry } from '../../activities/tools.ts';
+import type { ToolDefinition } from '../../activities/tools.ts';
 import { connectClient } from '../../client/agents.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import type { TemporalTarget } from '../../config/temporal.ts';
@@ -38,7 +40,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(responder: Responder): Promise<Harness> {
+export async function startHarness(responder: Responder, tools: ToolDefinition[] = []): Promise<Harness> {
   const stack = inject('stack');
   const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
   const store = new S3BlobStore(stack.s3);
@@ -48,7 +50,11 @@ export async function startHarness(responder: Responder): Promise<Harness> {
   const { worker, connection } = await createAgentWorker({
     temporal,
     taskQueue,
-    deps: { store, openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }) },
+    deps: {
+      store,
+      openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }),
+      tools: new ToolRegistry(tools),
+    },
     workflowBundle: await sharedBundle(),
   });
   const running = worker.run();

@@ -1,0 +1,113 @@
+/**
+ * Tools the model can call. Each is a function run inside the `runTool` activity, so a tool call is durable,
+ * retried by Temporal and visible in the UI. Users add their own with {@link defineTool} and pass them to the worker;
+ * `context_reload` is built in: it returns stored content (an offloaded segment, a stored message) in pages.
+ *
+ * @example
+ *   const weather = defineTool({
+ *     name: 'weather',
+ *     description: 'Current weather for a city',
+ *     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+ *     run: async ({ city }) => `Sunny in ${String(city)}`,
+ *   });
+ *   await createAgentWorker({ ..., tools: [weather] });
+ */
+import type { BlobStore } from '../storage/s3.ts';
+import { agentPrefix } from '../storage/keys.ts';
+
+/**
+ * Thrown by a tool for a call the model got wrong (bad arguments, unknown reference): the model sees the message
+ * as the tool's result. Any other error is treated as a fault of the world and retried by the activity.
+ */
+export class ToolInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolInputError';
+  }
+}
+
+export interface ToolContext {
+  agentId: string;
+  store: BlobStore;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments object. */
+  parameters: Record<string, unknown>;
+  /** Returns the tool result as text. Throw {@link ToolInputError} for a result the model should see as an error. */
+  run: (args: Record<string, unknown>, context: ToolContext) => Promise<string>;
+}
+
+/** The tool schema as the Chat Completions API takes it. */
+export interface ToolSchema {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function defineTool(tool: ToolDefinition): ToolDefinition {
+  if (!TOOL_NAME.test(tool.name)) {
+    throw new Error(`tool name ${JSON.stringify(tool.name)}: must be 1 to 64 letters, digits, underscores or hyphens`);
+  }
+  return tool;
+}
+
+/** Characters per page returned by `context_reload`. */
+export const RELOAD_PAGE_CHARS = 8_000;
+
+/** Built in: reads stored content of this agent back, a page at a time. */
+export const contextReload = defineTool({
+  name: 'context_reload',
+  description:
+    'Reload content that was moved out of the context (offloaded or truncated). Pass the reference named in the ' +
+    `marker and a page number (1-based); each page holds up to ${RELOAD_PAGE_CHARS} characters.`,
+  parameters: {
+    type: 'object',
+    properties: {
+      reference: { type: 'string', description: 'The storage reference from the marker' },
+      page: { type: 'integer', minimum: 1, description: 'Page number, starting at 1' },
+    },
+    required: ['reference'],
+  },
+  run: async (args, { agentId, store }) => {
+    const reference = typeof args.reference === 'string' ? args.reference : '';
+    const page = args.page === undefined ? 1 : Number(args.page);
+    if (!reference.startsWith(agentPrefix(agentId)) || reference.includes('..')) {
+      throw new ToolInputError(`reference ${JSON.stringify(reference)} is not stored content of this agent`);
+    }
+    if (!Number.isInteger(page) || page < 1) {
+      throw new ToolInputError(`page must be an integer from 1 (got ${String(args.page)})`);
+    }
+    const body = await store.get(reference);
+    if (body === undefined) throw new ToolInputError(`nothing is stored under ${reference}`);
+    const pages = Math.max(1, Math.ceil(body.length / RELOAD_PAGE_CHARS));
+    if (page > pages) throw new ToolInputError(`page ${page} is past the end: ${reference} has ${pages} page(s)`);
+    const text = body.slice((page - 1) * RELOAD_PAGE_CHARS, page * RELOAD_PAGE_CHARS);
+    return `[${reference} · page ${page} of ${pages}]\n${text}`;
+  },
+});
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+
+  constructor(tools: readonly ToolDefinition[] = []) {
+    for (const tool of [contextReload, ...tools]) {
+      if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is defined twice`);
+      this.tools.set(tool.name, tool);
+    }
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  schemas(): ToolSchema[] {
+    return [...this.tools.values()].map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+  }
+}

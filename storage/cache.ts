@@ -1,0 +1,65 @@
+/**
+ * A worker-side cache of stored bodies in front of a {@link BlobStore}. Objects are written once under idempotent
+ * keys (a retry writes the same bytes), so a cached body never goes stale. Least recently used entries are evicted
+ * once the cached text passes `maxChars`.
+ */
+import type { BlobStore } from './s3.ts';
+
+/** Default budget: 32 M characters (about 64 MB of JS strings). */
+export const DEFAULT_CACHE_CHARS = 32 * 1024 * 1024;
+
+export class CachedBlobStore implements BlobStore {
+  readonly bucket: string;
+  private readonly inner: BlobStore;
+  private readonly entries = new Map<string, string>();
+  private chars = 0;
+  private readonly maxChars: number;
+  hits = 0;
+  misses = 0;
+
+  constructor(inner: BlobStore, maxChars = DEFAULT_CACHE_CHARS) {
+    this.inner = inner;
+    this.bucket = inner.bucket;
+    this.maxChars = maxChars;
+  }
+
+  async put(key: string, body: string, contentType?: string): Promise<void> {
+    await this.inner.put(key, body, contentType);
+    this.remember(key, body);
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    const cached = this.entries.get(key);
+    if (cached !== undefined) {
+      this.hits++;
+      // Re-insert: Map order is the recency order.
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached;
+    }
+    this.misses++;
+    const body = await this.inner.get(key);
+    if (body !== undefined) this.remember(key, body);
+    return body;
+  }
+
+  ensureBucket(): Promise<void> {
+    return this.inner.ensureBucket();
+  }
+
+  private remember(key: string, body: string): void {
+    if (body.length > this.maxChars) return;
+    const previous = this.entries.get(key);
+    if (previous !== undefined) {
+      this.chars -= previous.length;
+      this.entries.delete(key);
+    }
+    this.entries.set(key, body);
+    this.chars += body.length;
+    for (const [oldest, text] of this.entries) {
+      if (this.chars <= this.maxChars) break;
+      this.entries.delete(oldest);
+      this.chars -= text.length;
+    }
+  }
+}

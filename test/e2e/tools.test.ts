@@ -1,0 +1,151 @@
+/**
+ * Tool calls through the whole stack: the model asks for tools, the workflow runs each as an activity, stores the
+ * result, and calls the model again; the built-in context_reload reads stored content back in pages.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool, RELOAD_PAGE_CHARS } from '../../activities/tools.ts';
+import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
+import { messageKey } from '../../storage/keys.ts';
+import type { ChatMessage } from '../../workflows/message.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+const add = defineTool({
+  name: 'add',
+  description: 'Adds two numbers',
+  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  run: ({ a, b }) => Promise.resolve(String(Number(a) + Number(b))),
+});
+
+/** Every tool call in a request is answered by a tool message, and every tool message answers a call. */
+function toolPairViolations(messages: ChatMessage[]): string[] {
+  const calls = new Set(messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
+  const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id));
+  return [
+    ...[...calls].filter((id) => !answered.has(id)).map((id) => `unanswered ${id}`),
+    ...[...answered].filter((id) => !calls.has(id!)).map((id) => `orphan ${id}`),
+  ];
+}
+
+const call = (id: string, name: string, args: unknown) => ({
+  id,
+  type: 'function' as const,
+  function: { name, arguments: JSON.stringify(args) },
+});
+
+/**
+ * The script: the user's text says which tools to call (or to loop on tools forever, ignoring tool_choice);
+ * after tool results, answer with what came back.
+ */
+function script(request: RecordedRequest): ScriptedReply {
+  const messages = request.body.messages;
+  const user = messages.findLast((m) => m.role === 'user')!;
+  const command = JSON.parse(user.content ?? '{}') as { calls?: [string, string, unknown][]; loop?: boolean };
+  if (command.loop) return { content: null, toolCalls: [call(`loop-${messages.length}`, 'add', { a: 1, b: 1 })] };
+  if (messages.at(-1)!.role === 'tool') {
+    const results = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1);
+    return { content: `results: ${results.map((m) => m.content).join(' | ')}` };
+  }
+  return { content: null, toolCalls: (command.calls ?? []).map(([id, name, args]) => call(id, name, args)) };
+}
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness(script, [add]);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('tool calls', () => {
+  it('runs the requested tools as activities, answers every call, and sends the tool schemas', async () => {
+    const agentId = newAgentId('tools');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const text = JSON.stringify({
+      calls: [
+        ['c1', 'add', { a: 2, b: 3 }],
+        ['c2', 'add', { a: 10, b: -4 }],
+        ['c3', 'no_such_tool', {}],
+        ['c4', 'add', 'not an object'],
+      ],
+    });
+    const result = await sendMessage(h.client, agentId, text);
+    expect(result.reply).toBe(
+      'results: 5 | 6 | error: unknown tool "no_such_tool" | error: arguments of add must be a JSON object',
+    );
+    expect(result.toolCalls).toBe(4);
+
+    const requests = h.model.requests.filter((r) => r.body.messages.some((m) => m.content === text));
+    expect(requests).toHaveLength(2);
+    for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
+    const schemas = requests[0]!.body.tools as { function: { name: string } }[];
+    expect(schemas.map((t) => t.function.name).sort()).toEqual(['add', 'context_reload']);
+
+    const state = await agentState(h.client, agentId);
+    expect(state.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'tool',
+      'tool',
+      'assistant',
+    ]);
+    expect(state.messages[1]!.toolCallIds).toEqual(['c1', 'c2', 'c3', 'c4']);
+    expect(state.messages.slice(2, 6).map((m) => m.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
+    const stored = JSON.parse((await h.store.get(state.messages[2]!.key))!) as ChatMessage;
+    expect(stored).toEqual({ role: 'tool', tool_call_id: 'c1', content: '5' });
+    await closeAgent(h.client, agentId);
+  });
+
+  it('context_reload returns stored content byte-identical, in pages, and refuses other agents’ keys', async () => {
+    const agentId = newAgentId('reload');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    // A stored body of three pages, written where offloaded content goes.
+    const body = Array.from({ length: RELOAD_PAGE_CHARS * 2 + 500 }, (_, i) =>
+      String.fromCharCode(0x4e00 + (i % 900)),
+    ).join('');
+    const key = `agents/${agentId}/offload/test-segment.jsonl`;
+    await h.store.put(key, body, 'application/jsonl');
+    const other = messageKey('someone-else', 'm000001');
+    const text = JSON.stringify({
+      calls: [
+        ['p1', 'context_reload', { reference: key }],
+        ['p2', 'context_reload', { reference: key, page: 2 }],
+        ['p3', 'context_reload', { reference: key, page: 3 }],
+        ['p4', 'context_reload', { reference: key, page: 4 }],
+        ['p5', 'context_reload', { reference: other }],
+      ],
+    });
+    await sendMessage(h.client, agentId, text);
+    const state = await agentState(h.client, agentId);
+    const results = await Promise.all(
+      state.messages
+        .filter((m) => m.role === 'tool')
+        .map(async (m) => (JSON.parse((await h.store.get(m.key))!) as ChatMessage).content!),
+    );
+    const pages = results.slice(0, 3).map((r) => r.slice(r.indexOf('\n') + 1));
+    expect(pages.join('')).toBe(body);
+    expect(results[0]).toMatch(new RegExp(`^\\[${key} · page 1 of 3\\]\\n`));
+    expect(results[3]).toBe(`error: page 4 is past the end: ${key} has 3 page(s)`);
+    expect(results[4]).toBe(`error: reference ${JSON.stringify(other)} is not stored content of this agent`);
+    await closeAgent(h.client, agentId);
+  });
+
+  it('stops a tool loop at the step limit: the last call forces a text answer and every call is answered', async () => {
+    const agentId = newAgentId('loop');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue, maxSteps: 2 });
+    const text = JSON.stringify({ loop: true });
+    const result = await sendMessage(h.client, agentId, text);
+    const requests = h.model.requests.filter((r) => r.body.messages.some((m) => m.content === text));
+    // Two model calls that may call tools, then one with tool_choice 'none' (this script ignores it).
+    expect(requests.map((r) => r.body.tool_choice ?? 'auto')).toEqual(['auto', 'auto', 'none']);
+    expect(result.toolCalls).toBe(3);
+    for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
+    const state = await agentState(h.client, agentId);
+    expect(state.messages.at(-1)!.role).toBe('tool');
+    await closeAgent(h.client, agentId);
+    await agentHandle(h.client, agentId).result();
+  });
+});
