@@ -11,7 +11,17 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@tempo
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { AGENT_ID_PATTERN } from '../storage/keys.ts';
-import { AGENT_WORKFLOW, agentWorkflowId, closeSignal, sendUpdate, stateQuery } from '../workflows/contract.ts';
+import {
+  AGENT_WORKFLOW,
+  AGENT_WORKFLOW_ID_PREFIX,
+  agentWorkflowId,
+  closeSignal,
+  closeUpdate,
+  messageSignal,
+  sendUpdate,
+  stateQuery,
+} from '../workflows/contract.ts';
+import { AgentModel, AgentStatus } from '../workflows/search-attributes.ts';
 import type { AgentInput, AgentState, SendResult } from '../workflows/contract.ts';
 
 /** Thrown for an agent id that cannot name a workflow and a storage prefix. */
@@ -71,6 +81,43 @@ export function agentState(client: Client, agentId: string): Promise<AgentState>
   return agentHandle(client, agentId).query(stateQuery);
 }
 
+/** Queues a user message without waiting for the reply (a Signal). */
+export async function queueMessage(client: Client, agentId: string, text: string): Promise<void> {
+  await agentHandle(client, agentId).signal(messageSignal, { text });
+}
+
+/** Asks the agent to close (a Signal): it finishes queued input first. */
 export async function closeAgent(client: Client, agentId: string): Promise<void> {
   await agentHandle(client, agentId).signal(closeSignal);
+}
+
+/** Closes the agent and waits until it is done (an Update); resolves to the final state. */
+export function closeAgentAndWait(client: Client, agentId: string): Promise<AgentState> {
+  return agentHandle(client, agentId).executeUpdate(closeUpdate);
+}
+
+export interface AgentSummary {
+  agentId: string;
+  status: string;
+  model: string;
+  startedAt: Date;
+  workflowStatus: string;
+}
+
+/** Agents known to this namespace, newest first, from the workflow list and the agents' search attributes. */
+export async function listAgents(client: Client, limit = 100): Promise<AgentSummary[]> {
+  const agents: AgentSummary[] = [];
+  for await (const workflow of client.workflow.list({ query: `WorkflowType = '${AGENT_WORKFLOW}'` })) {
+    if (!workflow.workflowId.startsWith(AGENT_WORKFLOW_ID_PREFIX)) continue;
+    const attributes = workflow.typedSearchAttributes;
+    agents.push({
+      agentId: workflow.workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),
+      status: attributes.get(AgentStatus) ?? '',
+      model: attributes.get(AgentModel) ?? '',
+      startedAt: workflow.startTime,
+      workflowStatus: workflow.status.name,
+    });
+    if (agents.length >= limit) break;
+  }
+  return agents;
 }

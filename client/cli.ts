@@ -1,43 +1,56 @@
 /**
  * The `longrun` CLI. With `npm start` running it works from another terminal with no flags (standard ports);
  * against any other deployment through TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE (and the rest of the temporal CLI's
- * variables and profiles).
+ * variables and profiles) and the S3 variables.
  *
  * Exit codes: 0 ok · 1 error · 2 bad usage · 3 unknown agent · 4 agent closed.
  */
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { loadSettings } from '../config/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import { loadTemporalTarget } from '../config/temporal.ts';
+import { agentPrefix } from '../storage/keys.ts';
+import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
 import { main as runMainJob } from '../worker/main.ts';
-import type { AgentState } from '../workflows/contract.ts';
 import {
   agentHandle,
   agentState,
   assertAgentId,
   closeAgent,
+  closeAgentAndWait,
   connectClient,
   InvalidAgentIdError,
+  listAgents,
+  queueMessage,
   sendMessage,
   startAgent,
 } from './agents.ts';
+import { renderAgents, renderContext, renderState } from './render.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
 
 const HELP = `longrun — durable long-running LLM agents on Temporal
 
 Usage:
-  longrun up [--once] [--no-demo]          the main job: stack, worker and demo (same as npm start)
-  longrun start <agent> [--model M] [--system TEXT]
-                                            start an agent (idempotent)
-  longrun send <agent> <text...> [--json]  send a message and print the reply
-  longrun state <agent> [--json]           show the agent's state
-  longrun close <agent>                    close the agent
-  longrun help                             this text
+  longrun up [--once] [--no-demo]            the main job: stack, worker and demo (same as npm start)
+  longrun start <agent> [--model M] [--system TEXT] [--max-steps N]
+                                              start an agent (idempotent)
+  longrun send <agent> <text...> [--json]    send a message, print the reply
+  longrun send <agent> <text...> --no-wait   queue a message (a signal) and return at once
+  longrun chat <agent>                       interactive: each line is a message (/state, /quit)
+  longrun state <agent> [--json]             status, turns and stored messages
+  longrun context <agent> [--json]           the working context: previews and storage references
+  longrun reload <agent> <reference>         print stored content (a message or offloaded segment)
+  longrun list [--json]                      agents in this namespace
+  longrun close <agent> [--wait] [--json]    close the agent (--wait: until done, print the final state)
+  longrun help                               this text
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"),
-TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE; LONGRUN_TASK_QUEUE, LONGRUN_MODEL.
+TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE; AWS_ENDPOINT_URL_S3 and the AWS variables (default: the
+embedded MinIO); LONGRUN_TASK_QUEUE, LONGRUN_MODEL, LONGRUN_S3_BUCKET.
 Exit codes: 0 ok, 1 error, 2 bad usage, 3 unknown agent, 4 agent closed.`;
 
 /** A usage mistake: exit code 2 with the message and a hint. */
@@ -48,6 +61,7 @@ export class UsageError extends Error {
   }
 }
 
+/** An outcome with a specific exit code. */
 class CliExit extends Error {
   readonly code: number;
   constructor(code: number, message: string) {
@@ -56,42 +70,14 @@ class CliExit extends Error {
   }
 }
 
-function renderState(state: AgentState): string {
-  const lines = [
-    `agent    ${state.agentId}`,
-    `status   ${state.status}`,
-    `model    ${state.model}`,
-    `turns    ${state.turns}`,
-    `messages ${state.messages.length}`,
-    '',
-    `${'ID'.padEnd(9)}${'ROLE'.padEnd(11)}${'CHARS'.padStart(7)}  PREVIEW`,
-    ...state.messages.map(
-      (m) => `${m.id.padEnd(9)}${m.role.padEnd(11)}${String(m.chars).padStart(7)}  ${m.preview.slice(0, 80)}`,
-    ),
-  ];
-  return lines.join('\n');
-}
-
-/**
- * Maps Temporal errors about a missing or finished agent to exit codes a script can trust. An Update to a completed
- * workflow also reports "not found", so a not-found agent is described to tell the two apart.
- */
-async function classify(error: unknown, agentId: string): Promise<unknown> {
-  if (error instanceof WorkflowNotFoundError) {
-    const status = await withClient((client) => agentHandle(client, agentId).describe()).then(
-      (description) => description.status.name,
-      () => undefined,
-    );
-    if (status && status !== 'RUNNING')
-      return new CliExit(EXIT.closed, `agent ${agentId} is closed (${status.toLowerCase()})`);
-    return new CliExit(EXIT.unknownAgent, `unknown agent ${agentId}: no such workflow (start it with longrun start)`);
-  }
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof Error) {
-    const closed = /is closed/.test(error.cause.message);
-    return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${error.cause.message}`);
-  }
-  return error;
-}
+const OPTIONS = {
+  json: { type: 'boolean', default: false },
+  'no-wait': { type: 'boolean', default: false },
+  wait: { type: 'boolean', default: false },
+  model: { type: 'string' },
+  system: { type: 'string' },
+  'max-steps': { type: 'string' },
+} as const;
 
 async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const target = loadTemporalTarget();
@@ -110,6 +96,74 @@ async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Maps Temporal errors about a missing or finished agent to exit codes a script can trust. An Update to a completed
+ * workflow also reports "not found", so a not-found agent is described to tell the two apart.
+ */
+async function classify(error: unknown, agentId: string): Promise<unknown> {
+  if (error instanceof WorkflowNotFoundError) {
+    const status = await withClient((client) => agentHandle(client, agentId).describe()).then(
+      (description) => description.status.name,
+      () => undefined,
+    );
+    if (status && status !== 'RUNNING') {
+      return new CliExit(EXIT.closed, `agent ${agentId} is closed (${status.toLowerCase()})`);
+    }
+    return new CliExit(EXIT.unknownAgent, `unknown agent ${agentId}: no such workflow (start it with longrun start)`);
+  }
+  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof Error) {
+    const closed = /is closed/.test(error.cause.message);
+    return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${error.cause.message}`);
+  }
+  return error;
+}
+
+function parseMaxSteps(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 50) {
+    throw new UsageError(`--max-steps: must be an integer from 1 to 50 (got ${JSON.stringify(raw)})`);
+  }
+  return value;
+}
+
+async function chat(agentId: string, out: (line: string) => void): Promise<number> {
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  // The iterator buffers lines from now on, so input piped in by a script is not lost while we connect.
+  const input = lines[Symbol.asyncIterator]();
+  const prompt = () => process.stdout.write('you   > ');
+  out(`chatting with ${agentId}; /state shows the state, /quit (or Ctrl-D) leaves`);
+  try {
+    return await withClient(async (client) => {
+      prompt();
+      for (let next = await input.next(); !next.done; next = await input.next()) {
+        const text = next.value.trim();
+        if (text === '/quit') break;
+        if (text === '/state') out(renderState(await agentState(client, agentId)));
+        else if (text !== '') {
+          const started = Date.now();
+          const result = await sendMessage(client, agentId, text);
+          out(`agent > ${result.reply}\n        (turn ${result.turn}, ${Date.now() - started} ms)`);
+        }
+        prompt();
+      }
+      out('');
+      return EXIT.ok;
+    });
+  } finally {
+    lines.close();
+  }
+}
+
+async function reload(settings: Settings, agentId: string, reference: string): Promise<string> {
+  if (!reference.startsWith(agentPrefix(agentId)) || reference.includes('..')) {
+    throw new UsageError(`reload: reference ${JSON.stringify(reference)} is outside ${agentPrefix(agentId)}`);
+  }
+  const body = await new S3BlobStore(s3TargetFromEnv(settings)).get(reference);
+  if (body === undefined) throw new CliExit(EXIT.error, `nothing is stored under ${reference}`);
+  return body;
+}
+
 export async function run(argv: string[], out: (line: string) => void = console.log): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help' || command === '-h') {
@@ -120,25 +174,27 @@ export async function run(argv: string[], out: (line: string) => void = console.
     await runMainJob(rest);
     return EXIT.ok;
   }
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    strict: true,
-    options: { json: { type: 'boolean', default: false }, model: { type: 'string' }, system: { type: 'string' } },
-  });
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true, options: OPTIONS });
+  const settings = loadSettings();
+  if (command === 'list') {
+    const agents = await withClient((client) => listAgents(client));
+    out(values.json ? JSON.stringify(agents, null, 2) : renderAgents(agents));
+    return EXIT.ok;
+  }
   const agentId = positionals[0];
   if (!agentId) throw new UsageError(`${command}: missing <agent>`);
   assertAgentId(agentId);
-  const settings = loadSettings();
   try {
     switch (command) {
       case 'start': {
+        const maxSteps = parseMaxSteps(values['max-steps']);
         await withClient((client) =>
           startAgent(client, {
             agentId,
             model: values.model ?? settings.model,
             taskQueue: settings.taskQueue,
             ...(values.system ? { systemPrompt: values.system } : {}),
+            ...(maxSteps ? { maxSteps } : {}),
           }),
         );
         out(`started agent ${agentId}`);
@@ -147,16 +203,39 @@ export async function run(argv: string[], out: (line: string) => void = console.
       case 'send': {
         const text = positionals.slice(1).join(' ');
         if (!text) throw new UsageError('send: missing <text>');
+        if (values['no-wait']) {
+          await withClient((client) => queueMessage(client, agentId, text));
+          out(`queued for ${agentId}`);
+          return EXIT.ok;
+        }
         const result = await withClient((client) => sendMessage(client, agentId, text));
         out(values.json ? JSON.stringify(result) : result.reply);
         return EXIT.ok;
       }
+      case 'chat':
+        return await chat(agentId, out);
       case 'state': {
         const state = await withClient((client) => agentState(client, agentId));
         out(values.json ? JSON.stringify(state, null, 2) : renderState(state));
         return EXIT.ok;
       }
+      case 'context': {
+        const state = await withClient((client) => agentState(client, agentId));
+        out(values.json ? JSON.stringify(state.messages, null, 2) : renderContext(state));
+        return EXIT.ok;
+      }
+      case 'reload': {
+        const reference = positionals[1];
+        if (!reference) throw new UsageError('reload: missing <reference>');
+        out(await reload(settings, agentId, reference));
+        return EXIT.ok;
+      }
       case 'close': {
+        if (values.wait) {
+          const state = await withClient((client) => closeAgentAndWait(client, agentId));
+          out(values.json ? JSON.stringify(state, null, 2) : `closed agent ${agentId} after ${state.turns} turns`);
+          return EXIT.ok;
+        }
         await withClient((client) => closeAgent(client, agentId));
         out(`closing agent ${agentId}`);
         return EXIT.ok;
@@ -174,20 +253,13 @@ export function cliMain(): void {
   run(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      if (error instanceof UsageError || (error instanceof TypeError && 'code' in error)) {
-        console.error(`longrun: ${error.message}\nRun \`longrun help\` for usage.`);
-        process.exit(EXIT.usage);
-      }
-      if (error instanceof InvalidAgentIdError) {
-        console.error(`longrun: ${error.message}`);
-        process.exit(EXIT.usage);
-      }
-      if (error instanceof CliExit) {
-        console.error(`longrun: ${error.message}`);
-        process.exit(error.code);
-      }
-      console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(EXIT.error);
+      const usage = error instanceof UsageError || (error instanceof TypeError && 'code' in error);
+      if (usage) console.error(`longrun: ${error.message}\nRun \`longrun help\` for usage.`);
+      else if (error instanceof InvalidAgentIdError) console.error(`longrun: ${error.message}`);
+      else console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);
+      const code =
+        usage || error instanceof InvalidAgentIdError ? EXIT.usage : error instanceof CliExit ? error.code : EXIT.error;
+      process.exit(code);
     },
   );
 }

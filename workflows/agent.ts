@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import { closeSignal, MAX_MESSAGE_CHARS, sendUpdate, stateQuery } from './contract.ts';
+import { closeSignal, closeUpdate, MAX_MESSAGE_CHARS, messageSignal, sendUpdate, stateQuery } from './contract.ts';
 import type { AgentInput, AgentState, SendInput, SendResult } from './contract.ts';
 import { AgentModel, AgentStatus } from './search-attributes.ts';
 
@@ -83,6 +83,21 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(stateQuery, () => state);
   setHandler(closeSignal, () => {
     closing = true;
+  });
+  setHandler(closeUpdate, async () => {
+    closing = true;
+    await condition(() => state.status === 'closed');
+    return state;
+  });
+  setHandler(messageSignal, (send: SendInput) => {
+    // A signal cannot be rejected: invalid input is dropped here, and counted, rather than failing the agent.
+    try {
+      validateSend(send, state, closing);
+    } catch {
+      state.droppedSignals = (state.droppedSignals ?? 0) + 1;
+      return;
+    }
+    queue.push({ input: send });
   });
   setHandler(
     sendUpdate,

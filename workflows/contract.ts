@@ -15,9 +15,11 @@ export const AGENT_WORKFLOW = 'agentWorkflow';
 /** Longest user message accepted, in characters (well under Temporal's 2 MB payload limit). */
 export const MAX_MESSAGE_CHARS = 200_000;
 
+export const AGENT_WORKFLOW_ID_PREFIX = 'agent-';
+
 /** The workflow id of an agent: one workflow per agent. */
 export function agentWorkflowId(agentId: string): string {
-  return `agent-${agentId}`;
+  return `${AGENT_WORKFLOW_ID_PREFIX}${agentId}`;
 }
 
 export interface AgentInput {
@@ -63,11 +65,17 @@ export interface AgentState {
   status: AgentStatus;
   turns: number;
   messages: MessageRecord[];
+  /** `message` signals dropped because their text was invalid (a signal cannot be rejected). */
+  droppedSignals?: number;
 }
 
 /** Send a user message; resolves to the model's reply once the turn is done. */
 export const sendUpdate = defineUpdate<SendResult, [SendInput]>('send');
-/** Close the agent: it finishes the turn in progress, then completes. */
+/** Send a user message without waiting: it is queued and answered in order (read the reply with `state`). */
+export const messageSignal = defineSignal<[SendInput]>('message');
+/** Close the agent: it finishes the queued input, then completes. */
 export const closeSignal = defineSignal('close');
+/** Close the agent and wait until the queued input is done; resolves to the final state. */
+export const closeUpdate = defineUpdate<AgentState, []>('close');
 /** The agent's state: status, turn count and stored messages (previews only). */
 export const stateQuery = defineQuery<AgentState>('state');

@@ -1,7 +1,7 @@
 /** The `longrun` command against the real stack: output, --json, and exit codes a script can trust. */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import type { AgentState } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
@@ -17,6 +17,14 @@ afterAll(async () => {
 
 /** Runs the CLI asynchronously: the worker serving it runs in this very process. */
 function longrun(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return longrunWithInput(undefined, ...args);
+}
+
+function longrunWithInput(
+  input: string | undefined,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const stack = inject('stack');
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
@@ -29,11 +37,17 @@ function longrun(...args: string[]): Promise<{ code: number | null; stdout: stri
           TEMPORAL_NAMESPACE: h.temporal.namespace,
           LONGRUN_TASK_QUEUE: h.taskQueue,
           LONGRUN_MODEL: 'gpt-4o-mini',
+          AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
+          AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
+          LONGRUN_S3_BUCKET: stack.s3.bucket,
         },
         timeout: 60_000,
       },
       (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
     );
+    if (input !== undefined) child.stdin!.end(input);
+    else child.stdin!.end();
   });
 }
 
@@ -77,5 +91,51 @@ describe('longrun CLI', () => {
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("Unknown option '--bogus'");
     expect((await longrun('frobnicate', 'x')).code).toBe(2);
+  });
+
+  it('chat, send --no-wait, context, reload, list and close --wait', async () => {
+    const agentId = newAgentId('cli');
+    expect((await longrun('start', agentId, '--max-steps', '3')).code).toBe(0);
+
+    const chat = await longrunWithInput('first line\n\n/state\nsecond line\n/quit\n', 'chat', agentId);
+    expect(chat.code, chat.stderr + chat.stdout).toBe(0);
+    expect(chat.stdout).toContain('agent > got 1 messages');
+    expect(chat.stdout).toContain('turns    1');
+    expect(chat.stdout).toContain('agent > got 3 messages');
+
+    expect(await longrun('send', agentId, 'queued', '--no-wait')).toMatchObject({
+      code: 0,
+      stdout: `queued for ${agentId}\n`,
+    });
+    const closed = await longrun('close', agentId, '--wait', '--json');
+    expect(closed.code, closed.stderr).toBe(0);
+    const final = JSON.parse(closed.stdout) as AgentState;
+    expect(final).toMatchObject({ status: 'closed', turns: 3 });
+
+    const context = await longrun('context', agentId, '--json');
+    const messages = JSON.parse(context.stdout) as AgentState['messages'];
+    expect(messages.map((m) => m.preview)).toEqual([
+      'first line',
+      'got 1 messages',
+      'second line',
+      'got 3 messages',
+      'queued',
+      'got 5 messages',
+    ]);
+    const table = await longrun('context', agentId);
+    expect(table.stdout).toContain(messages[0]!.key);
+
+    const reloaded = await longrun('reload', agentId, messages[0]!.key);
+    expect(reloaded.code).toBe(0);
+    expect(reloaded.stdout).toBe(`${await h.store.get(messages[0]!.key)}\n`);
+    const outside = await longrun('reload', agentId, 'agents/someone-else/messages/m000001.json');
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain(`is outside agents/${agentId}/`);
+
+    const list = await longrun('list', '--json');
+    const agents = JSON.parse(list.stdout) as { agentId: string; status: string }[];
+    expect(agents.find((a) => a.agentId === agentId)).toMatchObject({ status: 'closed' });
+
+    expect((await longrun('start', agentId, '--max-steps', '0')).code).toBe(2);
   });
 });
