@@ -10,8 +10,9 @@ import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
 import type { MessageRecord } from '../workflows/contract.ts';
-import { previewOf } from '../workflows/message.ts';
-import type { ChatMessage, ToolCall } from '../workflows/message.ts';
+import { previewOf } from '../engine/messages.ts';
+import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
+import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { modelFailure } from './model-errors.ts';
 import { ToolInputError, ToolRegistry } from './tools.ts';
 
@@ -103,6 +104,11 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
     /** Loads the referenced messages, calls the model (Chat Completions, with the tools) and stores the reply. */
     async callModel({ agentId, model, messageKeys, replyId, toolChoice }: CallModelInput): Promise<CallModelResult> {
       const messages = await Promise.all(messageKeys.map(loadMessage));
+      // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
+      const violations = toolPairViolations(messages.map(pairViewOf));
+      if (violations.length > 0) {
+        throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, 'ToolPairViolation');
+      }
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
         completion = await openai.chat.completions.create({

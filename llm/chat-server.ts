@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChatMessage, ToolCall } from '../workflows/message.ts';
+import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 
 /** A request as the server received it. */
 export interface RecordedRequest {

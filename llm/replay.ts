@@ -4,7 +4,7 @@
  * assistant message recorded after the k-th user message. So a retried request gets the same answer, and a
  * recording that runs out fails loudly.
  */
-import type { ChatMessage } from '../workflows/message.ts';
+import type { ChatMessage } from '../engine/messages.ts';
 import type { Responder, ScriptedReply } from './chat-server.ts';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);

@@ -7,7 +7,7 @@
  *   temporal workflow signal --workflow-id agent-<id> --name close
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChatRole } from './message.ts';
+import type { ChatRole } from '../engine/messages.ts';
 
 /** Registered name of the workflow type. */
 export const AGENT_WORKFLOW = 'agentWorkflow';

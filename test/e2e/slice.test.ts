@@ -8,7 +8,7 @@ import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '..
 import { messageKey } from '../../storage/keys.ts';
 import { agentWorkflowId, MAX_MESSAGE_CHARS, sendUpdate } from '../../workflows/contract.ts';
 import type { AgentState } from '../../workflows/contract.ts';
-import type { ChatMessage } from '../../workflows/message.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 

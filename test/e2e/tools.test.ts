@@ -7,7 +7,7 @@ import { defineTool, RELOAD_PAGE_CHARS } from '../../activities/tools.ts';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { messageKey } from '../../storage/keys.ts';
-import type { ChatMessage } from '../../workflows/message.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 

@@ -1,0 +1,52 @@
+/**
+ * Chat messages as the OpenAI Chat Completions API takes them: the shape stored in S3 and sent to the model.
+ * The engine works on these plus {@link MessageMeta}, plain JSON that can cross activity boundaries.
+ */
+
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+/**
+ * What a message is in the working context: the original, or what a compression step left in its place.
+ * `summary` replaces a span of turns; `truncated` keeps head and tail; `masked` is a one-line stub;
+ * `offloaded` is a preview; each of the last three names the stored original in `ref`.
+ */
+export type MessageKind = 'normal' | 'summary' | 'truncated' | 'masked' | 'offloaded';
+
+/** Metadata the engine plans over; the body lives in storage under `ref`. */
+export interface MessageMeta {
+  id: string;
+  role: ChatRole;
+  /** Tokens of this message in the agent's encoding, chat overhead included. */
+  tokens: number;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  kind: MessageKind;
+  /** Storage key of the original body. */
+  ref: string;
+  /** Assistant messages that call tools: the call ids, each to be answered by a tool message. */
+  toolCallIds?: string[];
+  /** Tool messages: the call they answer. */
+  toolCallId?: string;
+}
+
+const PREVIEW_CHARS = 120;
+
+/** A one-line preview of a message body for state queries and the UI. */
+export function previewOf(content: string | null, chars = PREVIEW_CHARS): string {
+  const text = (content ?? '').replace(/\s+/g, ' ').trim();
+  return text.length <= chars ? text : `${text.slice(0, chars - 1)}…`;
+}
