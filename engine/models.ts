@@ -1,0 +1,129 @@
+/**
+ * The model-window registry: each known model's context window and the encoding that counts its tokens. OpenAI
+ * models are counted exactly with their own encoding; models of other vendors (usually served through an
+ * OpenAI-compatible endpoint or gateway) are counted with a configured encoding times a safety margin, since their
+ * tokenizers differ. An agent can override any of it; an unknown model without an override is an error.
+ */
+import type { EncodingName } from './tokens.ts';
+
+export interface ModelInfo {
+  /** Context window in tokens (input + output). */
+  window: number;
+  encoding: EncodingName;
+  /** Multiplier on counted tokens (1 = exact). */
+  margin: number;
+  /** True when `encoding` is the model's own tokenizer. */
+  exact: boolean;
+}
+
+export interface ModelOverride {
+  window?: number;
+  encoding?: EncodingName;
+  margin?: number;
+}
+
+/** Safety margin for models whose tokenizer is not the configured encoding (Letta uses 1.3 on rough estimates). */
+export const DEFAULT_FOREIGN_MARGIN = 1.2;
+
+/** Thrown when an agent names a model the registry does not know and gives no window. */
+export class UnknownModelError extends Error {
+  readonly model: string;
+  constructor(model: string) {
+    super(
+      `unknown model ${JSON.stringify(model)}: its context window is not in the registry; ` +
+        "set the agent's window (and, for a non-OpenAI model, its encoding and margin) explicitly",
+    );
+    this.name = 'UnknownModelError';
+    this.model = model;
+  }
+}
+
+type Entry = readonly [prefix: string, window: number, encoding: EncodingName, exact: boolean];
+
+/** Longest prefix wins. Windows as the vendors document them. */
+const REGISTRY: readonly Entry[] = [
+  // OpenAI: o200k_base for gpt-4o, 4.1, 4.5, 5 and the o-series; cl100k_base for gpt-4 and 3.5.
+  ['gpt-5', 400_000, 'o200k_base', true],
+  ['gpt-5-chat', 128_000, 'o200k_base', true],
+  ['gpt-4.1', 1_047_576, 'o200k_base', true],
+  ['gpt-4.5', 128_000, 'o200k_base', true],
+  ['gpt-4o', 128_000, 'o200k_base', true],
+  ['chatgpt-4o', 128_000, 'o200k_base', true],
+  ['o1', 200_000, 'o200k_base', true],
+  ['o1-mini', 128_000, 'o200k_base', true],
+  ['o1-preview', 128_000, 'o200k_base', true],
+  ['o3', 200_000, 'o200k_base', true],
+  ['o4-mini', 200_000, 'o200k_base', true],
+  ['gpt-oss', 131_072, 'o200k_base', true],
+  ['gpt-4-turbo', 128_000, 'cl100k_base', true],
+  ['gpt-4-1106', 128_000, 'cl100k_base', true],
+  ['gpt-4-0125', 128_000, 'cl100k_base', true],
+  ['gpt-4-32k', 32_768, 'cl100k_base', true],
+  ['gpt-4', 8_192, 'cl100k_base', true],
+  ['gpt-3.5-turbo', 16_385, 'cl100k_base', true],
+  // Served through OpenAI-compatible endpoints: counted approximately.
+  ['llama-3.1', 131_072, 'o200k_base', false],
+  ['llama-3.2', 131_072, 'o200k_base', false],
+  ['llama-3.3', 131_072, 'o200k_base', false],
+  ['llama-4', 1_048_576, 'o200k_base', false],
+  ['qwen2.5', 32_768, 'o200k_base', false],
+  ['qwen3', 131_072, 'o200k_base', false],
+  ['qwq', 131_072, 'o200k_base', false],
+  ['deepseek-chat', 128_000, 'o200k_base', false],
+  ['deepseek-reasoner', 128_000, 'o200k_base', false],
+  ['deepseek-v3', 128_000, 'o200k_base', false],
+  ['deepseek-r1', 128_000, 'o200k_base', false],
+  ['mistral-large', 131_072, 'o200k_base', false],
+  ['mistral-medium', 131_072, 'o200k_base', false],
+  ['mistral-small', 32_768, 'o200k_base', false],
+  ['codestral', 256_000, 'o200k_base', false],
+  ['claude', 200_000, 'o200k_base', false],
+];
+
+/** Thrown for an override outside its range; names the field, the value and the range. */
+export class ModelOverrideError extends Error {
+  constructor(field: string, value: unknown, range: string) {
+    super(`${field}: ${JSON.stringify(value)} is outside the allowed range (${range})`);
+    this.name = 'ModelOverrideError';
+  }
+}
+
+function validateOverride(override: ModelOverride): void {
+  const { window, margin, encoding } = override;
+  if (window !== undefined && (!Number.isInteger(window) || window < 1_024 || window > 10_000_000)) {
+    throw new ModelOverrideError('window', window, 'an integer from 1024 to 10000000 tokens');
+  }
+  if (margin !== undefined && (!Number.isFinite(margin) || margin < 1 || margin > 3)) {
+    throw new ModelOverrideError('margin', margin, '1 to 3');
+  }
+  if (encoding !== undefined && encoding !== 'o200k_base' && encoding !== 'cl100k_base') {
+    throw new ModelOverrideError('encoding', encoding, 'o200k_base or cl100k_base');
+  }
+}
+
+/** `Meta-Llama/Llama-3.3-70B-Instruct` → `llama-3.3-70b-instruct`: vendor prefixes of gateways dropped. */
+export function normalizeModelId(model: string): string {
+  const id = model.trim().toLowerCase();
+  const slash = id.lastIndexOf('/');
+  const bare = slash === -1 ? id : id.slice(slash + 1);
+  return bare.replace(/^meta-llama-/, 'llama-').replace(/^(anthropic|openai)\./, '');
+}
+
+/** The model's window and encoding, with the agent's overrides applied. Throws {@link UnknownModelError}. */
+export function resolveModelInfo(model: string, override: ModelOverride = {}): ModelInfo {
+  validateOverride(override);
+  const id = normalizeModelId(model);
+  let best: Entry | undefined;
+  for (const entry of REGISTRY) {
+    if (id.startsWith(entry[0]) && (!best || entry[0].length > best[0].length)) best = entry;
+  }
+  if (!best && override.window === undefined) throw new UnknownModelError(model);
+  const exact = best?.[3] ?? false;
+  const encoding = override.encoding ?? best?.[2] ?? 'o200k_base';
+  return {
+    window: override.window ?? best![1],
+    encoding,
+    margin: override.margin ?? (exact && encoding === best?.[2] ? 1 : DEFAULT_FOREIGN_MARGIN),
+    exact: exact && encoding === best?.[2],
+  };
+}
