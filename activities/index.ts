@@ -11,6 +11,10 @@ import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
 import type { MessageRecord } from '../workflows/contract.ts';
 import { previewOf } from '../engine/messages.ts';
+import { resolveModelInfo } from '../engine/models.ts';
+import type { ModelInfo, ModelOverride } from '../engine/models.ts';
+import { CHAT_OVERHEAD, countMessage, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
+import type { EncodingName } from '../engine/tokens.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { modelFailure } from './model-errors.ts';
@@ -24,10 +28,28 @@ export interface ActivityDeps {
   tools?: ToolRegistry;
 }
 
+/** How the agent's tokens are counted: its model's encoding and safety margin. */
+export interface Counting {
+  encoding: EncodingName;
+  margin: number;
+}
+
 export interface StoreMessageInput {
   agentId: string;
   messageId: string;
   message: ChatMessage;
+  counting: Counting;
+}
+
+export interface DescribeModelInput {
+  model: string;
+  override?: ModelOverride;
+}
+
+export interface ModelDescription {
+  info: ModelInfo;
+  /** Tokens every request spends on the tool schemas and the reply primer. */
+  fixedTokens: number;
 }
 
 export interface CallModelInput {
@@ -39,6 +61,7 @@ export interface CallModelInput {
   replyId: string;
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
+  counting: Counting;
 }
 
 export interface CallModelResult {
@@ -54,15 +77,17 @@ export interface RunToolInput {
   call: ToolCall;
   /** Id under which the tool result message is stored. */
   resultId: string;
+  counting: Counting;
 }
 
-export function recordOf(messageId: string, key: string, message: ChatMessage): MessageRecord {
+export function recordOf(messageId: string, key: string, message: ChatMessage, tokens: number): MessageRecord {
   const content = message.content ?? '';
   return {
     id: messageId,
     role: message.role,
     key,
     chars: content.length,
+    tokens,
     preview: previewOf(content),
     ...(message.tool_calls?.length ? { toolCallIds: message.tool_calls.map((call) => call.id) } : {}),
     ...(message.tool_call_id ? { toolCallId: message.tool_call_id } : {}),
@@ -89,20 +114,45 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
     return JSON.parse(body) as ChatMessage;
   }
 
-  async function save(agentId: string, messageId: string, message: ChatMessage): Promise<MessageRecord> {
+  /** Stores a message under its idempotent key and counts it, once: its count is kept in the workflow. */
+  async function save(agentId: string, messageId: string, message: ChatMessage, counting: Counting) {
     const key = messageKey(agentId, messageId);
     await store.put(key, JSON.stringify(message));
-    return recordOf(messageId, key, message);
+    const counter = await loadTokenCounter(counting.encoding);
+    return recordOf(messageId, key, message, countMessage(counter, message, counting.margin));
   }
 
   return {
     /** Stores one message under its idempotent key and returns its metadata. */
-    async storeMessage({ agentId, messageId, message }: StoreMessageInput): Promise<MessageRecord> {
-      return save(agentId, messageId, message);
+    async storeMessage({ agentId, messageId, message, counting }: StoreMessageInput): Promise<MessageRecord> {
+      return save(agentId, messageId, message, counting);
+    },
+
+    /**
+     * The model's window and counting (the registry, with the agent's overrides), and the tokens every request
+     * spends besides the messages. An unknown model fails the agent at its start with a clear error.
+     */
+    async describeModel({ model, override }: DescribeModelInput): Promise<ModelDescription> {
+      let info: ModelInfo;
+      try {
+        info = resolveModelInfo(model, override);
+      } catch (error) {
+        throw ApplicationFailure.nonRetryable((error as Error).message, (error as Error).name);
+      }
+      const counter = await loadTokenCounter(info.encoding);
+      const fixedTokens = CHAT_OVERHEAD.replyPrimer + countToolSchemas(counter, tools.schemas(), info.margin);
+      return { info, fixedTokens };
     },
 
     /** Loads the referenced messages, calls the model (Chat Completions, with the tools) and stores the reply. */
-    async callModel({ agentId, model, messageKeys, replyId, toolChoice }: CallModelInput): Promise<CallModelResult> {
+    async callModel({
+      agentId,
+      model,
+      messageKeys,
+      replyId,
+      toolChoice,
+      counting,
+    }: CallModelInput): Promise<CallModelResult> {
       const messages = await Promise.all(messageKeys.map(loadMessage));
       // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
       const violations = toolPairViolations(messages.map(pairViewOf));
@@ -136,7 +186,7 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
         ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
       };
       return {
-        record: await save(agentId, replyId, reply),
+        record: await save(agentId, replyId, reply, counting),
         content: reply.content ?? '',
         toolCalls,
         ...(completion.usage
@@ -155,7 +205,7 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
      * object, or a {@link ToolInputError} become an error result the model can read, so the call is always
      * answered; any other error fails the attempt and Temporal retries it.
      */
-    async runTool({ agentId, call, resultId }: RunToolInput): Promise<MessageRecord> {
+    async runTool({ agentId, call, resultId, counting }: RunToolInput): Promise<MessageRecord> {
       const tool = tools.get(call.function.name);
       let content: string;
       if (!tool) {
@@ -168,7 +218,7 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
           content = `error: ${error.message}`;
         }
       }
-      return save(agentId, resultId, { role: 'tool', tool_call_id: call.id, content });
+      return save(agentId, resultId, { role: 'tool', tool_call_id: call.id, content }, counting);
     },
   };
 }

@@ -10,6 +10,7 @@
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TemporalTarget } from '../config/temporal.ts';
+import { resolveModelInfo } from '../engine/models.ts';
 import { AGENT_ID_PATTERN } from '../storage/keys.ts';
 import {
   AGENT_WORKFLOW,
@@ -50,9 +51,14 @@ export interface StartAgentOptions extends AgentInput {
   taskQueue: string;
 }
 
-/** Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent). */
+/**
+ * Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent).
+ * Throws UnknownModelError for a model the registry does not know unless `modelOverride.window` is given.
+ */
 export async function startAgent(client: Client, options: StartAgentOptions): Promise<WorkflowHandle> {
   assertAgentId(options.agentId);
+  // An unknown model (or a bad override) is an error here, before anything starts.
+  resolveModelInfo(options.model, options.modelOverride);
   const { taskQueue, ...input } = options;
   try {
     return await client.workflow.start(AGENT_WORKFLOW, {

@@ -12,6 +12,7 @@ import type { Client } from '@temporalio/client';
 import { loadSettings } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import { loadTemporalTarget } from '../config/temporal.ts';
+import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
 import { agentPrefix } from '../storage/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
 import { main as runMainJob } from '../worker/main.ts';
@@ -36,8 +37,9 @@ const HELP = `longrun — durable long-running LLM agents on Temporal
 
 Usage:
   longrun up [--once] [--no-demo]            the main job: stack, worker and demo (same as npm start)
-  longrun start <agent> [--model M] [--system TEXT] [--max-steps N]
-                                              start an agent (idempotent)
+  longrun start <agent> [--model M] [--system TEXT] [--max-steps N] [--window TOKENS]
+                                              start an agent (idempotent); --window for a model
+                                              the registry does not know
   longrun send <agent> <text...> [--json]    send a message, print the reply
   longrun send <agent> <text...> --no-wait   queue a message (a signal) and return at once
   longrun chat <agent>                       interactive: each line is a message (/state, /quit)
@@ -77,6 +79,7 @@ const OPTIONS = {
   model: { type: 'string' },
   system: { type: 'string' },
   'max-steps': { type: 'string' },
+  window: { type: 'string' },
 } as const;
 
 async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
@@ -188,6 +191,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     switch (command) {
       case 'start': {
         const maxSteps = parseMaxSteps(values['max-steps']);
+        const window = values.window === undefined ? undefined : Number(values.window);
         await withClient((client) =>
           startAgent(client, {
             agentId,
@@ -195,6 +199,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
             taskQueue: settings.taskQueue,
             ...(values.system ? { systemPrompt: values.system } : {}),
             ...(maxSteps ? { maxSteps } : {}),
+            ...(window !== undefined ? { modelOverride: { window } } : {}),
           }),
         );
         out(`started agent ${agentId}`);
@@ -253,7 +258,11 @@ export function cliMain(): void {
   run(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      const usage = error instanceof UsageError || (error instanceof TypeError && 'code' in error);
+      const usage =
+        error instanceof UsageError ||
+        error instanceof UnknownModelError ||
+        error instanceof ModelOverrideError ||
+        (error instanceof TypeError && 'code' in error);
       if (usage) console.error(`longrun: ${error.message}\nRun \`longrun help\` for usage.`);
       else if (error instanceof InvalidAgentIdError) console.error(`longrun: ${error.message}`);
       else console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);

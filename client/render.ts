@@ -17,8 +17,8 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 
 export function renderMessages(messages: MessageRecord[], previewChars = 80): string {
   return table(
-    ['ID', 'ROLE', 'CHARS', 'PREVIEW'],
-    messages.map((m) => [m.id, m.role, m.chars, m.preview.slice(0, previewChars)]),
+    ['ID', 'ROLE', 'TOKENS', 'CHARS', 'PREVIEW'],
+    messages.map((m) => [m.id, m.role, m.tokens, m.chars, m.preview.slice(0, previewChars)]),
   );
 }
 
@@ -27,6 +27,7 @@ export function renderState(state: AgentState): string {
     `agent    ${state.agentId}`,
     `status   ${state.status}`,
     `model    ${state.model}`,
+    `context  ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
     `turns    ${state.turns}`,
     `messages ${state.messages.length}`,
     ...(state.droppedSignals ? [`dropped  ${state.droppedSignals} invalid message signal(s)`] : []),
@@ -37,8 +38,8 @@ export function renderState(state: AgentState): string {
 
 export function renderContext(state: AgentState): string {
   return table(
-    ['ID', 'ROLE', 'CHARS', 'REFERENCE', 'PREVIEW'],
-    state.messages.map((m) => [m.id, m.role, m.chars, m.key, m.preview.slice(0, 60)]),
+    ['ID', 'ROLE', 'TOKENS', 'REFERENCE', 'PREVIEW'],
+    state.messages.map((m) => [m.id, m.role, m.tokens, m.key, m.preview.slice(0, 60)]),
   );
 }
 

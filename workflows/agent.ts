@@ -18,8 +18,8 @@ import {
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { closeSignal, closeUpdate, MAX_MESSAGE_CHARS, messageSignal, sendUpdate, stateQuery } from './contract.ts';
-import type { AgentInput, AgentState, SendInput, SendResult } from './contract.ts';
-import { AgentModel, AgentStatus } from './search-attributes.ts';
+import type { AgentInput, AgentState, MessageRecord, SendInput, SendResult } from './contract.ts';
+import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -38,7 +38,7 @@ const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
 };
-const { storeMessage, runTool } = proxyActivities<Activities>(STORE_OPTIONS);
+const { storeMessage, runTool, describeModel } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 
 /** State carried across continue-as-new. */
@@ -67,6 +67,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     status: 'running',
     turns: 0,
     messages: [],
+    contextTokens: 0,
   };
   let nextMessageSeq = carry?.nextMessageSeq ?? 1;
   const applied = new Map<string, SendResult>(carry?.applied ?? []);
@@ -114,6 +115,23 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     { validator: (send: SendInput) => validateSend(send, state, closing) },
   );
 
+  // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
+  if (!state.modelInfo) {
+    const description = await describeModel.executeWithOptions(
+      { ...STORE_OPTIONS, summary: `describe model ${input.model}` },
+      [{ model: input.model, ...(input.modelOverride ? { override: input.modelOverride } : {}) }],
+    );
+    state.modelInfo = description.info;
+    state.fixedTokens = description.fixedTokens;
+    state.contextTokens = description.fixedTokens;
+  }
+  const counting = { encoding: state.modelInfo.encoding, margin: state.modelInfo.margin };
+  /** Appends to the working context; each message's count was made once, when it was stored. */
+  const append = (...records: MessageRecord[]) => {
+    state.messages.push(...records);
+    for (const record of records) state.contextTokens += record.tokens;
+  };
+
   const remember = (updateId: string, result: SendResult) => {
     applied.set(updateId, result);
     if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
@@ -145,17 +163,22 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     const turn = state.turns + 1;
     if (state.messages.length === 0 && input.systemPrompt) {
       const systemId = newMessageId();
-      state.messages.push(
+      append(
         await storeMessage.executeWithOptions({ ...STORE_OPTIONS, summary: `store system ${systemId}` }, [
-          { agentId: input.agentId, messageId: systemId, message: { role: 'system', content: input.systemPrompt } },
+          {
+            agentId: input.agentId,
+            messageId: systemId,
+            message: { role: 'system', content: input.systemPrompt },
+            counting,
+          },
         ]),
       );
     }
     const messageId = newMessageId();
-    state.messages.push(
+    append(
       await storeMessage.executeWithOptions(
         { ...STORE_OPTIONS, summary: `store user ${messageId} (${send.text.length} chars)` },
-        [{ agentId: input.agentId, messageId, message: { role: 'user', content: send.text } }],
+        [{ agentId: input.agentId, messageId, message: { role: 'user', content: send.text }, counting }],
       ),
     );
     // Model → tools → model … until a text answer, at most maxSteps model calls that may call tools; the step
@@ -174,11 +197,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
             model: input.model,
             messageKeys: state.messages.map((m) => m.key),
             replyId,
+            counting,
             ...(forceText ? { toolChoice: 'none' as const } : {}),
           },
         ],
       );
-      state.messages.push(reply.record);
+      append(reply.record);
       if (reply.toolCalls.length === 0) break;
       toolCalls += reply.toolCalls.length;
       const results = await Promise.all(
@@ -186,14 +210,15 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
           const resultId = newMessageId();
           return runTool.executeWithOptions(
             { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
-            [{ agentId: input.agentId, call, resultId }],
+            [{ agentId: input.agentId, call, resultId, counting }],
           );
         }),
       );
-      state.messages.push(...results);
+      append(...results);
       if (forceText) break; // a provider that ignores tool_choice 'none': the calls are answered, the turn ends
     }
     state.turns = turn;
+    upsertSearchAttributes([{ key: AgentContextTokens, value: state.contextTokens }]);
     setCurrentDetails(currentDetails(state));
     return { turn, reply: reply.content, messageId, replyId: reply.record.id, toolCalls };
   }
@@ -201,8 +226,11 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
 /** What the Temporal UI shows as the agent's current details (no message content). */
 function currentDetails(state: AgentState): string {
+  const window = state.modelInfo?.window ?? 0;
+  const percent = window > 0 ? ` (${Math.round((100 * state.contextTokens) / window)}%)` : '';
   return [
     `**${state.status}** · model ${state.model}`,
+    `context: ${state.contextTokens} of ${window} tokens${percent}`,
     `turns: ${state.turns} · messages: ${state.messages.length}`,
   ].join('\n\n');
 }

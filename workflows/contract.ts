@@ -8,6 +8,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatRole } from '../engine/messages.ts';
+import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 
 /** Registered name of the workflow type. */
 export const AGENT_WORKFLOW = 'agentWorkflow';
@@ -28,6 +29,8 @@ export interface AgentInput {
   systemPrompt?: string;
   /** Model calls per turn that may call tools (default 8); one more forces a text answer. */
   maxSteps?: number;
+  /** Window, encoding and safety margin, for a model the registry does not know or to override it. */
+  modelOverride?: ModelOverride;
 }
 
 export interface SendInput {
@@ -50,6 +53,8 @@ export interface MessageRecord {
   role: ChatRole;
   key: string;
   chars: number;
+  /** Tokens of the message in the agent's encoding, chat overhead and safety margin included. */
+  tokens: number;
   preview: string;
   /** For an assistant message that calls tools: the call ids, each answered by a tool message. */
   toolCallIds?: string[];
@@ -65,6 +70,12 @@ export interface AgentState {
   status: AgentStatus;
   turns: number;
   messages: MessageRecord[];
+  /** The model's window and how its tokens are counted (resolved once, at the agent's start). */
+  modelInfo?: ModelInfo;
+  /** Tokens every request spends besides its messages: the tool schemas and the reply primer. */
+  fixedTokens?: number;
+  /** Tokens of the working context: every message, the reply primer and the tool schemas. */
+  contextTokens: number;
   /** `message` signals dropped because their text was invalid (a signal cannot be rejected). */
   droppedSignals?: number;
 }

@@ -62,7 +62,8 @@ describe('longrun CLI', () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toContain('status   running');
     expect(table.stdout).toContain('turns    1');
-    expect(table.stdout).toMatch(/m000001\s+user\s+11\s+hello there/);
+    expect(table.stdout).toMatch(/m000001\s+user\s+\d+\s+11\s+hello there/);
+    expect(table.stdout).toMatch(/context {2}\d+ of 128000 tokens/);
 
     const json = await longrun('state', agentId, '--json');
     const state = JSON.parse(json.stdout) as AgentState;
@@ -137,5 +138,9 @@ describe('longrun CLI', () => {
     expect(agents.find((a) => a.agentId === agentId)).toMatchObject({ status: 'closed' });
 
     expect((await longrun('start', agentId, '--max-steps', '0')).code).toBe(2);
+    const unknown = await longrun('start', newAgentId('cli'), '--model', 'my-finetune');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown model "my-finetune"');
+    expect((await longrun('start', newAgentId('cli'), '--model', 'my-finetune', '--window', '32768')).code).toBe(0);
   });
 });

@@ -8,7 +8,9 @@ import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '..
 import { messageKey } from '../../storage/keys.ts';
 import { agentWorkflowId, MAX_MESSAGE_CHARS, sendUpdate } from '../../workflows/contract.ts';
 import type { AgentState } from '../../workflows/contract.ts';
+import { AgentContextTokens, AgentModel } from '../../workflows/search-attributes.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
+import { countMessage, countRequest, countToolSchemas, loadTokenCounter } from '../../engine/tokens.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -72,6 +74,18 @@ describe('one agent turn', () => {
 
     expect(state).toMatchObject({ agentId, model: 'gpt-4o-mini', status: 'running', turns: 2 });
 
+    // Each message was counted once, when stored, with the model's encoding (o200k_base, exact).
+    const counter = await loadTokenCounter('o200k_base');
+    expect(state.modelInfo).toEqual({ window: 128_000, encoding: 'o200k_base', margin: 1, exact: true });
+    expect(state.messages.map((m) => m.tokens)).toEqual(bodies.map((body) => countMessage(counter, body)));
+    const schemas = requests[0]!.body.tools as unknown[];
+    expect(state.fixedTokens).toBe(3 + countToolSchemas(counter, schemas));
+    expect(state.contextTokens).toBe(countRequest(counter, bodies, schemas));
+    // …and shown in the Temporal UI's search attributes.
+    const attributes = (await agentHandle(h.client, agentId).describe()).typedSearchAttributes;
+    expect(attributes.get(AgentContextTokens)).toBe(state.contextTokens);
+    expect(attributes.get(AgentModel)).toBe('gpt-4o-mini');
+
     // The Temporal UI shows a summary line for each activity and the agent's current details.
     // (The first run's history: the test stack's low threshold may already have continued the agent as new.)
     const history = await h.client.workflow.getHandle(agentWorkflowId(agentId), firstRunId).fetchHistory();
@@ -79,6 +93,7 @@ describe('one agent turn', () => {
       .filter((event) => event.activityTaskScheduledEventAttributes)
       .map((event) => JSON.parse(Buffer.from(event.userMetadata!.summary!.data!).toString('utf8')) as string);
     expect(summaries).toEqual([
+      'describe model gpt-4o-mini',
       'store system m000001',
       'store user m000002 (12 chars)',
       'gpt-4o-mini: 2 msgs → reply m000003',
