@@ -50,7 +50,8 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
   }
   const state = await agentState(client, agentId);
   log(
-    `\n[demo] ${state.turns} turns, ${state.messages.length} messages stored in S3 under agents/${agentId}/messages/`,
+    `\n[demo] ${state.turns} turns, ${state.messages.length} messages stored in S3 under agents/${agentId}/messages/; ` +
+      `context ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
   );
   if (options.close) await closeAgent(client, agentId);
   return agentId;

@@ -79,7 +79,9 @@ describe('npm start (the main job)', () => {
     expect(output).toMatch(/agent \(replayed model\) > Gladly\./);
     expect(output).toContain('(turn 3,');
     expect(output).toContain(`Temporal UI http://127.0.0.1:${env.LONGRUN_TEMPORAL_UI_PORT}`);
-    expect(output).toMatch(/\[demo\] 3 turns, 7 messages stored in S3/);
+    expect(output).toMatch(
+      /\[demo\] 3 turns, 7 messages stored in S3 under agents\/demo-[\d-]+\/messages\/; context \d+ of 128000 tokens/,
+    );
     expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 5_000)).toBe(true);
   });
 
