@@ -9,7 +9,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
-import type { MessageRecord } from '../workflows/contract.ts';
+import { messageIdOf } from '../workflows/contract.ts';
+import type { MessageRecord, ViewRef } from '../workflows/contract.ts';
 import { previewOf } from '../engine/messages.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
@@ -55,8 +56,8 @@ export interface ModelDescription {
 export interface CallModelInput {
   agentId: string;
   model: string;
-  /** Storage keys of the messages to send, in order. */
-  messageKeys: string[];
+  /** The messages to send, by reference (constant size in history, however long the context). */
+  view: ViewRef;
   /** Id under which the reply is stored. */
   replyId: string;
   /** 'none' forces a text answer (the turn's step limit is reached). */
@@ -145,15 +146,11 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
     },
 
     /** Loads the referenced messages, calls the model (Chat Completions, with the tools) and stores the reply. */
-    async callModel({
-      agentId,
-      model,
-      messageKeys,
-      replyId,
-      toolChoice,
-      counting,
-    }: CallModelInput): Promise<CallModelResult> {
-      const messages = await Promise.all(messageKeys.map(loadMessage));
+    async callModel({ agentId, model, view, replyId, toolChoice, counting }: CallModelInput): Promise<CallModelResult> {
+      const keys = Array.from({ length: view.lastSeq - view.firstSeq + 1 }, (_, i) =>
+        messageKey(agentId, messageIdOf(view.firstSeq + i)),
+      );
+      const messages = await Promise.all(keys.map(loadMessage));
       // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
       const violations = toolPairViolations(messages.map(pairViewOf));
       if (violations.length > 0) {

@@ -17,8 +17,16 @@ import {
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import { closeSignal, closeUpdate, MAX_MESSAGE_CHARS, messageSignal, sendUpdate, stateQuery } from './contract.ts';
-import type { AgentInput, AgentState, MessageRecord, SendInput, SendResult } from './contract.ts';
+import {
+  closeSignal,
+  closeUpdate,
+  MAX_MESSAGE_CHARS,
+  messageIdOf,
+  messageSignal,
+  sendUpdate,
+  stateQuery,
+} from './contract.ts';
+import type { AgentInput, AgentState, MessageRecord, SendInput, SendResult, ViewRef } from './contract.ts';
 import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -136,7 +144,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     applied.set(updateId, result);
     if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
   };
-  const newMessageId = () => `m${String(nextMessageSeq++).padStart(6, '0')}`;
+  const newMessageId = () => messageIdOf(nextMessageSeq++);
+  /** Every message so far: the context is append-only until compression arrives. */
+  const currentView = (): ViewRef => ({ firstSeq: 1, lastSeq: nextMessageSeq - 1 });
 
   for (;;) {
     await condition(() => queue.length > 0 || closing || workflowInfo().continueAsNewSuggested);
@@ -187,6 +197,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     let reply!: Awaited<ReturnType<typeof callModel>>;
     let toolCalls = 0;
     for (let step = 1; ; step++) {
+      const view = currentView(); // every message stored so far, before the reply's id is taken
       const replyId = newMessageId();
       const forceText = step > maxSteps;
       reply = await callModel.executeWithOptions(
@@ -195,7 +206,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
           {
             agentId: input.agentId,
             model: input.model,
-            messageKeys: state.messages.map((m) => m.key),
+            view,
             replyId,
             counting,
             ...(forceText ? { toolChoice: 'none' as const } : {}),

@@ -10,6 +10,21 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatRole } from '../engine/messages.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 
+/** Message ids are a per-agent sequence: m000001, m000002, … (so a range of them is two numbers). */
+export function messageIdOf(seq: number): string {
+  return `m${String(seq).padStart(6, '0')}`;
+}
+
+/**
+ * The working context sent to the model, by reference: the messages with sequence numbers `firstSeq..lastSeq`.
+ * Its size in history is constant however long the context is (the compression issue adds a stored manifest for
+ * the part before `firstSeq`).
+ */
+export interface ViewRef {
+  firstSeq: number;
+  lastSeq: number;
+}
+
 /** Registered name of the workflow type. */
 export const AGENT_WORKFLOW = 'agentWorkflow';
 

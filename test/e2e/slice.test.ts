@@ -171,3 +171,34 @@ describe('continue-as-new', () => {
     await agentHandle(h.client, agentId).result();
   });
 });
+
+describe('state by reference', () => {
+  /** Bytes of the input of the last callModel activity in the agent's current run. */
+  async function lastModelCallInputBytes(agentId: string): Promise<number> {
+    const history = await agentHandle(h.client, agentId).fetchHistory();
+    const scheduled = (history.events ?? []).filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+    );
+    const payloads = scheduled.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads!;
+    return payloads.reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
+  }
+
+  it('a model call costs the same history bytes at a 1-message and a 100 KB context', async () => {
+    const agentId = newAgentId('ref');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    await sendMessage(h.client, agentId, 'small');
+    const small = await lastModelCallInputBytes(agentId);
+
+    const chunk = 'lorem ipsum dolor sit amet '.repeat(150); // about 4 KB
+    for (let i = 0; i < 25; i++) await sendMessage(h.client, agentId, `${i} ${chunk}`);
+    await sendMessage(h.client, agentId, 'small');
+    const large = await lastModelCallInputBytes(agentId);
+    const state = await agentState(h.client, agentId);
+    expect(state.messages.reduce((sum, m) => sum + m.chars, 0)).toBeGreaterThan(100_000);
+    // The input names the messages by range, so only the digits of the range differ.
+    expect(Math.abs(large - small)).toBeLessThanOrEqual(4);
+    expect(large).toBeLessThan(400);
+
+    await closeAgent(h.client, agentId);
+  });
+});
