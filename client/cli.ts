@@ -115,8 +115,10 @@ async function classify(error: unknown, agentId: string): Promise<unknown> {
     return new CliExit(EXIT.unknownAgent, `unknown agent ${agentId}: no such workflow (start it with longrun start)`);
   }
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof Error) {
-    const closed = /is closed/.test(error.cause.message);
-    return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${error.cause.message}`);
+    const cause = error.cause as Error & { type?: string };
+    if (cause.type === 'TurnFailed') return new CliExit(EXIT.error, `the turn failed: ${cause.message}`);
+    const closed = /is closed/.test(cause.message);
+    return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${cause.message}`);
   }
   return error;
 }

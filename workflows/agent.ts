@@ -15,6 +15,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import {
@@ -23,6 +24,7 @@ import {
   MAX_MESSAGE_CHARS,
   messageIdOf,
   messageSignal,
+  seqOf,
   sendUpdate,
   stateQuery,
 } from './contract.ts';
@@ -36,15 +38,21 @@ const STORE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 };
-/** Model calls: long, retried with backoff (permanent errors are marked non-retryable by the activity). */
+/**
+ * Model calls: retried with backoff on 429, 5xx, resets and timeouts (2 s, 4 s, 8 s, … up to 1 min; a Retry-After
+ * header sets the next delay), at most 8 attempts; permanent errors (401, 403, 404, 400) are not retried.
+ */
 const MODEL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2 },
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 8 },
 };
-/** Tool calls: each may do real work; a tool's own input errors come back as results, not failures. */
+/**
+ * Tool calls: each may do real work; a tool's own input errors come back as results, not failures. Any other error
+ * is retried (1 s, 2 s), then fails the turn, and the unanswered call leaves the context.
+ */
 const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 3 },
 };
 const { storeMessage, runTool, describeModel } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
@@ -66,6 +74,8 @@ const APPLIED_UPDATES_KEPT = 64;
 interface PendingSend {
   input: SendInput;
   result?: SendResult;
+  /** Why the turn failed (after the activity's own retries): the Update fails with it, the agent lives on. */
+  failure?: string;
 }
 
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
@@ -116,7 +126,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       if (done) return done;
       const pending: PendingSend = { input: send };
       queue.push(pending);
-      await condition(() => pending.result !== undefined);
+      await condition(() => pending.result !== undefined || pending.failure !== undefined);
+      if (pending.failure !== undefined)
+        throw ApplicationFailure.create({ message: pending.failure, type: 'TurnFailed' });
       if (updateId !== undefined) remember(updateId, pending.result!);
       return pending.result!;
     },
@@ -140,6 +152,23 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     for (const record of records) state.contextTokens += record.tokens;
   };
 
+  /**
+   * After a failed turn: an assistant message whose tool calls did not all get results leaves the context (a view
+   * must never hold an unanswered call), and ids taken but never stored are reused, so the context stays a gapless
+   * range of stored messages.
+   */
+  const dropIncompleteTail = () => {
+    const caller = state.messages.findLastIndex((m) => (m.toolCallIds?.length ?? 0) > 0);
+    if (caller !== -1) {
+      const answered = state.messages.slice(caller + 1).filter((m) => m.role === 'tool').length;
+      if (answered < state.messages[caller]!.toolCallIds!.length) {
+        for (const dropped of state.messages.splice(caller)) state.contextTokens -= dropped.tokens;
+      }
+    }
+    const last = state.messages.at(-1);
+    nextMessageSeq = last ? seqOf(last.id) + 1 : 1;
+  };
+
   const remember = (updateId: string, result: SendResult) => {
     applied.set(updateId, result);
     if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
@@ -152,7 +181,17 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     await condition(() => queue.length > 0 || closing || workflowInfo().continueAsNewSuggested);
     const pending = queue.shift();
     if (pending) {
-      pending.result = await runTurn(pending.input);
+      try {
+        pending.result = await runTurn(pending.input);
+        state.lastError = undefined;
+      } catch (error) {
+        // A turn that cannot finish (a rejected API key, an unknown model, retries exhausted) fails its Update,
+        // not the agent: the stored messages stay, and the next input can succeed once the cause is fixed.
+        if (!(error instanceof ActivityFailure)) throw error;
+        pending.failure = failureMessage(error);
+        state.lastError = pending.failure;
+        dropIncompleteTail();
+      }
       continue;
     }
     if (closing) break;
@@ -233,6 +272,13 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     setCurrentDetails(currentDetails(state));
     return { turn, reply: reply.content, messageId, replyId: reply.record.id, toolCalls };
   }
+}
+
+/** The innermost cause of an activity failure, with the activity's name: what a user needs to fix it. */
+function failureMessage(error: ActivityFailure): string {
+  let cause: Error = error;
+  while (cause.cause instanceof Error) cause = cause.cause;
+  return `${error.activityType ?? 'activity'} failed: ${cause.message}`;
 }
 
 /** What the Temporal UI shows as the agent's current details (no message content). */

@@ -15,6 +15,11 @@ export function messageIdOf(seq: number): string {
   return `m${String(seq).padStart(6, '0')}`;
 }
 
+/** The sequence number of a message id made by {@link messageIdOf}. */
+export function seqOf(messageId: string): number {
+  return Number(messageId.slice(1));
+}
+
 /**
  * The working context sent to the model, by reference: the messages with sequence numbers `firstSeq..lastSeq`.
  * Its size in history is constant however long the context is (the compression issue adds a stored manifest for
@@ -91,6 +96,8 @@ export interface AgentState {
   fixedTokens?: number;
   /** Tokens of the working context: every message, the reply primer and the tool schemas. */
   contextTokens: number;
+  /** Why the last turn failed, until a turn succeeds (e.g. the model endpoint rejected the API key). */
+  lastError?: string;
   /** `message` signals dropped because their text was invalid (a signal cannot be rejected). */
   droppedSignals?: number;
 }

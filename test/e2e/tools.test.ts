@@ -11,6 +11,18 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
+let brokenCalls = 0;
+/** A tool with a bug: it always throws an error that is not the model's fault. */
+const broken = defineTool({
+  name: 'broken',
+  description: 'Always fails',
+  parameters: { type: 'object', properties: {} },
+  run: () => {
+    brokenCalls++;
+    return Promise.reject(new Error('disk on fire'));
+  },
+});
+
 const add = defineTool({
   name: 'add',
   description: 'Adds two numbers',
@@ -52,7 +64,7 @@ function script(request: RecordedRequest): ScriptedReply {
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness(script, [add]);
+  h = await startHarness(script, [add, broken]);
 });
 afterAll(async () => {
   await h?.close();
@@ -80,7 +92,7 @@ describe('tool calls', () => {
     expect(requests).toHaveLength(2);
     for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
     const schemas = requests[0]!.body.tools as { function: { name: string } }[];
-    expect(schemas.map((t) => t.function.name).sort()).toEqual(['add', 'context_reload']);
+    expect(schemas.map((t) => t.function.name).sort()).toEqual(['add', 'broken', 'context_reload']);
 
     const state = await agentState(h.client, agentId);
     expect(state.messages.map((m) => m.role)).toEqual([
@@ -147,5 +159,29 @@ describe('tool calls', () => {
     expect(state.messages.at(-1)!.role).toBe('tool');
     await closeAgent(h.client, agentId);
     await agentHandle(h.client, agentId).result();
+  });
+
+  it('a tool that keeps failing fails the turn after its retries; the unanswered call leaves the context', async () => {
+    const agentId = newAgentId('broken');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const text = JSON.stringify({
+      calls: [
+        ['b1', 'add', { a: 1, b: 1 }],
+        ['b2', 'broken', {}],
+      ],
+    });
+    const failed = await sendMessage(h.client, agentId, text).catch((error: unknown) => error);
+    expect(((failed as Error).cause as Error).message).toBe('runTool failed: disk on fire');
+    expect(brokenCalls).toBe(3);
+    const state = await agentState(h.client, agentId);
+    expect(state.messages.map((m) => m.role)).toEqual(['user']);
+    expect(state.contextTokens).toBe(state.fixedTokens! + state.messages[0]!.tokens);
+
+    const next = JSON.stringify({ calls: [['n1', 'add', { a: 2, b: 2 }]] });
+    expect((await sendMessage(h.client, agentId, next)).reply).toBe('results: 4');
+    const request = h.model.requests.findLast((r) => r.body.messages.some((m) => m.content === next))!;
+    expect(toolPairViolations(request.body.messages)).toEqual([]);
+    expect(request.body.messages.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool']);
+    await closeAgent(h.client, agentId);
   });
 });
