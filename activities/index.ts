@@ -5,6 +5,7 @@
  * Built by {@link createActivities} with their dependencies, so the worker, the tests and the demo wire real
  * clients the same way.
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
@@ -22,6 +23,9 @@ import { modelFailure } from './model-errors.ts';
 import { ToolInputError, ToolRegistry } from './tools.ts';
 
 export { modelFailure } from './model-errors.ts';
+
+/** How often a long activity heartbeats (the workflow sets a heartbeat timeout of a few times this). */
+const HEARTBEAT_EVERY_MS = 2_000;
 
 export interface ActivityDeps {
   store: BlobStore;
@@ -157,6 +161,9 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
         throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, 'ToolPairViolation');
       }
       let completion: OpenAI.Chat.Completions.ChatCompletion;
+      // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
+      // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
+      const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
       try {
         completion = await openai.chat.completions.create({
           model,
@@ -166,6 +173,8 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
         });
       } catch (error) {
         throw modelFailure(error, model);
+      } finally {
+        clearInterval(heartbeat);
       }
       const choice = completion.choices[0];
       if (!choice)

@@ -9,6 +9,8 @@ export interface ModelEndpoint {
   apiKey?: string;
   baseURL?: string;
   timeoutMs: number;
+  /** Extra headers on every request (gateways often want some); longrun adds x-longrun-worker. */
+  headers?: Record<string, string>;
 }
 
 export function createOpenAI(endpoint: ModelEndpoint): OpenAI {
@@ -17,5 +19,6 @@ export function createOpenAI(endpoint: ModelEndpoint): OpenAI {
     ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
     timeout: endpoint.timeoutMs,
     maxRetries: 0,
+    ...(endpoint.headers ? { defaultHeaders: endpoint.headers } : {}),
   });
 }

@@ -6,6 +6,7 @@
  *   --once      exit 0 after the demo, leaving no process behind
  *   --no-demo   just the worker (the Docker image runs this)
  */
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectClient } from '../client/agents.ts';
@@ -22,6 +23,9 @@ import { S3BlobStore, s3EndpointConfigured, s3TargetFromEnv } from '../storage/s
 import { createAgentWorker } from './worker.ts';
 
 const log = (line: string) => console.log(line);
+
+/** This worker's name in Temporal (the UI shows which worker ran what) and on its model requests. */
+const WORKER_IDENTITY = `longrun-worker-${process.pid}@${hostname()}`;
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   const { values } = parseArgs({
@@ -70,7 +74,11 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     const { worker, connection } = await createAgentWorker({
       temporal,
       taskQueue: settings.taskQueue,
-      deps: { store, openai: createOpenAI(model.endpoint) },
+      identity: WORKER_IDENTITY,
+      deps: {
+        store,
+        openai: createOpenAI({ ...model.endpoint, headers: { 'x-longrun-worker': WORKER_IDENTITY } }),
+      },
     });
     const running = worker.run();
     cleanups.push(async () => {

@@ -44,6 +44,7 @@ const STORE_OPTIONS: ActivityOptions = {
  */
 const MODEL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds', // the activity heartbeats every 2 s while the request is out
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 8 },
 };
 /**
