@@ -1,0 +1,79 @@
+/**
+ * Replay safety: the histories of real agent runs (tool calls, a failed turn, continue-as-new, close) replay
+ * against the workflow code without a nondeterminism error. A change that breaks replay of running agents fails
+ * here; such changes go behind patched().
+ */
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool } from '../../activities/tools.ts';
+import { agentHandle, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
+import { agentWorkflowId } from '../../workflows/contract.ts';
+import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes',
+  parameters: { type: 'object', properties: { text: { type: 'string' } } },
+  run: ({ text }) => Promise.resolve(String(text)),
+});
+
+function script(request: RecordedRequest): ScriptedReply {
+  const messages = request.body.messages;
+  const user = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (user.startsWith('401')) return { status: 401, error: 'bad key' };
+  if (user.startsWith('tool') && messages.at(-1)!.role === 'user') {
+    return {
+      content: null,
+      toolCalls: [
+        { id: `e${messages.length}`, type: 'function', function: { name: 'echo', arguments: '{"text":"hi"}' } },
+      ],
+    };
+  }
+  return { content: `reply to ${user}` };
+}
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness(script, [echo]);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('replay', () => {
+  it('every run of a real agent replays deterministically', async () => {
+    const agentId = newAgentId('replay');
+    const handle = await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      systemPrompt: 'sys',
+      taskQueue: h.taskQueue,
+    });
+    const firstRunId = (await handle.describe()).runId;
+    await sendMessage(h.client, agentId, 'hello');
+    await sendMessage(h.client, agentId, 'tool please');
+    await sendMessage(h.client, agentId, '401 now').catch(() => undefined);
+    for (let i = 0; i < 6; i++) await sendMessage(h.client, agentId, `more ${i}`);
+    await closeAgent(h.client, agentId);
+    await agentHandle(h.client, agentId).result();
+
+    // Every run of the chain, from the first to the closed one.
+    const histories = [];
+    for (let runId: string | undefined = firstRunId; runId;) {
+      const run = h.client.workflow.getHandle(agentWorkflowId(agentId), runId);
+      const history = await run.fetchHistory();
+      histories.push(history);
+      const last = history.events!.at(-1)!;
+      runId = last.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+    expect(histories.length).toBeGreaterThan(1); // it crossed a continue-as-new
+
+    for (const history of histories) {
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: await sharedBundle() }, history, agentWorkflowId(agentId)),
+      ).resolves.toBeUndefined();
+    }
+  });
+});
