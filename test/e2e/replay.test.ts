@@ -3,6 +3,7 @@
  * against the workflow code without a nondeterminism error. A change that breaks replay of running agents fails
  * here; such changes go behind patched().
  */
+import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.ts';
@@ -34,6 +35,8 @@ function script(request: RecordedRequest): ScriptedReply {
   return { content: `reply to ${user}` };
 }
 
+type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness(script, [echo]);
@@ -60,13 +63,12 @@ describe('replay', () => {
     await agentHandle(h.client, agentId).result();
 
     // Every run of the chain, from the first to the closed one.
-    const histories = [];
-    for (let runId: string | undefined = firstRunId; runId;) {
-      const run = h.client.workflow.getHandle(agentWorkflowId(agentId), runId);
-      const history = await run.fetchHistory();
+    const histories: History[] = [];
+    let runId: string | undefined = firstRunId;
+    while (runId) {
+      const history: History = await h.client.workflow.getHandle(agentWorkflowId(agentId), runId).fetchHistory();
       histories.push(history);
-      const last = history.events!.at(-1)!;
-      runId = last.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+      runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     }
     expect(histories.length).toBeGreaterThan(1); // it crossed a continue-as-new
 
