@@ -29,6 +29,7 @@ import {
   stateQuery,
 } from './contract.ts';
 import type { AgentInput, AgentState, MessageRecord, SendInput, SendResult, ViewRef } from './contract.ts';
+import { continueAsNewReason } from './continue-as-new.ts';
 import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -92,6 +93,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const applied = new Map<string, SendResult>(carry?.applied ?? []);
   const queue: PendingSend[] = [];
   let closing = false;
+  let updatesThisRun = 0;
 
   if (!carry) {
     upsertSearchAttributes([
@@ -105,6 +107,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     closing = true;
   });
   setHandler(closeUpdate, async () => {
+    updatesThisRun++;
     closing = true;
     await condition(() => state.status === 'closed');
     return state;
@@ -122,6 +125,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(
     sendUpdate,
     async (send: SendInput): Promise<SendResult> => {
+      updatesThisRun++;
       const updateId = currentUpdateInfo()?.id;
       const done = updateId === undefined ? undefined : applied.get(updateId);
       if (done) return done;
@@ -170,6 +174,17 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     nextMessageSeq = last ? seqOf(last.id) + 1 : 1;
   };
 
+  /** Why this run should hand over to a new one now (continue-as-new), if it should. */
+  const handOver = () => {
+    const info = workflowInfo();
+    return continueAsNewReason({
+      suggested: info.continueAsNewSuggested,
+      historyLength: info.historyLength,
+      historySize: info.historySize,
+      updates: updatesThisRun,
+    });
+  };
+
   const remember = (updateId: string, result: SendResult) => {
     applied.set(updateId, result);
     if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
@@ -179,7 +194,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const currentView = (): ViewRef => ({ firstSeq: 1, lastSeq: nextMessageSeq - 1 });
 
   for (;;) {
-    await condition(() => queue.length > 0 || closing || workflowInfo().continueAsNewSuggested);
+    await condition(() => queue.length > 0 || closing || handOver() !== undefined);
     const pending = queue.shift();
     if (pending) {
       try {
@@ -200,6 +215,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     // meanwhile is processed first (its handler cannot finish before the loop answers it).
     await condition(() => allHandlersFinished() || queue.length > 0 || closing);
     if (queue.length === 0 && !closing) {
+      state.runs = (state.runs ?? 1) + 1;
+      state.lastHandOver = handOver();
       await continueAsNew<typeof agentWorkflow>(input, { state, nextMessageSeq, applied: [...applied] });
     }
   }

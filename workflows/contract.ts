@@ -96,6 +96,10 @@ export interface AgentState {
   fixedTokens?: number;
   /** Tokens of the working context: every message, the reply primer and the tool schemas. */
   contextTokens: number;
+  /** Runs of this agent's workflow so far (continue-as-new starts the next). */
+  runs?: number;
+  /** Why the last run handed over to this one. */
+  lastHandOver?: string;
   /** Why the last turn failed, until a turn succeeds (e.g. the model endpoint rejected the API key). */
   lastError?: string;
   /** `message` signals dropped because their text was invalid (a signal cannot be rejected). */

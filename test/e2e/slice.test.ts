@@ -142,6 +142,8 @@ describe('continue-as-new', () => {
     const state = await agentState(h.client, agentId);
     expect(state.turns).toBe(8);
     expect(state.messages).toHaveLength(16);
+    expect(state.runs).toBeGreaterThanOrEqual(2);
+    expect(state.lastHandOver).toBe('suggested by the server');
     expect(
       state.messages
         .filter((m) => m.role === 'user')

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { continueAsNewReason, DEFAULT_HISTORY_BUDGET } from '../../workflows/continue-as-new.ts';
+
+const quiet = { suggested: false, historyLength: 100, historySize: 10_000, updates: 10 };
+
+describe('continue-as-new decision', () => {
+  it('goes on while under every budget', () => {
+    expect(continueAsNewReason(quiet)).toBeUndefined();
+  });
+
+  it('follows the server suggestion', () => {
+    expect(continueAsNewReason({ ...quiet, suggested: true })).toBe('suggested by the server');
+  });
+
+  it('stops at its own budgets, well under the server limits', () => {
+    expect(continueAsNewReason({ ...quiet, historyLength: 8_000 })).toBe('history has 8000 events (budget 8000)');
+    expect(continueAsNewReason({ ...quiet, historySize: 8 * 1024 * 1024 })).toBe(
+      'history has 8388608 bytes (budget 8388608)',
+    );
+    expect(continueAsNewReason({ ...quiet, updates: 1_500 })).toBe('1500 updates in this run (budget 1500)');
+    expect(DEFAULT_HISTORY_BUDGET.maxUpdates).toBeLessThan(2_000);
+    expect(DEFAULT_HISTORY_BUDGET.maxBytes).toBeLessThan(50 * 1024 * 1024);
+    expect(DEFAULT_HISTORY_BUDGET.maxEvents).toBeLessThan(51_200);
+  });
+
+  it('takes a custom budget', () => {
+    expect(continueAsNewReason(quiet, { maxEvents: 1_000, maxBytes: 1_000_000, maxUpdates: 5 })).toBe(
+      '10 updates in this run (budget 5)',
+    );
+  });
+});

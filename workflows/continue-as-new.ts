@@ -1,0 +1,40 @@
+/**
+ * When an agent's run hands over to a new one (continue-as-new): when the server suggests it, or before the run
+ * passes longrun's own budget, well under Temporal's hard limits (history terminated at 50 MB / 51,200 events;
+ * at most 2,000 Updates per run). Pure, so it is deterministic in workflow code and unit-tested.
+ */
+
+export interface HistoryBudget {
+  /** History events per run. */
+  maxEvents: number;
+  /** History bytes per run. */
+  maxBytes: number;
+  /** Updates handled per run (the server refuses more than 2,000 per run). */
+  maxUpdates: number;
+}
+
+export const DEFAULT_HISTORY_BUDGET: HistoryBudget = {
+  maxEvents: 8_000,
+  maxBytes: 8 * 1024 * 1024,
+  maxUpdates: 1_500,
+};
+
+export interface RunProgress {
+  suggested: boolean;
+  historyLength: number;
+  historySize: number;
+  updates: number;
+}
+
+/** Why the run should continue as new now, or undefined to go on. */
+export function continueAsNewReason(
+  run: RunProgress,
+  budget: HistoryBudget = DEFAULT_HISTORY_BUDGET,
+): string | undefined {
+  if (run.suggested) return 'suggested by the server';
+  if (run.historyLength >= budget.maxEvents)
+    return `history has ${run.historyLength} events (budget ${budget.maxEvents})`;
+  if (run.historySize >= budget.maxBytes) return `history has ${run.historySize} bytes (budget ${budget.maxBytes})`;
+  if (run.updates >= budget.maxUpdates) return `${run.updates} updates in this run (budget ${budget.maxUpdates})`;
+  return undefined;
+}
