@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { checkFacts, extractFacts, preservedFactsBlock } from '../../../engine/facts.ts';
+
+const kinds = (facts: { kind: string; text: string }[], kind: string) =>
+  facts.filter((f) => f.kind === kind).map((f) => f.text);
+
+describe('must-keep facts', () => {
+  const span = [
+    {
+      role: 'user',
+      content:
+        'Fix the flaky test in src/api/paginate.ts. You must keep the public API unchanged. ' +
+        "Don't touch the database schema. See https://github.com/acme/shop/issues/412 and ticket SHOP-1287.",
+    },
+    {
+      role: 'assistant',
+      content: 'Running the suite took 42.5 s and used 512 MiB; commit 3f9a2c71b was the last green one.',
+    },
+    {
+      role: 'tool',
+      content:
+        "FAIL test/paginate.test.ts\nTypeError: Cannot read properties of undefined (reading 'length')\n" +
+        '    at paginate (src/api/paginate.ts:17:22)\nrequest id 8d7f3c2a-1b4e-4c5d-9e8f-0a1b2c3d4e5f, retry in 250ms',
+    },
+    { role: 'assistant', content: 'I always run the linter first.' },
+  ];
+  const facts = extractFacts(span);
+
+  it('extracts paths, URLs, identifiers, quantities, error signatures and user constraints', () => {
+    expect(kinds(facts, 'path')).toEqual(expect.arrayContaining(['src/api/paginate.ts', 'test/paginate.test.ts']));
+    expect(kinds(facts, 'url')).toEqual(['https://github.com/acme/shop/issues/412']);
+    expect(kinds(facts, 'identifier')).toEqual(
+      expect.arrayContaining(['SHOP-1287', '3f9a2c71b', '8d7f3c2a-1b4e-4c5d-9e8f-0a1b2c3d4e5f']),
+    );
+    expect(kinds(facts, 'quantity')).toEqual(expect.arrayContaining(['42.5 s', '512 MiB', '250ms']));
+    expect(kinds(facts, 'error')).toEqual(
+      expect.arrayContaining([
+        'FAIL test/paginate.test.ts',
+        "TypeError: Cannot read properties of undefined (reading 'length')",
+      ]),
+    );
+    expect(kinds(facts, 'constraint')).toEqual([
+      'You must keep the public API unchanged.',
+      "Don't touch the database schema.",
+    ]);
+  });
+
+  it('takes constraints from the user only, and lists each fact once', () => {
+    expect(kinds(facts, 'constraint').some((c) => c.includes('linter'))).toBe(false);
+    const texts = facts.map((f) => `${f.kind}:${f.text}`);
+    expect(new Set(texts).size).toBe(texts.length);
+  });
+
+  it('catches a summary that dropped a path and an error, and the pinned block restores them', () => {
+    const summary =
+      'The user wants the flaky pagination test fixed (ticket SHOP-1287, https://github.com/acme/shop/issues/412) ' +
+      'while keeping the public API unchanged and never touching the database schema. Last green commit 3f9a2c71b; ' +
+      'the suite takes 42.5 s and 512 MiB. Request 8d7f3c2a-1b4e-4c5d-9e8f-0a1b2c3d4e5f failed, retried in 250ms. ' +
+      'Failing file: test/paginate.test.ts (FAIL test/paginate.test.ts).';
+    const { missing } = checkFacts(facts, summary);
+    expect(missing).toEqual([
+      { kind: 'path', text: 'src/api/paginate.ts' },
+      { kind: 'error', text: "TypeError: Cannot read properties of undefined (reading 'length')" },
+    ]);
+    // Paraphrased constraints count as kept.
+    expect(missing.some((f) => f.kind === 'constraint')).toBe(false);
+
+    const pinned = `${summary}\n\n${preservedFactsBlock(missing)}`;
+    expect(checkFacts(facts, pinned).missing).toEqual([]);
+    expect(preservedFactsBlock(missing)).toContain('- error: TypeError: Cannot read properties of undefined');
+  });
+
+  it('has nothing to pin when nothing is missing', () => {
+    expect(preservedFactsBlock([])).toBe('');
+  });
+});
