@@ -1,33 +1,96 @@
-/** A deterministic mixed corpus for the counting benchmark: prose, JSON, code, CJK and emoji, about 1 MB. */
+/**
+ * A deterministic mixed corpus for the counting benchmark: prose, JSON, code, CJK and emoji, about 1 MB, generated
+ * from a seeded PRNG so that no tokenizer's cache sees the same text twice more than real text would allow.
+ */
 
-const PROSE =
-  'The agent read the failing test, found the off-by-one in the pagination helper, and proposed a fix. ' +
-  'Before applying it, the user asked to keep the public API unchanged and to add a regression test. ';
-const CODE =
-  'export function paginate<T>(items: T[], page: number, size = 20): T[] {\n' +
-  '  if (page < 1) throw new RangeError(`page must be >= 1, got ${page}`);\n' +
-  '  return items.slice((page - 1) * size, page * size);\n}\n';
-const CJK =
-  '人工智能代理需要在很长的对话中保持上下文。压缩历史时不能丢失任务、约束和下一步。日本語の文章も含まれます。';
-const EMOJI = 'Status: ✅ tests pass 🎉 — deploy 🚀 at 17:00 🇩🇪 👩🏽‍💻 ';
+/** A small seeded PRNG (mulberry32), so the corpus is the same on every run but not a repeated template. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
-function json(i: number): string {
+const WORDS = (
+  'agent context window summary turn tool result call retry worker queue history compress offload reload token ' +
+  'budget ledger task goal constraint decision pending next step file path error stack trace test suite deploy ' +
+  'the a of to and in is it for on with as was at by an be this that from or which are not have has had but ' +
+  'pagination helper consumer producer timeout latency throughput memory cache index schema migration request'
+).split(' ');
+const CODE_TOKENS = [
+  'const',
+  'let',
+  'return',
+  'if',
+  'else',
+  'for',
+  'await',
+  'async',
+  'function',
+  '=>',
+  '===',
+  '{',
+  '}',
+  '(',
+  ')',
+  ';',
+  '[',
+  ']',
+  '.',
+  ',',
+];
+const EMOJI = ['✅', '🎉', '🚀', '🇩🇪', '👩🏽‍💻', '🔥', '❤️', '🤖', '📦', '⚠️'];
+
+function pick<T>(next: () => number, items: readonly T[]): T {
+  return items[Math.floor(next() * items.length)]!;
+}
+
+function prose(next: () => number): string {
+  const words = Array.from({ length: 20 + Math.floor(next() * 60) }, () =>
+    next() < 0.08 ? String(Math.floor(next() * 100_000)) : pick(next, WORDS),
+  );
+  return `${words.join(' ')}.`;
+}
+
+function json(next: () => number): string {
+  const id = Math.floor(next() * 2 ** 32).toString(16);
   return JSON.stringify({
-    id: `call_${(i * 2654435761) % 4294967296}`,
-    tool: 'search_files',
-    args: { query: `TODO item ${i}`, paths: ['src/', 'test/'], limit: i % 50 },
-    result: { matches: i % 7, files: [`src/module${i % 13}.ts`, `test/case${i % 11}.test.ts`] },
+    id: `call_${id}`,
+    tool: pick(next, WORDS),
+    args: { query: prose(next).slice(0, 40), limit: Math.floor(next() * 100), path: `src/${pick(next, WORDS)}.ts` },
+    result: { matches: Math.floor(next() * 50), score: Math.round(next() * 1e4) / 1e4 },
   });
 }
 
-/** One "message" of each kind, cycling, until `bytes` UTF-8 bytes. */
-export function mixedMessages(bytes: number): string[] {
+function code(next: () => number): string {
+  return Array.from({ length: 30 + Math.floor(next() * 50) }, () =>
+    next() < 0.3 ? `${pick(next, WORDS)}${Math.floor(next() * 10)}` : pick(next, CODE_TOKENS),
+  ).join(' ');
+}
+
+function cjk(next: () => number): string {
+  return Array.from({ length: 20 + Math.floor(next() * 60) }, (_, i) =>
+    i % 12 === 11 ? '。' : String.fromCharCode(0x4e00 + Math.floor(next() * 3000)),
+  ).join('');
+}
+
+function emoji(next: () => number): string {
+  return Array.from({ length: 5 + Math.floor(next() * 10) }, () => `${pick(next, EMOJI)} ${pick(next, WORDS)}`).join(
+    ' ',
+  );
+}
+
+/** Messages of prose, JSON, code, CJK and emoji in turn, from a seeded PRNG, until `bytes` UTF-8 bytes. */
+export function mixedMessages(bytes: number, seed = 42): string[] {
+  const next = random(seed);
+  const kinds = [prose, json, code, cjk, emoji];
   const messages: string[] = [];
   let total = 0;
   for (let i = 0; total < bytes; i++) {
-    const kind = i % 5;
-    const text =
-      kind === 0 ? PROSE.repeat(1 + (i % 3)) : kind === 1 ? json(i) : kind === 2 ? CODE : kind === 3 ? CJK : EMOJI;
+    const text = kinds[i % kinds.length]!(next);
     messages.push(text);
     total += Buffer.byteLength(text);
   }

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../config/settings.ts';
+import { benchAgent } from './agent.ts';
 import { benchCounting } from './counting.ts';
 
 const RESULTS = join(PROJECT_ROOT, 'bench', 'results.json');
@@ -19,11 +20,14 @@ async function main(): Promise<void> {
     `\nproduction is ${counting.ratios.productionVsJsTiktoken.toFixed(1)}× js-tiktoken and ` +
       `${counting.ratios.productionVsTiktokenWasm.toFixed(1)}× tiktoken WASM (same run)`,
   );
+  log('\nagent (embedded Temporal + MinIO, zero-latency model)');
+  const agent = await benchAgent(log);
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
   const results = {
     ...previous,
     machine: { cpus: cpus().length, node: process.version, at: new Date().toISOString() },
     counting,
+    agent,
   };
   writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
   log(`\nwritten to ${RESULTS}`);

@@ -22,13 +22,20 @@ export interface TemporalDevServerOptions {
 
 const START_TIMEOUT_MS = 60_000;
 
+/**
+ * Dynamic config the embedded server always runs with. Eager activity execution hands an activity scheduled by a
+ * workflow task straight back to the worker that completed it, skipping a poll: measured here, a turn's median
+ * went from about 200 ms to about 70 ms with the zero-latency model (`npm run bench`).
+ */
+export const DEFAULT_DYNAMIC_CONFIG: DynamicConfig = { 'system.enableActivityEagerExecution': true };
+
 /** The command line for `opts`; exported for tests. */
 export function temporalArgs(options: TemporalDevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', LOOPBACK, '--port', String(options.port)];
   args.push('--ui-port', String(options.uiPort), '--namespace', options.namespace, '--log-level', 'warn');
   if (options.dbFile) args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+  for (const [key, value] of Object.entries({ ...DEFAULT_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   return args;

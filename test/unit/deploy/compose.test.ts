@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULTS, PROJECT_ROOT } from '../../../config/settings.ts';
+import { DEFAULT_DYNAMIC_CONFIG } from '../../../stack/temporal.ts';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../../workflows/search-attributes.ts';
 
 interface Service {
@@ -80,6 +81,17 @@ describe('docker-compose.yml', () => {
       MINIO_ROOT_PASSWORD: env.AWS_SECRET_ACCESS_KEY,
     });
     expect(String(services['minio-setup']!.command)).toContain(`local/${DEFAULTS.bucket}`);
+  });
+
+  it('runs the Temporal server with the dynamic config of the embedded one', () => {
+    const file = read('deploy/temporal-dynamicconfig.yaml');
+    const config = parse(file) as Record<string, { value: unknown }[]>;
+    expect(Object.fromEntries(Object.entries(config).map(([key, values]) => [key, values[0]!.value]))).toEqual(
+      DEFAULT_DYNAMIC_CONFIG,
+    );
+    expect((services.temporal as Service & { volumes: string[] }).volumes).toContain(
+      './deploy/temporal-dynamicconfig.yaml:/etc/temporal/config/dynamicconfig/longrun.yaml:ro',
+    );
   });
 
   it('registers exactly the search attributes the workflow upserts', () => {

@@ -27,6 +27,7 @@ describe('server command lines', () => {
     expect(args).not.toContain('--db-filename');
     expect(args.join(' ')).toContain('--dynamic-config-value limit.historyCount.suggestContinueAsNew=50');
     expect(args.join(' ')).toContain('--dynamic-config-value x="y"');
+    expect(args.join(' ')).toContain('--dynamic-config-value system.enableActivityEagerExecution=true');
   });
 
   it('MinIO on loopback with its own console port', () => {

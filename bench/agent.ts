@@ -1,0 +1,98 @@
+/**
+ * The agent through the real stack (embedded Temporal dev server and MinIO, an in-process worker, a zero-latency
+ * scripted model on loopback): orchestration overhead per turn, and history bytes per turn at a ~10k- and a
+ * ~100k-token context against the bytes of the transcript a pass-the-whole-transcript design would record.
+ */
+import { randomUUID } from 'node:crypto';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { agentHandle, agentState, closeAgent, connectClient, sendMessage, startAgent } from '../client/agents.ts';
+import type { Client } from '@temporalio/client';
+import { loadSettings } from '../config/settings.ts';
+import { localTemporalTarget } from '../config/temporal.ts';
+import { startChatServer } from '../llm/chat-server.ts';
+import { createOpenAI } from '../llm/openai.ts';
+import { BINARIES } from '../stack/binaries.ts';
+import { startEmbeddedStack } from '../stack/index.ts';
+import { ensureBinaries } from '../stack/setup.ts';
+import { S3BlobStore } from '../storage/s3.ts';
+import { createAgentWorker } from '../worker/worker.ts';
+
+const TURNS = 60;
+
+function p50(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** Grows an agent's context to about `tokens` with 4 KB messages, then measures one short turn's history bytes. */
+async function historyBytesPerTurn(client: Client, taskQueue: string, tokens: number) {
+  const agentId = `bench-${randomUUID().slice(0, 8)}`;
+  await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
+  const chunk = 'The agent inspected the logs and found the retry loop in the queue consumer. '.repeat(52); // ~4 KB
+  while ((await agentState(client, agentId)).contextTokens < tokens) await sendMessage(client, agentId, chunk);
+  const before = await agentHandle(client, agentId).describe();
+  await sendMessage(client, agentId, 'short question');
+  const after = await agentHandle(client, agentId).describe();
+  const state = await agentState(client, agentId);
+  await closeAgent(client, agentId);
+  const sameRun = before.runId === after.runId;
+  return {
+    contextTokens: state.contextTokens,
+    historyBytesPerTurn: sameRun ? (after.historySize ?? 0) - (before.historySize ?? 0) : null,
+    transcriptBytes: state.messages.reduce((sum, m) => sum + m.chars, 0),
+  };
+}
+
+export async function benchAgent(log: (line: string) => void) {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
+  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
+  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
+  const model = await startChatServer(() => ({ content: 'ok' }));
+  const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
+  const taskQueue = `bench-${randomUUID()}`;
+  const { worker, connection } = await createAgentWorker({
+    temporal,
+    taskQueue,
+    deps: {
+      store: new S3BlobStore(stack.minio!.target),
+      openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
+    },
+  });
+  const running = worker.run();
+  const client = await connectClient(temporal);
+  try {
+    const agentId = `bench-${randomUUID().slice(0, 8)}`;
+    await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
+    const durations: number[] = [];
+    for (let i = 0; i < TURNS; i++) {
+      const started = performance.now();
+      await sendMessage(client, agentId, `turn ${i}`);
+      durations.push(performance.now() - started);
+    }
+    await closeAgent(client, agentId);
+    const turnOverheadMsP50 = p50(durations.slice(5)); // after warm-up
+    log(`turn overhead (zero-latency model): p50 ${turnOverheadMsP50.toFixed(1)} ms over ${TURNS - 5} turns`);
+
+    const at10k = await historyBytesPerTurn(client, taskQueue, 10_000);
+    const at100k = await historyBytesPerTurn(client, taskQueue, 100_000);
+    for (const [name, r] of [['10k', at10k] as const, ['100k', at100k] as const]) {
+      log(
+        `history bytes per turn at ${name} (${r.contextTokens} tokens): ${r.historyBytesPerTurn ?? 'n/a (continued as new)'}` +
+          ` vs transcript ${r.transcriptBytes} bytes`,
+      );
+    }
+    return {
+      turnOverheadMsP50,
+      historyBytesPerTurn: { at10k: at10k.historyBytesPerTurn, at100k: at100k.historyBytesPerTurn },
+      transcriptBytes: { at10k: at10k.transcriptBytes, at100k: at100k.transcriptBytes },
+    };
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection.close();
+    await client.connection.close();
+    await model.close();
+    await stack.stop();
+  }
+}
