@@ -11,12 +11,13 @@ import {
   continueAsNew,
   currentUpdateInfo,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import {
   closeSignal,
@@ -34,6 +35,12 @@ import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
+/** Local storage writes: retried in the worker, with backoff, for up to 10 minutes. */
+const LOCAL_STORE_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+};
 /** Storage writes: short, retried until they succeed. */
 const STORE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
@@ -56,7 +63,12 @@ const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 3 },
 };
-const { storeMessage, runTool, describeModel } = proxyActivities<Activities>(STORE_OPTIONS);
+const { runTool, describeModel } = proxyActivities<Activities>(STORE_OPTIONS);
+/**
+ * Storing the user's message is a short S3 write: a local activity, run by the worker that runs the workflow task,
+ * saves a round trip through the server on every turn (its result is recorded in history all the same).
+ */
+const { storeMessage } = proxyLocalActivities<Activities>(LOCAL_STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 
 /** State carried across continue-as-new. */
@@ -231,7 +243,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     if (state.messages.length === 0 && input.systemPrompt) {
       const systemId = newMessageId();
       append(
-        await storeMessage.executeWithOptions({ ...STORE_OPTIONS, summary: `store system ${systemId}` }, [
+        await storeMessage.executeWithOptions({ ...LOCAL_STORE_OPTIONS, summary: `store system ${systemId}` }, [
           {
             agentId: input.agentId,
             messageId: systemId,
@@ -244,7 +256,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     const messageId = newMessageId();
     append(
       await storeMessage.executeWithOptions(
-        { ...STORE_OPTIONS, summary: `store user ${messageId} (${send.text.length} chars)` },
+        { ...LOCAL_STORE_OPTIONS, summary: `store user ${messageId} (${send.text.length} chars)` },
         [{ agentId: input.agentId, messageId, message: { role: 'user', content: send.text }, counting }],
       ),
     );

@@ -89,8 +89,9 @@ describe('one agent turn', () => {
     // The Temporal UI shows a summary line for each activity and the agent's current details.
     // (The first run's history: the test stack's low threshold may already have continued the agent as new.)
     const history = await h.client.workflow.getHandle(agentWorkflowId(agentId), firstRunId).fetchHistory();
+    // (Activities, and local activities, whose results are recorded as markers.)
     const summaries = (history.events ?? [])
-      .filter((event) => event.activityTaskScheduledEventAttributes)
+      .filter((event) => event.activityTaskScheduledEventAttributes || event.markerRecordedEventAttributes)
       .map((event) => JSON.parse(Buffer.from(event.userMetadata!.summary!.data!).toString('utf8')) as string);
     expect(summaries).toEqual([
       'describe model gpt-4o-mini',
@@ -175,14 +176,22 @@ describe('continue-as-new', () => {
 });
 
 describe('state by reference', () => {
-  /** Bytes of the input of the last callModel activity in the agent's current run. */
+  /** Bytes of the input of the agent's last callModel activity (in its current run, or the run before). */
   async function lastModelCallInputBytes(agentId: string): Promise<number> {
-    const history = await agentHandle(h.client, agentId).fetchHistory();
-    const scheduled = (history.events ?? []).filter(
-      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
-    );
-    const payloads = scheduled.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads!;
-    return payloads.reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
+    let runId: string | undefined;
+    for (;;) {
+      const history = await h.client.workflow.getHandle(agentWorkflowId(agentId), runId).fetchHistory();
+      const events = history.events ?? [];
+      const scheduled = events.filter(
+        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+      );
+      if (scheduled.length > 0) {
+        const payloads = scheduled.at(-1)!.activityTaskScheduledEventAttributes!.input!.payloads!;
+        return payloads.reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
+      }
+      runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+      if (!runId) throw new Error('no callModel activity in the history');
+    }
   }
 
   it('a model call costs the same history bytes at a 1-message and a 100 KB context', async () => {
