@@ -66,6 +66,8 @@ export interface Settings {
   model: string;
   /** Per-call timeout of a model request, in ms. LONGRUN_MODEL_TIMEOUT_MS */
   modelTimeoutMs: number;
+  /** Extra headers on every model request, for gateways. LONGRUN_MODEL_HEADERS, a JSON object of strings. */
+  modelHeaders: Record<string, string>;
   /** Where the embedded stack keeps its data and logs. LONGRUN_DATA_DIR */
   dataDir: string;
   /** Per-user cache of the Temporal and MinIO binaries. LONGRUN_CACHE_DIR */
@@ -102,6 +104,32 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   throw new SettingsError(name, `must be true or false (got ${JSON.stringify(raw)})`);
 }
 
+/** Header names as HTTP allows them (RFC 9110 tokens). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function readHeaders(env: Env, name: string): Record<string, string> {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new SettingsError(
+      name,
+      `must be a JSON object of header names to strings, e.g. {"x-team":"agents"} (got ${JSON.stringify(raw)})`,
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SettingsError(name, `must be a JSON object of header names to strings (got ${JSON.stringify(raw)})`);
+  }
+  for (const [header, text] of Object.entries(value)) {
+    if (!HEADER_NAME.test(header))
+      throw new SettingsError(name, `${JSON.stringify(header)} is not a valid header name`);
+    if (typeof text !== 'string') throw new SettingsError(name, `the value of ${header} must be a string`);
+  }
+  return value as Record<string, string>;
+}
+
 /** S3 bucket names: 3–63 characters of lowercase letters, digits, dots and hyphens. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
@@ -122,6 +150,7 @@ export function loadSettings(env: Env = process.env): Settings {
     forcePathStyle: readBool(env, 'LONGRUN_S3_FORCE_PATH_STYLE', true),
     model: readString(env, 'LONGRUN_MODEL', DEFAULTS.model),
     modelTimeoutMs: readInt(env, 'LONGRUN_MODEL_TIMEOUT_MS', DEFAULTS.modelTimeoutMs, 1_000, 3_600_000),
+    modelHeaders: readHeaders(env, 'LONGRUN_MODEL_HEADERS'),
     dataDir: resolve(readString(env, 'LONGRUN_DATA_DIR', join(PROJECT_ROOT, '.data'))),
     cacheDir: resolve(readString(env, 'LONGRUN_CACHE_DIR', join(xdgCache, 'longrun'))),
     ports: {

@@ -77,7 +77,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
       identity: WORKER_IDENTITY,
       deps: {
         store,
-        openai: createOpenAI({ ...model.endpoint, headers: { 'x-longrun-worker': WORKER_IDENTITY } }),
+        openai: createOpenAI({
+          ...model.endpoint,
+          headers: { ...settings.modelHeaders, 'x-longrun-worker': WORKER_IDENTITY },
+        }),
       },
     });
     const running = worker.run();

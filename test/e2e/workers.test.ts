@@ -40,6 +40,7 @@ function startWorker(): Promise<ChildProcessWithoutNullStreams> {
       LONGRUN_DATA_DIR: dataDir,
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: model.baseURL,
+      LONGRUN_MODEL_HEADERS: '{"x-team":"agents"}',
     },
   });
   workers.push(child);
@@ -100,6 +101,12 @@ describe('two workers on one task queue', () => {
       const survivor = workers.find((w) => w.pid !== pid)!.pid;
       expect(result.reply).toBe(`hold me (served by longrun-worker-${survivor})`);
       expect(Date.now() - started).toBeLessThan(45_000);
+
+      // Every model request carried the configured gateway header and the worker's identity.
+      expect(model.requests.every((r) => r.headers['x-team'] === 'agents')).toBe(true);
+      expect(model.requests.every((r) => String(r.headers['x-longrun-worker']).startsWith('longrun-worker-'))).toBe(
+        true,
+      );
 
       const state = await agentState(client, agentId);
       expect(state.turns).toBe(5);

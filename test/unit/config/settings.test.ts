@@ -10,6 +10,16 @@ describe('settings', () => {
     expect(settings.cacheDir).toBe('/home/u/.cache/longrun');
   });
 
+  it('reads extra model headers as a JSON object', () => {
+    expect(
+      loadSettings({ LONGRUN_MODEL_HEADERS: '{"x-team":"agents","HTTP-Referer":"https://example.com"}' }).modelHeaders,
+    ).toEqual({
+      'x-team': 'agents',
+      'HTTP-Referer': 'https://example.com',
+    });
+    expect(loadSettings({}).modelHeaders).toEqual({});
+  });
+
   it('honours XDG_CACHE_HOME and LONGRUN_CACHE_DIR', () => {
     expect(loadSettings({ HOME: '/h', XDG_CACHE_HOME: '/x' }).cacheDir).toBe('/x/longrun');
     expect(loadSettings({ HOME: '/h', LONGRUN_CACHE_DIR: '/c' }).cacheDir).toBe('/c');
@@ -25,6 +35,10 @@ describe('settings', () => {
     ],
     ['LONGRUN_S3_FORCE_PATH_STYLE', 'maybe', 'LONGRUN_S3_FORCE_PATH_STYLE: must be true or false (got "maybe")'],
     ['LONGRUN_MODEL_TIMEOUT_MS', '5', 'LONGRUN_MODEL_TIMEOUT_MS: must be an integer from 1000 to 3600000 (got "5")'],
+    ['LONGRUN_MODEL_HEADERS', 'x-team: a', 'LONGRUN_MODEL_HEADERS: must be a JSON object of header names to strings'],
+    ['LONGRUN_MODEL_HEADERS', '["a"]', 'LONGRUN_MODEL_HEADERS: must be a JSON object of header names to strings'],
+    ['LONGRUN_MODEL_HEADERS', '{"bad header":"x"}', 'LONGRUN_MODEL_HEADERS: "bad header" is not a valid header name'],
+    ['LONGRUN_MODEL_HEADERS', '{"x-n":1}', 'LONGRUN_MODEL_HEADERS: the value of x-n must be a string'],
   ])('%s=%s is an error naming the variable', (name, value, message) => {
     expect(() => loadSettings({ [name]: value })).toThrow(SettingsError);
     expect(() => loadSettings({ [name]: value })).toThrow(message);
