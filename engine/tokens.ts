@@ -4,6 +4,7 @@
  * Literal special tokens such as `<|endoftext|>` in user or tool text are counted as the ordinary text they are,
  * never thrown on.
  */
+import { heapMerge, LONG_PIECE_BYTES } from './bpe.ts';
 import type { ChatMessage } from './messages.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -23,6 +24,26 @@ export const CHAT_OVERHEAD = { perMessage: 3, perName: 1, replyPrimer: 3 } as co
 interface GptTokenizerModule {
   encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];
   countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
+  default: object;
+}
+
+/** The part of gpt-tokenizer's BPE core (4.0.0, pinned) whose merge we replace for long pieces. */
+interface MergeCore {
+  bytePairMerge(piece: Uint8Array): number[];
+  getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
+}
+
+/**
+ * Routes pieces of at least {@link LONG_PIECE_BYTES} to the O(n log n) merge; shorter ones keep the library's.
+ * The library's own split and rank tables stay in charge, so the ids are the library's (and tiktoken's).
+ */
+function installLongPieceMerge(core: MergeCore | undefined): void {
+  if (!core || typeof core.bytePairMerge !== 'function' || typeof core.getBpeRankFromBytes !== 'function') {
+    throw new Error('gpt-tokenizer changed its internals: pin the version the engine was tested with (4.0.0)');
+  }
+  const shortMerge = core.bytePairMerge.bind(core);
+  const rankOf = (bytes: Uint8Array) => core.getBpeRankFromBytes(bytes);
+  core.bytePairMerge = (piece) => (piece.length >= LONG_PIECE_BYTES ? heapMerge(piece, rankOf) : shortMerge(piece));
 }
 
 /** Every special token is ordinary text to us: nothing is disallowed, nothing is special. */
@@ -38,11 +59,17 @@ export function loadTokenCounter(encoding: EncodingName): Promise<TokenCounter> 
       encoding === 'o200k_base'
         ? import('gpt-tokenizer/encoding/o200k_base')
         : import('gpt-tokenizer/encoding/cl100k_base');
-    counter = module.then((api) => ({
-      encoding,
-      encode: (text) => api.encode(text, AS_TEXT),
-      count: (text) => api.countTokens(text, AS_TEXT),
-    }));
+    counter = module.then((api) => {
+      // A private field of gpt-tokenizer's encoding object: the version is pinned and the tests guard it.
+      installLongPieceMerge(
+        (api.default as { bytePairEncodingCoreProcessor?: MergeCore }).bytePairEncodingCoreProcessor,
+      );
+      return {
+        encoding,
+        encode: (text) => api.encode(text, AS_TEXT),
+        count: (text) => api.countTokens(text, AS_TEXT),
+      };
+    });
     loaded.set(encoding, counter);
   }
   return counter;
