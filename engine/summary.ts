@@ -1,0 +1,149 @@
+/**
+ * The structured summary that replaces compressed turns: five fields (task overview, current state, important
+ * discoveries, next steps, context to preserve), the prompt that asks for it (carrying the previous summary and the
+ * task ledger, and a forced compaction's instructions), a JSON schema for structured output, a renderer into the
+ * context message, and a parser that also accepts plain text from a provider that ignores the schema.
+ */
+
+export interface StructuredSummary {
+  task_overview: string;
+  current_state: string;
+  important_discoveries: string;
+  next_steps: string;
+  context_to_preserve: string;
+}
+
+export const SUMMARY_FIELDS = [
+  'task_overview',
+  'current_state',
+  'important_discoveries',
+  'next_steps',
+  'context_to_preserve',
+] as const satisfies readonly (keyof StructuredSummary)[];
+
+/** Headings used in the rendered message and recognised by the plain-text parser. */
+export const SUMMARY_HEADINGS: Readonly<Record<keyof StructuredSummary, string>> = {
+  task_overview: 'Task overview',
+  current_state: 'Current state',
+  important_discoveries: 'Important discoveries',
+  next_steps: 'Next steps',
+  context_to_preserve: 'Context to preserve',
+};
+
+/** JSON schema for `response_format: { type: 'json_schema', json_schema: { name, strict: true, schema } }`. */
+export const SUMMARY_JSON_SCHEMA = {
+  name: 'context_summary',
+  strict: true,
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    required: [...SUMMARY_FIELDS],
+    properties: {
+      task_overview: { type: 'string', description: "The user's goal and the constraints they set, in their words" },
+      current_state: { type: 'string', description: 'What is done and what is in progress' },
+      important_discoveries: {
+        type: 'string',
+        description: 'Findings, decisions and failed approaches, with specifics',
+      },
+      next_steps: { type: 'string', description: 'The exact next action, then what follows' },
+      context_to_preserve: {
+        type: 'string',
+        description: 'Verbatim identifiers, paths, URLs, numbers and error messages that must survive',
+      },
+    },
+  },
+} as const;
+
+export interface SummaryPromptInput {
+  /** The transcript of the span being summarized, already rendered as text. */
+  transcript: string;
+  previousSummary?: string;
+  /** The task ledger, carried verbatim: the summary must not contradict it. */
+  ledger?: string;
+  /** A forced compaction's instructions ("focus on the failing tests"). */
+  instructions?: string;
+}
+
+export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
+  'You compress the older part of an AI agent’s working context so that the agent can continue its task without it.',
+  'Write a summary with exactly these sections: task overview, current state, important discoveries, next steps,',
+  'context to preserve. Keep the user’s goal and constraints in their own words. Keep every file path, URL,',
+  'identifier, number with its unit and error message that may matter later, verbatim. Say what was tried and failed.',
+  'State the exact next step. Write in the language the user writes in. Do not invent anything.',
+].join(' ');
+
+/** The user message of the summary call. */
+export function summaryPrompt(input: SummaryPromptInput): string {
+  const parts = [];
+  if (input.previousSummary) parts.push(`## Previous summary (fold it in)\n${input.previousSummary}`);
+  if (input.ledger) parts.push(`## Task ledger (authoritative; do not contradict it)\n${input.ledger}`);
+  parts.push(`## Messages to summarize\n${input.transcript}`);
+  if (input.instructions) parts.push(`## Instructions for this compaction (follow them)\n${input.instructions}`);
+  return parts.join('\n\n');
+}
+
+/** The summary as the message that stands for the removed turns in the context. */
+export function renderSummary(summary: StructuredSummary): string {
+  return [
+    '[Summary of earlier conversation]',
+    ...SUMMARY_FIELDS.filter((field) => summary[field].trim() !== '').map(
+      (field) => `## ${SUMMARY_HEADINGS[field]}\n${summary[field].trim()}`,
+    ),
+  ].join('\n\n');
+}
+
+/** How a summary reply was read: the structured path, the plain-text headings, or the whole text as one field. */
+export type SummaryParse = 'json' | 'headings' | 'text';
+
+/** A heading line: `## Next steps`, `**Next steps:**`, `Next steps:` … */
+const HEADING_LINE = /^\s*(?:#{1,6}\s*|\*\*)?\s*([A-Za-z][A-Za-z ]+?)\s*:?\s*(?:\*\*)?\s*:?\s*$/;
+
+function headingField(line: string): keyof StructuredSummary | undefined {
+  const match = HEADING_LINE.exec(line);
+  if (!match) return undefined;
+  const name = match[1]!.toLowerCase().replace(/\s+/g, ' ');
+  return SUMMARY_FIELDS.find((field) => SUMMARY_HEADINGS[field].toLowerCase() === name);
+}
+
+/**
+ * Reads a summary reply: JSON with the five fields (possibly in a code fence), else text with the five headings,
+ * else the whole text as the current state. Never throws: an empty reply gives empty fields.
+ */
+export function parseSummary(reply: string): { summary: StructuredSummary; parsedAs: SummaryParse } {
+  const empty: StructuredSummary = {
+    task_overview: '',
+    current_state: '',
+    important_discoveries: '',
+    next_steps: '',
+    context_to_preserve: '',
+  };
+  const text = reply.trim();
+  const json = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)?.[1] ?? text;
+  try {
+    const value = JSON.parse(json) as Record<string, unknown>;
+    if (value && typeof value === 'object' && SUMMARY_FIELDS.some((field) => typeof value[field] === 'string')) {
+      const summary = { ...empty };
+      for (const field of SUMMARY_FIELDS) if (typeof value[field] === 'string') summary[field] = value[field];
+      return { summary, parsedAs: 'json' };
+    }
+  } catch {
+    // not JSON: read the headings
+  }
+  const summary = { ...empty };
+  let current: keyof StructuredSummary | undefined;
+  const lines: Partial<Record<keyof StructuredSummary, string[]>> = {};
+  for (const line of text.split('\n')) {
+    const field = headingField(line);
+    if (field) {
+      current = field;
+      lines[field] = [];
+    } else if (current) {
+      lines[current]!.push(line);
+    }
+  }
+  if (Object.keys(lines).length > 0) {
+    for (const field of SUMMARY_FIELDS) summary[field] = (lines[field] ?? []).join('\n').trim();
+    return { summary, parsedAs: 'headings' };
+  }
+  return { summary: { ...summary, current_state: text }, parsedAs: 'text' };
+}
