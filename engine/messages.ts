@@ -22,25 +22,43 @@ export interface ChatMessage {
 /**
  * What a message is in the working context: the original, or what a compression step left in its place.
  * `summary` replaces a span of turns; `truncated` keeps head and tail; `masked` is a one-line stub;
- * `offloaded` is a preview; each of the last three names the stored original in `ref`.
+ * `offloaded` is a preview; each of the last three names the stored original in `ref`. `ledger` is the task ledger.
  */
-export type MessageKind = 'normal' | 'summary' | 'truncated' | 'masked' | 'offloaded';
+export type MessageKind = 'normal' | 'summary' | 'truncated' | 'masked' | 'offloaded' | 'ledger';
 
-/** Metadata the engine plans over; the body lives in storage under `ref`. */
+/**
+ * Metadata the engine plans over; the body lives in storage under `key`. Plain JSON: it crosses activity
+ * boundaries and sits in workflow state, so optional fields are left out when they have their default.
+ */
 export interface MessageMeta {
   id: string;
   role: ChatRole;
-  /** Tokens of this message in the agent's encoding, chat overhead included. */
+  /** Tokens of this message in the agent's encoding, chat overhead and safety margin included. */
   tokens: number;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
-  kind: MessageKind;
-  /** Storage key of the original body. */
-  ref: string;
+  /** Characters of the body's content. */
+  chars: number;
+  /** Storage key of the body in the context (the original, or what replaced it). */
+  key: string;
+  /** Default `normal`. */
+  kind?: MessageKind;
+  /** For a replacement: storage key of the original body, which stays reloadable. */
+  ref?: string;
   /** Assistant messages that call tools: the call ids, each to be answered by a tool message. */
   toolCallIds?: string[];
   /** Tool messages: the call they answer. */
   toolCallId?: string;
+  /** Milliseconds since the epoch, when known. */
+  createdAt?: number;
+}
+
+/** The kind of a message, `normal` when unset. */
+export function kindOf(message: Pick<MessageMeta, 'kind'>): MessageKind {
+  return message.kind ?? 'normal';
+}
+
+/** Storage key of the original body of a message, whatever replaced it. */
+export function originalKeyOf(message: Pick<MessageMeta, 'key' | 'ref'>): string {
+  return message.ref ?? message.key;
 }
 
 const PREVIEW_CHARS = 120;

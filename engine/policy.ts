@@ -1,0 +1,259 @@
+/**
+ * The compression policy: when to compress, how far, what is protected, and which strategies run in which order.
+ * Typed and validated: a bad value is a {@link PolicyError} naming the field, the value and the allowed range.
+ * Named presets (`presets.ts`) are complete policies; an agent picks one and may override any field.
+ *
+ * @example
+ *   const policy = resolvePolicy({ preset: 'default', triggerRatio: 0.75, keepTurns: 3 });
+ */
+
+/** The compression strategies, cheapest first (the default order). */
+export const STRATEGIES = [
+  'truncate-tool-results',
+  'mask-tool-results',
+  'offload-large',
+  'summarize',
+  'compact-turns',
+  'truncate-rounds',
+  'halve',
+] as const;
+
+export type StrategyName = (typeof STRATEGIES)[number];
+
+/** An Octomind-style pressure level: from `atTokens` on, compress to `tokens / reduction`. */
+export interface PressureLevel {
+  atTokens: number;
+  reduction: number;
+}
+
+/** Prices per million tokens and cache multipliers, for the cost-aware decision. */
+export interface CostModel {
+  /** Price per million input tokens of the agent's model. */
+  inputPerMillion: number;
+  /** Price per million output tokens of the summary model. */
+  summaryOutputPerMillion: number;
+  /** Price per million input tokens of the summary model (default: the agent's input price). */
+  summaryInputPerMillion?: number;
+  /** Multiplier on input price for writing the prompt cache (e.g. 1.25). */
+  cacheWriteMultiplier: number;
+  /** Multiplier on input price for reading a cached prefix (e.g. 0.1). */
+  cacheReadMultiplier: number;
+  /** Turns the agent is expected to run after this compression. */
+  expectedRemainingTurns: number;
+}
+
+export interface CompressionPolicy {
+  /** The preset this policy came from. */
+  preset: string;
+  /** Compress when tokens (system prompt, tool schemas, summary, context) reach this share of the window. */
+  triggerRatio: number;
+  /** Compress down to this share of the window. */
+  targetRatio: number;
+  /** Also compress when the context tokens exceed this many (chatgpt-on-wechat's 50,000 budget). */
+  maxTokens?: number;
+  /** Also compress when the context holds more messages than this. */
+  maxMessages?: number;
+  /** Also compress when the context holds more turns than this. */
+  maxTurns?: number;
+  /** Pressure levels (ascending): the trigger is the lowest, the target the reduction of the level reached. */
+  pressureLevels?: PressureLevel[];
+  /** Escalate the pressure level with each consecutive compression (round-robin through the levels). */
+  escalate: boolean;
+  /** The last N turns are protected from everything but the lightest strategies. */
+  keepTurns: number;
+  /** The last N messages are protected likewise (whichever protects more wins). */
+  keepMessages: number;
+  /** The newest messages within this share of the window are protected likewise (0: off). */
+  reserveRatio: number;
+  /** Required growth between consecutive compressions without a user message (e.g. 0.1, 0.2, 0.4, 0.8); [] = off. */
+  cooldown: number[];
+  /** Strategies to run, in order, stopping once under the target. */
+  strategies: StrategyName[];
+  /** At most one strategy is applied per check (AgentScope Java). */
+  oneStrategyPerCheck: boolean;
+  toolResults: {
+    /** A tool result over this many tokens is cut to head and tail. */
+    maxTokens: number;
+    /** …or over this many characters. */
+    maxChars: number;
+    headChars: number;
+    tailChars: number;
+    /** Marker between head and tail; `{ref}` becomes the storage key of the full result, `{omitted}` the count. */
+    marker: string;
+    /** Only results in turns older than the protected ones are cut (chatgpt-on-wechat). */
+    olderTurnsOnly: boolean;
+  };
+  mask: {
+    /** Tool results under this many tokens are not worth masking. */
+    minTokens: number;
+  };
+  offload: {
+    /** Messages over this many characters are offloaded to a preview. */
+    minChars: number;
+    previewChars: number;
+    /** After the unprotected messages, also offload protected ones (never the current round). */
+    includeProtected: boolean;
+  };
+  summary: {
+    /** Upper bound of the summary's tokens, used to plan (and asked of the summarizer). */
+    maxTokens: number;
+    /** Where the summary goes: its own message after the system prompt, or prepended to the first kept user message. */
+    placement: 'message' | 'first-kept-user';
+    /** Which unprotected turns are summarized: all of them, or the oldest half (chatgpt-on-wechat). */
+    span: 'all' | 'oldest-half';
+    /** The user's own messages kept verbatim beside the summary, newest first, up to this many tokens. */
+    keepUserTokens: number;
+    /** What to do when no summarizer is configured or it fails. */
+    fallback: 'truncate-rounds' | 'halve';
+  };
+  truncateRounds: {
+    /** Turns dropped per step, oldest first. */
+    perStep: number;
+  };
+  /** Optional cost-aware decision: skip when compression would cost more than it saves (until the hard limit). */
+  cost?: CostModel;
+  /** Above this share of the window, compress whatever the cost and cooldown say. */
+  hardLimitRatio: number;
+}
+
+/** Thrown for a policy value out of range; names the field, the value and the allowed range. */
+export class PolicyError extends Error {
+  readonly field: string;
+  constructor(field: string, value: unknown, allowed: string) {
+    super(`${field}: ${JSON.stringify(value)} is not allowed (${allowed})`);
+    this.name = 'PolicyError';
+    this.field = field;
+  }
+}
+
+/** Partial policy for overrides: nested groups may be given in part. */
+export type PolicyOverrides = Partial<Omit<CompressionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary'>> & {
+  toolResults?: Partial<CompressionPolicy['toolResults']>;
+  mask?: Partial<CompressionPolicy['mask']>;
+  offload?: Partial<CompressionPolicy['offload']>;
+  summary?: Partial<CompressionPolicy['summary']>;
+  truncateRounds?: Partial<CompressionPolicy['truncateRounds']>;
+};
+
+/** Merges overrides into a base policy (nested groups field by field); does not validate. */
+export function mergePolicy(base: CompressionPolicy, overrides: PolicyOverrides): CompressionPolicy {
+  const merged = { ...base, ...overrides } as CompressionPolicy;
+  merged.toolResults = { ...base.toolResults, ...overrides.toolResults };
+  merged.mask = { ...base.mask, ...overrides.mask };
+  merged.offload = { ...base.offload, ...overrides.offload };
+  merged.summary = { ...base.summary, ...overrides.summary };
+  merged.truncateRounds = { ...base.truncateRounds, ...overrides.truncateRounds };
+  return merged;
+}
+
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+function ratio(field: string, value: unknown, min: number, max: number, exclusiveMin = true): void {
+  if (!isNumber(value) || (exclusiveMin ? value <= min : value < min) || value > max) {
+    throw new PolicyError(field, value, `a number ${exclusiveMin ? '>' : '≥'} ${min} and ≤ ${max}`);
+  }
+}
+
+function count(field: string, value: unknown, min: number, max: number): void {
+  if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) {
+    throw new PolicyError(field, value, `an integer from ${min} to ${max}`);
+  }
+}
+
+function flag(field: string, value: unknown): void {
+  if (typeof value !== 'boolean') throw new PolicyError(field, value, 'true or false');
+}
+
+function oneOf(field: string, value: unknown, allowed: readonly string[]): void {
+  if (!allowed.includes(value as string)) throw new PolicyError(field, value, `one of ${allowed.join(', ')}`);
+}
+
+const MAX_TOKENS = 10_000_000;
+const MAX_CHARS = 100_000_000;
+
+/** Throws {@link PolicyError} for the first field out of range; returns the policy otherwise. */
+export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
+  ratio('triggerRatio', policy.triggerRatio, 0, 0.9);
+  ratio('targetRatio', policy.targetRatio, 0, policy.triggerRatio);
+  if (policy.targetRatio >= policy.triggerRatio) {
+    throw new PolicyError('targetRatio', policy.targetRatio, `below triggerRatio (${policy.triggerRatio})`);
+  }
+  if (policy.maxTokens !== undefined) count('maxTokens', policy.maxTokens, 1, MAX_TOKENS);
+  if (policy.maxMessages !== undefined) count('maxMessages', policy.maxMessages, 2, 1_000_000);
+  if (policy.maxTurns !== undefined) count('maxTurns', policy.maxTurns, 1, 1_000_000);
+  if (policy.pressureLevels !== undefined) {
+    if (!Array.isArray(policy.pressureLevels) || policy.pressureLevels.length === 0) {
+      throw new PolicyError('pressureLevels', policy.pressureLevels, 'a non-empty list of { atTokens, reduction }');
+    }
+    policy.pressureLevels.forEach((level, i) => {
+      count(`pressureLevels[${i}].atTokens`, level?.atTokens, 1, MAX_TOKENS);
+      ratio(`pressureLevels[${i}].reduction`, level.reduction, 1, 1_000);
+      const previous = policy.pressureLevels![i - 1];
+      if (previous && level.atTokens <= previous.atTokens) {
+        throw new PolicyError(`pressureLevels[${i}].atTokens`, level.atTokens, `above ${previous.atTokens}`);
+      }
+    });
+  }
+  flag('escalate', policy.escalate);
+  count('keepTurns', policy.keepTurns, 0, 10_000);
+  count('keepMessages', policy.keepMessages, 0, 100_000);
+  ratio('reserveRatio', policy.reserveRatio, 0, 0.9, false);
+  if (!Array.isArray(policy.cooldown) || policy.cooldown.length > 16) {
+    throw new PolicyError('cooldown', policy.cooldown, 'a list of at most 16 growth ratios, e.g. [0.1, 0.2, 0.4, 0.8]');
+  }
+  policy.cooldown.forEach((growth, i) => ratio(`cooldown[${i}]`, growth, 0, 10));
+  if (!Array.isArray(policy.strategies) || policy.strategies.length === 0) {
+    throw new PolicyError('strategies', policy.strategies, `a non-empty list of ${STRATEGIES.join(', ')}`);
+  }
+  policy.strategies.forEach((name, i) => oneOf(`strategies[${i}]`, name, STRATEGIES));
+  if (new Set(policy.strategies).size !== policy.strategies.length) {
+    throw new PolicyError('strategies', policy.strategies, 'each strategy at most once');
+  }
+  flag('oneStrategyPerCheck', policy.oneStrategyPerCheck);
+  const tool = policy.toolResults;
+  count('toolResults.maxTokens', tool?.maxTokens, 16, MAX_TOKENS);
+  count('toolResults.maxChars', tool.maxChars, 64, MAX_CHARS);
+  count('toolResults.headChars', tool.headChars, 0, MAX_CHARS);
+  count('toolResults.tailChars', tool.tailChars, 0, MAX_CHARS);
+  if (tool.headChars + tool.tailChars >= tool.maxChars) {
+    throw new PolicyError(
+      'toolResults.headChars',
+      tool.headChars,
+      `headChars + tailChars below maxChars (${tool.maxChars})`,
+    );
+  }
+  if (typeof tool.marker !== 'string' || tool.marker.length > 500) {
+    throw new PolicyError('toolResults.marker', tool.marker, 'a string of at most 500 characters');
+  }
+  flag('toolResults.olderTurnsOnly', tool.olderTurnsOnly);
+  count('mask.minTokens', policy.mask?.minTokens, 0, MAX_TOKENS);
+  count('offload.minChars', policy.offload?.minChars, 64, MAX_CHARS);
+  count('offload.previewChars', policy.offload.previewChars, 0, 100_000);
+  if (policy.offload.previewChars >= policy.offload.minChars) {
+    throw new PolicyError(
+      'offload.previewChars',
+      policy.offload.previewChars,
+      `below offload.minChars (${policy.offload.minChars})`,
+    );
+  }
+  flag('offload.includeProtected', policy.offload.includeProtected);
+  count('summary.maxTokens', policy.summary?.maxTokens, 64, 100_000);
+  oneOf('summary.placement', policy.summary.placement, ['message', 'first-kept-user']);
+  oneOf('summary.span', policy.summary.span, ['all', 'oldest-half']);
+  count('summary.keepUserTokens', policy.summary.keepUserTokens, 0, MAX_TOKENS);
+  oneOf('summary.fallback', policy.summary.fallback, ['truncate-rounds', 'halve']);
+  count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
+  ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
+  if (policy.cost !== undefined) {
+    const cost = policy.cost;
+    ratio('cost.inputPerMillion', cost.inputPerMillion, 0, 10_000, false);
+    ratio('cost.summaryOutputPerMillion', cost.summaryOutputPerMillion, 0, 10_000, false);
+    if (cost.summaryInputPerMillion !== undefined) {
+      ratio('cost.summaryInputPerMillion', cost.summaryInputPerMillion, 0, 10_000, false);
+    }
+    ratio('cost.cacheWriteMultiplier', cost.cacheWriteMultiplier, 0, 10, false);
+    ratio('cost.cacheReadMultiplier', cost.cacheReadMultiplier, 0, 10, false);
+    count('cost.expectedRemainingTurns', cost.expectedRemainingTurns, 0, 1_000_000);
+  }
+  return policy;
+}

@@ -1,0 +1,182 @@
+/**
+ * Named presets: each seed system's documented compaction behaviour as a complete policy (configuration, not
+ * forked code), and `default`, ours. Where a system's documentation and its current code differ, the preset follows
+ * the documentation; the README says what the code does now.
+ *
+ * @example
+ *   resolvePolicy({ preset: 'octomind' }) // pressure levels 60k/120k/160k → 2×/4×/8×, cooldown, cost decision
+ */
+import { mergePolicy, PolicyError, validatePolicy } from './policy.ts';
+import type { CompressionPolicy, PolicyOverrides } from './policy.ts';
+
+/** Ours: cheap deterministic steps first (masking old tool output matches LLM summaries at half the cost), then a
+ * structured summary that keeps the user's words, then truncation; a cooldown against loops; the hard limit. */
+const DEFAULT: CompressionPolicy = {
+  preset: 'default',
+  triggerRatio: 0.8,
+  targetRatio: 0.5,
+  maxMessages: 1_000,
+  escalate: false,
+  keepTurns: 3,
+  keepMessages: 6,
+  reserveRatio: 0.1,
+  cooldown: [0.1, 0.2, 0.4, 0.8, 1],
+  strategies: ['truncate-tool-results', 'mask-tool-results', 'offload-large', 'summarize', 'truncate-rounds', 'halve'],
+  oneStrategyPerCheck: false,
+  toolResults: {
+    maxTokens: 8_000,
+    maxChars: 32_000,
+    headChars: 8_000,
+    tailChars: 4_000,
+    marker: '[… {omitted} characters cut; the full result is stored: context_reload("{ref}") …]',
+    olderTurnsOnly: false,
+  },
+  mask: { minTokens: 200 },
+  offload: { minChars: 16_000, previewChars: 600, includeProtected: false },
+  summary: { maxTokens: 2_000, placement: 'message', span: 'all', keepUserTokens: 2_000, fallback: 'truncate-rounds' },
+  truncateRounds: { perStep: 1 },
+  hardLimitRatio: 0.95,
+};
+
+/** AstrBot: 82% of the window before every request; an LLM summary keeping the last 4 rounds, falling back to
+ * dropping the oldest round at a time without a summary model; then halving until it fits. */
+const ASTRBOT: CompressionPolicy = {
+  ...DEFAULT,
+  preset: 'astrbot',
+  triggerRatio: 0.82,
+  targetRatio: 0.8,
+  maxMessages: undefined,
+  keepTurns: 4,
+  keepMessages: 0,
+  reserveRatio: 0,
+  cooldown: [],
+  strategies: ['summarize', 'halve'],
+  summary: { ...DEFAULT.summary, keepUserTokens: 0, fallback: 'truncate-rounds' },
+  truncateRounds: { perStep: 1 },
+};
+
+/** chatgpt-on-wechat: more than 20 turns or 50,000 tokens; tool results over 20,000 characters cut to head and
+ * tail in older turns; the oldest half of the turns summarized into the first kept user message; then only the
+ * user's text and the last reply per turn; then halving. */
+const CHATGPT_ON_WECHAT: CompressionPolicy = {
+  ...DEFAULT,
+  preset: 'chatgpt-on-wechat',
+  triggerRatio: 0.9,
+  targetRatio: 0.5,
+  maxTokens: 50_000,
+  maxTurns: 20,
+  maxMessages: undefined,
+  keepTurns: 0,
+  keepMessages: 0,
+  reserveRatio: 0,
+  cooldown: [],
+  strategies: ['truncate-tool-results', 'summarize', 'compact-turns', 'halve'],
+  toolResults: {
+    maxTokens: 10_000_000,
+    maxChars: 20_000,
+    headChars: 10_000,
+    tailChars: 5_000,
+    marker: '\n\n[... {omitted} characters omitted from this tool result ...]\n\n',
+    olderTurnsOnly: true,
+  },
+  summary: { ...DEFAULT.summary, placement: 'first-kept-user', span: 'oldest-half', keepUserTokens: 0, fallback: 'halve' },
+};
+
+/** AgentScope (Python): trigger_ratio × window over system prompt, summary, context and tool schemas; tool results
+ * over tool_result_limit tokens cut with `<<<TRUNCATED>>>`; a five-field summary of the older messages; the recent
+ * ones within reserve_ratio × window kept. */
+const AGENTSCOPE: CompressionPolicy = {
+  ...DEFAULT,
+  preset: 'agentscope',
+  triggerRatio: 0.8,
+  targetRatio: 0.4,
+  maxMessages: undefined,
+  keepTurns: 0,
+  keepMessages: 0,
+  reserveRatio: 0.1,
+  cooldown: [],
+  strategies: ['truncate-tool-results', 'summarize', 'halve'],
+  toolResults: {
+    maxTokens: 2_048,
+    maxChars: 100_000_000,
+    headChars: 6_000,
+    tailChars: 2_000,
+    marker: '<<<TRUNCATED>>> {omitted} characters; the full result is stored at {ref} <<<TRUNCATED>>>',
+    olderTurnsOnly: false,
+  },
+  summary: { ...DEFAULT.summary, keepUserTokens: 0 },
+};
+
+/** AgentScope Java AutoContextMemory: 100 messages or 75% of the window, before each reasoning step; at most one
+ * strategy per check: old tool runs, large messages (> 5 KiB) offloaded to 200-character previews (first outside
+ * the last 50 messages, then inside), old rounds summarized, large current-round results cut, then the rest. */
+const AGENTSCOPE_JAVA: CompressionPolicy = {
+  ...DEFAULT,
+  preset: 'agentscope-java',
+  triggerRatio: 0.75,
+  targetRatio: 0.5,
+  maxMessages: 99,
+  keepTurns: 0,
+  keepMessages: 50,
+  reserveRatio: 0,
+  cooldown: [],
+  strategies: ['mask-tool-results', 'offload-large', 'summarize', 'truncate-tool-results', 'halve'],
+  oneStrategyPerCheck: true,
+  mask: { minTokens: 0 },
+  offload: { minChars: 5_120, previewChars: 200, includeProtected: true },
+  summary: { ...DEFAULT.summary, keepUserTokens: 0 },
+};
+
+/** Octomind: pressure levels 60k → 2×, 120k → 4×, 160k → 8× over the whole request, escalating with consecutive
+ * compressions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves. */
+const OCTOMIND: CompressionPolicy = {
+  ...DEFAULT,
+  preset: 'octomind',
+  triggerRatio: 0.9,
+  targetRatio: 0.5,
+  maxMessages: undefined,
+  pressureLevels: [
+    { atTokens: 60_000, reduction: 2 },
+    { atTokens: 120_000, reduction: 4 },
+    { atTokens: 160_000, reduction: 8 },
+  ],
+  escalate: true,
+  keepTurns: 0,
+  keepMessages: 4,
+  reserveRatio: 0,
+  cooldown: [0.1, 0.2, 0.4, 0.8, 1],
+  strategies: ['summarize', 'halve'],
+  summary: { ...DEFAULT.summary, keepUserTokens: 0 },
+  cost: {
+    inputPerMillion: 3,
+    summaryOutputPerMillion: 15,
+    cacheWriteMultiplier: 1.25,
+    cacheReadMultiplier: 0.1,
+    expectedRemainingTurns: 10,
+  },
+};
+
+export const PRESETS: Readonly<Record<string, CompressionPolicy>> = {
+  default: DEFAULT,
+  astrbot: ASTRBOT,
+  'chatgpt-on-wechat': CHATGPT_ON_WECHAT,
+  agentscope: AGENTSCOPE,
+  'agentscope-java': AGENTSCOPE_JAVA,
+  octomind: OCTOMIND,
+};
+
+export const PRESET_NAMES = Object.keys(PRESETS);
+
+/** A preset by name, with overrides applied and the result validated. Throws {@link PolicyError}. */
+export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}): CompressionPolicy {
+  const name = config.preset ?? 'default';
+  const base = PRESETS[name];
+  if (!base) throw new PolicyError('preset', name, `one of ${PRESET_NAMES.join(', ')}`);
+  const unknown = Object.keys(config).filter((key) => !(key in DEFAULT) && key !== 'pressureLevels' && key !== 'maxTokens' && key !== 'maxTurns' && key !== 'cost');
+  if (unknown.length > 0) throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');
+  const policy = mergePolicy(base, config);
+  for (const key of Object.keys(policy) as (keyof CompressionPolicy)[]) {
+    if (policy[key] === undefined) delete policy[key];
+  }
+  return validatePolicy(structuredClone({ ...policy, preset: name }));
+}

@@ -1,0 +1,147 @@
+/**
+ * When to compress: the triggers (tokens against the window, message and turn limits, pressure levels), the
+ * exponential cooldown that stops compaction loops, and the target a compression aims for.
+ *
+ * The workflow checks a {@link Gate} before every model call: a handful of numbers computed here (by an activity,
+ * so the result is recorded) and compared there in O(1), whatever the size of the context.
+ */
+import type { CompressionPolicy } from './policy.ts';
+
+/** Why a compression runs: the budget check, a user's request, or the provider reporting an overflow. */
+export type Trigger = 'auto' | 'forced' | 'overflow';
+
+export const TRIGGERS: readonly Trigger[] = ['auto', 'forced', 'overflow'];
+
+/** What the workflow knows about its context without looking at messages. */
+export interface ContextStats {
+  /** Tokens of the whole request: messages, tool schemas, reply primer. */
+  tokens: number;
+  messages: number;
+  turns: number;
+}
+
+/** Consecutive compressions without a user message in between, and the tokens the last one left. */
+export interface CooldownState {
+  consecutive: number;
+  lastTokensAfter: number;
+}
+
+export const NO_COOLDOWN: CooldownState = { consecutive: 0, lastTokensAfter: 0 };
+
+/** The numbers the workflow compares before every model call. */
+export interface Gate {
+  /** Compress at this many tokens (the lowest of the token triggers). */
+  tokens: number;
+  /** …or above this many messages / turns. */
+  messages?: number;
+  turns?: number;
+  /** The cooldown: the token trigger fires only from this many tokens on (0 after a user message). */
+  floorAfterUser: number;
+  floorWithoutUser: number;
+}
+
+/** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
+export function triggerTokens(policy: CompressionPolicy, window: number): number {
+  let tokens = Math.floor(policy.triggerRatio * window);
+  if (policy.maxTokens !== undefined) tokens = Math.min(tokens, policy.maxTokens);
+  if (policy.pressureLevels?.length) tokens = Math.min(tokens, policy.pressureLevels[0]!.atTokens);
+  return tokens;
+}
+
+/** Growth required before the next compression, after `consecutive` compressions without a user message. */
+export function requiredGrowth(policy: CompressionPolicy, consecutive: number): number {
+  if (consecutive <= 0 || policy.cooldown.length === 0) return 0;
+  return policy.cooldown[Math.min(consecutive, policy.cooldown.length) - 1]!;
+}
+
+/** The gate after a compression that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
+export function gateOf(policy: CompressionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
+  const floor = Math.ceil(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
+  return {
+    tokens: triggerTokens(policy, window),
+    ...(policy.maxMessages !== undefined ? { messages: policy.maxMessages } : {}),
+    ...(policy.maxTurns !== undefined ? { turns: policy.maxTurns } : {}),
+    floorAfterUser: 0,
+    floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
+  };
+}
+
+/**
+ * What fired, if anything: the O(1) check the workflow makes before every model call. The cooldown floor holds
+ * back the token trigger only (message and turn limits are met by any compression, so they cannot loop).
+ */
+export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompression: boolean): string | undefined {
+  const floor = userSinceLastCompression ? gate.floorAfterUser : gate.floorWithoutUser;
+  if (stats.tokens >= gate.tokens && stats.tokens >= floor) return `tokens ${stats.tokens} ≥ ${gate.tokens}`;
+  if (gate.messages !== undefined && stats.messages > gate.messages) {
+    return `messages ${stats.messages} > ${gate.messages}`;
+  }
+  if (gate.turns !== undefined && stats.turns > gate.turns) return `turns ${stats.turns} > ${gate.turns}`;
+  return undefined;
+}
+
+/** What a compression aims for: tokens, and messages and turns when a count limit fired. */
+export interface Target {
+  tokens: number;
+  /** Set when a message limit fired. */
+  messages?: number;
+  /** Set when a turn limit fired. */
+  turns?: number;
+  /** How the token target was chosen, for the event. */
+  reason: string;
+  /** The pressure level used (0-based), when the policy has levels. */
+  level?: number;
+}
+
+/**
+ * The target for a compression. Automatic: the target ratio of the window, or the reduction of the pressure level
+ * reached (escalating with consecutive compressions, round-robin through the levels); half of a count limit that
+ * fired. Forced: at most half the current tokens. Overflow: the target ratio, halved again on each further attempt.
+ */
+export function targetOf(
+  policy: CompressionPolicy,
+  window: number,
+  stats: ContextStats,
+  trigger: Trigger,
+  consecutive: number,
+  attempt = 1,
+): Target {
+  const byRatio = Math.floor(policy.targetRatio * window);
+  const counts: { messages?: number; turns?: number } = {};
+  if (policy.maxMessages !== undefined && stats.messages > policy.maxMessages) {
+    counts.messages = Math.floor(policy.maxMessages / 2);
+  }
+  if (policy.maxTurns !== undefined && stats.turns > policy.maxTurns) {
+    counts.turns = Math.max(1, Math.floor(policy.maxTurns / 2));
+  }
+  if (trigger === 'forced') {
+    const tokens = Math.min(byRatio, Math.floor(stats.tokens / 2));
+    return { tokens, ...counts, reason: `forced: min(${policy.targetRatio} × window, half of ${stats.tokens})` };
+  }
+  if (trigger === 'overflow') {
+    const tokens = Math.floor(byRatio / 2 ** (attempt - 1));
+    return {
+      tokens,
+      ...counts,
+      reason: `overflow attempt ${attempt}: ${policy.targetRatio} × window / ${2 ** (attempt - 1)}`,
+    };
+  }
+  const levels = policy.pressureLevels;
+  if (levels?.length) {
+    let reached = -1;
+    levels.forEach((level, i) => {
+      if (stats.tokens >= level.atTokens) reached = i;
+    });
+    if (reached >= 0) {
+      const level = policy.escalate ? (reached + consecutive) % levels.length : reached;
+      const reduction = levels[level]!.reduction;
+      const tokens = Math.min(byRatio, Math.floor(stats.tokens / reduction));
+      return { tokens, ...counts, level, reason: `pressure level ${level + 1}: ${stats.tokens} / ${reduction}` };
+    }
+  }
+  if (policy.maxTokens !== undefined && stats.tokens > policy.maxTokens) {
+    const tokens = Math.min(byRatio, Math.floor(policy.maxTokens * (policy.targetRatio / policy.triggerRatio)));
+    return { tokens, ...counts, reason: `budget ${policy.maxTokens} × ${policy.targetRatio}/${policy.triggerRatio}` };
+  }
+  return { tokens: byRatio, ...counts, reason: `${policy.targetRatio} × window ${window}` };
+}

@@ -1,0 +1,69 @@
+/**
+ * Builds working contexts (message metadata) for engine tests: a fluent builder with explicit token and character
+ * counts, so each test states its numbers.
+ */
+import type { MessageKind, MessageMeta } from '../../engine/messages.ts';
+
+export class ContextBuilder {
+  readonly messages: MessageMeta[] = [];
+  private seq = 0;
+  private calls = 0;
+
+  private add(meta: Omit<MessageMeta, 'id' | 'key'> & { kind?: MessageKind }): MessageMeta {
+    const id = `m${String(++this.seq).padStart(6, '0')}`;
+    const message: MessageMeta = { id, key: `agents/t/messages/${id}.json`, ...meta };
+    if (message.kind === 'normal') delete message.kind;
+    this.messages.push(message);
+    return message;
+  }
+
+  system(tokens = 100, chars = tokens * 4): this {
+    this.add({ role: 'system', tokens, chars });
+    return this;
+  }
+
+  user(tokens = 50, chars = tokens * 4): this {
+    this.add({ role: 'user', tokens, chars });
+    return this;
+  }
+
+  summary(tokens = 300): this {
+    this.add({ role: 'user', tokens, chars: tokens * 4, kind: 'summary' });
+    return this;
+  }
+
+  reply(tokens = 80, chars = tokens * 4): this {
+    this.add({ role: 'assistant', tokens, chars });
+    return this;
+  }
+
+  /**
+   * An assistant message (30 tokens) calling `results.length` tools, each answered with that many tokens
+   * (characters 4× the tokens, or `[tokens, chars]`).
+   */
+  tools(...results: (number | [tokens: number, chars: number])[]): this {
+    const ids = results.map(() => `call_${++this.calls}`);
+    this.add({ role: 'assistant', tokens: 30, chars: 0, toolCallIds: ids });
+    results.forEach((result, i) => {
+      const [tokens, chars] = typeof result === 'number' ? [result, result * 4] : result;
+      this.add({ role: 'tool', tokens, chars, toolCallId: ids[i] });
+    });
+    return this;
+  }
+
+  /** `n` turns of user, one tool call with a `toolTokens` result, reply. */
+  turns(n: number, toolTokens = 500): this {
+    for (let i = 0; i < n; i++) this.user().tools(toolTokens).reply();
+    return this;
+  }
+
+  get tokens(): number {
+    return this.messages.reduce((sum, m) => sum + m.tokens, 0);
+  }
+
+  ids(): string[] {
+    return this.messages.map((m) => m.id);
+  }
+}
+
+export const context = () => new ContextBuilder();

@@ -1,0 +1,334 @@
+/** The planner's rules, each with its numbers. */
+import { describe, expect, it } from 'vitest';
+import { planCompression, protectionOf, STUB_TOKENS } from '../../../engine/planner.ts';
+import type { PlanInput } from '../../../engine/planner.ts';
+import { resolvePolicy } from '../../../engine/presets.ts';
+import type { PolicyOverrides } from '../../../engine/policy.ts';
+import { toolPairViolations } from '../../../engine/tool-pairs.ts';
+import { NO_COOLDOWN } from '../../../engine/trigger.ts';
+import { context } from '../../support/contexts.ts';
+import type { ContextBuilder } from '../../support/contexts.ts';
+
+const WINDOW = 64_000;
+
+function plan(
+  c: ContextBuilder,
+  overrides: PolicyOverrides & { preset?: string } = {},
+  extra: Partial<PlanInput> = {},
+) {
+  const firstUser = c.messages.find((m) => m.role === 'user');
+  return planCompression({
+    context: c.messages,
+    policy: resolvePolicy(overrides),
+    window: WINDOW,
+    fixedTokens: 0,
+    trigger: 'auto',
+    cooldown: NO_COOLDOWN,
+    summarizer: 'available',
+    ...(firstUser ? { goalId: firstUser.id } : {}),
+    ...extra,
+  });
+}
+
+/** A context of exactly `tokens` tokens: system 100, goal 100, one tool call, a 100-token reply. */
+function sized(tokens: number) {
+  const c = context().system(100).user(100);
+  return c.tools(tokens - c.tokens - 30 - 100).reply(100);
+}
+
+const strategiesOf = (p: ReturnType<typeof plan>) => p.steps.map((s) => s.strategy);
+
+describe('triggers', () => {
+  it('skips below 0.8 × window and compresses at it', () => {
+    // 51,200 = 0.8 × 64,000
+    const below = sized(51_199);
+    expect(below.tokens).toBe(51_199);
+    expect(plan(below).action).toBe('skip');
+    expect(plan(below).reason).toMatch(/below the trigger/);
+    const at = sized(51_200);
+    expect(at.tokens).toBe(51_200);
+    const p = plan(at);
+    expect(p.action).toBe('compress');
+    expect(p.reason).toBe('tokens 51200 ≥ 51200');
+    expect(p.target.tokens).toBe(32_000);
+  });
+
+  it('counts the tool schemas and reply primer (fixed tokens) toward the trigger', () => {
+    const c = context().system(100).user(100).turns(19, 2_400);
+    expect(c.tokens).toBeLessThan(51_200);
+    expect(plan(c).action).toBe('skip');
+    expect(plan(c, {}, { fixedTokens: 51_200 - c.tokens }).action).toBe('compress');
+  });
+
+  it('fires on a message-count limit and aims at half of it', () => {
+    const c = context().system().turns(20, 10); // 1 + 20 × 4 = 81 messages, few tokens
+    const p = plan(c, { maxMessages: 60 });
+    expect(p.reason).toBe('messages 81 > 60');
+    expect(p.target.messages).toBe(30);
+    expect(p.after.messages).toBeLessThanOrEqual(30);
+    expect(p.reachedTarget).toBe(true);
+  });
+
+  it('fires on a turn-count limit and aims at half of it', () => {
+    const c = context().system().turns(25, 10);
+    const p = plan(c, { maxTurns: 20 });
+    expect(p.reason).toBe('turns 25 > 20');
+    expect(p.target.turns).toBe(10);
+    expect(p.after.turns).toBeLessThanOrEqual(10);
+  });
+
+  it('a forced compaction runs below the trigger and aims at half the tokens', () => {
+    const c = context().system().turns(10, 500); // ≈ 6.7k tokens, far below the trigger
+    const p = plan(c, {}, { trigger: 'forced' });
+    expect(p.action).toBe('compress');
+    expect(p.reason).toBe('forced by request');
+    expect(p.target.tokens).toBe(Math.floor(c.tokens / 2));
+    expect(p.after.tokens).toBeLessThanOrEqual(p.target.tokens);
+  });
+
+  it('an overflow halves the target on each further attempt', () => {
+    const c = context().system().turns(60, 1_000);
+    expect(plan(c, {}, { trigger: 'overflow', attempt: 1 }).target.tokens).toBe(32_000);
+    expect(plan(c, {}, { trigger: 'overflow', attempt: 2 }).target.tokens).toBe(16_000);
+    expect(plan(c, {}, { trigger: 'overflow', attempt: 3 }).target.tokens).toBe(8_000);
+  });
+});
+
+describe('strategies, cheapest first', () => {
+  it('truncates an oversized tool result to head and tail, even in the current round', () => {
+    const c = context().system().user().tools(40_000).reply().user().tools(60_000);
+    const p = plan(c, {}, { trigger: 'forced' });
+    expect(strategiesOf(p)[0]).toBe('truncate-tool-results');
+    const op = p.operations.find((o) => o.id === c.messages.at(-1)!.id)!;
+    expect(op).toEqual({ op: 'truncate', id: c.messages.at(-1)!.id, headChars: 8_000, tailChars: 4_000 });
+  });
+
+  it('keeps fewer characters of a dense result, so the cut result fits the token limit', () => {
+    // 60,000 tokens in 60,000 characters: 8,000 tokens (the limit) is 8,000 characters, split 2:1 head to tail.
+    const c = context().system().user().tools([60_000, 60_000]);
+    const p = plan(c, {}, { trigger: 'forced' });
+    const op = p.operations.find((o) => o.id === c.messages.at(-1)!.id)!;
+    expect(op).toEqual({ op: 'truncate', id: c.messages.at(-1)!.id, headChars: 5_333, tailChars: 2_667 });
+    expect(p.after.tokens - 100 - 50 - 30).toBe(8_000 + STUB_TOKENS);
+  });
+
+  it('masks old tool results oldest first and stops at the target, before any summary', () => {
+    const c = context().system().user().turns(30, 2_000); // 64,950 tokens
+    const p = plan(c);
+    expect(strategiesOf(p)).toEqual(['mask-tool-results']);
+    expect(p.after.tokens).toBeLessThanOrEqual(32_000);
+    expect(p.after.tokens).toBeGreaterThan(32_000 - 2_000);
+    const masked = p.operations.filter((o) => o.op === 'mask').map((o) => o.id);
+    const toolIds = c.messages.filter((m) => m.role === 'tool').map((m) => m.id);
+    expect(masked).toEqual(toolIds.slice(0, masked.length)); // the oldest ones
+    expect(p.removed.every((r) => r.replacedBy === 'masked' && r.key.startsWith('agents/t/messages/'))).toBe(true);
+  });
+
+  it('never masks a tool result of the protected recent turns or the current round', () => {
+    const c = context().system().user().turns(30, 2_000);
+    const protect = protectionOf(c.messages, resolvePolicy(), WINDOW, c.messages[1]!.id);
+    const p = plan(c, {}, { trigger: 'forced' });
+    p.operations.forEach((op, i) => {
+      if (op.op === 'mask') expect(protect[i]).toBe('none');
+    });
+    // keepTurns 3 + the current turn: the last 4 turns' results (16 messages) untouched.
+    expect(p.operations.slice(-16).every((op) => op.op === 'keep')).toBe(true);
+  });
+
+  it('offloads large messages to a preview when masking is not enough', () => {
+    const c = context().system().user(100).user(13_000, 52_000).turns(12, 3_000).user(100);
+    const p = plan(c, { strategies: ['offload-large'] }, { trigger: 'forced' });
+    expect(strategiesOf(p)).toEqual(['offload-large']);
+    const offloaded = p.operations.filter((o) => o.op === 'offload');
+    expect(offloaded[0]).toEqual({ op: 'offload', id: c.messages[2]!.id, previewChars: 600 });
+    expect(p.removed.find((r) => r.id === c.messages[2]!.id)?.replacedBy).toBe('offloaded');
+  });
+
+  it('summarizes the older turns, naming the span, when cheaper steps are not enough', () => {
+    const c = context().system().user().reply(40_000).turns(40, 150); // little tool output to mask
+    const p = plan(c, { strategies: ['mask-tool-results', 'summarize'] });
+    expect(strategiesOf(p)).toContain('summarize');
+    const step = p.steps.find((s) => s.strategy === 'summarize')!;
+    expect(step.summary!.spanIds[0]).toBe(c.messages[2]!.id); // right after the goal
+    expect(step.summary!.fallback).toBe('truncate-rounds');
+    expect(step.summary!.estimatedTokens).toBeLessThanOrEqual(2_000);
+    expect(p.summary).toEqual(step.summary);
+    // The system prompt and the goal are kept; the span's removed messages are listed with their keys.
+    expect(p.operations[0]).toEqual({ op: 'keep', id: c.messages[0]!.id });
+    expect(p.operations[1]).toEqual({ op: 'keep', id: c.messages[1]!.id });
+    for (const id of step.ids) expect(p.removed.find((r) => r.id === id)?.by).toBe('summarize');
+  });
+
+  it('keeps the user’s own messages of the span verbatim up to the budget, newest first', () => {
+    const c = context().system().user().reply(40_000).turns(40, 150);
+    const p = plan(c, { strategies: ['summarize'], summary: { keepUserTokens: 120 } });
+    expect(p.summary!.keptUserIds).toHaveLength(2); // 50 tokens each
+    const userIds = c.messages.filter((m, i) => m.role === 'user' && i > 1).map((m) => m.id);
+    expect(p.summary!.keptUserIds).toEqual(userIds.filter((id) => p.summary!.spanIds.includes(id)).slice(-2));
+  });
+
+  it('falls back to dropping the oldest rounds when no summarizer is configured, and says so', () => {
+    const c = context().system().user().reply(40_000).turns(40, 150);
+    const p = plan(c, { strategies: ['summarize'] }, { summarizer: 'none' });
+    expect(p.steps[0]!.strategy).toBe('summarize');
+    expect(p.steps[0]!.note).toBe('no summarizer is configured: truncate-rounds instead');
+    expect(p.summary).toBeUndefined();
+    expect(p.after.tokens).toBeLessThanOrEqual(32_000);
+    const failed = plan(c, { strategies: ['summarize'], summary: { fallback: 'halve' } }, { summarizer: 'failed' });
+    expect(failed.steps[0]!.note).toBe('the summarizer failed: halve instead');
+  });
+
+  it('drops rounds one at a time, oldest first, and stops at the target', () => {
+    const c = context().system().user().turns(20, 3_000); // 3,160 per turn
+    const p = plan(c, { strategies: ['truncate-rounds'] });
+    const dropped = p.operations.filter((o) => o.op === 'drop').map((o) => o.id);
+    // Whole turns of 4 messages, oldest first, after the goal (its own turn, fixed).
+    expect(dropped).toEqual(c.ids().slice(2, 2 + dropped.length));
+    expect(dropped.length % 4).toBe(0);
+    expect(p.after.tokens).toBeLessThanOrEqual(32_000);
+    expect(p.after.tokens).toBeGreaterThan(32_000 - 3_160);
+  });
+
+  it('halves, then halves again, but never the current turn, the goal or the system prompt', () => {
+    const c = context().system().user().turns(20, 3_000);
+    const p = plan(c, { strategies: ['halve'], keepTurns: 10 });
+    expect(strategiesOf(p)).toEqual(['halve']);
+    expect(p.operations[0]!.op).toBe('keep');
+    expect(p.operations[1]!.op).toBe('keep');
+    expect(p.operations.slice(-4).every((o) => o.op === 'keep')).toBe(true);
+  });
+
+  it('compact-turns keeps only the user text and the final reply of each older turn', () => {
+    const c = context().system().user().turns(8, 500);
+    const p = plan(
+      c,
+      { strategies: ['compact-turns'], keepTurns: 1, keepMessages: 0, reserveRatio: 0 },
+      { trigger: 'forced' },
+    );
+    const kept = c.messages.filter((_, i) => p.operations[i]!.op === 'keep');
+    expect(kept.filter((m) => m.role === 'tool')).toHaveLength(2); // only the last 2 turns keep their calls
+  });
+
+  it('records only strategies that changed something', () => {
+    const c = context().system().user().turns(30, 2_000);
+    const p = plan(c, { strategies: ['offload-large', 'mask-tool-results'] });
+    expect(strategiesOf(p)).toEqual(['mask-tool-results']); // nothing over 16,000 chars to offload
+  });
+
+  it('applies at most one strategy per check when the policy says so (AgentScope Java)', () => {
+    const c = context().system().user().turns(30, 2_000).user(13_000, 52_000).reply();
+    const p = plan(c, {
+      strategies: ['truncate-tool-results', 'mask-tool-results', 'summarize'],
+      oneStrategyPerCheck: true,
+      toolResults: { maxTokens: 1_000 },
+    });
+    expect(p.steps).toHaveLength(1);
+  });
+});
+
+describe('when the target cannot be reached', () => {
+  it('a single message bigger than the window is cut to fit, and the plan says what it did', () => {
+    const c = context().system(100).user(100).user(90_000, 360_000);
+    const p = plan(c);
+    expect(p.action).toBe('compress');
+    expect(strategiesOf(p)).toContain('truncate-oversized');
+    expect(p.after.tokens).toBeLessThanOrEqual(32_000);
+    expect(p.removed.find((r) => r.id === c.messages[2]!.id)?.replacedBy).toBe('truncated');
+  });
+
+  it('a system prompt bigger than the target is reported as a shortfall, never thrown', () => {
+    const c = context().system(40_000).user(100).turns(6, 2_000);
+    const p = plan(c);
+    expect(p.reachedTarget).toBe(false);
+    expect(p.shortfall).toMatch(/protected messages .* hold \d+ tokens, the largest m000001 \(system, 40000 tokens\)/);
+  });
+
+  it('a forced compaction with nothing to do is a skip that says why', () => {
+    const c = context().system().user().reply();
+    const p = plan(c, {}, { trigger: 'forced' });
+    expect(p.action).toBe('skip');
+    expect(p.reason).toMatch(/^nothing to compress: forced by request, but no strategy/);
+  });
+});
+
+describe('cooldown', () => {
+  it('holds back an automatic compression until the context grew by 10%, 20%, 40%, 80%, 100%', () => {
+    const c = context().system().user().turns(30, 2_000); // 64,950 tokens
+    for (const [consecutive, growth] of [
+      [1, 0.1],
+      [2, 0.2],
+      [3, 0.4],
+      [4, 0.8],
+      [5, 1],
+      [9, 1],
+    ] as const) {
+      const lastTokensAfter = Math.floor(c.tokens / (1 + growth)) + 1; // just short of the required growth
+      const held = plan(c, {}, { cooldown: { consecutive, lastTokensAfter } });
+      expect(held.action, `consecutive ${consecutive}`).toBe('skip');
+      const passes = plan(c, {}, { cooldown: { consecutive, lastTokensAfter: Math.floor(c.tokens / (1 + growth)) } });
+      expect(passes.action, `consecutive ${consecutive}`).toBe('compress');
+    }
+  });
+
+  it('a user message (consecutive = 0) resets it, and a forced compaction bypasses it', () => {
+    const c = context().system().user().turns(30, 2_000);
+    expect(plan(c, {}, { cooldown: { consecutive: 0, lastTokensAfter: c.tokens } }).action).toBe('compress');
+    expect(plan(c, {}, { cooldown: { consecutive: 3, lastTokensAfter: c.tokens }, trigger: 'forced' }).action).toBe(
+      'compress',
+    );
+  });
+});
+
+describe('pressure levels (Octomind)', () => {
+  const at = (tokens: number, consecutive = 0) =>
+    plan(sized(tokens), { preset: 'octomind' }, { window: 400_000, cooldown: { consecutive, lastTokensAfter: 0 } });
+
+  it('60k → 2×, 120k → 4×, 160k → 8×', () => {
+    expect(at(59_999).action).toBe('skip');
+    expect(at(60_000).target).toMatchObject({ tokens: 30_000, level: 0 });
+    expect(at(120_000).target).toMatchObject({ tokens: 30_000, level: 1 });
+    expect(at(160_000).target).toMatchObject({ tokens: 20_000, level: 2 });
+  });
+
+  it('escalates with consecutive compressions, round-robin through the levels', () => {
+    expect(at(60_000, 1).target).toMatchObject({ tokens: 15_000, level: 1 });
+    expect(at(60_000, 2).target).toMatchObject({ tokens: 7_500, level: 2 });
+    expect(at(60_000, 3).target).toMatchObject({ tokens: 30_000, level: 0 });
+  });
+});
+
+describe('protection', () => {
+  it('the system prompt, the goal and the current summary are fixed; the current turn is current', () => {
+    const c = context().system().user().summary().turns(6, 100);
+    const protect = protectionOf(
+      c.messages,
+      resolvePolicy({ keepTurns: 2, keepMessages: 0, reserveRatio: 0 }),
+      WINDOW,
+      c.messages[1]!.id,
+    );
+    expect(protect.slice(0, 3)).toEqual(['fixed', 'fixed', 'fixed']);
+    expect(protect.slice(-4)).toEqual(['current', 'current', 'current', 'current']);
+    expect(protect.slice(-12, -4).every((p) => p === 'recent')).toBe(true);
+    expect(protect.slice(3, -12).every((p) => p === 'none')).toBe(true);
+  });
+
+  it('keepMessages widens to whole atomic groups', () => {
+    const c = context().system().user().tools(10, 10, 10).reply().user().reply();
+    // last 4 messages: tool, tool (of the 3-call group), reply, user, reply → the whole group is protected
+    const protect = protectionOf(c.messages, resolvePolicy({ keepTurns: 0, keepMessages: 4, reserveRatio: 0 }), WINDOW);
+    expect(protect.slice(2, 6)).toEqual(['recent', 'recent', 'recent', 'recent']);
+  });
+
+  it('no plan output breaks a tool pair', () => {
+    const c = context().system().user().turns(30, 2_000).user().tools(100, 200, 300);
+    for (const strategies of [['halve'], ['truncate-rounds'], ['summarize'], ['compact-turns']] as const) {
+      const p = plan(c, { strategies: [...strategies] }, { trigger: 'forced' });
+      const kept = c.messages.filter((_, i) => p.operations[i]!.op !== 'drop');
+      expect(toolPairViolations(kept)).toEqual([]);
+    }
+  });
+
+  it('stub sizes are what the plan counts', () => {
+    expect(STUB_TOKENS).toBe(40);
+  });
+});
