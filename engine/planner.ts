@@ -47,9 +47,9 @@ export interface PlanInput {
 export type Operation =
   | { op: 'keep'; id: string }
   | { op: 'drop'; id: string }
-  | { op: 'truncate'; id: string; headChars: number; tailChars: number }
-  | { op: 'mask'; id: string }
-  | { op: 'offload'; id: string; previewChars: number };
+  | { op: 'truncate'; id: string; headChars: number; tailChars: number; tokens: number }
+  | { op: 'mask'; id: string; tokens: number }
+  | { op: 'offload'; id: string; previewChars: number; tokens: number };
 
 /** The summary the plan asks for: the span (bodies the summarizer reads) and where the result goes. */
 export interface SummarySpec {
@@ -112,6 +112,8 @@ interface Slot {
   protect: Protection;
   op: Operation;
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 const RANK: Record<Protection, number> = { none: 0, recent: 1, current: 2, fixed: 3 };
 
@@ -227,8 +229,9 @@ export function planCompression(input: PlanInput): Plan {
     return ids.length > 0;
   };
 
-  const replace = (slot: Slot, op: Operation, tokens: number) => {
-    slot.op = op;
+  /** Replaces a message (its planned size in `tokens`: an estimate the activity's count replaces) or drops it. */
+  const replace = (slot: Slot, op: DistributiveOmit<Operation, 'tokens'>, tokens: number) => {
+    slot.op = op.op === 'keep' || op.op === 'drop' ? op : ({ ...op, tokens } as Operation);
     slot.tokens = tokens;
   };
   const dropTurns = (turnIds: number[]) => {
@@ -329,15 +332,19 @@ export function planCompression(input: PlanInput): Plan {
         budget -= slot.tokens;
       }
       const removed = span.filter((s) => !keptUser.has(s));
-      if (spanTokens - [...keptUser].reduce((sum, s) => sum + s.tokens, 0) <= estimatedTokens) return { ids: [] };
+      // Worth an LLM call only if the summary at most halves what it replaces.
+      if (spanTokens - [...keptUser].reduce((sum, s) => sum + s.tokens, 0) < 2 * estimatedTokens) return { ids: [] };
       const lastSpanIndex = slots.indexOf(span.at(-1)!);
       const after = slots.slice(lastSpanIndex + 1).filter((s) => s.op.op !== 'drop');
-      const firstUserAfter = after.find((s) => s.meta.role === 'user' && kindOf(s.meta) === 'normal');
+      const firstUserAfter = after.find(
+        (s) => s.meta.role === 'user' && kindOf(s.meta) === 'normal' && s.op.op === 'keep',
+      );
       const placement: SummarySpec['placement'] =
         policy.summary.placement === 'first-kept-user' && firstUserAfter
           ? { mode: 'prepend', id: firstUserAfter.meta.id }
           : { mode: 'message', ...(after[0] ? { beforeId: after[0].meta.id } : {}) };
       for (const slot of removed) replace(slot, { op: 'drop', id: slot.meta.id }, 0);
+      if (placement.mode === 'prepend') firstUserAfter!.protect = 'fixed'; // it carries the summary now
       summary = {
         spanIds: span.map((s) => s.meta.id),
         keptUserIds: [...keptUser].map((s) => s.meta.id).reverse(),
@@ -401,6 +408,7 @@ export function planCompression(input: PlanInput): Plan {
       const candidates = live()
         .filter((s) => s.meta.role !== 'system' && kindOf(s.meta) !== 'summary' && s.tokens > EMERGENCY_MIN_TOKENS)
         .filter((s) => s.op.op === 'keep' || s.op.op === 'truncate')
+        .filter((s) => !(summary?.placement.mode === 'prepend' && summary.placement.id === s.meta.id))
         .sort((a, b) => b.tokens - a.tokens || slots.indexOf(a) - slots.indexOf(b));
       for (const slot of candidates) {
         const excess = stats().tokens - Math.min(target.tokens, hardLimit);

@@ -46,7 +46,7 @@ const ASTRBOT: CompressionPolicy = {
   triggerRatio: 0.82,
   targetRatio: 0.8,
   maxMessages: undefined,
-  keepTurns: 4,
+  keepTurns: 3, // with the current round: the last 4 rounds
   keepMessages: 0,
   reserveRatio: 0,
   cooldown: [],

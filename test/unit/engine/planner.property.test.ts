@@ -1,0 +1,176 @@
+/** Property tests of plans over random histories with tool chains, under every preset and random strategy lists. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { applyPlan } from '../../../engine/apply.ts';
+import type { MessageMeta } from '../../../engine/messages.ts';
+import { planCompression } from '../../../engine/planner.ts';
+import type { PlanInput } from '../../../engine/planner.ts';
+import { STRATEGIES } from '../../../engine/policy.ts';
+import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
+import { toolPairViolations } from '../../../engine/tool-pairs.ts';
+import { context } from '../../support/contexts.ts';
+
+const sizeArb = fc.oneof(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 400, max: 30_000 }));
+/** A turn: user message, then steps that are a reply or a group of 1–3 tool calls with results of random sizes. */
+const turnArb = fc.record({
+  user: sizeArb,
+  steps: fc.array(
+    fc.oneof(
+      sizeArb.map((reply) => ({ reply })),
+      fc.array(sizeArb, { minLength: 1, maxLength: 3 }),
+    ),
+    {
+      minLength: 0,
+      maxLength: 4,
+    },
+  ),
+});
+
+const inputArb = fc.record({
+  system: fc.integer({ min: 0, max: 3_000 }),
+  summary: fc.boolean(),
+  turns: fc.array(turnArb, { minLength: 1, maxLength: 25 }),
+  preset: fc.constantFrom(...PRESET_NAMES),
+  strategies: fc.option(fc.shuffledSubarray([...STRATEGIES], { minLength: 1 }), { nil: undefined }),
+  trigger: fc.constantFrom('auto', 'forced', 'overflow') as fc.Arbitrary<PlanInput['trigger']>,
+  attempt: fc.integer({ min: 1, max: 3 }),
+  window: fc.constantFrom(8_192, 32_000, 128_000),
+  summarizer: fc.constantFrom('available', 'none', 'failed') as fc.Arbitrary<PlanInput['summarizer']>,
+  consecutive: fc.integer({ min: 0, max: 6 }),
+  lastTokensAfter: fc.integer({ min: 0, max: 100_000 }),
+});
+
+type Spec = typeof inputArb extends fc.Arbitrary<infer T> ? T : never;
+
+function build(spec: Spec): PlanInput {
+  const c = context();
+  if (spec.system > 0) c.system(spec.system);
+  spec.turns.forEach((turn, t) => {
+    c.user(turn.user);
+    if (t === 0 && spec.summary) c.summary(500);
+    for (const step of turn.steps) {
+      if ('reply' in step) c.reply(step.reply);
+      else c.tools(...step);
+    }
+  });
+  return {
+    context: c.messages,
+    policy: resolvePolicy({ preset: spec.preset }),
+    window: spec.window,
+    fixedTokens: 50,
+    trigger: spec.trigger,
+    attempt: spec.attempt,
+    cooldown: { consecutive: spec.consecutive, lastTokensAfter: spec.lastTokensAfter },
+    goalId: c.messages.find((m) => m.role === 'user')!.id,
+    summarizer: spec.summarizer,
+    ...(spec.strategies ? { strategies: spec.strategies } : {}),
+  };
+}
+
+/** Carries a plan out with stand-in replacements at the planned size, as the activities would. */
+function carryOut(input: PlanInput, plan: ReturnType<typeof planCompression>): MessageMeta[] {
+  const replacements: Record<string, MessageMeta> = {};
+  for (const op of plan.operations) {
+    if (op.op === 'keep' || op.op === 'drop') continue;
+    const original = input.context.find((m) => m.id === op.id)!;
+    replacements[op.id] = { ...original, key: `r/${op.id}`, ref: original.key, kind: 'masked', tokens: op.tokens };
+  }
+  const placement = plan.summary?.placement;
+  // Prepended to a user message, the summary's message holds both.
+  const host = placement?.mode === 'prepend' ? input.context.find((m) => m.id === placement.id)!.tokens : 0;
+  const summary: MessageMeta | undefined = plan.summary
+    ? {
+        id: 'c000001',
+        role: 'user',
+        tokens: plan.summary.estimatedTokens + host,
+        chars: 1,
+        key: 'r/summary',
+        kind: 'summary',
+      }
+    : undefined;
+  return applyPlan(input.context, plan, replacements, summary);
+}
+
+const RUNS = { numRuns: 400 };
+
+describe('plans over random histories', () => {
+  it('never leave an orphan tool result or an unanswered call', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompression(input);
+        expect(toolPairViolations(carryOut(input, plan))).toEqual([]);
+      }),
+      RUNS,
+    );
+  });
+
+  it('keep the system prompt and the current summary untouched, and the goal (cut only in an emergency)', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompression(input);
+        input.context.forEach((m, i) => {
+          const op = plan.operations[i]!;
+          if (m.role === 'system') expect(op.op).toBe('keep');
+          if (m.kind === 'summary' && !plan.summary) expect(op.op).toBe('keep');
+          if (m.id === input.goalId) {
+            expect(
+              op.op === 'keep' || (op.op === 'truncate' && plan.steps.some((s) => s.strategy === 'truncate-oversized')),
+            ).toBe(true);
+          }
+        });
+      }),
+      RUNS,
+    );
+  });
+
+  it('account for every message that leaves the context, with the key of its original', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompression(input);
+        const changed = plan.operations.filter((op) => op.op !== 'keep').map((op) => op.id);
+        const prepended = plan.summary?.placement.mode === 'prepend' ? [plan.summary.placement.id] : [];
+        expect(plan.removed.map((r) => r.id).sort()).toEqual([...changed, ...prepended].sort());
+        for (const item of plan.removed) {
+          const original = input.context.find((m) => m.id === item.id)!;
+          expect(item.key).toBe(original.ref ?? original.key);
+          expect(item.tokens).toBe(original.tokens);
+          expect(item.role).toBe(original.role);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('are deterministic', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        expect(planCompression(build(spec))).toEqual(planCompression(structuredClone(build(spec))));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('reach the target, or say why not; and count what they keep', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompression(input);
+        if (plan.action === 'compress') {
+          if (plan.reachedTarget) expect(plan.after.tokens).toBeLessThanOrEqual(plan.target.tokens);
+          else expect(plan.shortfall).toMatch(/^expected \d+ tokens/);
+          const view = carryOut(input, plan);
+          expect(view.length).toBe(plan.after.messages);
+          const tokens = view.reduce((sum, m) => sum + m.tokens, 0);
+          expect(plan.after.tokens).toBe(input.fixedTokens + tokens);
+        } else {
+          expect(plan.steps).toEqual([]);
+          expect(plan.operations.every((op) => op.op === 'keep')).toBe(true);
+        }
+      }),
+      RUNS,
+    );
+  });
+});

@@ -1,0 +1,254 @@
+/** Each preset behaves as its system documents, and the configuration is validated with clear errors. */
+import { describe, expect, it } from 'vitest';
+import { applyPlan, replacementBody } from '../../../engine/apply.ts';
+import type { MessageMeta } from '../../../engine/messages.ts';
+import { planCompression } from '../../../engine/planner.ts';
+import type { PlanInput } from '../../../engine/planner.ts';
+import { PolicyError } from '../../../engine/policy.ts';
+import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
+import { NO_COOLDOWN } from '../../../engine/trigger.ts';
+import { context } from '../../support/contexts.ts';
+import type { ContextBuilder } from '../../support/contexts.ts';
+
+function plan(preset: string, c: ContextBuilder, window: number, extra: Partial<PlanInput> = {}) {
+  return planCompression({
+    context: c.messages,
+    policy: resolvePolicy({ preset }),
+    window,
+    fixedTokens: 0,
+    trigger: 'auto',
+    cooldown: NO_COOLDOWN,
+    summarizer: 'available',
+    goalId: c.messages.find((m) => m.role === 'user')!.id,
+    ...extra,
+  });
+}
+
+const keptIds = (c: ContextBuilder, p: ReturnType<typeof plan>) =>
+  c.messages.filter((_, i) => p.operations[i]!.op === 'keep').map((m) => m.id);
+
+describe('astrbot', () => {
+  it('triggers at 82% of the window', () => {
+    const window = 100_000;
+    expect(plan('astrbot', context().system(100).user(100).reply(81_799), window).reason).toMatch(/^below the trigger/);
+    expect(plan('astrbot', context().system(100).user(100).reply(81_800), window).reason).toContain(
+      'tokens 82000 ≥ 82000',
+    );
+  });
+
+  it('summarizes with an LLM, keeping the last 4 rounds', () => {
+    const c = context().system().user().turns(30, 2_000);
+    const p = plan('astrbot', c, 64_000);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['summarize']);
+    expect(keptIds(c, p).slice(-16)).toEqual(c.ids().slice(-16)); // 4 rounds × 4 messages
+    expect(p.operations.at(-17)!.op).toBe('drop');
+  });
+
+  it('without a summary model, drops the oldest round one at a time; then halves', () => {
+    const c = context().system().user().turns(30, 2_000);
+    const p = plan('astrbot', c, 64_000, { summarizer: 'none' });
+    expect(p.steps[0]!.note).toBe('no summarizer is configured: truncate-rounds instead');
+    const dropped = p.operations.filter((o) => o.op === 'drop').map((o) => o.id);
+    expect(dropped).toEqual(c.ids().slice(2, 2 + dropped.length)); // oldest first, contiguous
+    expect(p.after.tokens).toBeLessThanOrEqual(0.8 * 64_000);
+    expect(p.after.tokens).toBeGreaterThan(0.8 * 64_000 - 2_160); // one round at a time: stops right under
+    // The last 4 rounds alone over the target: halving (even those rounds, never the current one) follows.
+    const heavy = context().system().user().turns(6, 14_000);
+    const halved = plan('astrbot', heavy, 64_000, { summarizer: 'none' });
+    expect(halved.steps.map((s) => s.strategy)).toEqual(['summarize', 'halve']);
+  });
+});
+
+describe('chatgpt-on-wechat', () => {
+  it('cuts tool results over 20,000 characters to head and tail in older turns only', () => {
+    const c = context().system().user().tools(5_500).reply().turns(3, 100).user().tools(5_500);
+    const p = plan('chatgpt-on-wechat', c, 64_000, { trigger: 'forced' });
+    const older = c.messages[3]!; // the first tool result: 22,000 characters
+    expect(p.steps[0]).toMatchObject({ strategy: 'truncate-tool-results', ids: [older.id] }); // not the current one
+    const cut = planCompression({
+      context: c.messages,
+      policy: resolvePolicy({ preset: 'chatgpt-on-wechat', strategies: ['truncate-tool-results'] }),
+      window: 64_000,
+      fixedTokens: 0,
+      trigger: 'forced',
+      cooldown: NO_COOLDOWN,
+      summarizer: 'available',
+    });
+    expect(cut.operations.find((o) => o.id === older.id)).toMatchObject({
+      op: 'truncate',
+      id: older.id,
+      headChars: 10_000,
+      tailChars: 5_000,
+    });
+  });
+
+  it('over 20 turns: the oldest half summarized into the first kept user message', () => {
+    const c = context().system().user().turns(21, 50);
+    const p = plan('chatgpt-on-wechat', c, 64_000);
+    expect(p.reason).toBe('turns 22 > 20');
+    const step = p.steps.find((s) => s.strategy === 'summarize')!;
+    expect(step.summary!.placement.mode).toBe('prepend');
+    // 20 turns are droppable (the goal's turn is fixed, the last one is current): the oldest half, 40 messages.
+    expect(step.ids).toHaveLength(40);
+    const prependTo = (step.summary!.placement as { id: string }).id;
+    expect(prependTo).toBe(c.ids()[2 + 40]);
+    expect(p.removed.find((r) => r.id === prependTo)?.replacedBy).toBe('summary');
+  });
+
+  it('over 50,000 tokens: triggers even far below the window', () => {
+    const c = context().system().user().turns(12, 4_000);
+    expect(c.tokens).toBeGreaterThan(50_000);
+    const p = plan('chatgpt-on-wechat', c, 1_000_000);
+    expect(p.action).toBe('compress');
+    expect(p.reason).toMatch(/^tokens \d+ ≥ 50000$/);
+  });
+
+  it('keeps only the user text and the last reply per turn once summaries are not enough', () => {
+    const c = context().system().user();
+    for (let i = 0; i < 4; i++) c.user().tools([15_000, 15_000]).reply();
+    const p = plan('chatgpt-on-wechat', c, 1_000_000);
+    expect(p.steps.map((s) => s.strategy)).toContain('compact-turns');
+  });
+});
+
+describe('agentscope', () => {
+  it('truncates tool results over tool_result_limit tokens with the <<<TRUNCATED>>> marker', () => {
+    const c = context().system().user().tools(3_000);
+    const p = plan('agentscope', c, 64_000, { trigger: 'forced' });
+    const op = p.operations.at(-1)!;
+    expect(op.op).toBe('truncate');
+    const meta = c.messages.at(-1)!;
+    const body = replacementBody(
+      { role: 'tool', tool_call_id: meta.toolCallId!, content: 'x'.repeat(meta.chars) },
+      meta,
+      op as Extract<typeof op, { op: 'truncate' }>,
+      resolvePolicy({ preset: 'agentscope' }).toolResults.marker,
+    );
+    // 12,000 characters, 3,000 tokens: 2,048 tokens would be 8,192 characters, so head 6,000 + tail 2,000 are kept.
+    expect(body.content).toBe(
+      `${'x'.repeat(6_000)}\n<<<TRUNCATED>>> 4000 characters; the full result is stored at ${meta.key} <<<TRUNCATED>>>\n${'x'.repeat(2_000)}`,
+    );
+  });
+
+  it('keeps the recent messages within reserve_ratio × window, summarizes the rest', () => {
+    const c = context().system().user().turns(30, 2_000);
+    const p = plan('agentscope', c, 64_000);
+    const step = p.steps.find((s) => s.strategy === 'summarize')!;
+    expect(step).toBeDefined();
+    // reserve 6,400 tokens: the last 2 turns (2,160 each) are kept, with the current one.
+    const kept = keptIds(c, p);
+    expect(kept.slice(-12)).toEqual(c.ids().slice(-12));
+  });
+});
+
+describe('agentscope-java', () => {
+  it('triggers at 100 messages or 75% of the window', () => {
+    const hundred = context().system().user().turns(24, 10).user().reply();
+    expect(hundred.messages).toHaveLength(100);
+    expect(plan('agentscope-java', hundred, 1_000_000).reason).toBe('messages 100 > 99');
+    expect(plan('agentscope-java', context().system(100).user(100).reply(74_800), 100_000).reason).toContain(
+      'tokens 75000 ≥ 75000',
+    );
+  });
+
+  it('offloads messages over 5 KiB to 200-character previews, outside the last 50 messages first, one strategy per check', () => {
+    const c = context().system().user(2_000, 8_000).turns(23, 10).user(2_000, 8_000).turns(2, 10);
+    const p = plan('agentscope-java', c, 1_000_000);
+    expect(p.reason).toBe('messages 103 > 99');
+    expect(p.steps).toHaveLength(1);
+    expect(p.steps[0]!.strategy).toBe('offload-large');
+    // The goal is fixed; the big user message outside the last 50 goes first; the one inside follows only if needed.
+    const offloaded = p.operations.filter((o) => o.op === 'offload');
+    expect(offloaded[0]).toMatchObject({ previewChars: 200 });
+  });
+});
+
+describe('octomind', () => {
+  it('keeps the last 4 messages and skips a compression that costs more than it saves', () => {
+    const c = context().system().user().turns(20, 3_000);
+    const p = plan('octomind', c, 1_000_000);
+    expect(p.cost).toBeDefined();
+    if (p.action === 'compress') expect(keptIds(c, p).slice(-4)).toEqual(c.ids().slice(-4));
+    const cheap = planCompression({
+      context: c.messages,
+      policy: resolvePolicy({
+        preset: 'octomind',
+        cost: {
+          inputPerMillion: 0.1,
+          summaryOutputPerMillion: 1_000,
+          cacheWriteMultiplier: 1.25,
+          cacheReadMultiplier: 0.1,
+          expectedRemainingTurns: 1,
+        },
+      }),
+      window: 1_000_000,
+      fixedTokens: 0,
+      trigger: 'auto',
+      cooldown: NO_COOLDOWN,
+      summarizer: 'available',
+    });
+    expect(cheap.action).toBe('skip');
+    expect(cheap.reason).toMatch(/^not worth it: compressing would cost/);
+  });
+});
+
+describe('configuration', () => {
+  it('every preset is a valid policy', () => {
+    for (const name of PRESET_NAMES) expect(resolvePolicy({ preset: name }).preset).toBe(name);
+  });
+
+  it.each([
+    [{ triggerRatio: 1.5 }, 'triggerRatio: 1.5 is not allowed (a number > 0 and ≤ 0.9)'],
+    [{ keepTurns: -1 }, 'keepTurns: -1 is not allowed (an integer from 0 to 10000)'],
+    [
+      { preset: 'nope' },
+      'preset: "nope" is not allowed (one of default, astrbot, chatgpt-on-wechat, agentscope, agentscope-java, octomind)',
+    ],
+    [
+      { strategies: ['fold'] },
+      'strategies[0]: "fold" is not allowed (one of truncate-tool-results, mask-tool-results, offload-large, summarize, compact-turns, truncate-rounds, halve)',
+    ],
+    [{ targetRatio: 0.85 }, 'targetRatio: 0.85 is not allowed (a number > 0 and ≤ 0.8)'],
+    [{ triggerRatio: 0.5 }, 'targetRatio: 0.5 is not allowed (below triggerRatio (0.5))'],
+    [{ colour: 'red' }, 'colour: "red" is not allowed (not a policy field)'],
+    [{ summary: { placement: 'top' } }, 'summary.placement: "top" is not allowed (one of message, first-kept-user)'],
+  ])('%j is rejected: %s', (overrides, message) => {
+    expect(() => resolvePolicy(overrides as never)).toThrow(PolicyError);
+    expect(() => resolvePolicy(overrides as never)).toThrow(message);
+  });
+
+  it('overrides merge into nested groups field by field', () => {
+    const policy = resolvePolicy({ preset: 'agentscope', toolResults: { maxTokens: 4_096 } });
+    expect(policy.toolResults.maxTokens).toBe(4_096);
+    expect(policy.toolResults.marker).toContain('<<<TRUNCATED>>>');
+  });
+});
+
+describe('applying a plan', () => {
+  it('replacements keep their id and point to the original; the summary goes where the plan says', () => {
+    const c = context().system().user().reply(40_000).turns(10, 2_000);
+    const p = plan('default', c, 64_000);
+    const replacements: Record<string, MessageMeta> = {};
+    for (const op of p.operations) {
+      if (op.op === 'truncate' || op.op === 'mask' || op.op === 'offload') {
+        const original = c.messages.find((m) => m.id === op.id)!;
+        replacements[op.id] = { ...original, key: `x/${op.id}`, ref: original.key, tokens: 40, kind: 'masked' };
+      }
+    }
+    const summary: MessageMeta = {
+      id: 'c000001',
+      role: 'user',
+      tokens: 500,
+      chars: 2_000,
+      key: 'x/summary',
+      kind: 'summary',
+    };
+    const next = applyPlan(c.messages, p, replacements, p.summary ? summary : undefined);
+    expect(next[0]).toBe(c.messages[0]);
+    for (const item of p.removed.filter((r) => r.replacedBy && r.replacedBy !== 'summary')) {
+      expect(next.find((m) => m.id === item.id)?.ref).toBe(item.key);
+    }
+    if (p.summary) expect(next.some((m) => m.kind === 'summary')).toBe(true);
+    expect(next.length).toBe(p.after.messages);
+  });
+});
