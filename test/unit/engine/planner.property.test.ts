@@ -32,10 +32,10 @@ const inputArb = fc.record({
   turns: fc.array(turnArb, { minLength: 1, maxLength: 25 }),
   preset: fc.constantFrom(...PRESET_NAMES),
   strategies: fc.option(fc.shuffledSubarray([...STRATEGIES], { minLength: 1 }), { nil: undefined }),
-  trigger: fc.constantFrom('auto', 'forced', 'overflow') as fc.Arbitrary<PlanInput['trigger']>,
+  trigger: fc.constantFrom<PlanInput['trigger']>('auto', 'forced', 'overflow'),
   attempt: fc.integer({ min: 1, max: 3 }),
   window: fc.constantFrom(8_192, 32_000, 128_000),
-  summarizer: fc.constantFrom('available', 'none', 'failed') as fc.Arbitrary<PlanInput['summarizer']>,
+  summarizer: fc.constantFrom<PlanInput['summarizer']>('available', 'none', 'failed'),
   consecutive: fc.integer({ min: 0, max: 6 }),
   lastTokensAfter: fc.integer({ min: 0, max: 100_000 }),
 });
