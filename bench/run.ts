@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from '../config/settings.ts';
 import { benchAgent } from './agent.ts';
 import { benchCounting } from './counting.ts';
+import { benchDecision } from './decision.ts';
 
 const RESULTS = join(PROJECT_ROOT, 'bench', 'results.json');
 
@@ -20,6 +21,8 @@ async function main(): Promise<void> {
     `\nproduction is ${counting.ratios.productionVsJsTiktoken.toFixed(1)}× js-tiktoken and ` +
       `${counting.ratios.productionVsTiktokenWasm.toFixed(1)}× tiktoken WASM (same run)`,
   );
+  log('\ndecision');
+  const decision = await benchDecision(log);
   log('\nagent (embedded Temporal + MinIO, zero-latency model)');
   const agent = await benchAgent(log);
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
     ...previous,
     machine: { cpus: cpus().length, node: process.version, at: new Date().toISOString() },
     counting,
+    decision,
     agent,
   };
   writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);

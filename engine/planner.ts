@@ -107,6 +107,7 @@ export interface Plan {
 
 interface Slot {
   meta: MessageMeta;
+  index: number;
   tokens: number;
   turn: number;
   protect: Protection;
@@ -168,21 +169,27 @@ export function planCompression(input: PlanInput): Plan {
   const protect = protectionOf(context, policy, window, input.goalId);
   const slots: Slot[] = context.map((meta, i) => ({
     meta,
+    index: i,
     tokens: meta.tokens,
     turn: turnOf[i]!,
     protect: protect[i]!,
     op: { op: 'keep', id: meta.id },
   }));
   const live = () => slots.filter((s) => s.op.op !== 'drop');
-  let summary: SummarySpec | undefined;
-  const stats = (): ContextStats => {
-    const kept = live();
-    return {
-      tokens: fixedTokens + kept.reduce((sum, s) => sum + s.tokens, 0) + (summary?.estimatedTokens ?? 0),
-      messages: kept.length + (summary && summary.placement.mode === 'message' ? 1 : 0),
-      turns: kept.filter((s) => s.meta.role === 'user' && kindOf(s.meta) !== 'summary').length,
-    };
+  const turnSlots: Slot[][] = layout.turns.map((turn) => slots.slice(turn.start, turn.end));
+  const opensTurn = (s: Slot) => s.meta.role === 'user' && kindOf(s.meta) !== 'summary';
+  // Running totals, kept up to date by `replace`, so that every check is O(1).
+  const totals = {
+    tokens: slots.reduce((sum, s) => sum + s.tokens, 0),
+    messages: slots.length,
+    turns: slots.filter(opensTurn).length,
   };
+  let summary: SummarySpec | undefined;
+  const stats = (): ContextStats => ({
+    tokens: fixedTokens + totals.tokens + (summary?.estimatedTokens ?? 0),
+    messages: totals.messages + (summary && summary.placement.mode === 'message' ? 1 : 0),
+    turns: totals.turns,
+  });
   const before = stats();
   const target = targetOf(policy, window, before, trigger, input.cooldown.consecutive, input.attempt ?? 1);
   const met = () => {
@@ -231,15 +238,21 @@ export function planCompression(input: PlanInput): Plan {
 
   /** Replaces a message (its planned size in `tokens`: an estimate the activity's count replaces) or drops it. */
   const replace = (slot: Slot, op: DistributiveOmit<Operation, 'tokens'>, tokens: number) => {
+    if (slot.op.op === 'drop') return;
     slot.op = op.op === 'keep' || op.op === 'drop' ? op : { ...op, tokens };
+    totals.tokens += tokens - slot.tokens;
     slot.tokens = tokens;
+    if (op.op === 'drop') {
+      totals.messages--;
+      if (opensTurn(slot)) totals.turns--;
+    }
   };
   const dropTurns = (turnIds: number[]) => {
     const ids: string[] = [];
-    for (const slot of live()) {
-      if (turnIds.includes(slot.turn) && slot.protect !== 'fixed') {
-        slot.op = { op: 'drop', id: slot.meta.id };
-        slot.tokens = 0;
+    for (const t of turnIds) {
+      for (const slot of turnSlots[t]!) {
+        if (slot.op.op === 'drop' || slot.protect === 'fixed') continue;
+        replace(slot, { op: 'drop', id: slot.meta.id }, 0);
         ids.push(slot.meta.id);
       }
     }
@@ -248,9 +261,9 @@ export function planCompression(input: PlanInput): Plan {
   /** Turns whose non-fixed messages are all at or below `level`, oldest first, that still hold something to drop. */
   const droppableTurns = (level: Protection) => {
     const turns: number[] = [];
-    layout.turns.forEach((_, t) => {
-      const inTurn = live().filter((s) => s.turn === t && s.protect !== 'fixed');
-      if (inTurn.length > 0 && inTurn.every((s) => RANK[s.protect] <= RANK[level])) turns.push(t);
+    turnSlots.forEach((inTurn, t) => {
+      const droppable = inTurn.filter((s) => s.op.op !== 'drop' && s.protect !== 'fixed');
+      if (droppable.length > 0 && droppable.every((s) => RANK[s.protect] <= RANK[level])) turns.push(t);
     });
     return turns;
   };
@@ -319,7 +332,8 @@ export function planCompression(input: PlanInput): Plan {
       let turns = droppableTurns('none');
       if (policy.summary.span === 'oldest-half') turns = turns.slice(0, Math.ceil(turns.length / 2));
       const previous = live().filter((s) => kindOf(s.meta) === 'summary' && s.meta.role === 'user');
-      const span = live().filter((s) => (turns.includes(s.turn) && s.protect !== 'fixed') || previous.includes(s));
+      const inSpan = new Set(turns);
+      const span = live().filter((s) => (inSpan.has(s.turn) && s.protect !== 'fixed') || previous.includes(s));
       if (span.length - previous.length < 2) return { ids: [] };
       const spanTokens = span.reduce((sum, s) => sum + s.tokens, 0);
       const estimatedTokens = Math.min(policy.summary.maxTokens, Math.max(64, Math.ceil(spanTokens * 0.25)));
@@ -334,7 +348,7 @@ export function planCompression(input: PlanInput): Plan {
       const removed = span.filter((s) => !keptUser.has(s));
       // Worth an LLM call only if the summary at most halves what it replaces.
       if (spanTokens - [...keptUser].reduce((sum, s) => sum + s.tokens, 0) < 2 * estimatedTokens) return { ids: [] };
-      const lastSpanIndex = slots.indexOf(span.at(-1)!);
+      const lastSpanIndex = span.at(-1)!.index;
       const after = slots.slice(lastSpanIndex + 1).filter((s) => s.op.op !== 'drop');
       const firstUserAfter = after.find(
         (s) => s.meta.role === 'user' && kindOf(s.meta) === 'normal' && s.op.op === 'keep',
@@ -358,7 +372,7 @@ export function planCompression(input: PlanInput): Plan {
       // Keep only the user's text and the final reply of each unprotected turn.
       const ids: string[] = [];
       for (const t of droppableTurns('none')) {
-        const inTurn = live().filter((s) => s.turn === t);
+        const inTurn = turnSlots[t]!.filter((s) => s.op.op !== 'drop');
         const finalReply = inTurn.findLast((s) => s.meta.role === 'assistant' && !(s.meta.toolCallIds?.length ?? 0));
         for (const slot of inTurn) {
           if (slot.protect === 'fixed' || slot === finalReply || slot.meta.role === 'user') continue;
@@ -409,7 +423,7 @@ export function planCompression(input: PlanInput): Plan {
         .filter((s) => s.meta.role !== 'system' && kindOf(s.meta) !== 'summary' && s.tokens > EMERGENCY_MIN_TOKENS)
         .filter((s) => s.op.op === 'keep' || s.op.op === 'truncate')
         .filter((s) => !(summary?.placement.mode === 'prepend' && summary.placement.id === s.meta.id))
-        .sort((a, b) => b.tokens - a.tokens || slots.indexOf(a) - slots.indexOf(b));
+        .sort((a, b) => b.tokens - a.tokens || a.index - b.index);
       for (const slot of candidates) {
         const excess = stats().tokens - Math.min(target.tokens, hardLimit);
         if (excess <= 0) break;
@@ -432,9 +446,11 @@ export function planCompression(input: PlanInput): Plan {
   const after = stats();
   const reachedTarget = met();
   const removed: RemovedItem[] = [];
+  const lastStepOf = new Map<string, PlanStep>();
+  for (const step of steps) for (const id of step.ids) lastStepOf.set(id, step);
   for (const slot of slots) {
     if (slot.op.op === 'keep') continue;
-    const step = steps.findLast((s) => s.ids.includes(slot.meta.id))!;
+    const step = lastStepOf.get(slot.meta.id)!;
     const replacedBy: MessageKind | undefined =
       slot.op.op === 'truncate'
         ? 'truncated'
