@@ -16,9 +16,14 @@ import { previewOf } from '../engine/messages.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { CHAT_OVERHEAD, countMessage, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
-import type { EncodingName } from '../engine/tokens.ts';
+import type { Counting } from '../engine/models.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import type { CompressionPolicy, PolicyOverrides } from '../engine/policy.ts';
+import { resolvePolicy } from '../engine/presets.ts';
+import { gateOf } from '../engine/trigger.ts';
+import type { Gate } from '../engine/trigger.ts';
+import { createCompressionActivities } from './compression.ts';
 import { modelFailure } from './model-errors.ts';
 import { ToolInputError, ToolRegistry } from './tools.ts';
 
@@ -31,13 +36,11 @@ export interface ActivityDeps {
   store: BlobStore;
   openai: OpenAI;
   tools?: ToolRegistry;
+  /** The model that writes summaries (usually cheaper than the agent's); without one, compression truncates. */
+  summaryModel?: string;
 }
 
-/** How the agent's tokens are counted: its model's encoding and safety margin. */
-export interface Counting {
-  encoding: EncodingName;
-  margin: number;
-}
+export type { Counting } from '../engine/models.ts';
 
 export interface StoreMessageInput {
   agentId: string;
@@ -49,12 +52,15 @@ export interface StoreMessageInput {
 export interface DescribeModelInput {
   model: string;
   override?: ModelOverride;
+  compression?: PolicyOverrides & { preset?: string };
 }
 
 export interface ModelDescription {
   info: ModelInfo;
   /** Tokens every request spends on the tool schemas and the reply primer. */
   fixedTokens: number;
+  policy: CompressionPolicy;
+  gate: Gate;
 }
 
 export interface CallModelInput {
@@ -112,11 +118,14 @@ function parseToolArguments(call: ToolCall): Record<string, unknown> {
   return args as Record<string, unknown>;
 }
 
-export function createActivities({ store, openai, tools = new ToolRegistry() }: ActivityDeps) {
-  async function loadMessage(key: string): Promise<ChatMessage> {
+export function createActivities({ store, openai, tools = new ToolRegistry(), summaryModel }: ActivityDeps) {
+  async function loadText(key: string): Promise<string> {
     const body = await store.get(key);
-    if (body === undefined) throw ApplicationFailure.nonRetryable(`stored message ${key} is missing`, 'MissingMessage');
-    return JSON.parse(body) as ChatMessage;
+    if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingMessage');
+    return body;
+  }
+  async function loadMessage(key: string): Promise<ChatMessage> {
+    return JSON.parse(await loadText(key)) as ChatMessage;
   }
 
   /** Stores a message under its idempotent key and counts it, once: its count is kept in the workflow. */
@@ -128,6 +137,8 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
   }
 
   return {
+    ...createCompressionActivities({ store, openai, ...(summaryModel ? { summaryModel } : {}) }),
+
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage({ agentId, messageId, message, counting }: StoreMessageInput): Promise<MessageRecord> {
       return save(agentId, messageId, message, counting);
@@ -137,23 +148,29 @@ export function createActivities({ store, openai, tools = new ToolRegistry() }: 
      * The model's window and counting (the registry, with the agent's overrides), and the tokens every request
      * spends besides the messages. An unknown model fails the agent at its start with a clear error.
      */
-    async describeModel({ model, override }: DescribeModelInput): Promise<ModelDescription> {
+    async describeModel({ model, override, compression }: DescribeModelInput): Promise<ModelDescription> {
       let info: ModelInfo;
+      let policy: CompressionPolicy;
       try {
         info = resolveModelInfo(model, override);
+        policy = resolvePolicy(compression);
       } catch (error) {
         throw ApplicationFailure.nonRetryable((error as Error).message, (error as Error).name);
       }
       const counter = await loadTokenCounter(info.encoding);
       const fixedTokens = CHAT_OVERHEAD.replyPrimer + countToolSchemas(counter, tools.schemas(), info.margin);
-      return { info, fixedTokens };
+      return { info, fixedTokens, policy, gate: gateOf(policy, info.window) };
     },
 
     /** Loads the referenced messages, calls the model (Chat Completions, with the tools) and stores the reply. */
     async callModel({ agentId, model, view, replyId, toolChoice, counting }: CallModelInput): Promise<CallModelResult> {
-      const keys = Array.from({ length: view.lastSeq - view.firstSeq + 1 }, (_, i) =>
-        messageKey(agentId, messageIdOf(view.firstSeq + i)),
-      );
+      const base = view.base ? (JSON.parse(await loadText(view.base)) as string[]) : [];
+      const keys = [
+        ...base.slice(0, view.baseLength ?? base.length),
+        ...Array.from({ length: Math.max(0, view.lastSeq - view.firstSeq + 1) }, (_, i) =>
+          messageKey(agentId, messageIdOf(view.firstSeq + i)),
+        ),
+      ];
       const messages = await Promise.all(keys.map(loadMessage));
       // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
       const violations = toolPairViolations(messages.map(pairViewOf));

@@ -8,7 +8,8 @@
  *   const { reply } = await sendMessage(client, 'trip', 'Plan a hike');
  */
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { QueryDefinition, WorkflowHandle } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import { AGENT_ID_PATTERN } from '../storage/keys.ts';
@@ -18,12 +19,27 @@ import {
   agentWorkflowId,
   closeSignal,
   closeUpdate,
+  compactSignal,
+  compactUpdate,
+  compressionEventsQuery,
+  contextQuery,
   messageSignal,
   sendUpdate,
   stateQuery,
+  statsQuery,
 } from '../workflows/contract.ts';
 import { AgentModel, AgentStatus } from '../workflows/search-attributes.ts';
-import type { AgentInput, AgentState, SendResult } from '../workflows/contract.ts';
+import type {
+  AgentInput,
+  AgentState,
+  CompactInput,
+  CompactResult,
+  CompressionEvent,
+  CompressionStats,
+  MessageRecord,
+  SendResult,
+} from '../workflows/contract.ts';
+import { resolvePolicy } from '../engine/presets.ts';
 
 /** Thrown for an agent id that cannot name a workflow and a storage prefix. */
 export class InvalidAgentIdError extends Error {
@@ -59,6 +75,8 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
   assertAgentId(options.agentId);
   // An unknown model (or a bad override) is an error here, before anything starts.
   resolveModelInfo(options.model, options.modelOverride);
+  // So is a bad compression policy (PolicyError names the field, the value and the allowed range).
+  resolvePolicy(options.compression);
   const { taskQueue, ...input } = options;
   try {
     return await client.workflow.start(AGENT_WORKFLOW, {
@@ -73,6 +91,31 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
   }
 }
 
+/** How long a query waits for a run that has just continued-as-new to take its first workflow task. */
+const QUERY_RETRY_MS = 10_000;
+
+/**
+ * Queries the agent's current run. Right after continue-as-new the new run cannot answer until its first workflow
+ * task is scheduled (FAILED_PRECONDITION "Workflow task is not scheduled yet"): that is retried for a few seconds.
+ */
+export async function queryAgent<R, A extends unknown[]>(
+  client: Client,
+  agentId: string,
+  query: QueryDefinition<R, A>,
+  ...args: A
+): Promise<R> {
+  const deadline = Date.now() + QUERY_RETRY_MS;
+  for (;;) {
+    try {
+      return await agentHandle(client, agentId).query(query, ...args);
+    } catch (error) {
+      const notYet = /not scheduled yet/.test(String((error as Error).cause ?? error));
+      if (!notYet || Date.now() > deadline) throw error;
+      await sleep(50);
+    }
+  }
+}
+
 export function agentHandle(client: Client, agentId: string): WorkflowHandle {
   assertAgentId(agentId);
   return client.workflow.getHandle(agentWorkflowId(agentId));
@@ -84,7 +127,35 @@ export function sendMessage(client: Client, agentId: string, text: string): Prom
 }
 
 export function agentState(client: Client, agentId: string): Promise<AgentState> {
-  return agentHandle(client, agentId).query(stateQuery);
+  return queryAgent(client, agentId, stateQuery);
+}
+
+/** Forces a compaction and waits for what it did (an Update). */
+export function compactAgent(client: Client, agentId: string, request: CompactInput = {}): Promise<CompactResult> {
+  return agentHandle(client, agentId).executeUpdate(compactUpdate, { args: [request] });
+}
+
+/** Asks for a compaction without waiting (a Signal): it runs after the queued input. */
+export async function requestCompaction(client: Client, agentId: string, request: CompactInput = {}): Promise<void> {
+  await agentHandle(client, agentId).signal(compactSignal, request);
+}
+
+/** The compression events the workflow keeps (the last ones; all of them are in S3), after `since`. */
+export function compressionEvents(
+  client: Client,
+  agentId: string,
+  query: { since?: number; limit?: number } = {},
+): Promise<CompressionEvent[]> {
+  return queryAgent(client, agentId, compressionEventsQuery, query);
+}
+
+export function compressionStats(client: Client, agentId: string): Promise<CompressionStats> {
+  return queryAgent(client, agentId, statsQuery);
+}
+
+/** The working context as previews. */
+export function agentContext(client: Client, agentId: string): Promise<MessageRecord[]> {
+  return queryAgent(client, agentId, contextQuery);
 }
 
 /** Queues a user message without waiting for the reply (a Signal). */

@@ -28,8 +28,14 @@ import {
   queueMessage,
   sendMessage,
   startAgent,
+  compactAgent,
+  compressionEvents,
+  compressionStats,
+  requestCompaction,
 } from './agents.ts';
-import { renderAgents, renderContext, renderState } from './render.ts';
+import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
+import { STRATEGIES } from '../engine/policy.ts';
+import type { StrategyName } from '../engine/policy.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
 
@@ -37,15 +43,22 @@ const HELP = `longrun — durable long-running LLM agents on Temporal
 
 Usage:
   longrun up [--once] [--no-demo]            the main job: stack, worker and demo (same as npm start)
-  longrun start <agent> [--model M] [--system TEXT] [--max-steps N] [--window TOKENS]
+  longrun start <agent> [--model M] [--system TEXT] [--max-steps N] [--window TOKENS] [--preset NAME]
                                               start an agent (idempotent); --window for a model
-                                              the registry does not know
+                                              the registry does not know; --preset: the compression
+                                              policy (default, astrbot, chatgpt-on-wechat, agentscope,
+                                              agentscope-java, octomind)
   longrun send <agent> <text...> [--json]    send a message, print the reply
   longrun send <agent> <text...> --no-wait   queue a message (a signal) and return at once
   longrun chat <agent>                       interactive: each line is a message (/state, /quit)
   longrun state <agent> [--json]             status, turns and stored messages
   longrun context <agent> [--json]           the working context: previews and storage references
   longrun reload <agent> <reference>         print stored content (a message or offloaded segment)
+  longrun compact <agent> [--instructions TEXT] [--strategy NAME] [--no-wait] [--json]
+                                              force a compaction now and print what it did
+  longrun events <agent> [--since SEQ] [--limit N] [--json]
+                                              compression events (the last 10 live in the workflow,
+                                              all of them in S3), and totals
   longrun list [--json]                      agents in this namespace
   longrun close <agent> [--wait] [--json]    close the agent (--wait: until done, print the final state)
   longrun help                               this text
@@ -80,7 +93,21 @@ const OPTIONS = {
   system: { type: 'string' },
   'max-steps': { type: 'string' },
   window: { type: 'string' },
+  preset: { type: 'string' },
+  instructions: { type: 'string' },
+  strategy: { type: 'string' },
+  since: { type: 'string' },
+  limit: { type: 'string' },
 } as const;
+
+/** A non-negative integer flag, or a usage error naming it. */
+function intFlag(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0)
+    throw new UsageError(`--${name}: ${JSON.stringify(raw)} is not a whole number ≥ 0`);
+  return value;
+}
 
 async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const target = loadTemporalTarget();
@@ -202,6 +229,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
             ...(values.system ? { systemPrompt: values.system } : {}),
             ...(maxSteps ? { maxSteps } : {}),
             ...(window !== undefined ? { modelOverride: { window } } : {}),
+            ...(values.preset ? { compression: { preset: values.preset } } : {}),
           }),
         );
         out(`started agent ${agentId}`);
@@ -235,6 +263,38 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const reference = positionals[1];
         if (!reference) throw new UsageError('reload: missing <reference>');
         out(await reload(settings, agentId, reference));
+        return EXIT.ok;
+      }
+      case 'compact': {
+        if (values.strategy !== undefined && !(STRATEGIES as readonly string[]).includes(values.strategy)) {
+          throw new UsageError(`--strategy: ${JSON.stringify(values.strategy)} is not one of ${STRATEGIES.join(', ')}`);
+        }
+        const request = {
+          ...(values.instructions ? { instructions: values.instructions } : {}),
+          ...(values.strategy ? { strategy: values.strategy as StrategyName } : {}),
+        };
+        if (values['no-wait']) {
+          await withClient((client) => requestCompaction(client, agentId, request));
+          out(`compaction requested for ${agentId}`);
+          return EXIT.ok;
+        }
+        const result = await withClient((client) => compactAgent(client, agentId, request));
+        out(values.json ? JSON.stringify(result, null, 2) : renderCompaction(result));
+        return EXIT.ok;
+      }
+      case 'events': {
+        const since = intFlag('since', values.since);
+        const limit = intFlag('limit', values.limit);
+        const [events, stats] = await withClient((client) =>
+          Promise.all([
+            compressionEvents(client, agentId, {
+              ...(since !== undefined ? { since } : {}),
+              ...(limit !== undefined ? { limit } : {}),
+            }),
+            compressionStats(client, agentId),
+          ]),
+        );
+        out(values.json ? JSON.stringify({ events, stats }, null, 2) : renderEvents(events, stats));
         return EXIT.ok;
       }
       case 'close': {

@@ -1,5 +1,11 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
-import type { AgentState, MessageRecord } from '../workflows/contract.ts';
+import type {
+  CompactResult,
+  CompressionEvent,
+  CompressionStats,
+  AgentState,
+  MessageRecord,
+} from '../workflows/contract.ts';
 import type { AgentSummary } from './agents.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
@@ -49,4 +55,36 @@ export function renderAgents(agents: AgentSummary[]): string {
     ['AGENT', 'STATUS', 'MODEL', 'STARTED'],
     agents.map((a) => [a.agentId, a.status || a.workflowStatus.toLowerCase(), a.model, a.startedAt.toISOString()]),
   );
+}
+
+/** One line per compression event, then the totals. */
+export function renderEvents(events: CompressionEvent[], stats: CompressionStats): string {
+  const rows = events.map((e) => [
+    e.seq,
+    e.at.replace('T', ' ').slice(0, 19),
+    e.trigger,
+    `${e.tokensBefore} → ${e.tokensAfter}`,
+    `${e.messagesBefore} → ${e.messagesAfter}`,
+    e.strategies.join(', '),
+    e.removed.length,
+  ]);
+  const totals =
+    `${stats.count} compression(s), ${stats.tokensSaved} tokens saved, ` +
+    `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before`;
+  if (rows.length === 0) return `no compression yet\n${totals}`;
+  return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
+}
+
+/** What a forced compaction did. */
+export function renderCompaction(result: CompactResult): string {
+  if (!result.compressed || !result.event) return `nothing compressed: ${result.reason}`;
+  const e = result.event;
+  const lines = [
+    `compression ${e.seq}: ${e.tokensBefore} → ${e.tokensAfter} tokens, ${e.messagesBefore} → ${e.messagesAfter} messages`,
+    `strategies: ${e.strategies.join(', ')}`,
+    ...e.notes.map((note) => `note: ${note}`),
+    ...(e.shortfall ? [`target not reached: ${e.shortfall}`] : []),
+    `removed ${e.removed.length} message(s); the segment is stored at ${e.keys.removed}`,
+  ];
+  return lines.join('\n');
 }

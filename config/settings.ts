@@ -64,6 +64,8 @@ export interface Settings {
   forcePathStyle: boolean;
   /** Default model for new agents. LONGRUN_MODEL */
   model: string;
+  /** The model that writes compression summaries (often a cheaper one). LONGRUN_SUMMARY_MODEL (default: LONGRUN_MODEL) */
+  summaryModel: string;
   /** Per-call timeout of a model request, in ms. LONGRUN_MODEL_TIMEOUT_MS */
   modelTimeoutMs: number;
   /** Extra headers on every model request, for gateways. LONGRUN_MODEL_HEADERS, a JSON object of strings. */
@@ -149,6 +151,7 @@ export function loadSettings(env: Env = process.env): Settings {
     bucket,
     forcePathStyle: readBool(env, 'LONGRUN_S3_FORCE_PATH_STYLE', true),
     model: readString(env, 'LONGRUN_MODEL', DEFAULTS.model),
+    summaryModel: readString(env, 'LONGRUN_SUMMARY_MODEL', readString(env, 'LONGRUN_MODEL', DEFAULTS.model)),
     modelTimeoutMs: readInt(env, 'LONGRUN_MODEL_TIMEOUT_MS', DEFAULTS.modelTimeoutMs, 1_000, 3_600_000),
     modelHeaders: readHeaders(env, 'LONGRUN_MODEL_HEADERS'),
     dataDir: resolve(readString(env, 'LONGRUN_DATA_DIR', join(PROJECT_ROOT, '.data'))),

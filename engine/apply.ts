@@ -31,14 +31,10 @@ export function offloadText(text: string, previewChars: number, ref: string): st
   return `${preview}${preview.length < text.length ? '…' : ''}\n[offloaded: ${text.length} characters in all; read them with context_reload("${ref}")]`;
 }
 
-/** The header of the message that carries a summary into the context. */
-export const SUMMARY_HEADER = '[Summary of the earlier conversation, which was compressed to fit the context window]';
-
-/** The summary message, or the user message it was prepended to. */
+/** The summary message (its text already rendered, header included), or the user message it was prepended to. */
 export function summaryMessage(rendered: string, prependTo?: ChatMessage): ChatMessage {
-  const text = `${SUMMARY_HEADER}\n\n${rendered}`;
-  if (!prependTo) return { role: 'user', content: text };
-  return { ...prependTo, content: `${text}\n\n[The user's message continues the conversation:]\n${prependTo.content ?? ''}` };
+  if (!prependTo) return { role: 'user', content: rendered };
+  return { ...prependTo, content: `${rendered}\n\n[The user's message continues:]\n${prependTo.content ?? ''}` };
 }
 
 /** The body that replaces `original` under a truncate, mask or offload operation. */

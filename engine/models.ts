@@ -16,6 +16,12 @@ export interface ModelInfo {
   exact: boolean;
 }
 
+/** How an agent's tokens are counted: its model's encoding and safety margin. */
+export interface Counting {
+  encoding: EncodingName;
+  margin: number;
+}
+
 export interface ModelOverride {
   window?: number;
   encoding?: EncodingName;

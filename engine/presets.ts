@@ -79,7 +79,13 @@ const CHATGPT_ON_WECHAT: CompressionPolicy = {
     marker: '\n\n[... {omitted} characters omitted from this tool result ...]\n\n',
     olderTurnsOnly: true,
   },
-  summary: { ...DEFAULT.summary, placement: 'first-kept-user', span: 'oldest-half', keepUserTokens: 0, fallback: 'halve' },
+  summary: {
+    ...DEFAULT.summary,
+    placement: 'first-kept-user',
+    span: 'oldest-half',
+    keepUserTokens: 0,
+    fallback: 'halve',
+  },
 };
 
 /** AgentScope (Python): trigger_ratio × window over system prompt, summary, context and tool schemas; tool results
@@ -172,8 +178,12 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   const name = config.preset ?? 'default';
   const base = PRESETS[name];
   if (!base) throw new PolicyError('preset', name, `one of ${PRESET_NAMES.join(', ')}`);
-  const unknown = Object.keys(config).filter((key) => !(key in DEFAULT) && key !== 'pressureLevels' && key !== 'maxTokens' && key !== 'maxTurns' && key !== 'cost');
-  if (unknown.length > 0) throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');
+  const unknown = Object.keys(config).filter(
+    (key) =>
+      !(key in DEFAULT) && key !== 'pressureLevels' && key !== 'maxTokens' && key !== 'maxTurns' && key !== 'cost',
+  );
+  if (unknown.length > 0)
+    throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');
   const policy = mergePolicy(base, config);
   for (const key of Object.keys(policy) as (keyof CompressionPolicy)[]) {
     if (policy[key] === undefined) delete policy[key];

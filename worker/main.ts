@@ -71,6 +71,11 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     const model = await resolveModel(env, settings.modelTimeoutMs);
     cleanups.push(() => model.close());
     log(`[model] ${settings.model} via ${model.label}`);
+    log(
+      model.replayed
+        ? '[model] summaries: none (replayed model); compression truncates instead of summarizing'
+        : `[model] summaries: ${settings.summaryModel}`,
+    );
     const { worker, connection } = await createAgentWorker({
       temporal,
       taskQueue: settings.taskQueue,
@@ -81,6 +86,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
           ...model.endpoint,
           headers: { ...settings.modelHeaders, 'x-longrun-worker': WORKER_IDENTITY },
         }),
+        // A replayed model answers with recorded turns, not summaries: compression falls back to truncation.
+        ...(model.replayed ? {} : { summaryModel: settings.summaryModel }),
       },
     });
     const running = worker.run();

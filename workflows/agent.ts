@@ -19,17 +19,33 @@ import {
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
+import { STRATEGIES } from '../engine/policy.ts';
+import { compact, compactionDue } from './compaction.ts';
 import {
   closeSignal,
   closeUpdate,
+  compactSignal,
+  compactUpdate,
+  compressionEventsQuery,
+  contextQuery,
   MAX_MESSAGE_CHARS,
   messageIdOf,
   messageSignal,
   seqOf,
   sendUpdate,
   stateQuery,
+  statsQuery,
 } from './contract.ts';
-import type { AgentInput, AgentState, MessageRecord, SendInput, SendResult, ViewRef } from './contract.ts';
+import type {
+  AgentInput,
+  AgentState,
+  CompactInput,
+  CompactResult,
+  MessageRecord,
+  SendInput,
+  SendResult,
+  ViewRef,
+} from './contract.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes.ts';
 
@@ -86,11 +102,21 @@ const DEFAULT_MAX_STEPS = 8;
 const APPLIED_UPDATES_KEPT = 64;
 
 interface PendingSend {
+  kind: 'send';
   input: SendInput;
   result?: SendResult;
   /** Why the turn failed (after the activity's own retries): the Update fails with it, the agent lives on. */
   failure?: string;
 }
+
+interface PendingCompact {
+  kind: 'compact';
+  input: CompactInput;
+  result?: CompactResult;
+  failure?: string;
+}
+
+type Pending = PendingSend | PendingCompact;
 
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
   const state: AgentState = carry?.state ?? {
@@ -100,10 +126,14 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     turns: 0,
     messages: [],
     contextTokens: 0,
+    contextTurns: 0,
+    compressions: 0,
+    events: [],
+    cooldown: { consecutive: 0, lastTokensAfter: 0 },
   };
   let nextMessageSeq = carry?.nextMessageSeq ?? 1;
   const applied = new Map<string, SendResult>(carry?.applied ?? []);
-  const queue: PendingSend[] = [];
+  const queue: Pending[] = [];
   let closing = false;
   let updatesThisRun = 0;
 
@@ -132,8 +162,37 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       state.droppedSignals = (state.droppedSignals ?? 0) + 1;
       return;
     }
-    queue.push({ input: send });
+    queue.push({ kind: 'send', input: send });
   });
+  setHandler(compactSignal, (request: CompactInput = {}) => {
+    try {
+      validateCompact(request, state, closing);
+    } catch {
+      state.droppedSignals = (state.droppedSignals ?? 0) + 1;
+      return;
+    }
+    queue.push({ kind: 'compact', input: request });
+  });
+  setHandler(
+    compactUpdate,
+    async (request: CompactInput = {}): Promise<CompactResult> => {
+      updatesThisRun++;
+      const pending: PendingCompact = { kind: 'compact', input: request };
+      queue.push(pending);
+      await condition(() => pending.result !== undefined || pending.failure !== undefined);
+      if (pending.failure !== undefined) {
+        throw ApplicationFailure.create({ message: pending.failure, type: 'CompactionFailed' });
+      }
+      return pending.result!;
+    },
+    { validator: (request: CompactInput = {}) => validateCompact(request, state, closing) },
+  );
+  setHandler(compressionEventsQuery, (query = {}) => {
+    const events = (state.events ?? []).filter((event) => event.seq > (query.since ?? 0));
+    return query.limit !== undefined ? events.slice(0, query.limit) : events;
+  });
+  setHandler(statsQuery, () => state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 });
+  setHandler(contextQuery, () => state.messages);
   setHandler(
     sendUpdate,
     async (send: SendInput): Promise<SendResult> => {
@@ -141,7 +200,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       const updateId = currentUpdateInfo()?.id;
       const done = updateId === undefined ? undefined : applied.get(updateId);
       if (done) return done;
-      const pending: PendingSend = { input: send };
+      const pending: PendingSend = { kind: 'send', input: send };
       queue.push(pending);
       await condition(() => pending.result !== undefined || pending.failure !== undefined);
       if (pending.failure !== undefined)
@@ -156,17 +215,32 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   if (!state.modelInfo) {
     const description = await describeModel.executeWithOptions(
       { ...STORE_OPTIONS, summary: `describe model ${input.model}` },
-      [{ model: input.model, ...(input.modelOverride ? { override: input.modelOverride } : {}) }],
+      [
+        {
+          model: input.model,
+          ...(input.modelOverride ? { override: input.modelOverride } : {}),
+          ...(input.compression ? { compression: input.compression } : {}),
+        },
+      ],
     );
     state.modelInfo = description.info;
     state.fixedTokens = description.fixedTokens;
     state.contextTokens = description.fixedTokens;
+    state.policy = description.policy;
+    state.gate = description.gate;
   }
   const counting = { encoding: state.modelInfo.encoding, margin: state.modelInfo.margin };
   /** Appends to the working context; each message's count was made once, when it was stored. */
   const append = (...records: MessageRecord[]) => {
     state.messages.push(...records);
-    for (const record of records) state.contextTokens += record.tokens;
+    for (const record of records) {
+      state.contextTokens += record.tokens;
+      if (record.role === 'user') {
+        state.contextTurns = (state.contextTurns ?? 0) + 1;
+        state.goalId ??= record.id;
+        state.cooldown = { ...(state.cooldown ?? { lastTokensAfter: 0 }), consecutive: 0 }; // a user message resets it
+      }
+    }
   };
 
   /**
@@ -180,10 +254,13 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       const answered = state.messages.slice(caller + 1).filter((m) => m.role === 'tool').length;
       if (answered < state.messages[caller]!.toolCallIds!.length) {
         for (const dropped of state.messages.splice(caller)) state.contextTokens -= dropped.tokens;
+        if (state.baseLength !== undefined && caller < state.baseLength) state.baseLength = caller;
       }
     }
-    const last = state.messages.at(-1);
-    nextMessageSeq = last ? seqOf(last.id) + 1 : 1;
+    // Messages after the last compression's manifest have consecutive sequence numbers from tailFromSeq on.
+    const tail = state.messages.slice(state.baseLength ?? 0);
+    const last = tail.at(-1);
+    nextMessageSeq = last ? seqOf(last.id) + 1 : (state.tailFromSeq ?? 1);
   };
 
   /** Why this run should hand over to a new one now (continue-as-new), if it should. */
@@ -194,6 +271,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       historyLength: info.historyLength,
       historySize: info.historySize,
       updates: updatesThisRun,
+      runAgeMs: Date.now() - info.runStartTime.getTime(),
     });
   };
 
@@ -202,12 +280,26 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
   };
   const newMessageId = () => messageIdOf(nextMessageSeq++);
-  /** Every message so far: the context is append-only until compression arrives. */
-  const currentView = (): ViewRef => ({ firstSeq: 1, lastSeq: nextMessageSeq - 1 });
+  /** The last compression's manifest (if any), then every message stored since. */
+  const currentView = (): ViewRef => ({
+    ...(state.base ? { base: state.base, baseLength: state.baseLength ?? 0 } : {}),
+    firstSeq: state.tailFromSeq ?? 1,
+    lastSeq: nextMessageSeq - 1,
+  });
 
   for (;;) {
     await condition(() => queue.length > 0 || closing || handOver() !== undefined);
     const pending = queue.shift();
+    if (pending?.kind === 'compact') {
+      try {
+        pending.result = await compact(state, 'forced', nextMessageSeq, pending.input);
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        pending.failure = failureMessage(error);
+        state.lastError = pending.failure;
+      }
+      continue;
+    }
     if (pending) {
       try {
         pending.result = await runTurn(pending.input);
@@ -266,7 +358,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     let reply!: Awaited<ReturnType<typeof callModel>>;
     let toolCalls = 0;
     for (let step = 1; ; step++) {
-      const view = currentView(); // every message stored so far, before the reply's id is taken
+      // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities.
+      if (compactionDue(state) !== undefined) await compact(state, 'auto', nextMessageSeq);
+      const view = currentView(); // the context so far, before the reply's id is taken
       const replyId = newMessageId();
       const forceText = step > maxSteps;
       reply = await callModel.executeWithOptions(
@@ -315,11 +409,30 @@ function failureMessage(error: ActivityFailure): string {
 function currentDetails(state: AgentState): string {
   const window = state.modelInfo?.window ?? 0;
   const percent = window > 0 ? ` (${Math.round((100 * state.contextTokens) / window)}%)` : '';
+  const last = state.events?.at(-1);
   return [
-    `**${state.status}** · model ${state.model}`,
+    `**${state.status}** · model ${state.model} · preset ${state.policy?.preset ?? 'default'}`,
     `context: ${state.contextTokens} of ${window} tokens${percent}`,
-    `turns: ${state.turns} · messages: ${state.messages.length}`,
+    `turns: ${state.turns} · messages in context: ${state.messages.length}`,
+    last
+      ? `compressions: ${state.compressions} · last: ${last.tokensBefore} → ${last.tokensAfter} tokens (${last.strategies.join(', ')})`
+      : 'compressions: 0',
   ].join('\n\n');
+}
+
+/** Rejects a compaction request with a clear error naming the field. */
+function validateCompact(request: CompactInput, state: AgentState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
+  if (request === null || typeof request !== 'object') throw new Error('compact: input must be an object');
+  if (request.strategy !== undefined && !STRATEGIES.includes(request.strategy)) {
+    throw new Error(`strategy: ${JSON.stringify(request.strategy)} is not one of ${STRATEGIES.join(', ')}`);
+  }
+  if (request.instructions !== undefined && typeof request.instructions !== 'string') {
+    throw new Error('instructions: must be a string');
+  }
+  if ((request.instructions?.length ?? 0) > 4_000) {
+    throw new Error(`instructions: ${request.instructions!.length} characters is over the limit of 4000`);
+  }
 }
 
 /** Rejects bad input before it enters history; each message names the field and the limit. */

@@ -11,12 +11,19 @@ export interface HistoryBudget {
   maxBytes: number;
   /** Updates handled per run (the server refuses more than 2,000 per run). */
   maxUpdates: number;
+  /**
+   * A run lives at least this long (ms) before it hands over. The server delays the first workflow task of a run
+   * that continued-as-new sooner than its minimum interval (1 s), and Server 1.29 lets that delay accumulate over
+   * back-to-back short runs (temporalio/temporal#11839): measured here, 40 s during which the agent answered nothing.
+   */
+  minRunMs: number;
 }
 
 export const DEFAULT_HISTORY_BUDGET: HistoryBudget = {
   maxEvents: 8_000,
   maxBytes: 8 * 1024 * 1024,
   maxUpdates: 1_500,
+  minRunMs: 2_000,
 };
 
 export interface RunProgress {
@@ -24,6 +31,8 @@ export interface RunProgress {
   historyLength: number;
   historySize: number;
   updates: number;
+  /** How long this run has lived (workflow time). */
+  runAgeMs: number;
 }
 
 /** Why the run should continue as new now, or undefined to go on. */
@@ -31,6 +40,7 @@ export function continueAsNewReason(
   run: RunProgress,
   budget: HistoryBudget = DEFAULT_HISTORY_BUDGET,
 ): string | undefined {
+  if (run.runAgeMs < budget.minRunMs) return undefined;
   if (run.suggested) return 'suggested by the server';
   if (run.historyLength >= budget.maxEvents)
     return `history has ${run.historyLength} events (budget ${budget.maxEvents})`;

@@ -7,8 +7,11 @@
  *   temporal workflow signal --workflow-id agent-<id> --name close
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChatRole } from '../engine/messages.ts';
+import type { MessageMeta } from '../engine/messages.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
+import type { CompressionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
+import type { RemovedItem } from '../engine/planner.ts';
+import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 
 /** Message ids are a per-agent sequence: m000001, m000002, … (so a range of them is two numbers). */
 export function messageIdOf(seq: number): string {
@@ -21,11 +24,13 @@ export function seqOf(messageId: string): number {
 }
 
 /**
- * The working context sent to the model, by reference: the messages with sequence numbers `firstSeq..lastSeq`.
- * Its size in history is constant however long the context is (the compression issue adds a stored manifest for
- * the part before `firstSeq`).
+ * The working context sent to the model, by reference: the first `baseLength` keys of the stored context manifest
+ * `base` (what the last compression left), then the messages with sequence numbers `firstSeq..lastSeq`. Its size in
+ * history is constant however long the context is.
  */
 export interface ViewRef {
+  base?: string;
+  baseLength?: number;
   firstSeq: number;
   lastSeq: number;
 }
@@ -51,6 +56,8 @@ export interface AgentInput {
   maxSteps?: number;
   /** Window, encoding and safety margin, for a model the registry does not know or to override it. */
   modelOverride?: ModelOverride;
+  /** The compression policy: a preset (default `default`) and overrides of any of its fields. */
+  compression?: PolicyOverrides & { preset?: string };
 }
 
 export interface SendInput {
@@ -67,19 +74,62 @@ export interface SendResult {
   toolCalls: number;
 }
 
-/** Metadata the workflow keeps for a stored message; the body lives in S3 under `key`. */
-export interface MessageRecord {
-  id: string;
-  role: ChatRole;
-  key: string;
-  chars: number;
-  /** Tokens of the message in the agent's encoding, chat overhead and safety margin included. */
-  tokens: number;
+/** Metadata the workflow keeps for a message of the working context (the body lives in S3 under `key`). */
+export interface MessageRecord extends MessageMeta {
   preview: string;
-  /** For an assistant message that calls tools: the call ids, each answered by a tool message. */
-  toolCallIds?: string[];
-  /** For a tool message: the call it answers. */
-  toolCallId?: string;
+}
+
+/** What a compression did: one per compression, in workflow state (the last few) and in S3 (all). */
+export interface CompressionEvent {
+  /** 1, 2, 3, … per agent. */
+  seq: number;
+  trigger: Trigger;
+  /** What fired, or the forced compaction's request. */
+  reason: string;
+  /** ISO time (workflow time) when it was applied. */
+  at: string;
+  strategies: StrategyName[] | string[];
+  /** Notes of the steps (a fallback taken, an emergency cut). */
+  notes: string[];
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  targetTokens: number;
+  reachedTarget: boolean;
+  shortfall?: string;
+  /** Every message that left the context, with the storage key of its original. */
+  removed: RemovedItem[];
+  summaryTokens?: number;
+  /** How the summary reply was read: structured output, headings, or plain text. */
+  summaryParsedAs?: string;
+  llm?: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+  durationMs: number;
+  /** Storage keys of the event, the removed segment (JSONL) and the new context manifest. */
+  keys: { event: string; removed: string; context: string };
+  instructions?: string;
+}
+
+/** Input of a forced compaction (Signal or Update `compact`). */
+export interface CompactInput {
+  /** Instructions for the summary ("keep the failing test names"). */
+  instructions?: string;
+  /** Use only this strategy (default: the policy's list). */
+  strategy?: StrategyName;
+}
+
+/** What a forced compaction did: the event, or why nothing was done. */
+export interface CompactResult {
+  compressed: boolean;
+  reason: string;
+  event?: CompressionEvent;
+}
+
+export interface CompressionStats {
+  count: number;
+  /** Mean of tokensAfter / tokensBefore over all compressions. */
+  averageReduction: number;
+  tokensSaved: number;
 }
 
 export type AgentStatus = 'running' | 'closed';
@@ -104,6 +154,24 @@ export interface AgentState {
   lastError?: string;
   /** `message` signals dropped because their text was invalid (a signal cannot be rejected). */
   droppedSignals?: number;
+  /** Messages and turns in the working context. */
+  contextTurns?: number;
+  /** The compression policy (resolved and validated at the agent's start). */
+  policy?: CompressionPolicy;
+  /** When compression fires next (checked before every model call). */
+  gate?: Gate;
+  cooldown?: CooldownState;
+  /** The stored context manifest the working context starts with, and how many of its entries are in use. */
+  base?: string;
+  baseLength?: number;
+  /** The sequence number of the first message after `base`. */
+  tailFromSeq?: number;
+  /** Id of the user's first message (the goal), protected from compression. */
+  goalId?: string;
+  compressions?: number;
+  /** The last compression events (older ones are in S3 under agents/<id>/compactions/). */
+  events?: CompressionEvent[];
+  stats?: CompressionStats;
 }
 
 /** Send a user message; resolves to the model's reply once the turn is done. */
@@ -116,3 +184,18 @@ export const closeSignal = defineSignal('close');
 export const closeUpdate = defineUpdate<AgentState, []>('close');
 /** The agent's state: status, turn count and stored messages (previews only). */
 export const stateQuery = defineQuery<AgentState>('state');
+/** Force a compaction now (bypasses the trigger and resets the cooldown). */
+export const compactSignal = defineSignal<[CompactInput]>('compact');
+/** Force a compaction and wait for what it did. */
+export const compactUpdate = defineUpdate<CompactResult, [CompactInput]>('compact');
+/** Compression events, oldest first: `since` (a seq; events after it), `limit`. */
+export const compressionEventsQuery = defineQuery<CompressionEvent[], [{ since?: number; limit?: number }?]>(
+  'compressionEvents',
+);
+/** Compressions so far: count, average reduction, tokens saved. */
+export const statsQuery = defineQuery<CompressionStats>('stats');
+/** The working context as previews (full bodies: `longrun reload`). */
+export const contextQuery = defineQuery<MessageRecord[]>('context');
+
+/** How many compression events the workflow keeps in its state (all of them are in S3). */
+export const EVENTS_KEPT = 10;

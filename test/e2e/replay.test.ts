@@ -7,6 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { agentHandle, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { agentWorkflowId } from '../../workflows/contract.ts';
@@ -58,6 +59,8 @@ describe('replay', () => {
     await sendMessage(h.client, agentId, 'hello');
     await sendMessage(h.client, agentId, 'tool please');
     await sendMessage(h.client, agentId, '401 now').catch(() => undefined);
+    // A run lives at least 2 s before it continues as new (workflows/continue-as-new.ts).
+    await sleep(2_100);
     for (let i = 0; i < 6; i++) await sendMessage(h.client, agentId, `more ${i}`);
     await closeAgent(h.client, agentId);
     await agentHandle(h.client, agentId).result();

@@ -2,6 +2,7 @@
  * One agent turn end to end, against the real things: client → Temporal → worker → activities → MinIO and the
  * model (the real openai client over HTTP to a scripted loopback server).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '../../client/agents.ts';
@@ -131,6 +132,7 @@ describe('continue-as-new', () => {
     const agentId = newAgentId('can');
     const handle = await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
     const firstRunId = (await handle.describe()).runId;
+    await sleep(2_100); // a run lives at least 2 s before it continues as new (workflows/continue-as-new.ts)
     // Several sends in flight at once: each must be answered exactly once, across runs.
     const texts = Array.from({ length: 8 }, (_, i) => `message ${i + 1}`);
     const results = await Promise.all(texts.map((text) => sendMessage(h.client, agentId, text)));
@@ -159,6 +161,7 @@ describe('continue-as-new', () => {
       args: [{ text: 'once only' }],
       updateId: 'send-once',
     });
+    await sleep(2_100);
     for (let i = 0; i < 6; i++) await sendMessage(h.client, agentId, `filler ${i}`);
     expect((await agentHandle(h.client, agentId).describe()).runId).not.toBe(description.runId);
     const again = await agentHandle(h.client, agentId).executeUpdate(sendUpdate, {

@@ -40,7 +40,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(responder: Responder, tools: ToolDefinition[] = []): Promise<Harness> {
+export async function startHarness(
+  responder: Responder,
+  tools: ToolDefinition[] = [],
+  options: { summaryModel?: string | null } = {},
+): Promise<Harness> {
   const stack = inject('stack');
   const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
   const store = new S3BlobStore(stack.s3);
@@ -54,6 +58,8 @@ export async function startHarness(responder: Responder, tools: ToolDefinition[]
       store,
       openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }),
       tools: new ToolRegistry(tools),
+      // `null`: no summarizer (compression falls back to truncation).
+      ...(options.summaryModel === null ? {} : { summaryModel: options.summaryModel ?? 'summary-model' }),
     },
     workflowBundle: await sharedBundle(),
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { continueAsNewReason, DEFAULT_HISTORY_BUDGET } from '../../workflows/continue-as-new.ts';
 
-const quiet = { suggested: false, historyLength: 100, historySize: 10_000, updates: 10 };
+const quiet = { suggested: false, historyLength: 100, historySize: 10_000, updates: 10, runAgeMs: 60_000 };
 
 describe('continue-as-new decision', () => {
   it('goes on while under every budget', () => {
@@ -23,8 +23,13 @@ describe('continue-as-new decision', () => {
     expect(DEFAULT_HISTORY_BUDGET.maxEvents).toBeLessThan(51_200);
   });
 
+  it('lets a run live 2 s before it hands over, so that the server never delays the next run', () => {
+    expect(continueAsNewReason({ ...quiet, suggested: true, runAgeMs: 1_999 })).toBeUndefined();
+    expect(continueAsNewReason({ ...quiet, suggested: true, runAgeMs: 2_000 })).toBe('suggested by the server');
+  });
+
   it('takes a custom budget', () => {
-    expect(continueAsNewReason(quiet, { maxEvents: 1_000, maxBytes: 1_000_000, maxUpdates: 5 })).toBe(
+    expect(continueAsNewReason(quiet, { maxEvents: 1_000, maxBytes: 1_000_000, maxUpdates: 5, minRunMs: 0 })).toBe(
       '10 updates in this run (budget 5)',
     );
   });

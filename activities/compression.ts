@@ -1,0 +1,324 @@
+/**
+ * Compression as activities: **plan** (the engine's split over message metadata; the plan is stored, the workflow
+ * gets a summary of it), **summarize** (the LLM, from stored bodies, heartbeating), and **apply** (store what
+ * replaces each message, write the removed segment as JSONL and the new context manifest, record the event). Each
+ * writes under keys derived from the agent and the compression's sequence number, so a retry overwrites, never
+ * duplicates.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type OpenAI from 'openai';
+import { applyPlan, replacementBody, summaryMessage } from '../engine/apply.ts';
+import type { ChatMessage, MessageMeta } from '../engine/messages.ts';
+import { originalKeyOf, previewOf } from '../engine/messages.ts';
+import { planCompression } from '../engine/planner.ts';
+import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
+import type { CompressionPolicy } from '../engine/policy.ts';
+import { gateOf } from '../engine/trigger.ts';
+import type { CooldownState, Gate } from '../engine/trigger.ts';
+import {
+  DEFAULT_SUMMARY_SYSTEM_PROMPT,
+  parseSummary,
+  renderSummary,
+  SUMMARY_JSON_SCHEMA,
+  summaryPrompt,
+} from '../engine/summary.ts';
+import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
+import type { Counting } from '../engine/models.ts';
+import type { BlobStore } from '../storage/s3.ts';
+import { compactionKey, replacedKey } from '../storage/keys.ts';
+import type { CompressionEvent, MessageRecord } from '../workflows/contract.ts';
+import { modelFailure } from './model-errors.ts';
+
+export interface CompressionDeps {
+  store: BlobStore;
+  openai: OpenAI;
+  /** The model that writes summaries; without one, plans use their fallback (truncation). */
+  summaryModel?: string;
+}
+
+export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'> {
+  agentId: string;
+  seq: number;
+  context: MessageRecord[];
+  summarizerFailed?: boolean;
+}
+
+/** What the workflow needs of a plan; the plan itself is stored under `planKey`. */
+export interface PlanOutcome {
+  action: Plan['action'];
+  reason: string;
+  planKey?: string;
+  steps: Omit<PlanStep, 'ids' | 'summary'>[];
+  /** For the summarizer: the keys of the span's messages, in order, and where the summary goes. */
+  summary?: { spanKeys: string[]; prependToKey?: string; estimatedTokens: number };
+  tokensBefore: number;
+  tokensAfter: number;
+  targetTokens: number;
+  /** After a skip: the gate to check next, so that a plan that found nothing to do is not remade every step. */
+  gate?: Gate;
+}
+
+interface StoredPlan {
+  plan: Plan;
+  context: MessageRecord[];
+  policy: CompressionPolicy;
+  trigger: Plan['trigger'];
+}
+
+export interface SummarizeInput {
+  agentId: string;
+  seq: number;
+  spanKeys: string[];
+  prependToKey?: string;
+  instructions?: string;
+  maxTokens: number;
+  counting: Counting;
+}
+
+export interface SummaryOutcome {
+  record: MessageRecord;
+  parsedAs: string;
+  llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+}
+
+export interface ApplyCompactionInput {
+  agentId: string;
+  seq: number;
+  planKey: string;
+  summary?: SummaryOutcome;
+  at: string;
+  instructions?: string;
+  counting: Counting;
+  fixedTokens: number;
+  startedAt: number;
+  /** The cooldown once this compression is applied. */
+  cooldown: CooldownState;
+  window: number;
+}
+
+export interface ApplyOutcome {
+  context: MessageRecord[];
+  event: CompressionEvent;
+  /** When compression fires next. */
+  gate: Gate;
+}
+
+/** After a skip, the automatic trigger waits for at least this much growth (or a user message). */
+const SKIP_GROWTH = 0.05;
+
+const HEARTBEAT_EVERY_MS = 2_000;
+
+/** The transcript the summarizer reads: one block per message, tool calls and results named. */
+function transcriptOf(messages: readonly ChatMessage[]): string {
+  return messages
+    .map((m) => {
+      const calls = (m.tool_calls ?? []).map((c) => `\n→ calls ${c.function.name}(${c.function.arguments}) [${c.id}]`);
+      const who = m.role === 'tool' ? `tool result [${m.tool_call_id}]` : m.role;
+      return `### ${who}\n${m.content ?? ''}${calls.join('')}`;
+    })
+    .join('\n\n');
+}
+
+function recordOf(meta: MessageMeta, message: ChatMessage): MessageRecord {
+  return { ...meta, preview: previewOf(message.content) };
+}
+
+export function createCompressionActivities({ store, openai, summaryModel }: CompressionDeps) {
+  async function load<T>(key: string): Promise<T> {
+    const body = await store.get(key);
+    if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingObject');
+    return JSON.parse(body) as T;
+  }
+
+  return {
+    /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
+    async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
+      const { agentId, seq, summarizerFailed, ...rest } = input;
+      const summarizer = !summaryModel ? 'none' : summarizerFailed ? 'failed' : 'available';
+      const plan = planCompression({ ...rest, summarizer });
+      const outcome: PlanOutcome = {
+        action: plan.action,
+        reason: plan.reason,
+        steps: plan.steps.map(({ strategy, tokensSaved, note }) => ({
+          strategy,
+          tokensSaved,
+          ...(note ? { note } : {}),
+        })),
+        tokensBefore: plan.before.tokens,
+        tokensAfter: plan.after.tokens,
+        targetTokens: plan.target.tokens,
+      };
+      if (plan.action === 'skip') {
+        const gate = gateOf(input.policy, input.window, { consecutive: 0, lastTokensAfter: 0 });
+        const floor = Math.ceil(plan.before.tokens * (1 + Math.max(SKIP_GROWTH, input.policy.cooldown[0] ?? 0)));
+        return { ...outcome, gate: { ...gate, floorWithoutUser: Math.max(floor, gate.floorWithoutUser) } };
+      }
+      const planKey = compactionKey(agentId, seq, 'plan.json');
+      const stored: StoredPlan = { plan, context: input.context, policy: input.policy, trigger: input.trigger };
+      await store.put(planKey, JSON.stringify(stored), 'application/json');
+      const keyOf = new Map(input.context.map((m) => [m.id, m.key]));
+      const spec: SummarySpec | undefined = plan.summary;
+      return {
+        ...outcome,
+        planKey,
+        ...(spec
+          ? {
+              summary: {
+                spanKeys: spec.spanIds.map((id) => keyOf.get(id)!),
+                ...(spec.placement.mode === 'prepend' ? { prependToKey: keyOf.get(spec.placement.id)! } : {}),
+                estimatedTokens: spec.estimatedTokens,
+              },
+            }
+          : {}),
+      };
+    },
+
+    /**
+     * Summarizes the span with the summary model: structured output (JSON schema) first; a provider that rejects
+     * it gets the plain prompt, whose reply is parsed by headings. Stores the summary message and counts it.
+     */
+    async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
+      if (!summaryModel) throw ApplicationFailure.nonRetryable('no summary model is configured', 'NoSummarizer');
+      const span = await Promise.all(input.spanKeys.map((key) => load<ChatMessage>(key)));
+      const previous = span.filter((_, i) => input.spanKeys[i]!.endsWith('/summary.json'));
+      const rest = span.filter((_, i) => !input.spanKeys[i]!.endsWith('/summary.json'));
+      const prompt = summaryPrompt({
+        transcript: transcriptOf(rest),
+        ...(previous.length ? { previousSummary: previous.map((m) => m.content ?? '').join('\n\n') } : {}),
+        ...(input.instructions ? { instructions: input.instructions } : {}),
+      });
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+        { role: 'system', content: DEFAULT_SUMMARY_SYSTEM_PROMPT },
+        { role: 'user', content: prompt },
+      ];
+      const started = Date.now();
+      const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
+      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        try {
+          completion = await openai.chat.completions.create({
+            model: summaryModel,
+            messages,
+            max_tokens: input.maxTokens,
+            response_format: { type: 'json_schema', json_schema: SUMMARY_JSON_SCHEMA },
+          });
+        } catch (error) {
+          // A provider without structured output answers 400: ask again in plain text (parsed by headings).
+          if ((error as { status?: number }).status !== 400) throw error;
+          completion = await openai.chat.completions.create({
+            model: summaryModel,
+            messages,
+            max_tokens: input.maxTokens,
+          });
+        }
+      } catch (error) {
+        throw modelFailure(error, summaryModel);
+      } finally {
+        clearInterval(heartbeat);
+      }
+      const reply = completion.choices[0]?.message.content ?? '';
+      const { summary, parsedAs } = parseSummary(reply);
+      const rendered = renderSummary(summary);
+      const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
+      const message = summaryMessage(rendered, host);
+      const key = compactionKey(input.agentId, input.seq, 'summary.json');
+      await store.put(key, JSON.stringify(message), 'application/json');
+      const counter = await loadTokenCounter(input.counting.encoding);
+      const meta: MessageMeta = {
+        id: `c${String(input.seq).padStart(6, '0')}`,
+        role: message.role,
+        tokens: countMessage(counter, message, input.counting.margin),
+        chars: (message.content ?? '').length,
+        key,
+        kind: 'summary',
+      };
+      return {
+        record: recordOf(meta, message),
+        parsedAs,
+        llm: {
+          model: summaryModel,
+          promptTokens: completion.usage?.prompt_tokens ?? 0,
+          completionTokens: completion.usage?.completion_tokens ?? 0,
+          durationMs: Date.now() - started,
+        },
+      };
+    },
+
+    /**
+     * Carries the stored plan out: stores and counts each replacement, writes the removed messages (their original
+     * bodies) as JSONL, the new context manifest and the event. Returns the new context and the event.
+     */
+    async applyCompaction(input: ApplyCompactionInput): Promise<ApplyOutcome> {
+      const { agentId, seq } = input;
+      const { plan, context, policy, trigger } = await load<StoredPlan>(input.planKey);
+      const counter = await loadTokenCounter(input.counting.encoding);
+      const byId = new Map(context.map((m) => [m.id, m]));
+      const replacements: Record<string, MessageRecord> = {};
+      for (const op of plan.operations) {
+        if (op.op === 'keep' || op.op === 'drop') continue;
+        const meta = byId.get(op.id)!;
+        const original = await load<ChatMessage>(originalKeyOf(meta));
+        const body = replacementBody(original, meta, op, policy.toolResults.marker);
+        const key = replacedKey(agentId, seq, op.id);
+        await store.put(key, JSON.stringify(body), 'application/json');
+        const kind = op.op === 'truncate' ? 'truncated' : op.op === 'mask' ? 'masked' : 'offloaded';
+        replacements[op.id] = recordOf(
+          {
+            ...meta,
+            key,
+            ref: originalKeyOf(meta),
+            kind,
+            tokens: countMessage(counter, body, input.counting.margin),
+            chars: (body.content ?? '').length,
+          },
+          body,
+        );
+      }
+      const next = applyPlan(context, plan, replacements, input.summary?.record) as MessageRecord[];
+      const removedLines = await Promise.all(
+        plan.removed.map(async (item) => JSON.stringify({ ...item, message: await load<ChatMessage>(item.key) })),
+      );
+      const keys = {
+        event: compactionKey(agentId, seq, 'event.json'),
+        removed: compactionKey(agentId, seq, 'removed.jsonl'),
+        context: compactionKey(agentId, seq, 'context.json'),
+      };
+      await store.put(
+        keys.removed,
+        removedLines.join('\n') + (removedLines.length ? '\n' : ''),
+        'application/x-ndjson',
+      );
+      await store.put(keys.context, JSON.stringify(next.map((m) => m.key)), 'application/json');
+      const tokensAfter = input.fixedTokens + next.reduce((sum, m) => sum + m.tokens, 0);
+      const event: CompressionEvent = {
+        seq,
+        trigger,
+        reason: plan.reason,
+        at: input.at,
+        strategies: plan.steps.map((s) => s.strategy),
+        notes: plan.steps.flatMap((s) => (s.note ? [`${s.strategy}: ${s.note}`] : [])),
+        tokensBefore: plan.before.tokens,
+        tokensAfter,
+        messagesBefore: plan.before.messages,
+        messagesAfter: next.length,
+        targetTokens: plan.target.tokens,
+        reachedTarget: tokensAfter <= plan.target.tokens && plan.reachedTarget,
+        ...(plan.shortfall ? { shortfall: plan.shortfall } : {}),
+        removed: plan.removed,
+        ...(input.summary
+          ? {
+              summaryTokens: input.summary.record.tokens,
+              summaryParsedAs: input.summary.parsedAs,
+              llm: input.summary.llm,
+            }
+          : {}),
+        durationMs: Date.parse(input.at) - input.startedAt,
+        keys,
+        ...(input.instructions ? { instructions: input.instructions } : {}),
+      };
+      await store.put(keys.event, JSON.stringify(event), 'application/json');
+      return { context: next, event, gate: gateOf(policy, input.window, input.cooldown) };
+    },
+  };
+}

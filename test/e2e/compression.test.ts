@@ -1,0 +1,263 @@
+/**
+ * Compression end to end: a long session with tool calls in a small window compresses itself several times through
+ * the plan / summarize / apply activities; forced compactions by Update and Signal; events consistent with the
+ * state; every request the model received valid and within the window; every removed item reloads byte-identical.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  agentContext,
+  agentState,
+  compactAgent,
+  compressionEvents,
+  compressionStats,
+  requestCompaction,
+  sendMessage,
+  startAgent,
+} from '../../client/agents.ts';
+import { contextReload, defineTool, ToolRegistry } from '../../activities/tools.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
+import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
+import type { RecordedRequest } from '../../llm/chat-server.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+const WINDOW = 8_192;
+
+/** What the `fetch_log` tool returns for a call: deterministic, about 700 tokens, different per line number. */
+function logOf(line: number): string {
+  return Array.from(
+    { length: 40 },
+    (_, i) => `line ${line}.${i}: GET /api/items/${line * 100 + i} 200 ${i * 7} ms`,
+  ).join('\n');
+}
+
+const fetchLog = defineTool({
+  name: 'fetch_log',
+  description: 'Fetch a page of the server log',
+  parameters: { type: 'object', properties: { line: { type: 'integer' } }, required: ['line'] },
+  run: (args) => Promise.resolve(logOf(Number(args.line))),
+});
+
+const isSummaryRequest = (request: RecordedRequest) => request.body.model === 'summary-model';
+let summaryFails = false;
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness(
+    (request, index) => {
+      if (isSummaryRequest(request)) {
+        if (summaryFails) return { status: 400, error: 'summaries are switched off for this test' };
+        const prompt = request.body.messages.at(-1)!.content ?? '';
+        return {
+          content: JSON.stringify({
+            task_overview: 'Read the server log page by page.',
+            current_state: `Read pages so far (${prompt.length} characters of transcript).`,
+            important_discoveries: 'All requests answered 200.',
+            next_steps: 'Fetch the next page.',
+            context_to_preserve: '/api/items',
+          }),
+          usage: { prompt_tokens: 900, completion_tokens: 80 },
+        };
+      }
+      // The agent: a user message "page N" → call fetch_log(N); after the result → a short answer.
+      const last = request.body.messages.at(-1)!;
+      if (last.role === 'user') {
+        const line = Number(/page (\d+)/.exec(last.content ?? '')?.[1] ?? 0);
+        return {
+          content: null,
+          toolCalls: [
+            { id: `call_${index}`, type: 'function', function: { name: 'fetch_log', arguments: `{"line":${line}}` } },
+          ],
+        };
+      }
+      return { content: `Page read: ${request.body.messages.length} messages in view.` };
+    },
+    [fetchLog],
+  );
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** The requests the agents made (not the summarizer's). */
+function agentRequests(): RecordedRequest[] {
+  return h.model.requests.filter((r) => !isSummaryRequest(r));
+}
+
+describe('automatic compression in a long session', () => {
+  const agentId = newAgentId('long');
+
+  it('compresses several times, keeps every request valid and within the window', async () => {
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      systemPrompt: 'You read server logs.',
+      modelOverride: { window: WINDOW },
+      taskQueue: h.taskQueue,
+    });
+    const turns = 120;
+    for (let page = 1; page <= turns; page++) {
+      const result = await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+      expect(result.toolCalls).toBe(1);
+    }
+    const state = await agentState(h.client, agentId);
+    expect(state.turns).toBe(turns);
+    expect(state.compressions).toBeGreaterThanOrEqual(5);
+    expect(state.contextTokens).toBeLessThanOrEqual(WINDOW);
+
+    // Every request the model received: tool pairs intact, and within the window (counted as the engine counts).
+    const counter = await loadTokenCounter('o200k_base');
+    const schemas = new ToolRegistry([fetchLog]).schemas();
+    const requests = agentRequests();
+    expect(requests.length).toBeGreaterThanOrEqual(turns * 2);
+    for (const request of requests) {
+      expect(toolPairViolations(request.body.messages.map(pairViewOf))).toEqual([]);
+      expect(countRequest(counter, request.body.messages, schemas)).toBeLessThanOrEqual(WINDOW);
+    }
+  });
+
+  it('records events consistent with the state, queryable by since/limit, with stats', async () => {
+    const state = await agentState(h.client, agentId);
+    const events = await compressionEvents(h.client, agentId);
+    expect(events.length).toBe(Math.min(10, state.compressions!));
+    expect(events.at(-1)!.seq).toBe(state.compressions);
+    for (const event of events) {
+      expect(event.trigger).toBe('auto');
+      expect(event.tokensAfter).toBeLessThan(event.tokensBefore);
+      expect(event.strategies.length).toBeGreaterThan(0);
+      expect(event.removed.length).toBeGreaterThan(0);
+    }
+    const since = events.at(-3)!.seq;
+    expect((await compressionEvents(h.client, agentId, { since, limit: 1 })).map((e) => e.seq)).toEqual([since + 1]);
+    const stats = await compressionStats(h.client, agentId);
+    expect(stats.count).toBe(state.compressions);
+    expect(stats.tokensSaved).toBeGreaterThan(0);
+    expect(stats.averageReduction).toBeLessThan(1);
+    // The last event's context manifest is the working context's start.
+    const manifest = JSON.parse((await h.store.get(events.at(-1)!.keys.context))!) as string[];
+    expect(state.messages.slice(0, state.baseLength).map((m) => m.key)).toEqual(manifest.slice(0, state.baseLength));
+    const context = await agentContext(h.client, agentId);
+    expect(context.map((m) => m.id)).toEqual(state.messages.map((m) => m.id));
+  });
+
+  it('every removed item reloads byte-identical, from its key and through context_reload', async () => {
+    const events = await compressionEvents(h.client, agentId);
+    let checked = 0;
+    for (const event of events) {
+      const lines = (await h.store.get(event.keys.removed))!.trim().split('\n');
+      expect(lines).toHaveLength(event.removed.length);
+      for (const [i, item] of event.removed.entries()) {
+        const line = JSON.parse(lines[i]!) as { id: string; message: ChatMessage };
+        expect(line.id).toBe(item.id);
+        const stored = (await h.store.get(item.key))!;
+        expect(JSON.stringify(line.message)).toBe(stored);
+        const original = JSON.parse(stored) as ChatMessage;
+        if (original.role === 'tool') {
+          // The tool's own output, byte for byte: find the call that produced it.
+          const line = Number(/line (\d+)\.0:/.exec(original.content ?? '')?.[1]);
+          expect(original.content).toBe(logOf(line));
+          const page = await contextReload.run({ reference: item.key }, { agentId, store: h.store });
+          expect(page.slice(page.indexOf('\n') + 1)).toBe(stored.slice(0, 8_000));
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+});
+
+describe('forced compaction', () => {
+  it('by Update returns the event; its instructions reach the summary prompt', async () => {
+    const agentId = newAgentId('forced');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      modelOverride: { window: 64_000 },
+      compression: { reserveRatio: 0, keepTurns: 2 },
+    });
+    for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const before = await agentState(h.client, agentId);
+    expect(before.compressions).toBe(0);
+    const result = await compactAgent(h.client, agentId, {
+      instructions: 'Keep the item ids of page 2',
+      strategy: 'summarize',
+    });
+    expect(result.compressed).toBe(true);
+    expect(result.event).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['summarize'] });
+    expect(result.event!.instructions).toBe('Keep the item ids of page 2');
+    expect(result.event!.tokensAfter).toBeLessThan(result.event!.tokensBefore);
+    const summaryCalls = h.model.requests.filter(
+      (r) => isSummaryRequest(r) && (r.body.messages.at(-1)!.content ?? '').includes('Keep the item ids of page 2'),
+    );
+    expect(summaryCalls).toHaveLength(1);
+    expect(summaryCalls[0]!.body.response_format).toMatchObject({ type: 'json_schema' });
+    const after = await agentState(h.client, agentId);
+    expect(after.compressions).toBe(1);
+    expect(after.messages.some((m) => m.kind === 'summary')).toBe(true);
+    // The agent goes on after it, with the summary in its view.
+    const next = await sendMessage(h.client, agentId, 'Read page 9 of the log.');
+    expect(next.turn).toBe(9);
+  });
+
+  it('by Signal runs after the queued input', async () => {
+    const agentId = newAgentId('signal');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      modelOverride: { window: 64_000 },
+      compression: { reserveRatio: 0, keepTurns: 2 },
+    });
+    for (let page = 1; page <= 6; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    await requestCompaction(h.client, agentId, {});
+    await expect.poll(async () => (await agentState(h.client, agentId)).compressions, { timeout: 20_000 }).toBe(1);
+  });
+
+  it('falls back to dropping rounds when the summarizer fails, and the event says so', async () => {
+    const agentId = newAgentId('fallback');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      modelOverride: { window: 64_000 },
+      compression: { reserveRatio: 0, keepTurns: 2 },
+    });
+    for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    summaryFails = true;
+    try {
+      const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
+      expect(result.compressed).toBe(true);
+      expect(result.event!.notes).toEqual(['summarize: the summarizer failed: truncate-rounds instead']);
+      expect(result.event!.summaryTokens).toBeUndefined();
+    } finally {
+      summaryFails = false;
+    }
+  });
+
+  it('rejects an unknown strategy with a clear error and leaves the state unchanged', async () => {
+    const agentId = newAgentId('bad');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    await sendMessage(h.client, agentId, 'Read page 1 of the log.');
+    const before = await agentState(h.client, agentId);
+    const error = await compactAgent(h.client, agentId, { strategy: 'fold' as never }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((error as Error).cause)).toContain('strategy: "fold" is not one of truncate-tool-results');
+    expect(await agentState(h.client, agentId)).toEqual(before);
+  });
+
+  it('rejects a bad compression policy at start, naming the field', async () => {
+    await expect(
+      startAgent(h.client, {
+        agentId: newAgentId('policy'),
+        model: 'gpt-4o-mini',
+        taskQueue: h.taskQueue,
+        compression: { triggerRatio: 1.5 },
+      }),
+    ).rejects.toThrow('triggerRatio: 1.5 is not allowed (a number > 0 and ≤ 0.9)');
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * Compression inside the agent workflow: the O(1) gate check before every model call, and the pipeline of
+ * activities (plan → summarize → apply) whose result is swapped into the workflow state at once. The decisions
+ * themselves are made by the engine inside activities, so their results are recorded in history.
+ */
+import { ActivityFailure, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
+import type * as activities from '../activities/index.ts';
+import { gateFires } from '../engine/trigger.ts';
+import type { Trigger } from '../engine/trigger.ts';
+import { EVENTS_KEPT } from './contract.ts';
+import type { AgentState, CompactInput, CompactResult, CompressionEvent } from './contract.ts';
+import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from './search-attributes.ts';
+
+type Activities = ReturnType<typeof activities.createActivities>;
+
+/** Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). */
+const STEP_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+};
+/** The summary call: heartbeating, retried with backoff a few times; then the plan's fallback runs instead. */
+const SUMMARIZE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
+};
+
+const { planCompaction, applyCompaction } = proxyActivities<Activities>(STEP_OPTIONS);
+const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
+
+/** Whether the automatic trigger fires now: a comparison of a few numbers the last activity returned. */
+export function compactionDue(state: AgentState): string | undefined {
+  if (!state.gate) return undefined;
+  return gateFires(
+    state.gate,
+    { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 },
+    (state.cooldown?.consecutive ?? 0) === 0,
+  );
+}
+
+/** Counts the turns of a context: user messages that are not a summary. */
+function turnsIn(state: AgentState): number {
+  return state.messages.filter((m) => m.role === 'user' && m.kind !== 'summary').length;
+}
+
+/**
+ * Runs one compression and swaps its result into `state`. A summarizer that fails after its retries makes the
+ * plan be made again with the summarizer marked failed, so the plan's fallback runs: compaction never dead-ends.
+ */
+export async function compact(
+  state: AgentState,
+  trigger: Trigger,
+  nextMessageSeq: number,
+  request: CompactInput = {},
+): Promise<CompactResult> {
+  const agentId = state.agentId;
+  const seq = (state.compressions ?? 0) + 1;
+  const startedAt = Date.now();
+  const counting = { encoding: state.modelInfo!.encoding, margin: state.modelInfo!.margin };
+  const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
+  let summarizerFailed = false;
+  for (;;) {
+    const plan = await planCompaction.executeWithOptions(
+      { ...STEP_OPTIONS, summary: `plan compression ${seq} (${trigger}, ${state.contextTokens} tok)` },
+      [
+        {
+          agentId,
+          seq,
+          context: state.messages,
+          policy: state.policy!,
+          window: state.modelInfo!.window,
+          fixedTokens: state.fixedTokens ?? 0,
+          trigger,
+          cooldown,
+          ...(state.goalId ? { goalId: state.goalId } : {}),
+          ...(summarizerFailed ? { summarizerFailed } : {}),
+          ...(request.strategy ? { strategies: [request.strategy] } : {}),
+        },
+      ],
+    );
+    if (plan.action === 'skip') {
+      if (plan.gate) state.gate = plan.gate;
+      return { compressed: false, reason: plan.reason };
+    }
+    let summary: Awaited<ReturnType<typeof summarizeSpan>> | undefined;
+    if (plan.summary) {
+      try {
+        summary = await summarizeSpan.executeWithOptions(
+          {
+            ...SUMMARIZE_OPTIONS,
+            summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${plan.summary.estimatedTokens} tok`,
+          },
+          [
+            {
+              agentId,
+              seq,
+              spanKeys: plan.summary.spanKeys,
+              ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
+              ...(request.instructions ? { instructions: request.instructions } : {}),
+              maxTokens: state.policy!.summary.maxTokens,
+              counting,
+            },
+          ],
+        );
+      } catch (error) {
+        if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;
+        summarizerFailed = true; // plan again: the fallback replaces the summary
+        continue;
+      }
+    }
+    const next = trigger === 'auto' ? { consecutive: cooldown.consecutive + 1 } : { consecutive: 0 };
+    const applied = await applyCompaction.executeWithOptions(
+      { ...STEP_OPTIONS, summary: `apply compression ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
+      [
+        {
+          agentId,
+          seq,
+          planKey: plan.planKey!,
+          ...(summary ? { summary } : {}),
+          at: new Date(Date.now()).toISOString(),
+          ...(request.instructions ? { instructions: request.instructions } : {}),
+          counting,
+          fixedTokens: state.fixedTokens ?? 0,
+          startedAt,
+          window: state.modelInfo!.window,
+          cooldown: { consecutive: next.consecutive, lastTokensAfter: plan.tokensAfter },
+        },
+      ],
+    );
+    swapIn(state, applied.context, applied.event, nextMessageSeq);
+    state.cooldown = { consecutive: next.consecutive, lastTokensAfter: applied.event.tokensAfter };
+    state.gate = applied.gate;
+    return { compressed: true, reason: applied.event.reason, event: applied.event };
+  }
+}
+
+/** The new context replaces the old one in a single step of workflow code: no await between these lines. */
+function swapIn(state: AgentState, context: AgentState['messages'], event: CompressionEvent, nextSeq: number): void {
+  state.messages = context;
+  state.contextTokens = (state.fixedTokens ?? 0) + context.reduce((sum, m) => sum + m.tokens, 0);
+  state.contextTurns = turnsIn(state);
+  state.base = event.keys.context;
+  state.baseLength = context.length;
+  state.tailFromSeq = nextSeq;
+  state.compressions = event.seq;
+  state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
+  const previous = state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 };
+  const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
+  state.stats = {
+    count: previous.count + 1,
+    averageReduction: (previous.averageReduction * previous.count + reduction) / (previous.count + 1),
+    tokensSaved: previous.tokensSaved + Math.max(0, event.tokensBefore - event.tokensAfter),
+  };
+  upsertSearchAttributes([
+    { key: AgentCompressions, value: event.seq },
+    { key: AgentLastCompactedAt, value: new Date(Date.now()) },
+    { key: AgentContextTokens, value: state.contextTokens },
+  ]);
+  setCurrentDetails(
+    `compression ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,
+  );
+}
