@@ -5,7 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { agentHandle, agentState, closeAgent, connectClient, sendMessage, startAgent } from '../client/agents.ts';
+import {
+  agentHandle,
+  agentState,
+  closeAgent,
+  compactAgent,
+  connectClient,
+  sendMessage,
+  startAgent,
+} from '../client/agents.ts';
 import type { Client } from '@temporalio/client';
 import { loadSettings } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
@@ -18,6 +26,31 @@ import { S3BlobStore } from '../storage/s3.ts';
 import { createAgentWorker } from '../worker/worker.ts';
 
 const TURNS = 60;
+const SUMMARY_MODEL = 'bench-summary';
+const CYCLES = 12;
+
+/** Forced compaction cycles (plan, summarize, apply) on a ~20k-token context: the Update's round trip. */
+async function compressionCycles(client: Client, taskQueue: string) {
+  const agentId = `bench-${randomUUID().slice(0, 8)}`;
+  await startAgent(client, {
+    agentId,
+    model: 'gpt-4o-mini',
+    taskQueue,
+    compression: { reserveRatio: 0, keepTurns: 1 },
+  });
+  const chunk = 'The agent inspected the logs and found the retry loop in the queue consumer. '.repeat(52); // ~4 KB
+  const cycles: number[] = [];
+  const summarizer: number[] = [];
+  for (let cycle = 0; cycle < CYCLES; cycle++) {
+    for (let i = 0; i < 20; i++) await sendMessage(client, agentId, chunk);
+    const started = performance.now();
+    const result = await compactAgent(client, agentId, { strategy: 'summarize' });
+    cycles.push(performance.now() - started);
+    summarizer.push(result.event?.llm?.durationMs ?? 0);
+  }
+  await closeAgent(client, agentId);
+  return { cycleMsP50: p50(cycles.slice(2)), summarizerMsP50: p50(summarizer.slice(2)) };
+}
 
 function p50(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -48,7 +81,17 @@ export async function benchAgent(log: (line: string) => void) {
   const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
   const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
-  const model = await startChatServer(() => ({ content: 'ok' }));
+  // Zero latency for both: the agent's model answers 'ok', the summary model a fixed five-field summary.
+  const summary = JSON.stringify({
+    task_overview: 'Benchmark the agent.',
+    current_state: 'Messages read.',
+    important_discoveries: 'The retry loop is in the queue consumer.',
+    next_steps: 'Go on.',
+    context_to_preserve: 'queue consumer',
+  });
+  const model = await startChatServer((request) =>
+    request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' },
+  );
   const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
   const taskQueue = `bench-${randomUUID()}`;
   const { worker, connection } = await createAgentWorker({
@@ -57,6 +100,7 @@ export async function benchAgent(log: (line: string) => void) {
     deps: {
       store: new S3BlobStore(stack.minio!.target),
       openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
+      summaryModel: SUMMARY_MODEL,
     },
   });
   const running = worker.run();
@@ -74,6 +118,12 @@ export async function benchAgent(log: (line: string) => void) {
     const turnOverheadMsP50 = p50(durations.slice(5)); // after warm-up
     log(`turn overhead (zero-latency model): p50 ${turnOverheadMsP50.toFixed(1)} ms over ${TURNS - 5} turns`);
 
+    const compression = await compressionCycles(client, taskQueue);
+    log(
+      `compression cycle (plan, summarize, apply; forced by Update): p50 ${compression.cycleMsP50.toFixed(1)} ms, ` +
+        `of which the summarizer call ${compression.summarizerMsP50.toFixed(1)} ms, over ${CYCLES - 2} cycles`,
+    );
+
     const at10k = await historyBytesPerTurn(client, taskQueue, 10_000);
     const at100k = await historyBytesPerTurn(client, taskQueue, 100_000);
     for (const [name, r] of [['10k', at10k] as const, ['100k', at100k] as const]) {
@@ -84,6 +134,8 @@ export async function benchAgent(log: (line: string) => void) {
     }
     return {
       turnOverheadMsP50,
+      compressionCycleMsP50: compression.cycleMsP50,
+      compressionSummarizerMsP50: compression.summarizerMsP50,
       historyBytesPerTurn: { at10k: at10k.historyBytesPerTurn, at100k: at100k.historyBytesPerTurn },
       transcriptBytes: { at10k: at10k.transcriptBytes, at100k: at100k.transcriptBytes },
     };
