@@ -34,7 +34,7 @@ import {
   requestCompaction,
 } from './agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
-import { STRATEGIES } from '../engine/policy.ts';
+import { PolicyError, STRATEGIES } from '../engine/policy.ts';
 import type { StrategyName } from '../engine/policy.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
@@ -324,6 +324,7 @@ export function cliMain(): void {
         error instanceof UsageError ||
         error instanceof UnknownModelError ||
         error instanceof ModelOverrideError ||
+        error instanceof PolicyError ||
         (error instanceof TypeError && 'code' in error);
       if (usage) console.error(`longrun: ${error.message}\nRun \`longrun help\` for usage.`);
       else if (error instanceof InvalidAgentIdError) console.error(`longrun: ${error.message}`);

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
-import type { AgentState } from '../../workflows/contract.ts';
+import type { AgentState, CompressionEvent } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -142,5 +142,39 @@ describe('longrun CLI', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown model "my-finetune"');
     expect((await longrun('start', newAgentId('cli'), '--model', 'my-finetune', '--window', '32768')).code).toBe(0);
+  });
+
+  it('start --preset, compact, events (table and --json), and every removed message reloads byte-identical', async () => {
+    const agentId = newAgentId('cli');
+    expect((await longrun('start', agentId, '--preset', 'agentscope', '--window', '8192')).code).toBe(0);
+    const long = 'The build failed in step 3 because the cache key changed. '.repeat(17); // ~1,000 characters
+    for (let i = 1; i <= 6; i++) expect((await longrun('send', agentId, `${i}: ${long}`)).code).toBe(0);
+
+    const compacted = await longrun('compact', agentId, '--strategy', 'truncate-rounds');
+    expect(compacted.code, compacted.stderr).toBe(0);
+    expect(compacted.stdout).toMatch(
+      /^compression 1: \d+ → \d+ tokens, 12 → \d+ messages\nstrategies: truncate-rounds\n/,
+    );
+
+    const table = await longrun('events', agentId);
+    expect(table.stdout).toMatch(/1\s+\S+ \S+\s+forced\s+\d+ → \d+\s+12 → \d+\s+truncate-rounds/);
+    expect(table.stdout).toContain('1 compression(s)');
+    const { events, stats } = JSON.parse((await longrun('events', agentId, '--json')).stdout) as {
+      events: CompressionEvent[];
+      stats: { count: number };
+    };
+    expect(stats.count).toBe(1);
+    expect(events[0]!.removed.length).toBeGreaterThan(0);
+    for (const item of events[0]!.removed) {
+      const reloaded = await longrun('reload', agentId, item.key);
+      expect(reloaded.stdout).toBe(`${await h.store.get(item.key)}\n`);
+    }
+
+    const bad = await longrun('compact', agentId, '--strategy', 'fold');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--strategy: "fold" is not one of truncate-tool-results');
+    const preset = await longrun('start', newAgentId('cli'), '--preset', 'nope');
+    expect(preset.code).toBe(2);
+    expect(preset.stderr).toContain('preset: "nope" is not allowed (one of default, astrbot');
   });
 });

@@ -1,12 +1,12 @@
 /** The workflow contract as the README documents it for the temporal CLI: update, signal and query by name. */
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentState, startAgent } from '../../client/agents.ts';
+import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
 import { loadSettings } from '../../config/settings.ts';
 import { TEMPORAL } from '../../stack/binaries.ts';
 import { ensureBinaries } from '../../stack/setup.ts';
 import { agentWorkflowId } from '../../workflows/contract.ts';
-import type { AgentState, SendResult } from '../../workflows/contract.ts';
+import type { AgentState, CompressionEvent, SendResult } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -80,5 +80,37 @@ describe('the temporal CLI on an agent', () => {
 
     await temporal('workflow', 'signal', '--workflow-id', workflowId, '--name', 'close');
     await expect.poll(async () => (await agentState(h.client, agentId)).status, { timeout: 20_000 }).toBe('closed');
+  });
+
+  it('signal compact forces a compaction; query compressionEvents and stats read it back', async () => {
+    const agentId = newAgentId('tcli-compact');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
+    });
+    for (let i = 1; i <= 4; i++) await sendMessage(h.client, agentId, `message ${i}`);
+    const workflowId = agentWorkflowId(agentId);
+    await temporal(
+      'workflow',
+      'signal',
+      '--workflow-id',
+      workflowId,
+      '--name',
+      'compact',
+      '--input',
+      '{"strategy":"truncate-rounds"}',
+    );
+    await expect.poll(async () => (await agentState(h.client, agentId)).compressions, { timeout: 20_000 }).toBe(1);
+    const events = JSON.parse(
+      await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'compressionEvents'),
+    ) as { queryResult: CompressionEvent[][] };
+    expect(events.queryResult[0]).toHaveLength(1);
+    expect(events.queryResult[0]![0]).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['truncate-rounds'] });
+    const stats = JSON.parse(await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'stats')) as {
+      queryResult: { count: number }[];
+    };
+    expect(stats.queryResult[0]!.count).toBe(1);
   });
 });
