@@ -92,7 +92,7 @@ export interface AgentCarry {
   state: AgentState;
   nextMessageSeq: number;
   /** Results of the latest Updates by id: an Update delivered again to the next run is answered, not re-applied. */
-  applied: [updateId: string, result: SendResult][];
+  applied: [updateId: string, result: SendResult | CompactResult][];
 }
 
 /** Model calls per turn that may call tools, unless the agent sets maxSteps. */
@@ -132,7 +132,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     cooldown: { consecutive: 0, lastTokensAfter: 0 },
   };
   let nextMessageSeq = carry?.nextMessageSeq ?? 1;
-  const applied = new Map<string, SendResult>(carry?.applied ?? []);
+  const applied = new Map<string, SendResult | CompactResult>(carry?.applied ?? []);
   const queue: Pending[] = [];
   let closing = false;
   let updatesThisRun = 0;
@@ -177,12 +177,17 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     compactUpdate,
     async (request: CompactInput = {}): Promise<CompactResult> => {
       updatesThisRun++;
+      // Delivered again to the next run after continue-as-new: answered with its result, not compacted twice.
+      const updateId = currentUpdateInfo()?.id;
+      const done = updateId === undefined ? undefined : applied.get(updateId);
+      if (done) return done as CompactResult;
       const pending: PendingCompact = { kind: 'compact', input: request };
       queue.push(pending);
       await condition(() => pending.result !== undefined || pending.failure !== undefined);
       if (pending.failure !== undefined) {
         throw ApplicationFailure.create({ message: pending.failure, type: 'CompactionFailed' });
       }
+      if (updateId !== undefined) remember(updateId, pending.result!);
       return pending.result!;
     },
     { validator: (request: CompactInput = {}) => validateCompact(request, state, closing) },
@@ -199,7 +204,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       updatesThisRun++;
       const updateId = currentUpdateInfo()?.id;
       const done = updateId === undefined ? undefined : applied.get(updateId);
-      if (done) return done;
+      if (done) return done as SendResult;
       const pending: PendingSend = { kind: 'send', input: send };
       queue.push(pending);
       await condition(() => pending.result !== undefined || pending.failure !== undefined);
@@ -275,7 +280,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     });
   };
 
-  const remember = (updateId: string, result: SendResult) => {
+  const remember = (updateId: string, result: SendResult | CompactResult) => {
     applied.set(updateId, result);
     if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
   };

@@ -5,8 +5,10 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   agentContext,
+  agentHandle,
   agentState,
   compactAgent,
   compressionEvents,
@@ -20,6 +22,7 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
+import { compactUpdate } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -202,6 +205,33 @@ describe('forced compaction', () => {
     // The agent goes on after it, with the summary in its view.
     const next = await sendMessage(h.client, agentId, 'Read page 9 of the log.');
     expect(next.turn).toBe(9);
+  });
+
+  it('an Update compact delivered again to a later run is answered with its result, not run twice', async () => {
+    const agentId = newAgentId('once');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      modelOverride: { window: 64_000 },
+      compression: { reserveRatio: 0, keepTurns: 2 },
+    });
+    for (let page = 1; page <= 6; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const first = await agentHandle(h.client, agentId).executeUpdate(compactUpdate, {
+      args: [{ strategy: 'truncate-rounds' }],
+      updateId: 'compact-once',
+    });
+    expect(first.compressed).toBe(true);
+    const runBefore = (await agentHandle(h.client, agentId).describe()).runId;
+    await sleep(2_100); // a run lives at least 2 s before it continues as new
+    for (let page = 7; page <= 12; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    expect((await agentHandle(h.client, agentId).describe()).runId).not.toBe(runBefore);
+    const again = await agentHandle(h.client, agentId).executeUpdate(compactUpdate, {
+      args: [{ strategy: 'truncate-rounds' }],
+      updateId: 'compact-once',
+    });
+    expect(again).toEqual(first);
+    expect((await agentState(h.client, agentId)).compressions).toBe(1);
   });
 
   it('by Signal runs after the queued input', async () => {
