@@ -5,12 +5,27 @@ import OpenAI from 'openai';
 /** Statuses that will not succeed on retry: bad key, no access, unknown model, malformed request. */
 const PERMANENT_STATUSES = new Set([400, 401, 403, 404, 409, 422]);
 
-/** Turns an OpenAI API error into a Temporal failure: permanent ones are not retried, 429 honours Retry-After. */
+import { CONTEXT_OVERFLOW } from '../workflows/contract.ts';
+
+/** How providers say the request is over the window: OpenAI's code, and the wording of vLLM, gateways and others. */
+const OVERFLOW_WORDING =
+  /context[_ ]length|maximum context|context window|too many tokens|prompt is too long|input is too long/i;
+
+/**
+ * Turns an OpenAI API error into a Temporal failure: permanent ones are not retried, 429 honours Retry-After, and a
+ * context overflow gets its own type ({@link CONTEXT_OVERFLOW}).
+ */
 export function modelFailure(error: unknown, model: string): unknown {
   if (!(error instanceof OpenAI.APIError)) return error;
   const status = error.status as number | undefined;
   if (status === undefined) return error;
   const message = `model ${model}: HTTP ${status}: ${error.message}`;
+  if (
+    (status === 400 || status === 413) &&
+    (error.code === 'context_length_exceeded' || OVERFLOW_WORDING.test(error.message))
+  ) {
+    return ApplicationFailure.nonRetryable(message, CONTEXT_OVERFLOW);
+  }
   if (PERMANENT_STATUSES.has(status)) return ApplicationFailure.nonRetryable(message, `ModelHttp${status}`);
   const headers = error.headers as Headers | undefined;
   const retryAfter = Number(headers?.get('retry-after'));

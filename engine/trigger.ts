@@ -96,7 +96,8 @@ export interface Target {
 /**
  * The target for a compression. Automatic: the target ratio of the window, or the reduction of the pressure level
  * reached (escalating with consecutive compressions, round-robin through the levels); half of a count limit that
- * fired. Forced: at most half the current tokens. Overflow: the target ratio, halved again on each further attempt.
+ * fired. Forced: at most half the current tokens. Overflow: half the current tokens (and at most the target ratio),
+ * halved again on each further attempt.
  */
 export function targetOf(
   policy: CompressionPolicy,
@@ -119,11 +120,12 @@ export function targetOf(
     return { tokens, ...counts, reason: `forced: min(${policy.targetRatio} × window, half of ${stats.tokens})` };
   }
   if (trigger === 'overflow') {
-    const tokens = Math.floor(byRatio / 2 ** (attempt - 1));
+    // The provider says the request is over its window, whatever our count says: aim below the current tokens.
+    const tokens = Math.min(Math.floor(byRatio / 2 ** (attempt - 1)), Math.floor(stats.tokens / 2 ** attempt));
     return {
       tokens,
       ...counts,
-      reason: `overflow attempt ${attempt}: ${policy.targetRatio} × window / ${2 ** (attempt - 1)}`,
+      reason: `overflow attempt ${attempt}: min(${policy.targetRatio} × window / ${2 ** (attempt - 1)}, tokens / ${2 ** attempt})`,
     };
   }
   const levels = policy.pressureLevels;

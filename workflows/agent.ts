@@ -27,6 +27,7 @@ import {
   compactSignal,
   compactUpdate,
   compressionEventsQuery,
+  CONTEXT_OVERFLOW,
   contextQuery,
   MAX_MESSAGE_CHARS,
   messageIdOf,
@@ -94,6 +95,9 @@ export interface AgentCarry {
   /** Results of the latest Updates by id: an Update delivered again to the next run is answered, not re-applied. */
   applied: [updateId: string, result: SendResult | CompactResult][];
 }
+
+/** Compactions after a context overflow before the turn fails (each aims at half the previous target). */
+const MAX_OVERFLOW_ATTEMPTS = 3;
 
 /** Model calls per turn that may call tools, unless the agent sets maxSteps. */
 const DEFAULT_MAX_STEPS = 8;
@@ -335,6 +339,41 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   await condition(allHandlersFinished);
   return state;
 
+  /**
+   * Calls the model; when the provider says the context is over its window (our count was short, e.g. a model of
+   * another vendor), compacts with the overflow trigger and calls again, each attempt aiming lower, at most
+   * {@link MAX_OVERFLOW_ATTEMPTS} times: never a loop.
+   */
+  async function callModelFitting(firstView: ViewRef, replyId: string, forceText: boolean) {
+    let view = firstView;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await callModel.executeWithOptions(
+          { ...MODEL_OPTIONS, summary: `${input.model}: ${state.messages.length} msgs → reply ${replyId}` },
+          [
+            {
+              agentId: input.agentId,
+              model: input.model,
+              view,
+              replyId,
+              counting,
+              ...(forceText ? { toolChoice: 'none' as const } : {}),
+            },
+          ],
+        );
+      } catch (error) {
+        const overflow =
+          error instanceof ActivityFailure &&
+          error.cause instanceof ApplicationFailure &&
+          error.cause.type === CONTEXT_OVERFLOW;
+        if (!overflow || attempt > MAX_OVERFLOW_ATTEMPTS) throw error;
+        await compact(state, 'overflow', seqOf(replyId), {}, attempt);
+        view = currentView();
+        view = { ...view, lastSeq: seqOf(replyId) - 1 }; // the reply's id is already taken
+      }
+    }
+  }
+
   async function runTurn(send: SendInput): Promise<SendResult> {
     const turn = state.turns + 1;
     if (state.messages.length === 0 && input.systemPrompt) {
@@ -368,19 +407,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       const view = currentView(); // the context so far, before the reply's id is taken
       const replyId = newMessageId();
       const forceText = step > maxSteps;
-      reply = await callModel.executeWithOptions(
-        { ...MODEL_OPTIONS, summary: `${input.model}: ${state.messages.length} msgs → reply ${replyId}` },
-        [
-          {
-            agentId: input.agentId,
-            model: input.model,
-            view,
-            replyId,
-            counting,
-            ...(forceText ? { toolChoice: 'none' as const } : {}),
-          },
-        ],
-      );
+      reply = await callModelFitting(view, replyId, forceText);
       append(reply.record);
       if (reply.toolCalls.length === 0) break;
       toolCalls += reply.toolCalls.length;

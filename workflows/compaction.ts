@@ -53,6 +53,7 @@ export async function compact(
   trigger: Trigger,
   nextMessageSeq: number,
   request: CompactInput = {},
+  attempt = 1,
 ): Promise<CompactResult> {
   const agentId = state.agentId;
   const seq = (state.compressions ?? 0) + 1;
@@ -76,6 +77,7 @@ export async function compact(
           ...(state.goalId ? { goalId: state.goalId } : {}),
           ...(summarizerFailed ? { summarizerFailed } : {}),
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
+          ...(trigger === 'overflow' ? { attempt } : {}),
         },
       ],
     );

@@ -197,5 +197,8 @@ export const statsQuery = defineQuery<CompressionStats>('stats');
 /** The working context as previews (full bodies: `longrun reload`). */
 export const contextQuery = defineQuery<MessageRecord[]>('context');
 
+/** The failure type of a model call over the provider's context window: the workflow compacts and calls again. */
+export const CONTEXT_OVERFLOW = 'ContextOverflow';
+
 /** How many compression events the workflow keeps in its state (all of them are in S3). */
 export const EVENTS_KEPT = 10;

@@ -43,6 +43,7 @@ const fetchLog = defineTool({
   run: (args) => Promise.resolve(logOf(Number(args.line))),
 });
 
+const OVERFLOW_PROMPT = 'overflow test';
 const isSummaryRequest = (request: RecordedRequest) => request.body.model === 'summary-model';
 let summaryFails = false;
 
@@ -64,6 +65,10 @@ beforeAll(async () => {
           }),
           usage: { prompt_tokens: 900, completion_tokens: 80 },
         };
+      }
+      // A provider whose real window is smaller than the registry says: over 14 messages it refuses.
+      if (request.body.messages[0]?.content === OVERFLOW_PROMPT && request.body.messages.length > 14) {
+        return { status: 400, error: "This model's maximum context length is 4096 tokens. Please reduce the length." };
       }
       // The agent: a user message "page N" → call fetch_log(N); after the result → a short answer.
       const last = request.body.messages.at(-1)!;
@@ -170,6 +175,31 @@ describe('automatic compression in a long session', () => {
       }
     }
     expect(checked).toBeGreaterThan(0);
+  });
+});
+
+describe('context overflow reported by the provider', () => {
+  it('compacts with the overflow trigger and calls again, so the turn succeeds', async () => {
+    const agentId = newAgentId('overflow');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      systemPrompt: OVERFLOW_PROMPT,
+      taskQueue: h.taskQueue,
+      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
+    });
+    for (let page = 1; page <= 6; page++) {
+      const result = await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+      expect(result.reply).toMatch(/^Page read/);
+    }
+    const events = await compressionEvents(h.client, agentId);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.trigger === 'overflow')).toBe(true);
+    // No request after a refusal went out unchanged: every refusal was followed by a smaller request.
+    const mine = h.model.requests.filter((r) => r.body.messages[0]?.content === OVERFLOW_PROMPT);
+    mine.forEach((request, i) => {
+      if (request.body.messages.length > 14) expect(mine[i + 1]!.body.messages.length).toBeLessThanOrEqual(14);
+    });
   });
 });
 
