@@ -1,16 +1,76 @@
 /**
- * Byte-pair merging in O(n log n). The reference algorithm (tiktoken's, and every JS port's) scans all adjacent pairs
- * for the lowest rank after each merge: quadratic in the length of one pre-tokenized piece, so 64 KB of one letter
- * or of unbroken Han characters stalls a worker for seconds to minutes. This merge keeps the candidate pairs in a
- * binary heap ordered by (rank, position): the lowest rank first and the leftmost on ties, which is exactly the order
- * in which the reference merges, so the token ids are identical (tested against tiktoken).
+ * Byte-pair merging, as the reference does it (tiktoken's algorithm, and every JS port's): repeatedly merge the
+ * adjacent pair of parts whose concatenation has the lowest rank, leftmost on ties, until no adjacent pair is a token.
+ *
+ * Two implementations of that one order. {@link shortMerge} scans all pairs after each merge, in typed arrays without
+ * allocating: quadratic, and the fastest for the short pieces of ordinary text. {@link heapMerge} keeps the candidate
+ * pairs in a binary heap ordered by (rank, position), in O(n log n), for long pieces: 64 KB of one letter or of
+ * unbroken Han characters would otherwise stall a worker for seconds to minutes. Both give identical ids (tested
+ * against tiktoken and against a transcription of the reference).
  */
 
-/** Rank of a byte sequence in the encoding, or undefined when it is not a token. */
-export type RankOf = (bytes: Uint8Array) => number | undefined;
+/** Rank of `bytes[start, end)` in the encoding, or -1 when that sequence is not a token. */
+export type RankOf = (bytes: Uint8Array, start: number, end: number) => number;
 
-/** Pieces shorter than this go to the library's own merge (faster on short input, and identical). */
+/** What {@link shortMerge} asks of an encoding. */
+export interface PairRanks {
+  /** Ranks of the 256 single bytes. */
+  readonly byteRanks: Int32Array;
+  /** Rank of `bytes[start, end)`, which is token `left` followed by token `right`, or -1 when it is not a token. */
+  pairRank(left: number, right: number, bytes: Uint8Array, start: number, end: number): number;
+}
+
+/** Pieces of this many bytes or more go to {@link heapMerge}; shorter ones to {@link shortMerge}. */
 export const LONG_PIECE_BYTES = 256;
+
+const NO_PAIR = 0x7fffffff;
+
+let starts = new Int32Array(LONG_PIECE_BYTES + 1);
+let pairRanks = new Int32Array(LONG_PIECE_BYTES);
+let partRanks = new Int32Array(LONG_PIECE_BYTES);
+
+/**
+ * Merges `piece[0, length)` by scanning every pair after each merge. Returns the number of tokens; when `out` is
+ * given, also appends their ranks to it.
+ */
+export function shortMerge(piece: Uint8Array, length: number, ranks: PairRanks, out?: number[]): number {
+  if (starts.length <= length) {
+    starts = new Int32Array(length + 1);
+    pairRanks = new Int32Array(length);
+    partRanks = new Int32Array(length);
+  }
+  /** Rank of merging part `i` (of `parts`) with the next one, or NO_PAIR. */
+  const pair = (i: number, parts: number): number => {
+    if (i + 1 >= parts) return NO_PAIR;
+    const rank = ranks.pairRank(partRanks[i]!, partRanks[i + 1]!, piece, starts[i]!, starts[i + 2]!);
+    return rank < 0 ? NO_PAIR : rank;
+  };
+  let parts = length;
+  for (let i = 0; i <= length; i++) starts[i] = i;
+  for (let i = 0; i < length; i++) partRanks[i] = ranks.byteRanks[piece[i]!]!;
+  for (let i = 0; i + 1 < length; i++) pairRanks[i] = pair(i, parts);
+  while (parts > 1) {
+    let best = NO_PAIR;
+    let at = -1;
+    for (let i = 0; i + 1 < parts; i++) {
+      if (pairRanks[i]! < best) {
+        best = pairRanks[i]!;
+        at = i;
+      }
+    }
+    if (at < 0) break;
+    // Part at+1 joins part at: shift the later parts and pairs down by one.
+    partRanks[at] = best;
+    for (let i = at + 1; i < parts; i++) starts[i] = starts[i + 1]!;
+    for (let i = at + 1; i + 1 < parts; i++) partRanks[i] = partRanks[i + 1]!;
+    for (let i = at + 1; i + 2 < parts; i++) pairRanks[i] = pairRanks[i + 1]!;
+    parts--;
+    pairRanks[at] = pair(at, parts);
+    if (at > 0) pairRanks[at - 1] = pair(at - 1, parts);
+  }
+  if (out) for (let i = 0; i < parts; i++) out.push(partRanks[i]!);
+  return parts;
+}
 
 /** A min-heap of (rank, position, stamp) triples in parallel arrays. */
 class PairHeap {
@@ -70,12 +130,9 @@ class PairHeap {
   }
 }
 
-/**
- * The token ranks of one piece, merged as the reference does: repeatedly merge the adjacent pair of parts whose
- * concatenation has the lowest rank (leftmost on ties) until no adjacent pair is a token.
- */
-export function heapMerge(piece: Uint8Array, rankOf: RankOf): number[] {
-  const n = piece.length;
+/** The token ranks of `piece[0, length)`, merged in the reference's order with a heap over adjacent pairs. */
+export function heapMerge(piece: Uint8Array, rankOf: RankOf, length = piece.length): number[] {
+  const n = length;
   // Parts are identified by their start offset; next[start] is the start of the following part (n at the end).
   const next = new Int32Array(n + 1);
   const prev = new Int32Array(n + 1);
@@ -91,7 +148,8 @@ export function heapMerge(piece: Uint8Array, rankOf: RankOf): number[] {
   const pairRank = (start: number): number => {
     const second = next[start]!;
     if (second >= n) return Infinity;
-    return rankOf(piece.subarray(start, next[second])) ?? Infinity;
+    const rank = rankOf(piece, start, next[second]!);
+    return rank < 0 ? Infinity : rank;
   };
   const schedule = (start: number) => {
     stamp[start]!++;
@@ -114,8 +172,8 @@ export function heapMerge(piece: Uint8Array, rankOf: RankOf): number[] {
 
   const tokens: number[] = [];
   for (let start = 0; start < n; start = next[start]!) {
-    const rank = rankOf(piece.subarray(start, next[start]));
-    if (rank === undefined) throw new Error(`byte sequence at ${start} is not a token`);
+    const rank = rankOf(piece, start, next[start]!);
+    if (rank < 0) throw new Error(`byte sequence at ${start} is not a token`);
     tokens.push(rank);
   }
   return tokens;

@@ -1,11 +1,14 @@
 /**
- * Token accounting behind a small interface. Production counting uses gpt-tokenizer (the same token ids as
- * OpenAI's tiktoken, about 10× the speed of js-tiktoken, which stays the conformance reference in tests).
- * Literal special tokens such as `<|endoftext|>` in user or tool text are counted as the ordinary text they are,
- * never thrown on.
+ * Token accounting behind a small interface. Production counting is longrun's own tokenizer (`tokenizer.ts`: a
+ * hand-written pre-tokenizer, a direct lookup for one-token pieces, a count-only path with a memo of recent pieces,
+ * and an O(n log n) merge for long pieces) over gpt-tokenizer's rank data; its token ids are OpenAI's (js-tiktoken
+ * stays the conformance reference in tests). Literal special tokens such as `<|endoftext|>` in user or tool text are
+ * counted as the ordinary text they are, never thrown on.
  */
-import { heapMerge, LONG_PIECE_BYTES } from './bpe.ts';
 import type { ChatMessage } from './messages.ts';
+import { cl100kPieceEnd, o200kPieceEnd } from './pretokenize.ts';
+import { Tokenizer } from './tokenizer.ts';
+import type { RawRanks } from './tokenizer-ranks.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
 
@@ -21,54 +24,23 @@ export interface TokenCounter {
 /** OpenAI's chat format: 3 tokens per message, 1 more per name, 3 to prime the reply. */
 export const CHAT_OVERHEAD = { perMessage: 3, perName: 1, replyPrimer: 3 } as const;
 
-interface GptTokenizerModule {
-  encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];
-  countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
-  default: object;
-}
-
-/** The part of gpt-tokenizer's BPE core (4.0.0, pinned) whose merge we replace for long pieces. */
-interface MergeCore {
-  bytePairMerge(piece: Uint8Array): number[];
-  getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
-}
-
-/**
- * Routes pieces of at least {@link LONG_PIECE_BYTES} to the O(n log n) merge; shorter ones keep the library's.
- * The library's own split and rank tables stay in charge, so the ids are the library's (and tiktoken's).
- */
-function installLongPieceMerge(core: MergeCore | undefined): void {
-  if (!core || typeof core.bytePairMerge !== 'function' || typeof core.getBpeRankFromBytes !== 'function') {
-    throw new Error('gpt-tokenizer changed its internals: pin the version the engine was tested with (4.0.0)');
-  }
-  const shortMerge = core.bytePairMerge.bind(core);
-  const rankOf = (bytes: Uint8Array) => core.getBpeRankFromBytes(bytes);
-  core.bytePairMerge = (piece) => (piece.length >= LONG_PIECE_BYTES ? heapMerge(piece, rankOf) : shortMerge(piece));
-}
-
-/** Every special token is ordinary text to us: nothing is disallowed, nothing is special. */
-const AS_TEXT = { disallowedSpecial: new Set<string>() };
-
 const loaded = new Map<EncodingName, Promise<TokenCounter>>();
 
-/** The production counter for `encoding`, loaded once per process (about 0.2 s and 36 MB the first time). */
+async function rankData(encoding: EncodingName): Promise<RawRanks> {
+  const module: { default: RawRanks } =
+    encoding === 'o200k_base'
+      ? await import('gpt-tokenizer/bpeRanks/o200k_base')
+      : await import('gpt-tokenizer/bpeRanks/cl100k_base');
+  return module.default;
+}
+
+/** The production counter for `encoding`, loaded once per process (about 0.2 s and 25 MB the first time). */
 export function loadTokenCounter(encoding: EncodingName): Promise<TokenCounter> {
   let counter = loaded.get(encoding);
   if (!counter) {
-    const module: Promise<GptTokenizerModule> =
-      encoding === 'o200k_base'
-        ? import('gpt-tokenizer/encoding/o200k_base')
-        : import('gpt-tokenizer/encoding/cl100k_base');
-    counter = module.then((api) => {
-      // A private field of gpt-tokenizer's encoding object: the version is pinned and the tests guard it.
-      installLongPieceMerge(
-        (api.default as { bytePairEncodingCoreProcessor?: MergeCore }).bytePairEncodingCoreProcessor,
-      );
-      return {
-        encoding,
-        encode: (text) => api.encode(text, AS_TEXT),
-        count: (text) => api.countTokens(text, AS_TEXT),
-      };
+    counter = rankData(encoding).then((raw) => {
+      const tokenizer = new Tokenizer(raw, encoding === 'o200k_base' ? o200kPieceEnd : cl100kPieceEnd);
+      return { encoding, encode: (text) => tokenizer.encode(text), count: (text) => tokenizer.count(text) };
     });
     loaded.set(encoding, counter);
   }

@@ -1,20 +1,25 @@
 /**
- * The O(n log n) merge gives the reference's ids: against a direct transcription of the reference algorithm on toy
- * rank tables (property test), and against tiktoken (OpenAI's Rust tokenizer, WASM build) on long unbroken inputs.
+ * Both merges (the allocation-free scan for short pieces, the O(n log n) heap for long ones) give the reference's ids:
+ * against a direct transcription of the reference algorithm on toy rank tables (property test), and against tiktoken
+ * (OpenAI's Rust tokenizer, WASM build) on long unbroken inputs.
  */
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { heapMerge } from '../../../engine/bpe.ts';
+import { heapMerge, shortMerge } from '../../../engine/bpe.ts';
+import type { PairRanks, RankOf } from '../../../engine/bpe.ts';
 import { loadTokenCounter } from '../../../engine/tokens.ts';
 import type { TokenCounter } from '../../../engine/tokens.ts';
 import { pathologicalInputs } from '../../../bench/corpus.ts';
 
 /** The reference merge: lowest rank, leftmost on ties, one scan per merge. */
-function referenceMerge(piece: Uint8Array, rankOf: (bytes: Uint8Array) => number | undefined): number[] {
+function referenceMerge(piece: Uint8Array, rankOf: RankOf): number[] {
   const starts = Array.from({ length: piece.length + 1 }, (_, i) => i);
-  const rank = (i: number) =>
-    i + 2 < starts.length ? (rankOf(piece.subarray(starts[i], starts[i + 2])) ?? Infinity) : Infinity;
+  const rankOrInfinity = (start: number, end: number) => {
+    const rank = rankOf(piece, start, end);
+    return rank < 0 ? Infinity : rank;
+  };
+  const rank = (i: number) => (i + 2 < starts.length ? rankOrInfinity(starts[i]!, starts[i + 2]!) : Infinity);
   for (;;) {
     let best = -1;
     let bestRank = Infinity;
@@ -28,11 +33,11 @@ function referenceMerge(piece: Uint8Array, rankOf: (bytes: Uint8Array) => number
     if (best === -1) break;
     starts.splice(best + 1, 1);
   }
-  return starts.slice(0, -1).map((s, i) => rankOf(piece.subarray(s, starts[i + 1]))!);
+  return starts.slice(0, -1).map((s, i) => rankOf(piece, s, starts[i + 1]!));
 }
 
 /** A toy encoding: every single byte is a token; some multi-byte sequences over a 3-letter alphabet are too. */
-function toyRanks(seed: number): (bytes: Uint8Array) => number | undefined {
+function toyRanks(seed: number): RankOf {
   const table = new Map<string, number>();
   for (let b = 0; b < 256; b++) table.set(String(b), b);
   let x = seed;
@@ -43,11 +48,18 @@ function toyRanks(seed: number): (bytes: Uint8Array) => number | undefined {
     const key = bytes.join(',');
     if (!table.has(key)) table.set(key, 256 + Math.floor(rand() * 1000));
   }
-  return (bytes) => table.get(bytes.length === 1 ? String(bytes[0]) : Array.from(bytes).join(','));
+  return (bytes, start, end) =>
+    table.get(end - start === 1 ? String(bytes[start]) : Array.from(bytes.subarray(start, end)).join(',')) ?? -1;
 }
 
-describe('heap merge', () => {
-  it('matches the reference merge on random pieces and rank tables', () => {
+/** The toy encoding as {@link shortMerge} asks for it. */
+function pairRanksOf(rankOf: RankOf): PairRanks {
+  const byteRanks = Int32Array.from({ length: 256 }, (_, byte) => rankOf(Uint8Array.of(byte), 0, 1));
+  return { byteRanks, pairRank: (_left, _right, bytes, start, end) => rankOf(bytes, start, end) };
+}
+
+describe('heap merge and short merge', () => {
+  it('match the reference merge on random pieces and rank tables', () => {
     fc.assert(
       fc.property(
         fc.array(fc.constantFrom(97, 98, 99), { minLength: 1, maxLength: 300 }),
@@ -55,7 +67,12 @@ describe('heap merge', () => {
         (bytes, seed) => {
           const piece = Uint8Array.from(bytes);
           const rankOf = toyRanks(seed);
-          expect(heapMerge(piece, rankOf)).toEqual(referenceMerge(piece, rankOf));
+          const expected = referenceMerge(piece, rankOf);
+          expect(heapMerge(piece, rankOf)).toEqual(expected);
+          const ids: number[] = [];
+          expect(shortMerge(piece, piece.length, pairRanksOf(rankOf), ids)).toBe(expected.length);
+          expect(ids).toEqual(expected);
+          expect(shortMerge(piece, piece.length, pairRanksOf(rankOf))).toBe(expected.length);
         },
       ),
       { numRuns: 300 },
