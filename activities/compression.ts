@@ -23,6 +23,8 @@ import {
   SUMMARY_JSON_SCHEMA,
   summaryPrompt,
 } from '../engine/summary.ts';
+import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../engine/facts.ts';
+import type { Fact } from '../engine/facts.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import type { BlobStore } from '../storage/s3.ts';
@@ -76,9 +78,20 @@ export interface SummarizeInput {
   counting: Counting;
 }
 
+/** What the fact check of a summary found: facts kept, lost after one re-prompt, and pinned verbatim. */
+export interface FactCheck {
+  found: number;
+  missing: number;
+  reprompted: boolean;
+  pinned: string[];
+}
+
 export interface SummaryOutcome {
   record: MessageRecord;
   parsedAs: string;
+  /** Structured output, or the plain-text fallback when the provider rejected it. */
+  responseFormat: 'json_schema' | 'text';
+  facts: FactCheck;
   llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
 }
 
@@ -108,6 +121,24 @@ export interface ApplyOutcome {
 const SKIP_GROWTH = 0.05;
 
 const HEARTBEAT_EVERY_MS = 2_000;
+
+/** Facts named in the re-prompt and pinned, at most (the most valuable kinds first). */
+const MAX_PINNED_FACTS = 40;
+
+/** The summary reply read (JSON, headings or text) and rendered into the context message. */
+function readSummary(reply: string): { rendered: string; parsedAs: string } {
+  const { summary, parsedAs } = parseSummary(reply);
+  return { rendered: renderSummary(summary), parsedAs };
+}
+
+/** The one re-prompt: the facts the summary lost, to be kept verbatim. */
+function missingFactsPrompt(missing: readonly Fact[]): string {
+  return [
+    'Your summary lost these facts from the removed messages. Rewrite the whole summary, same sections, keeping',
+    'each of them verbatim:',
+    ...missing.map((f) => `- ${f.text}`),
+  ].join('\n');
+}
 
 /** The transcript the summarizer reads: one block per message, tool calls and results named. */
 function transcriptOf(messages: readonly ChatMessage[]): string {
@@ -193,33 +224,65 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
         { role: 'user', content: prompt },
       ];
       const started = Date.now();
+      const usage = { promptTokens: 0, completionTokens: 0 };
+      let responseFormat: 'json_schema' | 'text' = 'json_schema';
+      const ask = async (conversation: OpenAI.Chat.Completions.ChatCompletionMessageParam[]) => {
+        const completion = await openai.chat.completions.create({
+          model: summaryModel,
+          messages: conversation,
+          max_tokens: input.maxTokens,
+          ...(responseFormat === 'json_schema'
+            ? { response_format: { type: 'json_schema' as const, json_schema: SUMMARY_JSON_SCHEMA } }
+            : {}),
+        });
+        usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
+        usage.completionTokens += completion.usage?.completion_tokens ?? 0;
+        return completion.choices[0]?.message.content ?? '';
+      };
       const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
-      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      // The must-keep facts of what leaves the context: checked in the summary, asked for once more, then pinned.
+      const facts = extractFacts([...previous, ...rest]);
+      let reply: string;
+      let rendered: string;
+      let parsedAs: string;
+      let check: ReturnType<typeof checkFacts>;
+      let reprompted = false;
       try {
         try {
-          completion = await openai.chat.completions.create({
-            model: summaryModel,
-            messages,
-            max_tokens: input.maxTokens,
-            response_format: { type: 'json_schema', json_schema: SUMMARY_JSON_SCHEMA },
-          });
+          reply = await ask(messages);
         } catch (error) {
           // A provider without structured output answers 400: ask again in plain text (parsed by headings).
           if ((error as { status?: number }).status !== 400) throw error;
-          completion = await openai.chat.completions.create({
-            model: summaryModel,
-            messages,
-            max_tokens: input.maxTokens,
-          });
+          responseFormat = 'text';
+          reply = await ask(messages);
+        }
+        ({ rendered, parsedAs } = readSummary(reply));
+        check = checkFacts(facts, rendered);
+        if (check.missing.length > 0) {
+          reprompted = true;
+          try {
+            const again = await ask([
+              ...messages,
+              { role: 'assistant', content: reply },
+              { role: 'user', content: missingFactsPrompt(prioritizeFacts(check.missing, MAX_PINNED_FACTS)) },
+            ]);
+            const second = readSummary(again);
+            const secondCheck = checkFacts(facts, second.rendered);
+            if (secondCheck.missing.length <= check.missing.length) {
+              ({ rendered, parsedAs } = second);
+              check = secondCheck;
+            }
+          } catch {
+            // The first summary stands; what it lost is pinned below.
+          }
         }
       } catch (error) {
         throw modelFailure(error, summaryModel);
       } finally {
         clearInterval(heartbeat);
       }
-      const reply = completion.choices[0]?.message.content ?? '';
-      const { summary, parsedAs } = parseSummary(reply);
-      const rendered = renderSummary(summary);
+      const pinned = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
+      if (pinned.length > 0) rendered = `${rendered}\n\n${preservedFactsBlock(pinned)}`;
       const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
       const message = summaryMessage(rendered, host);
       const key = compactionKey(input.agentId, input.seq, 'summary.json');
@@ -236,12 +299,14 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
       return {
         record: recordOf(meta, message),
         parsedAs,
-        llm: {
-          model: summaryModel,
-          promptTokens: completion.usage?.prompt_tokens ?? 0,
-          completionTokens: completion.usage?.completion_tokens ?? 0,
-          durationMs: Date.now() - started,
+        responseFormat,
+        facts: {
+          found: check.found.length,
+          missing: check.missing.length,
+          reprompted,
+          pinned: pinned.map((f) => f.text),
         },
+        llm: { model: summaryModel, ...usage, durationMs: Date.now() - started },
       };
     },
 
@@ -310,6 +375,8 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
           ? {
               summaryTokens: input.summary.record.tokens,
               summaryParsedAs: input.summary.parsedAs,
+              responseFormat: input.summary.responseFormat,
+              facts: input.summary.facts,
               llm: input.summary.llm,
             }
           : {}),

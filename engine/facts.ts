@@ -9,6 +9,8 @@ export type FactKind = 'path' | 'url' | 'identifier' | 'quantity' | 'error' | 'c
 export interface Fact {
   kind: FactKind;
   text: string;
+  /** Said by the user (not found in a tool result or a reply): pinned first. */
+  fromUser?: boolean;
 }
 
 export interface FactSource {
@@ -53,13 +55,19 @@ function constraints(text: string): string[] {
 export function extractFacts(messages: readonly FactSource[]): Fact[] {
   const facts: Fact[] = [];
   const seen = new Set<string>();
+  let fromUser = false;
   const add = (kind: FactKind, text: string) => {
     const key = `${kind}:${text}`;
-    if (text.length < 2 || seen.has(key)) return;
+    if (text.length < 2) return;
+    if (seen.has(key)) {
+      if (fromUser) facts.find((f) => f.kind === kind && f.text === text)!.fromUser = true;
+      return;
+    }
     seen.add(key);
-    facts.push({ kind, text });
+    facts.push({ kind, text, ...(fromUser ? { fromUser } : {}) });
   };
   for (const message of messages) {
+    fromUser = message.role === 'user';
     const text = message.content ?? '';
     const urls = matches(URL, text);
     for (const url of urls) add('url', url);
@@ -129,4 +137,13 @@ export function preservedFactsBlock(missing: readonly Fact[]): string {
     '## Preserved facts (verbatim from the removed messages)',
     ...missing.map((f) => `- ${f.kind}: ${f.text}`),
   ].join('\n');
+}
+
+/** Kinds in the order they are worth pinning when there are too many: the user's rules and errors first. */
+const PIN_ORDER: readonly FactKind[] = ['constraint', 'error', 'path', 'url', 'identifier', 'quantity'];
+
+/** At most `max` facts: the user's own first, then the most valuable kinds, each in order of appearance. */
+export function prioritizeFacts(facts: readonly Fact[], max: number): Fact[] {
+  const byKind = (from: readonly Fact[]) => PIN_ORDER.flatMap((kind) => from.filter((f) => f.kind === kind));
+  return [...byKind(facts.filter((f) => f.fromUser)), ...byKind(facts.filter((f) => !f.fromUser))].slice(0, max);
 }

@@ -55,6 +55,23 @@ beforeAll(async () => {
       if (isSummaryRequest(request)) {
         if (summaryFails) return { status: 400, error: 'summaries are switched off for this test' };
         const prompt = request.body.messages.at(-1)!.content ?? '';
+        const transcript = request.body.messages.map((m) => m.content ?? '').join('\n');
+        if (transcript.includes('NO-SCHEMA')) {
+          if (request.body.response_format) return { status: 400, error: 'response_format is not supported' };
+          return { content: '## Task overview\nCheck NO-SCHEMA.\n\n## Next steps\nGo on.' };
+        }
+        if (transcript.includes('deploy.yaml')) {
+          // A summary that drops the path and the error, even when asked again.
+          return {
+            content: JSON.stringify({
+              task_overview: 'Deployment checks.',
+              current_state: 'A deploy failed.',
+              important_discoveries: '',
+              next_steps: 'Fix it.',
+              context_to_preserve: '',
+            }),
+          };
+        }
         return {
           content: JSON.stringify({
             task_overview: 'Read the server log page by page.',
@@ -200,6 +217,56 @@ describe('context overflow reported by the provider', () => {
     mine.forEach((request, i) => {
       if (request.body.messages.length > 14) expect(mine[i + 1]!.body.messages.length).toBeLessThanOrEqual(14);
     });
+  });
+});
+
+describe('summaries that keep what matters', () => {
+  const start = async (agentId: string) =>
+    startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
+    });
+
+  it('the fact check catches a summary that dropped a path and an error, re-prompts once, and pins them', async () => {
+    const agentId = newAgentId('facts');
+    await start(agentId);
+    await sendMessage(h.client, agentId, 'Start the deployment checks.');
+    await sendMessage(
+      h.client,
+      agentId,
+      "Deploy with /srv/app/deploy.yaml failed: TypeError: Cannot read properties of undefined (reading 'port')",
+    );
+    for (let page = 1; page <= 3; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
+    const event = result.event!;
+    expect(event.facts!.reprompted).toBe(true);
+    expect(event.facts!.pinned).toContain('/srv/app/deploy.yaml');
+    expect(event.facts!.pinned.some((f) => f.includes('TypeError: Cannot read properties of undefined'))).toBe(true);
+    const asks = h.model.requests.filter(
+      (r) => isSummaryRequest(r) && r.body.messages.some((m) => (m.content ?? '').includes('/srv/app/deploy.yaml')),
+    );
+    expect(asks).toHaveLength(2);
+    expect(asks[1]!.body.messages.at(-1)!.content).toContain('Your summary lost these facts');
+    expect(asks[1]!.body.messages.at(-1)!.content).toContain('- /srv/app/deploy.yaml');
+    // The summary in the context carries the preserved-facts block, verbatim.
+    const state = await agentState(h.client, agentId);
+    const summary = state.messages.find((m) => m.kind === 'summary')!;
+    const body = JSON.parse((await h.store.get(summary.key))!) as ChatMessage;
+    expect(body.content).toContain('## Preserved facts (verbatim from the removed messages)');
+    expect(body.content).toContain('- path: /srv/app/deploy.yaml');
+    expect(body.content).toContain("TypeError: Cannot read properties of undefined (reading 'port')");
+  });
+
+  it('a provider that rejects response_format gets the plain prompt; the event records the path taken', async () => {
+    const agentId = newAgentId('noschema');
+    await start(agentId);
+    await sendMessage(h.client, agentId, 'Start the checks.');
+    for (let page = 1; page <= 4; page++)
+      await sendMessage(h.client, agentId, `NO-SCHEMA: read page ${page} of the log.`);
+    const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
+    expect(result.event).toMatchObject({ responseFormat: 'text', summaryParsedAs: 'headings' });
   });
 });
 

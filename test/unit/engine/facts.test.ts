@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkFacts, extractFacts, preservedFactsBlock } from '../../../engine/facts.ts';
+import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../../../engine/facts.ts';
 
 const kinds = (facts: { kind: string; text: string }[], kind: string) =>
   facts.filter((f) => f.kind === kind).map((f) => f.text);
@@ -58,7 +58,7 @@ describe('must-keep facts', () => {
       'the suite takes 42.5 s and 512 MiB. Request 8d7f3c2a-1b4e-4c5d-9e8f-0a1b2c3d4e5f failed, retried in 250ms. ' +
       'Failing file: test/paginate.test.ts (FAIL test/paginate.test.ts).';
     const { missing } = checkFacts(facts, summary);
-    expect(missing).toEqual([
+    expect(missing.map(({ kind, text }) => ({ kind, text }))).toEqual([
       { kind: 'path', text: 'src/api/paginate.ts' },
       { kind: 'error', text: "TypeError: Cannot read properties of undefined (reading 'length')" },
     ]);
@@ -72,5 +72,19 @@ describe('must-keep facts', () => {
 
   it('has nothing to pin when nothing is missing', () => {
     expect(preservedFactsBlock([])).toBe('');
+  });
+
+  it('pins the user’s own facts first, then constraints, errors, paths, URLs, identifiers, quantities', () => {
+    const facts = extractFacts([
+      { role: 'tool', content: 'GET /api/items/1 took 12 ms\nGET /api/items/2 took 15 ms\nTypeError: x is undefined' },
+      { role: 'user', content: 'Use config/prod.yaml. Never touch the billing tables.' },
+    ]);
+    const ranked = prioritizeFacts(facts, 4).map((f) => f.text);
+    expect(ranked).toEqual([
+      'Never touch the billing tables.',
+      'config/prod.yaml',
+      'TypeError: x is undefined',
+      '/api/items/1',
+    ]);
   });
 });
