@@ -23,6 +23,7 @@ import {
   SUMMARY_JSON_SCHEMA,
   summaryPrompt,
 } from '../engine/summary.ts';
+import { extractiveSummary } from '../engine/extractive.ts';
 import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../engine/facts.ts';
 import type { Fact } from '../engine/facts.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
@@ -35,7 +36,7 @@ import { modelFailure } from './model-errors.ts';
 export interface CompressionDeps {
   store: BlobStore;
   openai: OpenAI;
-  /** The model that writes summaries; without one, plans use their fallback (truncation). */
+  /** The model that writes summaries; without one, the extractive summarizer quotes the span instead. */
   summaryModel?: string;
 }
 
@@ -89,8 +90,8 @@ export interface FactCheck {
 export interface SummaryOutcome {
   record: MessageRecord;
   parsedAs: string;
-  /** Structured output, or the plain-text fallback when the provider rejected it. */
-  responseFormat: 'json_schema' | 'text';
+  /** Structured output, the plain-text fallback when the provider rejected it, or none (extractive). */
+  responseFormat: 'json_schema' | 'text' | 'none';
   facts: FactCheck;
   llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
 }
@@ -121,6 +122,9 @@ export interface ApplyOutcome {
 const SKIP_GROWTH = 0.05;
 
 const HEARTBEAT_EVERY_MS = 2_000;
+
+/** The `llm.model` of an event whose summary was extractive. */
+export const EXTRACTIVE_MODEL = 'extractive (no summary model)';
 
 /** Facts named in the re-prompt and pinned, at most (the most valuable kinds first). */
 const MAX_PINNED_FACTS = 40;
@@ -162,11 +166,30 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
     return JSON.parse(body) as T;
   }
 
+  /** Stores the summary message (or the user message it was prepended to) and counts it. */
+  async function storeSummary(input: SummarizeInput, rendered: string): Promise<MessageRecord> {
+    const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
+    const message = summaryMessage(rendered, host);
+    const key = compactionKey(input.agentId, input.seq, 'summary.json');
+    await store.put(key, JSON.stringify(message), 'application/json');
+    const counter = await loadTokenCounter(input.counting.encoding);
+    const meta: MessageMeta = {
+      id: `c${String(input.seq).padStart(6, '0')}`,
+      role: message.role,
+      tokens: countMessage(counter, message, input.counting.margin),
+      chars: (message.content ?? '').length,
+      key,
+      kind: 'summary',
+    };
+    return recordOf(meta, message);
+  }
+
   return {
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
       const { agentId, seq, summarizerFailed, ...rest } = input;
-      const summarizer = !summaryModel ? 'none' : summarizerFailed ? 'failed' : 'available';
+      // Without a summary model the extractive summarizer stands in: a summary is always available until one fails.
+      const summarizer = summarizerFailed ? 'failed' : 'available';
       const plan = planCompression({ ...rest, summarizer });
       const outcome: PlanOutcome = {
         action: plan.action,
@@ -210,7 +233,6 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
      * it gets the plain prompt, whose reply is parsed by headings. Stores the summary message and counts it.
      */
     async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
-      if (!summaryModel) throw ApplicationFailure.nonRetryable('no summary model is configured', 'NoSummarizer');
       const span = await Promise.all(input.spanKeys.map((key) => load<ChatMessage>(key)));
       const previous = span.filter((_, i) => input.spanKeys[i]!.endsWith('/summary.json'));
       const rest = span.filter((_, i) => !input.spanKeys[i]!.endsWith('/summary.json'));
@@ -224,6 +246,26 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
         { role: 'user', content: prompt },
       ];
       const started = Date.now();
+      if (!summaryModel) {
+        // No summary model: the extractive summarizer quotes the span instead (labelled as such in the summary).
+        const previousText = previous.map((m) => m.content ?? '').join('\n\n');
+        let text = renderSummary(extractiveSummary(rest, previousText || undefined));
+        const check = checkFacts(extractFacts([...previous, ...rest]), text);
+        const pinned = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
+        if (pinned.length > 0) text = `${text}\n\n${preservedFactsBlock(pinned)}`;
+        return {
+          record: await storeSummary(input, text),
+          parsedAs: 'extractive',
+          responseFormat: 'none',
+          facts: {
+            found: check.found.length,
+            missing: check.missing.length,
+            reprompted: false,
+            pinned: pinned.map((f) => f.text),
+          },
+          llm: { model: EXTRACTIVE_MODEL, promptTokens: 0, completionTokens: 0, durationMs: Date.now() - started },
+        };
+      }
       const usage = { promptTokens: 0, completionTokens: 0 };
       let responseFormat: 'json_schema' | 'text' = 'json_schema';
       const ask = async (conversation: OpenAI.Chat.Completions.ChatCompletionMessageParam[]) => {
@@ -283,21 +325,8 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
       }
       const pinned = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
       if (pinned.length > 0) rendered = `${rendered}\n\n${preservedFactsBlock(pinned)}`;
-      const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
-      const message = summaryMessage(rendered, host);
-      const key = compactionKey(input.agentId, input.seq, 'summary.json');
-      await store.put(key, JSON.stringify(message), 'application/json');
-      const counter = await loadTokenCounter(input.counting.encoding);
-      const meta: MessageMeta = {
-        id: `c${String(input.seq).padStart(6, '0')}`,
-        role: message.role,
-        tokens: countMessage(counter, message, input.counting.margin),
-        chars: (message.content ?? '').length,
-        key,
-        kind: 'summary',
-      };
       return {
-        record: recordOf(meta, message),
+        record: await storeSummary(input, rendered),
         parsedAs,
         responseFormat,
         facts: {

@@ -31,7 +31,7 @@ const TICKET = /\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b|(?<![\w&])#\d{1,7}\b/g;
 const QUANTITY =
   /(?<![\w.])[-+]?\d+(?:[.,]\d+)*\s?(?:ms|s|sec|secs|seconds?|min|minutes?|h|hrs?|hours?|days?|weeks?|KB|MB|GB|TB|KiB|MiB|GiB|TiB|B|bytes?|%|px|pt|em|rem|tokens?|km|m|cm|mm|kg|g|°C|°F|€|USD|EUR|\$|rpm|rps|qps|req\/s)(?![\w])/g;
 const ERROR_LINE =
-  /^.*(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror\b:|\bE[A-Z]{3,}\b|\bHTTP [45]\d\d\b|\bexit (?:code|status) \d+|\bpanic:|Traceback \(most recent call last\)|\bFAIL(?:ED)?\b|\bfatal:).*$/gm;
+  /^.*(?:\b[A-Z]\w*(?:Error|Exception)\b|\b[Ee]rror:|\bE[A-Z]{3,}\b|\bHTTP [45]\d\d\b|\bexit (?:code|status) \d+|\bpanic:|Traceback \(most recent call last\)|\bFAIL(?:ED)?\b|\bfatal:).*$/gm;
 const CONSTRAINT = /\b(?:must|never|always|don't|do not|should not|shouldn't|mustn't|cannot|can't|required|only)\b/i;
 
 function clip(text: string): string {

@@ -73,7 +73,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     log(`[model] ${settings.model} via ${model.label}`);
     log(
       model.replayed
-        ? '[model] summaries: none (replayed model); compression truncates instead of summarizing'
+        ? '[model] summaries: EXTRACTIVE (replayed model, no summary model): compression quotes, it does not rewrite'
         : `[model] summaries: ${settings.summaryModel}`,
     );
     const { worker, connection } = await createAgentWorker({
@@ -86,7 +86,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
           ...model.endpoint,
           headers: { ...settings.modelHeaders, 'x-longrun-worker': WORKER_IDENTITY },
         }),
-        // A replayed model answers with recorded turns, not summaries: compression falls back to truncation.
+        // A replayed model answers with recorded turns, not summaries: the extractive summarizer stands in.
         ...(model.replayed ? {} : { summaryModel: settings.summaryModel }),
       },
     });

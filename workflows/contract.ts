@@ -103,8 +103,8 @@ export interface CompressionEvent {
   summaryTokens?: number;
   /** How the summary reply was read: structured output, headings, or plain text. */
   summaryParsedAs?: string;
-  /** Structured output (`json_schema`), or the plain-text prompt when the provider rejected it. */
-  responseFormat?: 'json_schema' | 'text';
+  /** Structured output (`json_schema`), the plain-text prompt when the provider rejected it, or none (extractive). */
+  responseFormat?: 'json_schema' | 'text' | 'none';
   /** Must-keep facts of the removed messages: found in the summary, missing after one re-prompt, pinned verbatim. */
   facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
   llm?: { model: string; promptTokens: number; completionTokens: number; durationMs: number };

@@ -58,7 +58,7 @@ export async function startHarness(
       store,
       openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }),
       tools: new ToolRegistry(tools),
-      // `null`: no summarizer (compression falls back to truncation).
+      // `null`: no summary model (the extractive summarizer stands in).
       ...(options.summaryModel === null ? {} : { summaryModel: options.summaryModel ?? 'summary-model' }),
     },
     workflowBundle: await sharedBundle(),

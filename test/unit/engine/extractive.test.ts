@@ -1,0 +1,35 @@
+/** The extractive summarizer quotes the span; it never writes new sentences. */
+import { describe, expect, it } from 'vitest';
+import { extractiveSummary, EXTRACTIVE_LABEL } from '../../../engine/extractive.ts';
+import { checkFacts, extractFacts } from '../../../engine/facts.ts';
+import { renderSummary } from '../../../engine/summary.ts';
+
+const span = [
+  { role: 'user', content: 'Fix the flaky test in test/queue.test.ts. Never change the public API.' },
+  { role: 'assistant', content: null },
+  { role: 'tool', content: 'FAIL test/queue.test.ts\nError: timeout after 5000 ms' },
+  { role: 'assistant', content: 'The consumer retries forever; I will add a limit of 3 retries.' },
+  { role: 'user', content: 'Go ahead, and see https://example.com/issues/42 first.' },
+];
+
+describe('extractive summary', () => {
+  it('quotes the user, the last answer and the errors, and says it is extractive', () => {
+    const summary = extractiveSummary(span, 'Earlier: set up the repository.');
+    expect(summary.task_overview.split('\n')[0]).toBe(EXTRACTIVE_LABEL);
+    expect(summary.task_overview).toContain(
+      '- user: Fix the flaky test in test/queue.test.ts. Never change the public API.',
+    );
+    expect(summary.current_state).toBe(
+      'Earlier: set up the repository.\nLast answer: The consumer retries forever; I will add a limit of 3 retries.',
+    );
+    expect(summary.important_discoveries).toContain('Error: timeout after 5000 ms');
+    expect(summary.next_steps).toBe(
+      "Continue from the user's last request: Go ahead, and see https://example.com/issues/42 first.",
+    );
+  });
+
+  it('keeps every must-keep fact of the span', () => {
+    const text = renderSummary(extractiveSummary(span));
+    expect(checkFacts(extractFacts(span), text).missing).toEqual([]);
+  });
+});
