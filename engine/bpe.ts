@@ -25,51 +25,62 @@ export const LONG_PIECE_BYTES = 256;
 
 const NO_PAIR = 0x7fffffff;
 
-let starts = new Int32Array(LONG_PIECE_BYTES + 1);
-let pairRanks = new Int32Array(LONG_PIECE_BYTES);
-let partRanks = new Int32Array(LONG_PIECE_BYTES);
+/** Scratch arrays of {@link shortMerge}, grown on demand: part starts, part ranks, ranks of adjacent pairs. */
+let scratchStarts = new Int32Array(LONG_PIECE_BYTES + 1);
+let scratchParts = new Int32Array(LONG_PIECE_BYTES);
+let scratchPairs = new Int32Array(LONG_PIECE_BYTES);
+
+/** Rank of merging part `i` with part `i + 1`, or NO_PAIR. */
+function pairAt(ranks: PairRanks, piece: Uint8Array, starts: Int32Array, parts: Int32Array, i: number): number {
+  const rank = ranks.pairRank(parts[i]!, parts[i + 1]!, piece, starts[i]!, starts[i + 2]!);
+  return rank < 0 ? NO_PAIR : rank;
+}
 
 /**
  * Merges `piece[0, length)` by scanning every pair after each merge. Returns the number of tokens; when `out` is
  * given, also appends their ranks to it.
  */
 export function shortMerge(piece: Uint8Array, length: number, ranks: PairRanks, out?: number[]): number {
-  if (starts.length <= length) {
-    starts = new Int32Array(length + 1);
-    pairRanks = new Int32Array(length);
-    partRanks = new Int32Array(length);
+  if (scratchStarts.length <= length) {
+    scratchStarts = new Int32Array(length + 1);
+    scratchParts = new Int32Array(length);
+    scratchPairs = new Int32Array(length);
   }
-  /** Rank of merging part `i` (of `parts`) with the next one, or NO_PAIR. */
-  const pair = (i: number, parts: number): number => {
-    if (i + 1 >= parts) return NO_PAIR;
-    const rank = ranks.pairRank(partRanks[i]!, partRanks[i + 1]!, piece, starts[i]!, starts[i + 2]!);
-    return rank < 0 ? NO_PAIR : rank;
-  };
-  let parts = length;
-  for (let i = 0; i <= length; i++) starts[i] = i;
-  for (let i = 0; i < length; i++) partRanks[i] = ranks.byteRanks[piece[i]!]!;
-  for (let i = 0; i + 1 < length; i++) pairRanks[i] = pair(i, parts);
-  while (parts > 1) {
+  const starts = scratchStarts;
+  const parts = scratchParts;
+  const pairs = scratchPairs;
+  const byteRanks = ranks.byteRanks;
+  for (let i = 0; i < length; i++) {
+    starts[i] = i;
+    parts[i] = byteRanks[piece[i]!]!;
+  }
+  starts[length] = length;
+  for (let i = 0; i + 1 < length; i++) pairs[i] = pairAt(ranks, piece, starts, parts, i);
+  let count = length;
+  while (count > 1) {
     let best = NO_PAIR;
     let at = -1;
-    for (let i = 0; i + 1 < parts; i++) {
-      if (pairRanks[i]! < best) {
-        best = pairRanks[i]!;
+    for (let i = 0; i + 1 < count; i++) {
+      if (pairs[i]! < best) {
+        best = pairs[i]!;
         at = i;
       }
     }
     if (at < 0) break;
-    // Part at+1 joins part at: shift the later parts and pairs down by one.
-    partRanks[at] = best;
-    for (let i = at + 1; i < parts; i++) starts[i] = starts[i + 1]!;
-    for (let i = at + 1; i + 1 < parts; i++) partRanks[i] = partRanks[i + 1]!;
-    for (let i = at + 1; i + 2 < parts; i++) pairRanks[i] = pairRanks[i + 1]!;
-    parts--;
-    pairRanks[at] = pair(at, parts);
-    if (at > 0) pairRanks[at - 1] = pair(at - 1, parts);
+    // Part at+1 joins part at: shift the later parts (and their pairs) down by one.
+    parts[at] = best;
+    count--;
+    for (let i = at + 1; i < count; i++) {
+      starts[i] = starts[i + 1]!;
+      parts[i] = parts[i + 1]!;
+      pairs[i] = pairs[i + 1]!;
+    }
+    starts[count] = length;
+    pairs[at] = at + 1 < count ? pairAt(ranks, piece, starts, parts, at) : NO_PAIR;
+    if (at > 0) pairs[at - 1] = pairAt(ranks, piece, starts, parts, at - 1);
   }
-  if (out) for (let i = 0; i < parts; i++) out.push(partRanks[i]!);
-  return parts;
+  if (out) for (let i = 0; i < count; i++) out.push(parts[i]!);
+  return count;
 }
 
 /** A min-heap of (rank, position, stamp) triples in parallel arrays. */

@@ -119,8 +119,48 @@ function spacesEnd(text: string, start: number): number {
   return i - 1; // \s+(?!\S) leaves the last space to the next piece
 }
 
+/** `[A-Z]`. */
+function isAsciiUpper(c: number): boolean {
+  return c >= 0x41 && c <= 0x5a;
+}
+
+/** `[a-z]`. */
+function isAsciiLower(c: number): boolean {
+  return c >= 0x61 && c <= 0x7a;
+}
+
+/**
+ * The fast path for ASCII words: an optional ASCII prefix (not a letter, digit, \r or \n), then ASCII letters:
+ * `[A-Z]*[a-z]*` when `cased` (o200k_base), `[A-Za-z]*` otherwise, at least one. Returns the end of those letters,
+ * or -1 when the piece is not such a word or when a non-ASCII code point follows (it may be a letter or a mark that
+ * belongs to the word): the general path decides then.
+ */
+function asciiWordEnd(text: string, start: number, c: number, cased: boolean): number {
+  let i = start;
+  if (!isAsciiUpper(c) && !isAsciiLower(c)) {
+    if ((c >= 0x30 && c <= 0x39) || c === 0x0a || c === 0x0d) return -1;
+    i++;
+  }
+  const letters = i;
+  let next = text.charCodeAt(i);
+  if (cased) {
+    while (isAsciiUpper(next)) next = text.charCodeAt(++i);
+    while (isAsciiLower(next)) next = text.charCodeAt(++i);
+  } else {
+    while (isAsciiUpper(next) || isAsciiLower(next)) next = text.charCodeAt(++i);
+  }
+  if (i === letters || next >= 0x80) return -1; // NaN (the end of the text) is neither
+  return i;
+}
+
 /** The o200k_base split. */
 export const o200kPieceEnd: PieceScanner = (text, start) => {
+  const first = text.charCodeAt(start);
+  if (first < 0x80) {
+    // ASCII: with only A-Z and a-z, [Upper]*[Lower]+ and [Upper]+[Lower]* come down to [A-Z]*[a-z]* (non-empty).
+    const word = asciiWordEnd(text, start, first, true);
+    if (word >= 0) return afterContraction(text, word);
+  }
   const bits = classAt(text, start);
   const prefixed = isPrefix(bits);
   const next = start + widthOf(bits);
@@ -139,6 +179,11 @@ export const o200kPieceEnd: PieceScanner = (text, start) => {
 export const cl100kPieceEnd: PieceScanner = (text, start) => {
   const contraction = afterContraction(text, start);
   if (contraction !== start) return contraction;
+  const first = text.charCodeAt(start);
+  if (first < 0x80) {
+    const word = asciiWordEnd(text, start, first, false); // [^\r\n\p{L}\p{N}]?\p{L}+ on ASCII letters
+    if (word >= 0) return word;
+  }
   const bits = classAt(text, start);
   const next = start + widthOf(bits);
   if (isPrefix(bits) && next < text.length && classAt(text, next) & LETTER) return runEnd(text, next, LETTER);

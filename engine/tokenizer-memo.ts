@@ -15,15 +15,16 @@ export class PieceMemo {
   private readonly units = new Uint16Array(MEMO_SLOTS * MEMO_MAX_PIECE);
   private readonly lengths = new Uint8Array(MEMO_SLOTS);
   private readonly counts = new Int32Array(MEMO_SLOTS);
-  /** The slot of the last {@link get}, where {@link set} stores. */
-  private slot = 0;
 
-  /** The remembered count of `text[start, end)`, or -1; remembers the slot for a following {@link set}. */
-  get(text: string, start: number, end: number): number {
+  private slotOf(text: string, start: number, end: number): number {
     let hash = 0x811c9dc5;
     for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    const slot = (hash ^ (hash >>> 15)) & (MEMO_SLOTS - 1);
-    this.slot = slot;
+    return (hash ^ (hash >>> 15)) & (MEMO_SLOTS - 1);
+  }
+
+  /** The remembered count of `text[start, end)`, or -1. */
+  get(text: string, start: number, end: number): number {
+    const slot = this.slotOf(text, start, end);
     const length = end - start;
     if (this.lengths[slot] !== length) return -1;
     const units = this.units;
@@ -33,9 +34,9 @@ export class PieceMemo {
     return this.counts[slot]!;
   }
 
-  /** Remembers the count of `text[start, end)`, which the last {@link get} was asked for. */
+  /** Remembers the count of `text[start, end)` (at most {@link MEMO_MAX_PIECE} code units). */
   set(text: string, start: number, end: number, count: number): void {
-    const slot = this.slot;
+    const slot = this.slotOf(text, start, end);
     const units = this.units;
     for (let i = start, at = slot * MEMO_MAX_PIECE; i < end; i++, at++) units[at] = text.charCodeAt(i);
     this.lengths[slot] = end - start;

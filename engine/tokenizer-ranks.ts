@@ -105,6 +105,13 @@ export class ByteRanks {
     }
   }
 
+  /** Calls `visit` with the bytes of every token. */
+  forEachToken(visit: (bytes: Uint8Array, start: number, end: number) => void): void {
+    for (let rank = 0; rank + 1 < this.starts.length; rank++) {
+      if (this.starts[rank + 1]! > this.starts[rank]!) visit(this.bytes, this.starts[rank]!, this.starts[rank + 1]!);
+    }
+  }
+
   /**
    * The rank of `bytes[start, end)`, which is token `left` followed by token `right`, or -1 when it is not a token.
    * The answer depends on the two ranks alone, so it is cached by them.

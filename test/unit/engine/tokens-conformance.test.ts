@@ -10,6 +10,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import { beforeAll, describe, expect, it } from 'vitest';
+import raw from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { mixedMessages } from '../../../bench/corpus.ts';
 import { ENCODINGS, loadTokenCounter } from '../../../engine/tokens.ts';
 import type { EncodingName, TokenCounter } from '../../../engine/tokens.ts';
@@ -30,6 +31,22 @@ beforeAll(async () => {
 });
 
 const referenceIds = (encoding: EncodingName, text: string) => reference[encoding].encode(text, [], []);
+
+/** Multi-character CJK tokens of o200k_base (words the merge must not cut), and single characters of several blocks. */
+const CJK_WORDS = raw.filter(
+  (token): token is string => typeof token === 'string' && /^[\u3000-\u9fff\uac00-\ud7af]{2,}$/u.test(token),
+);
+const cjkText = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom(...CJK_WORDS),
+      fc.integer({ min: 0x3000, max: 0x9fff }).map((cp) => String.fromCodePoint(cp)),
+      fc.integer({ min: 0xac00, max: 0xd7af }).map((cp) => String.fromCodePoint(cp)),
+      fc.constantFrom('。', '，', '、', ' ', 'a'),
+    ),
+    { maxLength: 30 },
+  )
+  .map((parts) => parts.join(''));
 
 describe.each(ENCODINGS)('%s', (encoding) => {
   it('random text: ids and counts identical to js-tiktoken', () => {
@@ -53,6 +70,18 @@ describe.each(ENCODINGS)('%s', (encoding) => {
           expect(counters[encoding].encode(text)).toEqual(Array.from(tiktoken.encode(text, [], [])));
         },
       ),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('CJK runs of words and random characters (cut where no token spans): ids and counts identical to js-tiktoken', () => {
+    expect(CJK_WORDS.length).toBeGreaterThan(1_000);
+    fc.assert(
+      fc.property(cjkText, (text) => {
+        const expected = referenceIds(encoding, text);
+        expect(counters[encoding].encode(text)).toEqual(expected);
+        expect(counters[encoding].count(text)).toBe(expected.length);
+      }),
       { numRuns: 2_000 },
     );
   });
