@@ -24,6 +24,8 @@ import {
   summaryPrompt,
 } from '../engine/summary.ts';
 import { extractiveSummary } from '../engine/extractive.ts';
+import { nextActionOf, parseLedgerUpdate, renderLedger, updateLedger } from '../engine/ledger.ts';
+import type { LedgerUpdate, TaskLedger } from '../engine/ledger.ts';
 import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../engine/facts.ts';
 import type { Fact } from '../engine/facts.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
@@ -54,7 +56,7 @@ export interface PlanOutcome {
   planKey?: string;
   steps: Omit<PlanStep, 'ids' | 'summary'>[];
   /** For the summarizer: the keys of the span's messages, in order, and where the summary goes. */
-  summary?: { spanKeys: string[]; prependToKey?: string; estimatedTokens: number };
+  summary?: { spanKeys: string[]; keptKeys: string[]; prependToKey?: string; estimatedTokens: number };
   tokensBefore: number;
   tokensAfter: number;
   targetTokens: number;
@@ -73,10 +75,15 @@ export interface SummarizeInput {
   agentId: string;
   seq: number;
   spanKeys: string[];
+  /** The user's messages of the span that stay in the context verbatim (their facts are not at risk). */
+  keptKeys?: string[];
   prependToKey?: string;
   instructions?: string;
   maxTokens: number;
   counting: Counting;
+  /** The ledger so far, and the key of the user's first message (the goal). */
+  ledger?: TaskLedger;
+  goalKey?: string;
 }
 
 /** What the fact check of a summary found: facts kept, lost after one re-prompt, and pinned verbatim. */
@@ -93,6 +100,9 @@ export interface SummaryOutcome {
   /** Structured output, the plain-text fallback when the provider rejected it, or none (extractive). */
   responseFormat: 'json_schema' | 'text' | 'none';
   facts: FactCheck;
+  /** The task ledger after this summary, and its message for the context. */
+  ledger: TaskLedger;
+  ledgerRecord: MessageRecord;
   llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
 }
 
@@ -130,9 +140,13 @@ export const EXTRACTIVE_MODEL = 'extractive (no summary model)';
 const MAX_PINNED_FACTS = 40;
 
 /** The summary reply read (JSON, headings or text) and rendered into the context message. */
-function readSummary(reply: string): { rendered: string; parsedAs: string } {
+function readSummary(reply: string): { rendered: string; parsedAs: string; update: LedgerUpdate } {
   const { summary, parsedAs } = parseSummary(reply);
-  return { rendered: renderSummary(summary), parsedAs };
+  return {
+    rendered: renderSummary(summary),
+    parsedAs,
+    update: { ...parseLedgerUpdate(reply), nextAction: nextActionOf(summary.next_steps) },
+  };
 }
 
 /** The one re-prompt: the facts the summary lost, to be kept verbatim. */
@@ -184,6 +198,23 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
     return recordOf(meta, message);
   }
 
+  /** Stores the task ledger's message and counts it. */
+  async function storeLedger(input: SummarizeInput, ledger: TaskLedger): Promise<MessageRecord> {
+    const message: ChatMessage = { role: 'user', content: renderLedger(ledger) };
+    const key = compactionKey(input.agentId, input.seq, 'ledger.json');
+    await store.put(key, JSON.stringify(message), 'application/json');
+    const counter = await loadTokenCounter(input.counting.encoding);
+    const meta: MessageMeta = {
+      id: `l${String(input.seq).padStart(6, '0')}`,
+      role: 'user',
+      tokens: countMessage(counter, message, input.counting.margin),
+      chars: (message.content ?? '').length,
+      key,
+      kind: 'ledger',
+    };
+    return recordOf(meta, message);
+  }
+
   return {
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
@@ -220,6 +251,7 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
           ? {
               summary: {
                 spanKeys: spec.spanIds.map((id) => keyOf.get(id)!),
+                keptKeys: spec.keptUserIds.map((id) => keyOf.get(id)!),
                 ...(spec.placement.mode === 'prepend' ? { prependToKey: keyOf.get(spec.placement.id)! } : {}),
                 estimatedTokens: spec.estimatedTokens,
               },
@@ -236,6 +268,7 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
       const span = await Promise.all(input.spanKeys.map((key) => load<ChatMessage>(key)));
       const previous = span.filter((_, i) => input.spanKeys[i]!.endsWith('/summary.json'));
       const rest = span.filter((_, i) => !input.spanKeys[i]!.endsWith('/summary.json'));
+      const restKeys = input.spanKeys.filter((key) => !key.endsWith('/summary.json'));
       const prompt = summaryPrompt({
         transcript: transcriptOf(rest),
         ...(previous.length ? { previousSummary: previous.map((m) => m.content ?? '').join('\n\n') } : {}),
@@ -246,15 +279,27 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
         { role: 'user', content: prompt },
       ];
       const started = Date.now();
+      // What leaves the context with this summary (the user's messages kept verbatim stay).
+      const kept = new Set(input.keptKeys ?? []);
+      const leaving = rest.filter((_, i) => !kept.has(restKeys[i]!));
+      // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
+      const goal = input.goalKey ? ((await load<ChatMessage>(input.goalKey)).content ?? '') : undefined;
+      const userMessages = rest.filter((m) => m.role === 'user').map((m) => m.content ?? '');
+      const ledgerAfter = (update: LedgerUpdate) =>
+        updateLedger(input.ledger, { ...(goal !== undefined ? { goal } : {}), userMessages, update });
       if (!summaryModel) {
         // No summary model: the extractive summarizer quotes the span instead (labelled as such in the summary).
         const previousText = previous.map((m) => m.content ?? '').join('\n\n');
-        let text = renderSummary(extractiveSummary(rest, previousText || undefined));
-        const check = checkFacts(extractFacts([...previous, ...rest]), text);
+        const extracted = extractiveSummary(rest, previousText || undefined);
+        let text = renderSummary(extracted);
+        const ledger = ledgerAfter({ nextAction: nextActionOf(extracted.next_steps) });
+        const check = checkFacts(extractFacts([...previous, ...leaving]), `${text}\n${renderLedger(ledger)}`);
         const pinned = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
         if (pinned.length > 0) text = `${text}\n\n${preservedFactsBlock(pinned)}`;
         return {
           record: await storeSummary(input, text),
+          ledger,
+          ledgerRecord: await storeLedger(input, ledger),
           parsedAs: 'extractive',
           responseFormat: 'none',
           facts: {
@@ -283,11 +328,12 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
       };
       const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
       // The must-keep facts of what leaves the context: checked in the summary, asked for once more, then pinned.
-      const facts = extractFacts([...previous, ...rest]);
+      const facts = extractFacts([...previous, ...leaving]);
       let reply: string;
       let rendered: string;
       let parsedAs: string;
       let check: ReturnType<typeof checkFacts>;
+      let ledger: TaskLedger;
       let reprompted = false;
       try {
         try {
@@ -298,8 +344,10 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
           responseFormat = 'text';
           reply = await ask(messages);
         }
-        ({ rendered, parsedAs } = readSummary(reply));
-        check = checkFacts(facts, rendered);
+        let update: LedgerUpdate;
+        ({ rendered, parsedAs, update } = readSummary(reply));
+        ledger = ledgerAfter(update);
+        check = checkFacts(facts, `${rendered}\n${renderLedger(ledger)}`);
         if (check.missing.length > 0) {
           reprompted = true;
           try {
@@ -309,9 +357,11 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
               { role: 'user', content: missingFactsPrompt(prioritizeFacts(check.missing, MAX_PINNED_FACTS)) },
             ]);
             const second = readSummary(again);
-            const secondCheck = checkFacts(facts, second.rendered);
+            const secondLedger = ledgerAfter(second.update);
+            const secondCheck = checkFacts(facts, `${second.rendered}\n${renderLedger(secondLedger)}`);
             if (secondCheck.missing.length <= check.missing.length) {
               ({ rendered, parsedAs } = second);
+              ledger = secondLedger;
               check = secondCheck;
             }
           } catch {
@@ -327,6 +377,8 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
       if (pinned.length > 0) rendered = `${rendered}\n\n${preservedFactsBlock(pinned)}`;
       return {
         record: await storeSummary(input, rendered),
+        ledger,
+        ledgerRecord: await storeLedger(input, ledger),
         parsedAs,
         responseFormat,
         facts: {
@@ -369,7 +421,13 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
           body,
         );
       }
-      const next = applyPlan(context, plan, replacements, input.summary?.record) as MessageRecord[];
+      const next = applyPlan(
+        context,
+        plan,
+        replacements,
+        input.summary?.record,
+        input.summary?.ledgerRecord,
+      ) as MessageRecord[];
       const removedLines = await Promise.all(
         plan.removed.map(async (item) => JSON.stringify({ ...item, message: await load<ChatMessage>(item.key) })),
       );

@@ -23,6 +23,7 @@ import {
   compactUpdate,
   compressionEventsQuery,
   contextQuery,
+  ledgerQuery,
   messageSignal,
   sendUpdate,
   stateQuery,
@@ -40,6 +41,7 @@ import type {
   SendResult,
 } from '../workflows/contract.ts';
 import { resolvePolicy } from '../engine/presets.ts';
+import type { TaskLedger } from '../engine/ledger.ts';
 
 /** Thrown for an agent id that cannot name a workflow and a storage prefix. */
 export class InvalidAgentIdError extends Error {
@@ -151,6 +153,11 @@ export function compressionEvents(
 
 export function compressionStats(client: Client, agentId: string): Promise<CompressionStats> {
   return queryAgent(client, agentId, statsQuery);
+}
+
+/** The task ledger: goal, constraints, decisions, done, pending, next action. */
+export function agentLedger(client: Client, agentId: string): Promise<TaskLedger> {
+  return queryAgent(client, agentId, ledgerQuery);
 }
 
 /** The working context as previews. */

@@ -57,7 +57,8 @@ export function replacementBody(
 
 /**
  * The working context after `plan`: kept messages as they were, replaced ones by their `replacements` (same id,
- * new key and tokens, `ref` to the original), the summary where the plan puts it. Throws if the result breaks a
+ * new key and tokens, `ref` to the original), the summary where the plan puts it, and the task ledger (if given)
+ * in place of the previous one, after the system prompt. Throws if the result breaks a
  * tool pair (a bug, never an input problem: every plan keeps atomic groups whole).
  */
 export function applyPlan(
@@ -65,6 +66,7 @@ export function applyPlan(
   plan: Plan,
   replacements: Readonly<Record<string, MessageMeta>>,
   summary?: MessageMeta,
+  ledger?: MessageMeta,
 ): MessageMeta[] {
   const byId = new Map(plan.operations.map((op) => [op.id, op]));
   const placement = plan.summary?.placement;
@@ -86,6 +88,13 @@ export function applyPlan(
     out.push(replacement);
   }
   if (summary && placement?.mode === 'message' && placement.beforeId === undefined) out.push(summary);
+  if (ledger) {
+    // The new ledger replaces the old one, right after the system prompt.
+    const rest = out.filter((m) => kindOf(m) !== 'ledger');
+    const at = rest.findIndex((m) => m.role !== 'system');
+    rest.splice(at === -1 ? rest.length : at, 0, ledger);
+    out.splice(0, out.length, ...rest);
+  }
   assertToolPairs(out);
   return out;
 }

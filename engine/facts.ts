@@ -43,11 +43,11 @@ function matches(pattern: RegExp, text: string): string[] {
   return [...text.matchAll(pattern)].map((match) => match[0].replace(/[.,;:!?]+$/, ''));
 }
 
-/** Sentences of a user message that state a constraint ("must", "never", "don't", "always", …). */
+/** Sentences of a user message that state a constraint ("must", "never", "don't", "always", …); not error lines. */
 function constraints(text: string): string[] {
   return text
     .split(/(?<=[.!?])\s+|\n+/)
-    .filter((sentence) => CONSTRAINT.test(sentence))
+    .filter((sentence) => CONSTRAINT.test(sentence) && !new RegExp(ERROR_LINE.source, 'm').test(sentence))
     .map(clip);
 }
 

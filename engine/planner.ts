@@ -177,7 +177,7 @@ export function planCompression(input: PlanInput): Plan {
   }));
   const live = () => slots.filter((s) => s.op.op !== 'drop');
   const turnSlots: Slot[][] = layout.turns.map((turn) => slots.slice(turn.start, turn.end));
-  const opensTurn = (s: Slot) => s.meta.role === 'user' && kindOf(s.meta) !== 'summary';
+  const opensTurn = (s: Slot) => s.meta.role === 'user' && kindOf(s.meta) === 'normal';
   // Running totals, kept up to date by `replace`, so that every check is O(1).
   const totals = {
     tokens: slots.reduce((sum, s) => sum + s.tokens, 0),

@@ -30,6 +30,9 @@ export const SUMMARY_HEADINGS: Readonly<Record<keyof StructuredSummary, string>>
   context_to_preserve: 'Context to preserve',
 };
 
+/** The task ledger's lists a structured summary also returns (see `ledger.ts`). */
+export const LEDGER_FIELDS = ['decisions', 'done', 'pending'] as const;
+
 /** JSON schema for `response_format: { type: 'json_schema', json_schema: { name, strict: true, schema } }`. */
 export const SUMMARY_JSON_SCHEMA = {
   name: 'context_summary',
@@ -37,7 +40,7 @@ export const SUMMARY_JSON_SCHEMA = {
   schema: {
     type: 'object',
     additionalProperties: false,
-    required: [...SUMMARY_FIELDS],
+    required: [...SUMMARY_FIELDS, ...LEDGER_FIELDS],
     properties: {
       task_overview: { type: 'string', description: "The user's goal and the constraints they set, in their words" },
       current_state: { type: 'string', description: 'What is done and what is in progress' },
@@ -50,6 +53,9 @@ export const SUMMARY_JSON_SCHEMA = {
         type: 'string',
         description: 'Verbatim identifiers, paths, URLs, numbers and error messages that must survive',
       },
+      decisions: { type: 'array', items: { type: 'string' }, description: 'Decisions taken, one per item (task ledger)' },
+      done: { type: 'array', items: { type: 'string' }, description: 'Work completed, one per item (task ledger)' },
+      pending: { type: 'array', items: { type: 'string' }, description: 'Work still open, one per item (task ledger)' },
     },
   },
 } as const;
@@ -70,6 +76,7 @@ export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
   'context to preserve. Keep the user’s goal and constraints in their own words. Keep every file path, URL,',
   'identifier, number with its unit and error message that may matter later, verbatim. Say what was tried and failed.',
   'State the exact next step. Write in the language the user writes in. Do not invent anything.',
+  'When answering in JSON, also list the decisions taken, the work done and the work pending (task ledger).',
 ].join(' ');
 
 /** The user message of the summary call. */

@@ -5,6 +5,7 @@
  *   agents/<agentId>/messages/<messageId>.json                 one chat message, as sent to the model
  *   agents/<agentId>/compactions/<seq>/plan.json               the plan and the context it was made over
  *   agents/<agentId>/compactions/<seq>/summary.json            the summary message (a chat message)
+ *   agents/<agentId>/compactions/<seq>/ledger.json             the task ledger message (a chat message)
  *   agents/<agentId>/compactions/<seq>/replaced/<messageId>.json   what replaced a message (a chat message)
  *   agents/<agentId>/compactions/<seq>/removed.jsonl           every message that left the context, one per line
  *   agents/<agentId>/compactions/<seq>/context.json            the new working context: its storage keys, in order
@@ -29,7 +30,8 @@ export function compactionPrefix(agentId: string, seq: number): string {
   return `${agentPrefix(agentId)}compactions/${String(seq).padStart(6, '0')}/`;
 }
 
-export type CompactionObject = 'plan.json' | 'summary.json' | 'removed.jsonl' | 'context.json' | 'event.json';
+export type CompactionObject =
+  'plan.json' | 'summary.json' | 'ledger.json' | 'removed.jsonl' | 'context.json' | 'event.json';
 
 export function compactionKey(agentId: string, seq: number, object: CompactionObject): string {
   return `${compactionPrefix(agentId, seq)}${object}`;

@@ -19,6 +19,7 @@ import {
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
+import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import { STRATEGIES } from '../engine/policy.ts';
 import { compact, compactionDue } from './compaction.ts';
 import {
@@ -29,6 +30,7 @@ import {
   compressionEventsQuery,
   CONTEXT_OVERFLOW,
   contextQuery,
+  ledgerQuery,
   MAX_MESSAGE_CHARS,
   messageIdOf,
   messageSignal,
@@ -202,6 +204,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   });
   setHandler(statsQuery, () => state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 });
   setHandler(contextQuery, () => state.messages);
+  setHandler(ledgerQuery, () => state.ledger ?? EMPTY_LEDGER);
   setHandler(
     sendUpdate,
     async (send: SendInput): Promise<SendResult> => {

@@ -39,9 +39,9 @@ export function compactionDue(state: AgentState): string | undefined {
   );
 }
 
-/** Counts the turns of a context: user messages that are not a summary. */
+/** Counts the turns of a context: the user's own messages (not a summary, not the ledger). */
 function turnsIn(state: AgentState): number {
-  return state.messages.filter((m) => m.role === 'user' && m.kind !== 'summary').length;
+  return state.messages.filter((m) => m.role === 'user' && (m.kind ?? 'normal') === 'normal').length;
 }
 
 /**
@@ -61,6 +61,7 @@ export async function compact(
   const counting = { encoding: state.modelInfo!.encoding, margin: state.modelInfo!.margin };
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
   let summarizerFailed = false;
+  const goalKey = state.messages.find((m) => m.id === state.goalId)?.key;
   for (;;) {
     const plan = await planCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `plan compression ${seq} (${trigger}, ${state.contextTokens} tok)` },
@@ -98,10 +99,13 @@ export async function compact(
               agentId,
               seq,
               spanKeys: plan.summary.spanKeys,
+              keptKeys: plan.summary.keptKeys,
               ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
               ...(request.instructions ? { instructions: request.instructions } : {}),
               maxTokens: state.policy!.summary.maxTokens,
               counting,
+              ...(state.ledger ? { ledger: state.ledger } : {}),
+              ...(goalKey ? { goalKey } : {}),
             },
           ],
         );
@@ -133,6 +137,7 @@ export async function compact(
     swapIn(state, applied.context, applied.event, nextMessageSeq);
     state.cooldown = { consecutive: next.consecutive, lastTokensAfter: applied.event.tokensAfter };
     state.gate = applied.gate;
+    if (summary) state.ledger = summary.ledger;
     return { compressed: true, reason: applied.event.reason, event: applied.event };
   }
 }

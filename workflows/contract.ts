@@ -12,6 +12,7 @@ import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import type { CompressionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
 import type { RemovedItem } from '../engine/planner.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
+import type { TaskLedger } from '../engine/ledger.ts';
 
 /** Message ids are a per-agent sequence: m000001, m000002, … (so a range of them is two numbers). */
 export function messageIdOf(seq: number): string {
@@ -173,6 +174,8 @@ export interface AgentState {
   /** Id of the user's first message (the goal), protected from compression. */
   goalId?: string;
   compressions?: number;
+  /** The task ledger (goal, constraints, decisions, done, pending, next action), updated by each summary. */
+  ledger?: TaskLedger;
   /** The last compression events (older ones are in S3 under agents/<id>/compactions/). */
   events?: CompressionEvent[];
   stats?: CompressionStats;
@@ -198,6 +201,8 @@ export const compressionEventsQuery = defineQuery<CompressionEvent[], [{ since?:
 );
 /** Compressions so far: count, average reduction, tokens saved. */
 export const statsQuery = defineQuery<CompressionStats>('stats');
+/** The task ledger (empty until the first summary). */
+export const ledgerQuery = defineQuery<TaskLedger>('ledger');
 /** The working context as previews (full bodies: `longrun reload`). */
 export const contextQuery = defineQuery<MessageRecord[]>('context');
 

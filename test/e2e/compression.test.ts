@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   agentContext,
   agentHandle,
+  agentLedger,
   agentState,
   compactAgent,
   compressionEvents,
@@ -79,6 +80,9 @@ beforeAll(async () => {
             important_discoveries: 'All requests answered 200.',
             next_steps: 'Fetch the next page.',
             context_to_preserve: '/api/items',
+            decisions: ['Read the pages in order'],
+            done: [`Pages up to request ${index}`],
+            pending: ['The remaining pages'],
           }),
           usage: { prompt_tokens: 900, completion_tokens: 80 },
         };
@@ -195,6 +199,45 @@ describe('automatic compression in a long session', () => {
   });
 });
 
+describe('the task ledger', () => {
+  it('carries the goal and the user’s constraints verbatim across compactions, updated by each summary', async () => {
+    const agentId = newAgentId('ledger');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      systemPrompt: 'You read server logs.',
+      taskQueue: h.taskQueue,
+      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
+    });
+    await sendMessage(h.client, agentId, 'Audit the server log for slow requests.');
+    await sendMessage(h.client, agentId, 'Read page 1 of the log. Never skip a page.');
+    for (let page = 2; page <= 4; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    await compactAgent(h.client, agentId, { strategy: 'summarize' });
+    const ledger = await agentLedger(h.client, agentId);
+    expect(ledger.goal).toBe('Audit the server log for slow requests.');
+    expect(ledger.constraints).toEqual(['Never skip a page.']);
+    expect(ledger.decisions).toEqual(['Read the pages in order']);
+    expect(ledger.pending).toEqual(['The remaining pages']);
+    expect(ledger.nextAction).toBe('Fetch the next page.');
+
+    // The ledger is a message of its own right after the system prompt, protected from every strategy.
+    for (let page = 5; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    await compactAgent(h.client, agentId, { strategy: 'summarize' });
+    const state = await agentState(h.client, agentId);
+    expect(state.messages[0]!.role).toBe('system');
+    expect(state.messages[1]!.kind).toBe('ledger');
+    expect(state.messages.filter((m) => m.kind === 'ledger')).toHaveLength(1);
+    const body = JSON.parse((await h.store.get(state.messages[1]!.key))!) as ChatMessage;
+    expect(body.content).toContain('## Constraints\n- Never skip a page.');
+    expect(body.content).toContain('## Goal\nAudit the server log for slow requests.');
+    expect((await agentLedger(h.client, agentId)).done).toHaveLength(2); // appended by each summary
+    // The model sees it on the next call.
+    await sendMessage(h.client, agentId, 'Read page 9 of the log.');
+    const last = h.model.requests.filter((r) => r.body.messages[0]?.content === 'You read server logs.').at(-1)!;
+    expect(last.body.messages[1]!.content).toContain('Never skip a page.');
+  });
+});
+
 describe('context overflow reported by the provider', () => {
   it('compacts with the overflow trigger and calls again, so the turn succeeds', async () => {
     const agentId = newAgentId('overflow');
@@ -226,7 +269,8 @@ describe('summaries that keep what matters', () => {
       agentId,
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
+      // The user's messages leave with the span (not kept verbatim), so their facts are at risk.
+      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
     });
 
   it('the fact check catches a summary that dropped a path and an error, re-prompts once, and pins them', async () => {

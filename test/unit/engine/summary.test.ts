@@ -4,6 +4,7 @@ import {
   renderSummary,
   SUMMARY_FIELDS,
   SUMMARY_JSON_SCHEMA,
+  LEDGER_FIELDS,
   summaryPrompt,
 } from '../../../engine/summary.ts';
 import type { StructuredSummary } from '../../../engine/summary.ts';
@@ -18,8 +19,8 @@ const summary: StructuredSummary = {
 
 describe('structured summary', () => {
   it('the JSON schema requires exactly the five fields, strictly', () => {
-    expect(SUMMARY_JSON_SCHEMA.schema.required).toEqual([...SUMMARY_FIELDS]);
-    expect(Object.keys(SUMMARY_JSON_SCHEMA.schema.properties)).toEqual([...SUMMARY_FIELDS]);
+    expect(SUMMARY_JSON_SCHEMA.schema.required).toEqual([...SUMMARY_FIELDS, ...LEDGER_FIELDS]);
+    expect(Object.keys(SUMMARY_JSON_SCHEMA.schema.properties)).toEqual([...SUMMARY_FIELDS, ...LEDGER_FIELDS]);
     expect(SUMMARY_JSON_SCHEMA.strict).toBe(true);
     expect(SUMMARY_JSON_SCHEMA.schema.additionalProperties).toBe(false);
   });

@@ -1,0 +1,123 @@
+/**
+ * The task ledger: goal, constraints, decisions, done, pending and the next action, carried verbatim across
+ * compactions in a message of its own (protected: no strategy removes it) and updated by each summary. The goal and
+ * the user's constraints are taken verbatim from the user's messages, so no summary can paraphrase them away.
+ */
+import { extractFacts } from './facts.ts';
+
+export interface TaskLedger {
+  goal: string;
+  constraints: string[];
+  decisions: string[];
+  done: string[];
+  pending: string[];
+  nextAction: string;
+}
+
+/** What a summary adds to the ledger (the JSON fields `decisions`, `done`, `pending`, and its next step). */
+export interface LedgerUpdate {
+  decisions?: string[];
+  done?: string[];
+  pending?: string[];
+  nextAction?: string;
+}
+
+export const EMPTY_LEDGER: TaskLedger = {
+  goal: '',
+  constraints: [],
+  decisions: [],
+  done: [],
+  pending: [],
+  nextAction: '',
+};
+
+/** Entries kept per list (the newest; constraints: the oldest, since a rule stated first still holds). */
+export const LEDGER_ITEMS = 30;
+/** Characters of the goal kept verbatim. */
+export const GOAL_CHARS = 1_000;
+const ITEM_CHARS = 300;
+
+const clean = (items: readonly unknown[] | undefined) =>
+  (items ?? [])
+    .filter((item): item is string => typeof item === 'string')
+    .map((item) => item.replace(/\s+/g, ' ').trim().slice(0, ITEM_CHARS))
+    .filter((item) => item !== '');
+
+function union(previous: readonly string[], added: readonly string[], keep: 'oldest' | 'newest'): string[] {
+  const seen = new Set(previous.map((item) => item.toLowerCase()));
+  const merged = [...previous];
+  for (const item of added) {
+    if (seen.has(item.toLowerCase())) continue;
+    seen.add(item.toLowerCase());
+    merged.push(item);
+  }
+  return keep === 'oldest' ? merged.slice(0, LEDGER_ITEMS) : merged.slice(-LEDGER_ITEMS);
+}
+
+/**
+ * The ledger after a compaction: the goal stays (or is set from the user's first message), the user's constraints
+ * of the removed span are added verbatim, decisions and done are appended, pending and the next action follow the
+ * latest summary.
+ */
+export function updateLedger(
+  previous: TaskLedger | undefined,
+  input: { goal?: string; userMessages: readonly string[]; update?: LedgerUpdate },
+): TaskLedger {
+  const base = previous ?? EMPTY_LEDGER;
+  const constraints = extractFacts(input.userMessages.map((content) => ({ role: 'user', content })))
+    .filter((fact) => fact.kind === 'constraint')
+    .map((fact) => fact.text);
+  const update = input.update ?? {};
+  return {
+    goal: base.goal || (input.goal ?? '').trim().slice(0, GOAL_CHARS),
+    constraints: union(base.constraints, constraints, 'oldest'),
+    decisions: union(base.decisions, clean(update.decisions), 'newest'),
+    done: union(base.done, clean(update.done), 'newest'),
+    pending: update.pending !== undefined ? clean(update.pending).slice(0, LEDGER_ITEMS) : base.pending,
+    nextAction: update.nextAction?.trim() ? update.nextAction.trim().slice(0, ITEM_CHARS) : base.nextAction,
+  };
+}
+
+/** The first line of a summary's next steps: the ledger's next action. */
+export function nextActionOf(nextSteps: string): string {
+  return (nextSteps.split('\n').find((line) => line.trim() !== '') ?? '').replace(/^\s*(?:[-*]|\d+[.)])\s*/, '');
+}
+
+/** The ledger fields of a summary reply in JSON (absent when the provider answered in text). */
+export function parseLedgerUpdate(reply: string): LedgerUpdate {
+  const text = reply.trim();
+  const json = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)?.[1] ?? text;
+  try {
+    const value = JSON.parse(json) as Record<string, unknown>;
+    const list = (key: string) => (Array.isArray(value[key]) ? clean(value[key] as unknown[]) : undefined);
+    const update: LedgerUpdate = {};
+    const decisions = list('decisions');
+    const done = list('done');
+    const pending = list('pending');
+    if (decisions) update.decisions = decisions;
+    if (done) update.done = done;
+    if (pending) update.pending = pending;
+    return update;
+  } catch {
+    return {};
+  }
+}
+
+const section = (title: string, items: readonly string[]) =>
+  items.length ? [`## ${title}`, ...items.map((item) => `- ${item}`)] : [];
+
+export const LEDGER_HEADER =
+  '[Task ledger: carried verbatim across compactions; the goal and constraints are the user’s own words]';
+
+/** The ledger as the message the model reads. */
+export function renderLedger(ledger: TaskLedger): string {
+  return [
+    LEDGER_HEADER,
+    ...(ledger.goal ? ['## Goal', ledger.goal] : []),
+    ...section('Constraints', ledger.constraints),
+    ...section('Decisions', ledger.decisions),
+    ...section('Done', ledger.done),
+    ...section('Pending', ledger.pending),
+    ...(ledger.nextAction ? ['## Next action', ledger.nextAction] : []),
+  ].join('\n');
+}
