@@ -53,7 +53,11 @@ export const SUMMARY_JSON_SCHEMA = {
         type: 'string',
         description: 'Verbatim identifiers, paths, URLs, numbers and error messages that must survive',
       },
-      decisions: { type: 'array', items: { type: 'string' }, description: 'Decisions taken, one per item (task ledger)' },
+      decisions: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Decisions taken, one per item (task ledger)',
+      },
       done: { type: 'array', items: { type: 'string' }, description: 'Work completed, one per item (task ledger)' },
       pending: { type: 'array', items: { type: 'string' }, description: 'Work still open, one per item (task ledger)' },
     },
