@@ -235,7 +235,7 @@ export function createActivities({ store, openai, tools = new ToolRegistry(), su
         content = `error: unknown tool ${JSON.stringify(call.function.name)}`;
       } else {
         try {
-          content = await tool.run(parseToolArguments(call), { agentId, store });
+          content = await tool.run(parseToolArguments(call), { agentId, store, callId: call.id });
         } catch (error) {
           if (!(error instanceof ToolInputError)) throw error;
           content = `error: ${error.message}`;

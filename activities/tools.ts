@@ -29,6 +29,8 @@ export class ToolInputError extends Error {
 export interface ToolContext {
   agentId: string;
   store: BlobStore;
+  /** The id of the tool call being answered. */
+  callId?: string;
 }
 
 export interface ToolDefinition {
@@ -93,7 +95,14 @@ export const contextReload = defineTool({
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
 
-  constructor(tools: readonly ToolDefinition[] = []) {
+  private readonly fallback: ToolDefinition['run'] | undefined;
+
+  /**
+   * `fallback` answers calls of tools that are not registered (the replay command answers them from a recording);
+   * without it, such a call gets an error result the model can read.
+   */
+  constructor(tools: readonly ToolDefinition[] = [], options: { fallback?: ToolDefinition['run'] } = {}) {
+    this.fallback = options.fallback;
     for (const tool of [contextReload, ...tools]) {
       if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is defined twice`);
       this.tools.set(tool.name, tool);
@@ -101,7 +110,9 @@ export class ToolRegistry {
   }
 
   get(name: string): ToolDefinition | undefined {
-    return this.tools.get(name);
+    const tool = this.tools.get(name);
+    if (tool || !this.fallback) return tool;
+    return { name, description: '', parameters: { type: 'object' }, run: this.fallback };
   }
 
   schemas(): ToolSchema[] {

@@ -35,6 +35,8 @@ import {
 } from './agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
+import { resolvePolicy } from '../engine/presets.ts';
+import { SessionFormatError } from '../llm/replay.ts';
 import type { StrategyName } from '../engine/policy.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
@@ -59,6 +61,9 @@ Usage:
   longrun events <agent> [--since SEQ] [--limit N] [--json]
                                               compression events (the last 10 live in the workflow,
                                               all of them in S3), and totals
+  longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
+                                              run a recorded session (OpenAI chat messages as JSONL)
+                                              through a real agent and report what compression did
   longrun list [--json]                      agents in this namespace
   longrun close <agent> [--wait] [--json]    close the agent (--wait: until done, print the final state)
   longrun help                               this text
@@ -208,6 +213,21 @@ export async function run(argv: string[], out: (line: string) => void = console.
   }
   const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true, options: OPTIONS });
   const settings = loadSettings();
+  if (command === 'replay') {
+    const file = positionals[0];
+    if (!file) throw new UsageError('replay: missing <FILE.jsonl>');
+    if (values.preset !== undefined) resolvePolicy({ preset: values.preset }); // a bad preset: exit 2 before anything starts
+    const window = intFlag('window', values.window);
+    const { runReplay, renderReplay } = await import('../worker/replay.ts');
+    const report = await runReplay({
+      file,
+      ...(values.preset ? { preset: values.preset } : {}),
+      ...(window !== undefined ? { window } : {}),
+      log: (line) => console.error(line),
+    });
+    out(values.json ? JSON.stringify(report, null, 2) : renderReplay(report));
+    return EXIT.ok;
+  }
   if (command === 'list') {
     const agents = await withClient((client) => listAgents(client));
     out(values.json ? JSON.stringify(agents, null, 2) : renderAgents(agents));
@@ -325,6 +345,7 @@ export function cliMain(): void {
         error instanceof UnknownModelError ||
         error instanceof ModelOverrideError ||
         error instanceof PolicyError ||
+        error instanceof SessionFormatError ||
         (error instanceof TypeError && 'code' in error);
       if (usage) console.error(`longrun: ${error.message}\nRun \`longrun help\` for usage.`);
       else if (error instanceof InvalidAgentIdError) console.error(`longrun: ${error.message}`);

@@ -1,9 +1,12 @@
 /** The `longrun` command against the real stack: output, --json, and exit codes a script can trust. */
 import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import type { AgentState, CompressionEvent } from '../../workflows/contract.ts';
+import type { ReplayReport } from '../../worker/replay.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -176,5 +179,47 @@ describe('longrun CLI', () => {
     const preset = await longrun('start', newAgentId('cli'), '--preset', 'nope');
     expect(preset.code).toBe(2);
     expect(preset.stderr).toContain('preset: "nope" is not allowed (one of default, astrbot');
+  });
+
+  it('replay runs a recorded session through a real agent and reports what compression did', async () => {
+    const lines: unknown[] = [{ role: 'system', content: 'You read logs.' }];
+    for (let page = 1; page <= 24; page++) {
+      const id = `call_${page}`;
+      lines.push({ role: 'user', content: `Read page ${page} of the log.` });
+      lines.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: 'fetch_log', arguments: `{"page":${page}}` } }],
+      });
+      const log = Array.from({ length: 30 }, (_, i) => `line ${page}.${i}: GET /api/items/${page * 100 + i} 200`).join(
+        '\n',
+      );
+      lines.push({ role: 'tool', tool_call_id: id, content: log });
+      lines.push({ role: 'assistant', content: `Page ${page} read: all requests answered 200.` });
+    }
+    const file = join(await mkdtemp(join(tmpdir(), 'replay-')), 'session.jsonl');
+    await writeFile(file, lines.map((line) => JSON.stringify(line)).join('\n'));
+
+    const run = await longrun('replay', file, '--window', '4096', '--json');
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as ReplayReport;
+    expect(report).toMatchObject({ messages: 97, turns: 24, modelCalls: 48, window: 4096, toolPairViolations: 0 });
+    expect(report.compressions.length).toBeGreaterThanOrEqual(2);
+    for (const compression of report.compressions) {
+      expect(compression.tokensAfter).toBeLessThan(compression.tokensBefore);
+      expect(compression.offloaded.length).toBeGreaterThan(0);
+      expect(compression.offloaded.every((o) => o.reloadIdentical)).toBe(true);
+    }
+    expect(report.maxRequestTokens).toBeLessThanOrEqual(4096);
+    expect(report.tokensSent).toBeLessThan(report.tokensSentWithoutCompression);
+    expect(report.historyBytes).toBeGreaterThan(0);
+    expect(report.finalView.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_24' });
+
+    const bad = await longrun('replay', file, '--preset', 'nope');
+    expect(bad.code).toBe(2);
+    const table = await longrun('replay', file, '--window', '4096');
+    expect(table.stdout).toMatch(
+      /^.*session\.jsonl: 97 messages, 24 turns, 48 model calls \(preset default, window 4096\)/,
+    );
   });
 });
