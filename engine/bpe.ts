@@ -9,10 +9,7 @@
  * against tiktoken and against a transcription of the reference).
  */
 
-/** Rank of `bytes[start, end)` in the encoding, or -1 when that sequence is not a token. */
-export type RankOf = (bytes: Uint8Array, start: number, end: number) => number;
-
-/** What {@link shortMerge} asks of an encoding. */
+/** What the merges ask of an encoding. */
 export interface PairRanks {
   /** Ranks of the 256 single bytes. */
   readonly byteRanks: Int32Array;
@@ -23,7 +20,8 @@ export interface PairRanks {
 /** Pieces of this many bytes or more go to {@link heapMerge}; shorter ones to {@link shortMerge}. */
 export const LONG_PIECE_BYTES = 256;
 
-const NO_PAIR = 0x7fffffff;
+/** Above every rank, and a small integer for V8 (no boxing even in unoptimized code). */
+const NO_PAIR = 0x3fffffff;
 
 /** Scratch arrays of {@link shortMerge}, grown on demand: part starts, part ranks, ranks of adjacent pairs. */
 let scratchStarts = new Int32Array(LONG_PIECE_BYTES + 1);
@@ -83,109 +81,112 @@ export function shortMerge(piece: Uint8Array, length: number, ranks: PairRanks, 
   return count;
 }
 
-/** A min-heap of (rank, position, stamp) triples in parallel arrays. */
+/** A binary min-heap of candidate merges (pair rank, position of the pair's first part) in typed arrays. */
 class PairHeap {
-  private ranks: number[] = [];
-  private positions: number[] = [];
-  private stamps: number[] = [];
+  private readonly ranks: Int32Array;
+  private readonly positions: Int32Array;
+  size = 0;
 
-  get size(): number {
-    return this.ranks.length;
+  constructor(capacity: number) {
+    this.ranks = new Int32Array(capacity);
+    this.positions = new Int32Array(capacity);
   }
 
-  private less(a: number, b: number): boolean {
-    return (
-      this.ranks[a]! < this.ranks[b]! || (this.ranks[a] === this.ranks[b] && this.positions[a]! < this.positions[b]!)
-    );
+  /** Whether entry `a` comes before entry `b`: lower rank, then leftmost. */
+  private before(a: number, b: number): boolean {
+    const ranks = this.ranks;
+    return ranks[a]! < ranks[b]! || (ranks[a] === ranks[b] && this.positions[a]! < this.positions[b]!);
   }
 
   private swap(a: number, b: number): void {
-    [this.ranks[a], this.ranks[b]] = [this.ranks[b]!, this.ranks[a]!];
-    [this.positions[a], this.positions[b]] = [this.positions[b]!, this.positions[a]!];
-    [this.stamps[a], this.stamps[b]] = [this.stamps[b]!, this.stamps[a]!];
+    const rank = this.ranks[a]!;
+    const position = this.positions[a]!;
+    this.ranks[a] = this.ranks[b]!;
+    this.positions[a] = this.positions[b]!;
+    this.ranks[b] = rank;
+    this.positions[b] = position;
   }
 
-  push(rank: number, position: number, stamp: number): void {
-    this.ranks.push(rank);
-    this.positions.push(position);
-    this.stamps.push(stamp);
-    let i = this.ranks.length - 1;
+  push(rank: number, position: number): void {
+    let i = this.size++;
+    this.ranks[i] = rank;
+    this.positions[i] = position;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.less(i, parent)) break;
+      if (!this.before(i, parent)) break;
       this.swap(i, parent);
       i = parent;
     }
   }
 
-  /** Removes the smallest entry; returns [rank, position, stamp]. */
-  pop(): [number, number, number] {
-    const top: [number, number, number] = [this.ranks[0]!, this.positions[0]!, this.stamps[0]!];
-    const last = this.ranks.length - 1;
-    this.swap(0, last);
-    this.ranks.pop();
-    this.positions.pop();
-    this.stamps.pop();
-    let i = 0;
-    for (;;) {
+  /** The rank of the first entry; its position is {@link topPosition}. */
+  topRank(): number {
+    return this.ranks[0]!;
+  }
+
+  topPosition(): number {
+    return this.positions[0]!;
+  }
+
+  /** Removes the first entry. */
+  pop(): void {
+    this.size--;
+    this.swap(0, this.size);
+    for (let i = 0; ;) {
       const left = 2 * i + 1;
-      const right = left + 1;
-      let smallest = i;
-      if (left < this.ranks.length && this.less(left, smallest)) smallest = left;
-      if (right < this.ranks.length && this.less(right, smallest)) smallest = right;
-      if (smallest === i) break;
-      this.swap(i, smallest);
-      i = smallest;
+      let first = i;
+      if (left < this.size && this.before(left, first)) first = left;
+      if (left + 1 < this.size && this.before(left + 1, first)) first = left + 1;
+      if (first === i) break;
+      this.swap(i, first);
+      i = first;
     }
-    return top;
   }
 }
 
-/** The token ranks of `piece[0, length)`, merged in the reference's order with a heap over adjacent pairs. */
-export function heapMerge(piece: Uint8Array, rankOf: RankOf, length = piece.length): number[] {
-  const n = length;
-  // Parts are identified by their start offset; next[start] is the start of the following part (n at the end).
-  const next = new Int32Array(n + 1);
-  const prev = new Int32Array(n + 1);
-  const alive = new Uint8Array(n + 1);
-  const stamp = new Int32Array(n + 1);
-  for (let i = 0; i <= n; i++) {
+/**
+ * Merges `piece[0, length)` in the reference's order with a heap over adjacent pairs, in O(n log n). Returns the
+ * number of tokens; when `out` is given, also appends their ranks to it.
+ */
+export function heapMerge(piece: Uint8Array, length: number, ranks: PairRanks, out?: number[]): number {
+  // Parts are identified by the offset where they start: their rank, the next part's start (length at the end), the
+  // previous part's start (-1 at the start), and the rank of the pair they begin (NO_PAIR when it is not a token).
+  const parts = new Int32Array(length);
+  const next = new Int32Array(length);
+  const prev = new Int32Array(length);
+  const pairs = new Int32Array(length);
+  for (let i = 0; i < length; i++) {
+    parts[i] = ranks.byteRanks[piece[i]!]!;
     next[i] = i + 1;
     prev[i] = i - 1;
-    alive[i] = 1;
   }
-  const heap = new PairHeap();
-  /** Rank of merging the part at `start` with the next one, or Infinity. */
-  const pairRank = (start: number): number => {
+  // Every merge adds at most two candidates to the heap; a stale one is recognized by its rank (below).
+  const heap = new PairHeap(3 * length);
+  const schedule = (start: number): void => {
     const second = next[start]!;
-    if (second >= n) return Infinity;
-    const rank = rankOf(piece, start, next[second]!);
-    return rank < 0 ? Infinity : rank;
+    let rank = NO_PAIR;
+    if (second < length) rank = ranks.pairRank(parts[start]!, parts[second]!, piece, start, next[second]!);
+    if (rank < 0) rank = NO_PAIR;
+    pairs[start] = rank;
+    if (rank !== NO_PAIR) heap.push(rank, start);
   };
-  const schedule = (start: number) => {
-    stamp[start]!++;
-    const rank = pairRank(start);
-    if (rank !== Infinity) heap.push(rank, start, stamp[start]!);
-  };
-  for (let i = 0; i < n; i++) schedule(i);
-
+  for (let i = 0; i < length; i++) schedule(i);
+  let count = length;
   while (heap.size > 0) {
-    const [, start, seen] = heap.pop();
-    if (!alive[start] || stamp[start] !== seen) continue; // stale: the part changed since it was scheduled
+    const rank = heap.topRank();
+    const start = heap.topPosition();
+    heap.pop();
+    // Stale unless the part still begins a pair of that rank (a new pair of the same rank there is the same merge).
+    if (pairs[start] !== rank) continue;
     const second = next[start]!;
-    // Merge `second` into `start`.
-    alive[second] = 0;
+    parts[start] = rank;
     next[start] = next[second]!;
-    prev[next[second]!] = start;
+    if (next[second]! < length) prev[next[second]!] = start;
+    pairs[second] = NO_PAIR; // the second part is gone
+    count--;
     schedule(start);
     if (prev[start]! >= 0) schedule(prev[start]!);
   }
-
-  const tokens: number[] = [];
-  for (let start = 0; start < n; start = next[start]!) {
-    const rank = rankOf(piece, start, next[start]!);
-    if (rank < 0) throw new Error(`byte sequence at ${start} is not a token`);
-    tokens.push(rank);
-  }
-  return tokens;
+  if (out) for (let start = 0; start < length; start = next[start]!) out.push(parts[start]!);
+  return count;
 }

@@ -70,7 +70,7 @@ function astralClass(cp: number): number {
 export function classAt(text: string, i: number): number {
   const unit = text.charCodeAt(i);
   if (unit < 0xd800 || unit > 0xdbff) return BMP[unit]!;
-  const low = text.charCodeAt(i + 1); // NaN past the end
+  const low = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
   if (!(low >= 0xdc00 && low <= 0xdfff)) return 0;
   return astralClass(((unit - 0xd800) << 10) + (low - 0xdc00) + 0x10000);
 }

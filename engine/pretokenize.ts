@@ -19,6 +19,11 @@ export type PieceScanner = (text: string, start: number) => number;
 const APOSTROPHE = 0x27;
 const SPACE_CHAR = 0x20;
 
+/** The code unit at `i`, or -1 past the end (no out-of-bounds read, which would cost optimized code a deopt). */
+function codeAt(text: string, i: number): number {
+  return i < text.length ? text.charCodeAt(i) : -1;
+}
+
 /** `[^\r\n\p{L}\p{N}]`: what may precede a word. */
 function isPrefix(bits: number): boolean {
   return (bits & (LETTER | NUMBER | NEWLINE)) === 0;
@@ -31,10 +36,10 @@ function isSymbol(bits: number): boolean {
 
 /** End of an optional contraction (`'s`, `'T`, `'re`, `'LL`, ...) at `i`: i + its length, or i. */
 function afterContraction(text: string, i: number): number {
-  if (text.charCodeAt(i) !== APOSTROPHE) return i;
-  const first = text.charCodeAt(i + 1) | 0x20; // lower case for ASCII letters; NaN | 0x20 is 0x20
+  if (codeAt(text, i) !== APOSTROPHE) return i;
+  const first = codeAt(text, i + 1) | 0x20; // lower case for ASCII letters (-1 stays -1)
   if (first === 0x73 || first === 0x74 || first === 0x6d || first === 0x64) return i + 2; // s t m d
-  const second = text.charCodeAt(i + 2) | 0x20;
+  const second = codeAt(text, i + 2) | 0x20;
   if ((first === 0x72 || first === 0x76) && second === 0x65) return i + 3; // re ve
   if (first === 0x6c && second === 0x6c) return i + 3; // ll
   return i;
@@ -99,7 +104,7 @@ function symbolsEnd(text: string, start: number, bits: number, slash: boolean): 
     if (!isSymbol(at)) break;
     i += widthOf(at);
   }
-  for (let c = text.charCodeAt(i); c === 0x0a || c === 0x0d || (slash && c === 0x2f); c = text.charCodeAt(i)) i++;
+  for (let c = codeAt(text, i); c === 0x0a || c === 0x0d || (slash && c === 0x2f); c = codeAt(text, i)) i++;
   return i;
 }
 
@@ -142,14 +147,14 @@ function asciiWordEnd(text: string, start: number, c: number, cased: boolean): n
     i++;
   }
   const letters = i;
-  let next = text.charCodeAt(i);
+  let next = codeAt(text, i);
   if (cased) {
-    while (isAsciiUpper(next)) next = text.charCodeAt(++i);
-    while (isAsciiLower(next)) next = text.charCodeAt(++i);
+    while (isAsciiUpper(next)) next = codeAt(text, ++i);
+    while (isAsciiLower(next)) next = codeAt(text, ++i);
   } else {
-    while (isAsciiUpper(next) || isAsciiLower(next)) next = text.charCodeAt(++i);
+    while (isAsciiUpper(next) || isAsciiLower(next)) next = codeAt(text, ++i);
   }
-  if (i === letters || next >= 0x80) return -1; // NaN (the end of the text) is neither
+  if (i === letters || next >= 0x80) return -1;
   return i;
 }
 

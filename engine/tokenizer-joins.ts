@@ -29,19 +29,6 @@ function decode3(bytes: Uint8Array, at: number): number {
   return ((bytes[at]! & 0x0f) << 12) | ((bytes[at + 1]! & 0x3f) << 6) | (bytes[at + 2]! & 0x3f);
 }
 
-/**
- * The keys of the fragments on the left of a boundary, for character `cp`: itself (its code point), its last byte
- * (below 0x100), its last two bytes (from 0x10000). Never equal to each other's, for any 3-byte character.
- */
-function leftKeys(cp: number): [number, number, number] {
-  return [cp, 0x80 | (cp & 0x3f), LAST_TWO | (cp & 0xfff)];
-}
-
-/** The keys of the fragments on the right: the character, its first byte (below 0x100), its first two bytes. */
-function rightKeys(cp: number): [number, number, number] {
-  return [cp, 0xe0 | (cp >> 12), FIRST_TWO | ((cp >> 6) & 0x3ff)];
-}
-
 /** The boundaries between 3-byte characters that some token spans. */
 export class CharJoins {
   /** Pairs of (left key, right key); a left key of 0 marks an empty slot. */
@@ -106,10 +93,23 @@ export class CharJoins {
 
   /** Whether some token may span the boundary between characters `left` and `right` (both 3 bytes in UTF-8). */
   mayJoin(left: number, right: number): boolean {
-    for (const l of leftKeys(left)) {
-      if (!this.lefts[l]) continue;
-      for (const r of rightKeys(right)) if (this.rights[r] && this.has(l, r)) return true;
-    }
-    return false;
+    // Fragments on the left: the character, its last byte, its last two bytes; on the right: the character, its
+    // first byte, its first two bytes.
+    const right1 = 0xe0 | (right >> 12);
+    const right2 = FIRST_TWO | ((right >> 6) & 0x3ff);
+    return (
+      this.joinsFrom(left, right, right1, right2) ||
+      this.joinsFrom(0x80 | (left & 0x3f), right, right1, right2) ||
+      this.joinsFrom(LAST_TWO | (left & 0xfff), right, right1, right2)
+    );
+  }
+
+  private joinsFrom(left: number, right: number, right1: number, right2: number): boolean {
+    if (!this.lefts[left]) return false;
+    return (
+      (this.rights[right] === 1 && this.has(left, right)) ||
+      (this.rights[right1] === 1 && this.has(left, right1)) ||
+      (this.rights[right2] === 1 && this.has(left, right2))
+    );
   }
 }

@@ -34,6 +34,11 @@ export class PieceMemo {
     return this.counts[slot]!;
   }
 
+  /** Forgets every piece. */
+  clear(): void {
+    this.lengths.fill(0);
+  }
+
   /** Remembers the count of `text[start, end)` (at most {@link MEMO_MAX_PIECE} code units). */
   set(text: string, start: number, end: number, count: number): void {
     const slot = this.slotOf(text, start, end);

@@ -105,6 +105,11 @@ export class ByteRanks {
     }
   }
 
+  /** Empties the pair cache. */
+  clearPairCache(): void {
+    this.pairs.fill(NONE);
+  }
+
   /** Calls `visit` with the bytes of every token. */
   forEachToken(visit: (bytes: Uint8Array, start: number, end: number) => void): void {
     for (let rank = 0; rank + 1 < this.starts.length; rank++) {

@@ -6,13 +6,13 @@
  * `<|endoftext|>` are ordinary text here.
  */
 import { heapMerge, LONG_PIECE_BYTES, shortMerge } from './bpe.ts';
-import type { RankOf } from './bpe.ts';
 import type { PieceScanner } from './pretokenize.ts';
 import { CharJoins } from './tokenizer-joins.ts';
 import { MEMO_MAX_PIECE, PieceMemo } from './tokenizer-memo.ts';
 import { ByteRanks } from './tokenizer-ranks.ts';
 import type { RawRanks } from './tokenizer-ranks.ts';
 import { writeUtf8 } from './tokenizer-utf8.ts';
+import { WARM_UP_ROUNDS, warmUpText } from './tokenizer-warmup.ts';
 
 /** The UTF-8 bytes of one piece, written into a buffer reused across pieces. */
 class Utf8Buffer {
@@ -39,7 +39,6 @@ export class Tokenizer {
   private readonly ranks: ByteRanks;
   private readonly joins: CharJoins;
   private readonly pieceEnd: PieceScanner;
-  private readonly rankOf: RankOf;
   private readonly utf8 = new Utf8Buffer();
   private readonly memo = new PieceMemo();
 
@@ -49,7 +48,21 @@ export class Tokenizer {
     this.ranks = ranks;
     this.joins = new CharJoins((visit) => ranks.forEachToken(visit));
     this.pieceEnd = pieceEnd;
-    this.rankOf = (bytes, start, end) => ranks.rank(bytes, start, end);
+  }
+
+  /**
+   * Counts and encodes built-in text (`tokenizer-warmup.ts`) so that V8 optimizes the hot code now rather than during
+   * the first real messages, then forgets those pieces: what it remembers afterwards comes from real text only.
+   */
+  warmUp(): void {
+    for (let round = 0; round < WARM_UP_ROUNDS; round++) {
+      const text = warmUpText(round);
+      for (const line of text.split('\n')) this.count(line); // many calls, as with real messages
+      this.count(text);
+      if (round % 10 === 0) this.encode(text);
+    }
+    this.memo.clear();
+    this.ranks.clearPairCache();
   }
 
   /** The token ids of `text`. */
@@ -124,7 +137,7 @@ export class Tokenizer {
     const length = this.utf8.write(text, start, end);
     const bytes = this.utf8.bytes;
     if (this.ranks.rank(bytes, 0, length) >= 0) return 1;
-    if (length >= LONG_PIECE_BYTES) return heapMerge(bytes, this.rankOf, length).length;
+    if (length >= LONG_PIECE_BYTES) return heapMerge(bytes, length, this.ranks);
     return shortMerge(bytes, length, this.ranks);
   }
 
@@ -133,7 +146,7 @@ export class Tokenizer {
     const bytes = this.utf8.bytes;
     const rank = this.ranks.rank(bytes, 0, length);
     if (rank >= 0) ids.push(rank);
-    else if (length >= LONG_PIECE_BYTES) for (const id of heapMerge(bytes, this.rankOf, length)) ids.push(id);
+    else if (length >= LONG_PIECE_BYTES) heapMerge(bytes, length, this.ranks, ids);
     else shortMerge(bytes, length, this.ranks, ids);
   }
 }

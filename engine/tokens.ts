@@ -40,6 +40,7 @@ export function loadTokenCounter(encoding: EncodingName): Promise<TokenCounter> 
   if (!counter) {
     counter = rankData(encoding).then((raw) => {
       const tokenizer = new Tokenizer(raw, encoding === 'o200k_base' ? o200kPieceEnd : cl100kPieceEnd);
+      tokenizer.warmUp();
       return { encoding, encode: (text) => tokenizer.encode(text), count: (text) => tokenizer.count(text) };
     });
     loaded.set(encoding, counter);
