@@ -24,6 +24,7 @@ import {
   summaryPrompt,
 } from '../engine/summary.ts';
 import { extractiveSummary } from '../engine/extractive.ts';
+import { resolveModelInfo } from '../engine/models.ts';
 import { nextActionOf, parseLedgerUpdate, renderLedger, updateLedger } from '../engine/ledger.ts';
 import type { LedgerUpdate, TaskLedger } from '../engine/ledger.ts';
 import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../engine/facts.ts';
@@ -40,6 +41,8 @@ export interface CompressionDeps {
   openai: OpenAI;
   /** The model that writes summaries; without one, the extractive summarizer quotes the span instead. */
   summaryModel?: string;
+  /** The summary model's window (default: the registry's, or 128,000 for a model it does not know). */
+  summaryWindow?: number;
 }
 
 export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'> {
@@ -99,6 +102,8 @@ export interface SummaryOutcome {
   parsedAs: string;
   /** Structured output, the plain-text fallback when the provider rejected it, or none (extractive). */
   responseFormat: 'json_schema' | 'text' | 'none';
+  /** Summary calls the span took: more than 1 when it did not fit the summary model's window at once. */
+  chunks?: number;
   facts: FactCheck;
   /** The task ledger after this summary, and its message for the context. */
   ledger: TaskLedger;
@@ -159,21 +164,56 @@ function missingFactsPrompt(missing: readonly Fact[]): string {
 }
 
 /** The transcript the summarizer reads: one block per message, tool calls and results named. */
-function transcriptOf(messages: readonly ChatMessage[]): string {
+function transcriptOf(messages: readonly ChatMessage[], maxChars = Infinity): string {
   return messages
     .map((m) => {
       const calls = (m.tool_calls ?? []).map((c) => `\n→ calls ${c.function.name}(${c.function.arguments}) [${c.id}]`);
       const who = m.role === 'tool' ? `tool result [${m.tool_call_id}]` : m.role;
-      return `### ${who}\n${m.content ?? ''}${calls.join('')}`;
+      const content = m.content ?? '';
+      const text = content.length > maxChars ? `${content.slice(0, maxChars)}… [cut for the summarizer]` : content;
+      return `### ${who}\n${text}${calls.join('')}`;
     })
     .join('\n\n');
+}
+
+/** Consecutive chunks of `messages`, each within `budget` tokens (a single larger message is a chunk of its own). */
+export function chunkByTokens<T>(messages: readonly T[], tokensOf: (m: T) => number, budget: number): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const message of messages) {
+    const tokens = tokensOf(message);
+    if (current.length > 0 && size + tokens > budget) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(message);
+    size += tokens;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/** Share of the summary model's window a chunk's prompt may take (the rest: instructions, ledger, the answer). */
+const WINDOW_SHARE = 0.6;
+const MIN_CHUNK_TOKENS = 1_000;
+
+/** The summary model's window from the registry; 128,000 for a model it does not know. */
+function registryWindow(model: string | undefined): number {
+  try {
+    return model ? resolveModelInfo(model).window : 128_000;
+  } catch {
+    return 128_000;
+  }
 }
 
 function recordOf(meta: MessageMeta, message: ChatMessage): MessageRecord {
   return { ...meta, preview: previewOf(message.content) };
 }
 
-export function createCompressionActivities({ store, openai, summaryModel }: CompressionDeps) {
+export function createCompressionActivities({ store, openai, summaryModel, summaryWindow: window }: CompressionDeps) {
+  const summaryWindow = window ?? registryWindow(summaryModel);
   async function load<T>(key: string): Promise<T> {
     const body = await store.get(key);
     if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingObject');
@@ -269,15 +309,27 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
       const previous = span.filter((_, i) => input.spanKeys[i]!.endsWith('/summary.json'));
       const rest = span.filter((_, i) => !input.spanKeys[i]!.endsWith('/summary.json'));
       const restKeys = input.spanKeys.filter((key) => !key.endsWith('/summary.json'));
-      const prompt = summaryPrompt({
-        transcript: transcriptOf(rest),
-        ...(previous.length ? { previousSummary: previous.map((m) => m.content ?? '').join('\n\n') } : {}),
-        ...(input.instructions ? { instructions: input.instructions } : {}),
-      });
-      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      const previousText = previous.map((m) => m.content ?? '').join('\n\n');
+      // A span too large for the summary model's window is summarized in chunks, each folding in the one before.
+      const counter = await loadTokenCounter(input.counting.encoding);
+      const budget = Math.max(MIN_CHUNK_TOKENS, Math.floor(summaryWindow * WINDOW_SHARE) - input.maxTokens);
+      const maxChars = budget * 3; // one message alone is cut to fit a chunk
+      const promptFor = (
+        part: readonly ChatMessage[],
+        before: string,
+      ): OpenAI.Chat.Completions.ChatCompletionMessageParam[] => [
         { role: 'system', content: DEFAULT_SUMMARY_SYSTEM_PROMPT },
-        { role: 'user', content: prompt },
+        {
+          role: 'user',
+          content: summaryPrompt({
+            transcript: transcriptOf(part, maxChars),
+            ...(before ? { previousSummary: before } : {}),
+            ...(input.ledger ? { ledger: renderLedger(input.ledger) } : {}),
+            ...(input.instructions ? { instructions: input.instructions } : {}),
+          }),
+        },
       ];
+      const chunks = chunkByTokens(rest, (m) => counter.count(transcriptOf([m], maxChars)), budget);
       const started = Date.now();
       // What leaves the context with this summary (the user's messages kept verbatim stay).
       const kept = new Set(input.keptKeys ?? []);
@@ -327,6 +379,7 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
         return completion.choices[0]?.message.content ?? '';
       };
       const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
+      let messages = promptFor(chunks.at(-1) ?? [], previousText);
       // The must-keep facts of what leaves the context: checked in the summary, asked for once more, then pinned.
       const facts = extractFacts([...previous, ...leaving]);
       let reply: string;
@@ -336,6 +389,11 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
       let ledger: TaskLedger;
       let reprompted = false;
       try {
+        if (chunks.length > 1) {
+          let before = previousText;
+          for (const chunk of chunks.slice(0, -1)) before = readSummary(await ask(promptFor(chunk, before))).rendered;
+          messages = promptFor(chunks.at(-1)!, before);
+        }
         try {
           reply = await ask(messages);
         } catch (error) {
@@ -381,6 +439,7 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
         ledgerRecord: await storeLedger(input, ledger),
         parsedAs,
         responseFormat,
+        chunks: chunks.length,
         facts: {
           found: check.found.length,
           missing: check.missing.length,
@@ -463,6 +522,7 @@ export function createCompressionActivities({ store, openai, summaryModel }: Com
               summaryTokens: input.summary.record.tokens,
               summaryParsedAs: input.summary.parsedAs,
               responseFormat: input.summary.responseFormat,
+              ...(input.summary.chunks && input.summary.chunks > 1 ? { summaryChunks: input.summary.chunks } : {}),
               facts: input.summary.facts,
               llm: input.summary.llm,
             }

@@ -36,8 +36,10 @@ export interface ActivityDeps {
   store: BlobStore;
   openai: OpenAI;
   tools?: ToolRegistry;
-  /** The model that writes summaries (usually cheaper than the agent's); without one, compression truncates. */
+  /** The model that writes summaries (usually cheaper than the agent's); without one, summaries are extractive. */
   summaryModel?: string;
+  /** The summary model's window, when the registry does not know it (default 128,000). */
+  summaryWindow?: number;
 }
 
 export type { Counting } from '../engine/models.ts';
@@ -118,7 +120,13 @@ function parseToolArguments(call: ToolCall): Record<string, unknown> {
   return args as Record<string, unknown>;
 }
 
-export function createActivities({ store, openai, tools = new ToolRegistry(), summaryModel }: ActivityDeps) {
+export function createActivities({
+  store,
+  openai,
+  tools = new ToolRegistry(),
+  summaryModel,
+  summaryWindow,
+}: ActivityDeps) {
   async function loadText(key: string): Promise<string> {
     const body = await store.get(key);
     if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingMessage');
@@ -137,7 +145,12 @@ export function createActivities({ store, openai, tools = new ToolRegistry(), su
   }
 
   return {
-    ...createCompressionActivities({ store, openai, ...(summaryModel ? { summaryModel } : {}) }),
+    ...createCompressionActivities({
+      store,
+      openai,
+      ...(summaryModel ? { summaryModel } : {}),
+      ...(summaryWindow ? { summaryWindow } : {}),
+    }),
 
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage({ agentId, messageId, message, counting }: StoreMessageInput): Promise<MessageRecord> {

@@ -104,6 +104,8 @@ export interface CompressionEvent {
   summaryTokens?: number;
   /** How the summary reply was read: structured output, headings, or plain text. */
   summaryParsedAs?: string;
+  /** Summary calls a span too large for the summary model's window took (chunks, each folding in the one before). */
+  summaryChunks?: number;
   /** Structured output (`json_schema`), the plain-text prompt when the provider rejected it, or none (extractive). */
   responseFormat?: 'json_schema' | 'text' | 'none';
   /** Must-keep facts of the removed messages: found in the summary, missing after one re-prompt, pinned verbatim. */

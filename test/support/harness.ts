@@ -43,7 +43,7 @@ export interface Harness {
 export async function startHarness(
   responder: Responder,
   tools: ToolDefinition[] = [],
-  options: { summaryModel?: string | null } = {},
+  options: { summaryModel?: string | null; summaryWindow?: number } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
   const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
@@ -60,6 +60,7 @@ export async function startHarness(
       tools: new ToolRegistry(tools),
       // `null`: no summary model (the extractive summarizer stands in).
       ...(options.summaryModel === null ? {} : { summaryModel: options.summaryModel ?? 'summary-model' }),
+      ...(options.summaryWindow ? { summaryWindow: options.summaryWindow } : {}),
     },
     workflowBundle: await sharedBundle(),
   });
