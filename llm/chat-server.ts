@@ -17,8 +17,16 @@ export interface RecordedRequest {
 
 /** What the responder wants sent back: a reply, or an HTTP error. */
 export type ScriptedReply =
-  | { content: string | null; toolCalls?: ToolCall[]; usage?: { prompt_tokens: number; completion_tokens: number } }
-  | { status: number; error: string; headers?: Record<string, string> };
+  | {
+      content: string | null;
+      toolCalls?: ToolCall[];
+      usage?: { prompt_tokens: number; completion_tokens: number };
+      /** Answer only after this many ms (to test the client's timeout). */
+      delayMs?: number;
+    }
+  | { status: number; error: string; headers?: Record<string, string> }
+  /** Drop the connection without an answer (a connection reset). */
+  | { reset: true };
 
 export type Responder = (request: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
 
@@ -82,10 +90,13 @@ export async function startChatServer(responder: Responder): Promise<ChatServer>
       const recorded: RecordedRequest = { path, headers: request.headers, body };
       const index = requests.push(recorded) - 1;
       const reply = await responder(recorded, index);
-      if ('status' in reply) {
+      if ('reset' in reply) {
+        request.socket.destroy();
+      } else if ('status' in reply) {
         sendJson(response, reply.status, { error: { message: reply.error, type: 'scripted_error' } }, reply.headers);
       } else {
-        sendJson(response, 200, completion(body.model, index, reply));
+        if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+        if (!response.destroyed) sendJson(response, 200, completion(body.model, index, reply));
       }
     })().catch((error: unknown) => {
       sendJson(response, 500, { error: { message: `chat server: ${String(error)}`, type: 'server_error' } });

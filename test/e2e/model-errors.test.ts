@@ -18,11 +18,18 @@ function script(request: RecordedRequest): ScriptedReply {
   const times = attempts.get(text) ?? [];
   times.push(Date.now());
   attempts.set(text, times);
+  if (text.startsWith('reset') && times.length === 1) return { reset: true };
+  if (text.startsWith('slow') && times.length === 1) return { content: 'too late', delayMs: 3_000 };
   const [, status, failures] = /^(\d{3})(?:x(\d+))?/.exec(text) ?? [];
   if (status && times.length <= Number(failures ?? Infinity)) {
     return {
       status: Number(status),
-      error: status === '401' ? 'Incorrect API key provided' : `scripted ${status}`,
+      error:
+        status === '401'
+          ? 'Incorrect API key provided'
+          : status === '404'
+            ? 'The model `gpt-4o-mini` does not exist or you do not have access to it.'
+            : `scripted ${status}`,
       ...(status === '429' ? { headers: { 'retry-after': '1' } } : {}),
     };
   }
@@ -31,7 +38,7 @@ function script(request: RecordedRequest): ScriptedReply {
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness(script);
+  h = await startHarness(script, [], { modelTimeoutMs: 1_000 });
 });
 afterAll(async () => {
   await h?.close();
@@ -76,5 +83,30 @@ describe('model failures', () => {
     expect((await sendMessage(h.client, agentId, `fine ${agentId}`)).reply).toBe('ok after 1 request(s)');
     expect((await agentState(h.client, agentId)).lastError).toBeUndefined();
     await closeAgent(h.client, agentId);
+  });
+
+  it('a connection reset is retried and the turn succeeds', async () => {
+    const agentId = newAgentId('reset');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const result = await sendMessage(h.client, agentId, 'reset once');
+    expect(result.reply).toBe('ok after 2 request(s)');
+  });
+
+  it('a request over the client timeout is retried and the turn succeeds', async () => {
+    const agentId = newAgentId('slow');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const result = await sendMessage(h.client, agentId, 'slow once');
+    expect(result.reply).toBe('ok after 2 request(s)');
+  });
+
+  it('an unknown model (404) is not retried: a clear error, the agent lives on', async () => {
+    const agentId = newAgentId('404');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const error = await sendMessage(h.client, agentId, '404').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((error as Error).cause)).toContain('HTTP 404');
+    expect(String((error as Error).cause)).toContain('does not exist');
+    expect(attempts.get('404')).toHaveLength(1);
+    expect((await sendMessage(h.client, agentId, 'fine now')).reply).toBe('ok after 1 request(s)');
   });
 });

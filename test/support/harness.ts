@@ -43,7 +43,7 @@ export interface Harness {
 export async function startHarness(
   responder: Responder,
   tools: ToolDefinition[] = [],
-  options: { summaryModel?: string | null; summaryWindow?: number } = {},
+  options: { summaryModel?: string | null; summaryWindow?: number; modelTimeoutMs?: number } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
   const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
@@ -56,7 +56,7 @@ export async function startHarness(
     taskQueue,
     deps: {
       store,
-      openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }),
+      openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: options.modelTimeoutMs ?? 10_000 }),
       tools: new ToolRegistry(tools),
       // `null`: no summary model (the extractive summarizer stands in).
       ...(options.summaryModel === null ? {} : { summaryModel: options.summaryModel ?? 'summary-model' }),
