@@ -15,10 +15,10 @@ const PARTS = [
   '    leading spaces\n\n\n\ntrailing\t\t\ttabs   \r\n windows line <|endoftext|> https://example.com/a?b=1',
 ];
 
-/** Varied text of about `bytes` characters; `round` varies its numbers, identifiers and CJK characters. */
+/** Varied text (about 2 KB); `round` varies its identifiers and CJK characters, which the tokenizer has to merge. */
 export function warmUpText(round: number): string {
-  const han = Array.from({ length: 40 }, (_, i) => String.fromCharCode(0x4e00 + ((round * 977 + i * 7919) % 20000)));
-  const ids = Array.from({ length: 12 }, (_, i) => ((round * 2654435761 + i * 40503) % 4294967296).toString(36));
+  const han = Array.from({ length: 120 }, (_, i) => String.fromCharCode(0x4e00 + ((round * 977 + i * 7919) % 20000)));
+  const ids = Array.from({ length: 24 }, (_, i) => ((round * 2654435761 + i * 40503) % 4294967296).toString(36));
   return [...PARTS, han.join(''), ids.join(' '), ids.join('_').repeat(8)].join('\n');
 }
 
