@@ -1,6 +1,7 @@
 /**
- * Token accounting: production counts (gpt-tokenizer) give the same token ids as the reference, js-tiktoken,
- * on a varied corpus, in both encodings; special tokens are text; the chat overhead is OpenAI's.
+ * Token accounting: production counts (longrun's tokenizer) give the same token ids as the reference, js-tiktoken,
+ * on a varied corpus, in both encodings; special tokens are text; the chat overhead is OpenAI's. Random text, CJK
+ * runs and the bench corpus: `tokens-conformance.test.ts`.
  */
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
