@@ -1,7 +1,7 @@
 /**
  * Hand-written pre-tokenizers: each returns where the piece starting at `start` ends, exactly as the first match of
  * the encoding's split regex at `start` would (js-tiktoken's patterns, the reference's), including the regex's
- * backtracking, but in one pass over char codes with table lookups: several times the speed of `matchAll`.
+ * backtracking, but in one pass over char codes with table lookups: two to three times the speed of `matchAll`.
  *
  * o200k_base: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(contraction)?`
  * `|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(contraction)?`
