@@ -1,5 +1,6 @@
 /**
- * Token counting, all libraries in one run on the same inputs: the production counter (gpt-tokenizer), js-tiktoken
+ * Token counting, all counters in one run on the same inputs: the production counter (longrun's own tokenizer over
+ * gpt-tokenizer's rank data, `engine/tokenizer.ts`), js-tiktoken
  * (the reference) and tiktoken (the WASM port of OpenAI's Rust tokenizer). Reports throughput on a mixed 1 MB
  * corpus, µs per new message, and the pathological 64 KB inputs (js-tiktoken only on those it finishes quickly).
  */
