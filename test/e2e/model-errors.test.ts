@@ -109,4 +109,14 @@ describe('model failures', () => {
     expect(attempts.get('404')).toHaveLength(1);
     expect((await sendMessage(h.client, agentId, 'fine now')).reply).toBe('ok after 1 request(s)');
   });
+
+  it.each(['403', '400'])('a %s (no access, malformed request) is not retried either', async (status) => {
+    const agentId = newAgentId(`e${status}`);
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const error = await sendMessage(h.client, agentId, status).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((error as Error).cause)).toContain(`HTTP ${status}`);
+    expect(attempts.get(status)).toHaveLength(1);
+    expect((await agentState(h.client, agentId)).lastError).toContain(`HTTP ${status}`);
+  });
 });
