@@ -5,13 +5,11 @@
  * writes under keys derived from the agent and the compression's sequence number, so a retry overwrites, never
  * duplicates.
  */
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import { applyPlan, replacementBody, summaryMessage } from '../engine/apply.ts';
-import type { ChatMessage, MessageMeta } from '../engine/messages.ts';
-import { originalKeyOf, previewOf } from '../engine/messages.ts';
-import { planCompression } from '../engine/planner.ts';
+import type { ChatMessage } from '../engine/messages.ts';
+import { originalKeyOf } from '../engine/messages.ts';
+import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
 import type { CompressionPolicy } from '../engine/policy.ts';
 import { gateOf } from '../engine/trigger.ts';
@@ -29,12 +27,13 @@ import { nextActionOf, parseLedgerUpdate, renderLedger, updateLedger } from '../
 import type { LedgerUpdate, TaskLedger } from '../engine/ledger.ts';
 import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../engine/facts.ts';
 import type { Fact } from '../engine/facts.ts';
-import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
+import { loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, replacedKey } from '../storage/keys.ts';
 import type { CompressionEvent, MessageRecord } from '../workflows/contract.ts';
 import { modelFailure } from './model-errors.ts';
+import { storedObjects, withHeartbeat } from './stored.ts';
 
 export interface CompressionDeps {
   store: BlobStore;
@@ -136,8 +135,6 @@ export interface ApplyOutcome {
 /** After a skip, the automatic trigger waits for at least this much growth (or a user message). */
 const SKIP_GROWTH = 0.05;
 
-const HEARTBEAT_EVERY_MS = 2_000;
-
 /** The `llm.model` of an event whose summary was extractive. */
 export const EXTRACTIVE_MODEL = 'extractive (no summary model)';
 
@@ -208,51 +205,30 @@ function registryWindow(model: string | undefined): number {
   }
 }
 
-function recordOf(meta: MessageMeta, message: ChatMessage): MessageRecord {
-  return { ...meta, preview: previewOf(message.content) };
-}
-
 export function createCompressionActivities({ store, openai, summaryModel, summaryWindow: window }: CompressionDeps) {
   const summaryWindow = window ?? registryWindow(summaryModel);
-  async function load<T>(key: string): Promise<T> {
-    const body = await store.get(key);
-    if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingObject');
-    return JSON.parse(body) as T;
-  }
+  const { load, save } = storedObjects(store);
+  const seqId = (prefix: string, seq: number) => `${prefix}${String(seq).padStart(6, '0')}`;
 
   /** Stores the summary message (or the user message it was prepended to) and counts it. */
   async function storeSummary(input: SummarizeInput, rendered: string): Promise<MessageRecord> {
     const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
-    const message = summaryMessage(rendered, host);
-    const key = compactionKey(input.agentId, input.seq, 'summary.json');
-    await store.put(key, JSON.stringify(message), 'application/json');
-    const counter = await loadTokenCounter(input.counting.encoding);
-    const meta: MessageMeta = {
-      id: `c${String(input.seq).padStart(6, '0')}`,
-      role: message.role,
-      tokens: countMessage(counter, message, input.counting.margin),
-      chars: (message.content ?? '').length,
-      key,
-      kind: 'summary',
-    };
-    return recordOf(meta, message);
+    return save(
+      compactionKey(input.agentId, input.seq, 'summary.json'),
+      summaryMessage(rendered, host),
+      input.counting,
+      { id: seqId('c', input.seq), kind: 'summary' },
+    );
   }
 
   /** Stores the task ledger's message and counts it. */
-  async function storeLedger(input: SummarizeInput, ledger: TaskLedger): Promise<MessageRecord> {
-    const message: ChatMessage = { role: 'user', content: renderLedger(ledger) };
-    const key = compactionKey(input.agentId, input.seq, 'ledger.json');
-    await store.put(key, JSON.stringify(message), 'application/json');
-    const counter = await loadTokenCounter(input.counting.encoding);
-    const meta: MessageMeta = {
-      id: `l${String(input.seq).padStart(6, '0')}`,
-      role: 'user',
-      tokens: countMessage(counter, message, input.counting.margin),
-      chars: (message.content ?? '').length,
-      key,
-      kind: 'ledger',
-    };
-    return recordOf(meta, message);
+  function storeLedger(input: SummarizeInput, ledger: TaskLedger): Promise<MessageRecord> {
+    return save(
+      compactionKey(input.agentId, input.seq, 'ledger.json'),
+      { role: 'user', content: renderLedger(ledger) },
+      input.counting,
+      { id: seqId('l', input.seq), kind: 'ledger' },
+    );
   }
 
   return {
@@ -305,11 +281,60 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
      * it gets the plain prompt, whose reply is parsed by headings. Stores the summary message and counts it.
      */
     async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
+      const started = Date.now();
       const span = await Promise.all(input.spanKeys.map((key) => load<ChatMessage>(key)));
-      const previous = span.filter((_, i) => input.spanKeys[i]!.endsWith('/summary.json'));
-      const rest = span.filter((_, i) => !input.spanKeys[i]!.endsWith('/summary.json'));
-      const restKeys = input.spanKeys.filter((key) => !key.endsWith('/summary.json'));
+      const isPrevious = (i: number) => input.spanKeys[i]!.endsWith('/summary.json');
+      const previous = span.filter((_, i) => isPrevious(i));
       const previousText = previous.map((m) => m.content ?? '').join('\n\n');
+      const rest = span.filter((_, i) => !isPrevious(i));
+      // What leaves the context with this summary (the user's messages kept verbatim stay): its must-keep facts are
+      // checked in the summary and the ledger, asked for once more, then pinned.
+      const kept = new Set(input.keptKeys ?? []);
+      const leaving = span.filter((_, i) => !isPrevious(i) && !kept.has(input.spanKeys[i]!));
+      const facts = extractFacts([...previous, ...leaving]);
+      // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
+      const goal = input.goalKey ? ((await load<ChatMessage>(input.goalKey)).content ?? '') : undefined;
+      const userMessages = rest.filter((m) => m.role === 'user').map((m) => m.content ?? '');
+      /** A summary's ledger and the facts it (with the ledger) keeps. */
+      const judge = (rendered: string, update: LedgerUpdate) => {
+        const ledger = updateLedger(input.ledger, { ...(goal !== undefined ? { goal } : {}), userMessages, update });
+        return { rendered, ledger, check: checkFacts(facts, `${rendered}\n${renderLedger(ledger)}`) };
+      };
+      /** Pins what is still missing, stores summary and ledger, and says what happened. */
+      const outcome = async (
+        judged: ReturnType<typeof judge>,
+        how: Pick<SummaryOutcome, 'parsedAs' | 'responseFormat' | 'llm'> & { reprompted: boolean; chunks?: number },
+      ): Promise<SummaryOutcome> => {
+        const pinned = prioritizeFacts(judged.check.missing, MAX_PINNED_FACTS);
+        const text = pinned.length > 0 ? `${judged.rendered}\n\n${preservedFactsBlock(pinned)}` : judged.rendered;
+        return {
+          record: await storeSummary(input, text),
+          ledger: judged.ledger,
+          ledgerRecord: await storeLedger(input, judged.ledger),
+          parsedAs: how.parsedAs,
+          responseFormat: how.responseFormat,
+          ...(how.chunks !== undefined ? { chunks: how.chunks } : {}),
+          facts: {
+            found: judged.check.found.length,
+            missing: judged.check.missing.length,
+            reprompted: how.reprompted,
+            pinned: pinned.map((f) => f.text),
+          },
+          llm: how.llm,
+        };
+      };
+
+      if (!summaryModel) {
+        // No summary model: the extractive summarizer quotes the span instead (labelled as such in the summary).
+        const extracted = extractiveSummary(rest, previousText || undefined);
+        return outcome(judge(renderSummary(extracted), { nextAction: nextActionOf(extracted.next_steps) }), {
+          parsedAs: 'extractive',
+          responseFormat: 'none',
+          reprompted: false,
+          llm: { model: EXTRACTIVE_MODEL, promptTokens: 0, completionTokens: 0, durationMs: Date.now() - started },
+        });
+      }
+
       // A span too large for the summary model's window is summarized in chunks, each folding in the one before.
       const counter = await loadTokenCounter(input.counting.encoding);
       const budget = Math.max(MIN_CHUNK_TOKENS, Math.floor(summaryWindow * WINDOW_SHARE) - input.maxTokens);
@@ -330,39 +355,6 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         },
       ];
       const chunks = chunkByTokens(rest, (m) => counter.count(transcriptOf([m], maxChars)), budget);
-      const started = Date.now();
-      // What leaves the context with this summary (the user's messages kept verbatim stay).
-      const kept = new Set(input.keptKeys ?? []);
-      const leaving = rest.filter((_, i) => !kept.has(restKeys[i]!));
-      // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
-      const goal = input.goalKey ? ((await load<ChatMessage>(input.goalKey)).content ?? '') : undefined;
-      const userMessages = rest.filter((m) => m.role === 'user').map((m) => m.content ?? '');
-      const ledgerAfter = (update: LedgerUpdate) =>
-        updateLedger(input.ledger, { ...(goal !== undefined ? { goal } : {}), userMessages, update });
-      if (!summaryModel) {
-        // No summary model: the extractive summarizer quotes the span instead (labelled as such in the summary).
-        const previousText = previous.map((m) => m.content ?? '').join('\n\n');
-        const extracted = extractiveSummary(rest, previousText || undefined);
-        let text = renderSummary(extracted);
-        const ledger = ledgerAfter({ nextAction: nextActionOf(extracted.next_steps) });
-        const check = checkFacts(extractFacts([...previous, ...leaving]), `${text}\n${renderLedger(ledger)}`);
-        const pinned = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
-        if (pinned.length > 0) text = `${text}\n\n${preservedFactsBlock(pinned)}`;
-        return {
-          record: await storeSummary(input, text),
-          ledger,
-          ledgerRecord: await storeLedger(input, ledger),
-          parsedAs: 'extractive',
-          responseFormat: 'none',
-          facts: {
-            found: check.found.length,
-            missing: check.missing.length,
-            reprompted: false,
-            pinned: pinned.map((f) => f.text),
-          },
-          llm: { model: EXTRACTIVE_MODEL, promptTokens: 0, completionTokens: 0, durationMs: Date.now() - started },
-        };
-      }
       const usage = { promptTokens: 0, completionTokens: 0 };
       let responseFormat: 'json_schema' | 'text' = 'json_schema';
       const ask = async (conversation: OpenAI.Chat.Completions.ChatCompletionMessageParam[]) => {
@@ -378,22 +370,15 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         usage.completionTokens += completion.usage?.completion_tokens ?? 0;
         return completion.choices[0]?.message.content ?? '';
       };
-      const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
-      let messages = promptFor(chunks.at(-1) ?? [], previousText);
-      // The must-keep facts of what leaves the context: checked in the summary, asked for once more, then pinned.
-      const facts = extractFacts([...previous, ...leaving]);
-      let reply: string;
-      let rendered: string;
-      let parsedAs: string;
-      let check: ReturnType<typeof checkFacts>;
-      let ledger: TaskLedger;
-      let reprompted = false;
-      try {
-        if (chunks.length > 1) {
-          let before = previousText;
-          for (const chunk of chunks.slice(0, -1)) before = readSummary(await ask(promptFor(chunk, before))).rendered;
-          messages = promptFor(chunks.at(-1)!, before);
-        }
+      const read = (reply: string) => {
+        const { rendered, parsedAs, update } = readSummary(reply);
+        return { ...judge(rendered, update), parsedAs };
+      };
+      const summarize = async () => {
+        let before = previousText;
+        for (const chunk of chunks.slice(0, -1)) before = readSummary(await ask(promptFor(chunk, before))).rendered;
+        const messages = promptFor(chunks.at(-1) ?? [], before);
+        let reply: string;
         try {
           reply = await ask(messages);
         } catch (error) {
@@ -402,52 +387,35 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
           responseFormat = 'text';
           reply = await ask(messages);
         }
-        let update: LedgerUpdate;
-        ({ rendered, parsedAs, update } = readSummary(reply));
-        ledger = ledgerAfter(update);
-        check = checkFacts(facts, `${rendered}\n${renderLedger(ledger)}`);
-        if (check.missing.length > 0) {
-          reprompted = true;
-          try {
-            const again = await ask([
+        const first = read(reply);
+        if (first.check.missing.length === 0) return { ...first, reprompted: false };
+        try {
+          const second = read(
+            await ask([
               ...messages,
               { role: 'assistant', content: reply },
-              { role: 'user', content: missingFactsPrompt(prioritizeFacts(check.missing, MAX_PINNED_FACTS)) },
-            ]);
-            const second = readSummary(again);
-            const secondLedger = ledgerAfter(second.update);
-            const secondCheck = checkFacts(facts, `${second.rendered}\n${renderLedger(secondLedger)}`);
-            if (secondCheck.missing.length <= check.missing.length) {
-              ({ rendered, parsedAs } = second);
-              ledger = secondLedger;
-              check = secondCheck;
-            }
-          } catch {
-            // The first summary stands; what it lost is pinned below.
-          }
+              { role: 'user', content: missingFactsPrompt(prioritizeFacts(first.check.missing, MAX_PINNED_FACTS)) },
+            ]),
+          );
+          if (second.check.missing.length <= first.check.missing.length) return { ...second, reprompted: true };
+        } catch {
+          // The first summary stands; what it lost is pinned.
         }
+        return { ...first, reprompted: true };
+      };
+      let summary: Awaited<ReturnType<typeof summarize>>;
+      try {
+        summary = await withHeartbeat(summarize);
       } catch (error) {
         throw modelFailure(error, summaryModel);
-      } finally {
-        clearInterval(heartbeat);
       }
-      const pinned = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
-      if (pinned.length > 0) rendered = `${rendered}\n\n${preservedFactsBlock(pinned)}`;
-      return {
-        record: await storeSummary(input, rendered),
-        ledger,
-        ledgerRecord: await storeLedger(input, ledger),
-        parsedAs,
+      return outcome(summary, {
+        parsedAs: summary.parsedAs,
         responseFormat,
+        reprompted: summary.reprompted,
         chunks: chunks.length,
-        facts: {
-          found: check.found.length,
-          missing: check.missing.length,
-          reprompted,
-          pinned: pinned.map((f) => f.text),
-        },
         llm: { model: summaryModel, ...usage, durationMs: Date.now() - started },
-      };
+      });
     },
 
     /**
@@ -457,28 +425,24 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
     async applyCompaction(input: ApplyCompactionInput): Promise<ApplyOutcome> {
       const { agentId, seq } = input;
       const { plan, context, policy, trigger } = await load<StoredPlan>(input.planKey);
-      const counter = await loadTokenCounter(input.counting.encoding);
+      // Each original is read once, for its replacement and for the removed segment.
+      const originals = new Map<string, Promise<ChatMessage>>();
+      const original = (key: string) => {
+        if (!originals.has(key)) originals.set(key, load<ChatMessage>(key));
+        return originals.get(key)!;
+      };
       const byId = new Map(context.map((m) => [m.id, m]));
       const replacements: Record<string, MessageRecord> = {};
       for (const op of plan.operations) {
         if (op.op === 'keep' || op.op === 'drop') continue;
         const meta = byId.get(op.id)!;
-        const original = await load<ChatMessage>(originalKeyOf(meta));
-        const body = replacementBody(original, meta, op, policy.toolResults.marker);
-        const key = replacedKey(agentId, seq, op.id);
-        await store.put(key, JSON.stringify(body), 'application/json');
-        const kind = op.op === 'truncate' ? 'truncated' : op.op === 'mask' ? 'masked' : 'offloaded';
-        replacements[op.id] = recordOf(
-          {
-            ...meta,
-            key,
-            ref: originalKeyOf(meta),
-            kind,
-            tokens: countMessage(counter, body, input.counting.margin),
-            chars: (body.content ?? '').length,
-          },
-          body,
-        );
+        const ref = originalKeyOf(meta);
+        const body = replacementBody(await original(ref), meta, op, policy.toolResults.marker);
+        replacements[op.id] = await save(replacedKey(agentId, seq, op.id), body, input.counting, {
+          id: op.id,
+          kind: REPLACED_KIND[op.op],
+          ref,
+        });
       }
       const next = applyPlan(
         context,
@@ -488,7 +452,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         input.summary?.ledgerRecord,
       ) as MessageRecord[];
       const removedLines = await Promise.all(
-        plan.removed.map(async (item) => JSON.stringify({ ...item, message: await load<ChatMessage>(item.key) })),
+        plan.removed.map(async (item) => JSON.stringify({ ...item, message: await original(item.key) })),
       );
       const keys = {
         event: compactionKey(agentId, seq, 'event.json'),

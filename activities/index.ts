@@ -5,17 +5,15 @@
  * Built by {@link createActivities} with their dependencies, so the worker, the tests and the demo wire real
  * clients the same way.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
 import { messageIdOf } from '../workflows/contract.ts';
 import type { MessageRecord, ViewRef } from '../workflows/contract.ts';
-import { previewOf } from '../engine/messages.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
-import { CHAT_OVERHEAD, countMessage, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
+import { CHAT_OVERHEAD, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
@@ -24,13 +22,11 @@ import { resolvePolicy } from '../engine/presets.ts';
 import { gateOf } from '../engine/trigger.ts';
 import type { Gate } from '../engine/trigger.ts';
 import { createCompressionActivities } from './compression.ts';
+import { storedObjects, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { ToolInputError, ToolRegistry } from './tools.ts';
 
 export { modelFailure } from './model-errors.ts';
-
-/** How often a long activity heartbeats (the workflow sets a heartbeat timeout of a few times this). */
-const HEARTBEAT_EVERY_MS = 2_000;
 
 export interface ActivityDeps {
   store: BlobStore;
@@ -93,20 +89,6 @@ export interface RunToolInput {
   counting: Counting;
 }
 
-export function recordOf(messageId: string, key: string, message: ChatMessage, tokens: number): MessageRecord {
-  const content = message.content ?? '';
-  return {
-    id: messageId,
-    role: message.role,
-    key,
-    chars: content.length,
-    tokens,
-    preview: previewOf(content),
-    ...(message.tool_calls?.length ? { toolCallIds: message.tool_calls.map((call) => call.id) } : {}),
-    ...(message.tool_call_id ? { toolCallId: message.tool_call_id } : {}),
-  };
-}
-
 function parseToolArguments(call: ToolCall): Record<string, unknown> {
   let args: unknown;
   try {
@@ -127,22 +109,10 @@ export function createActivities({
   summaryModel,
   summaryWindow,
 }: ActivityDeps) {
-  async function loadText(key: string): Promise<string> {
-    const body = await store.get(key);
-    if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingMessage');
-    return body;
-  }
-  async function loadMessage(key: string): Promise<ChatMessage> {
-    return JSON.parse(await loadText(key)) as ChatMessage;
-  }
-
-  /** Stores a message under its idempotent key and counts it, once: its count is kept in the workflow. */
-  async function save(agentId: string, messageId: string, message: ChatMessage, counting: Counting) {
-    const key = messageKey(agentId, messageId);
-    await store.put(key, JSON.stringify(message));
-    const counter = await loadTokenCounter(counting.encoding);
-    return recordOf(messageId, key, message, countMessage(counter, message, counting.margin));
-  }
+  const objects = storedObjects(store);
+  /** Stores a message of the conversation under its idempotent key and counts it, once. */
+  const save = (agentId: string, messageId: string, message: ChatMessage, counting: Counting) =>
+    objects.save(messageKey(agentId, messageId), message, counting, { id: messageId });
 
   return {
     ...createCompressionActivities({
@@ -177,14 +147,14 @@ export function createActivities({
 
     /** Loads the referenced messages, calls the model (Chat Completions, with the tools) and stores the reply. */
     async callModel({ agentId, model, view, replyId, toolChoice, counting }: CallModelInput): Promise<CallModelResult> {
-      const base = view.base ? (JSON.parse(await loadText(view.base)) as string[]) : [];
+      const base = view.base ? await objects.load<string[]>(view.base) : [];
       const keys = [
         ...base.slice(0, view.baseLength ?? base.length),
         ...Array.from({ length: Math.max(0, view.lastSeq - view.firstSeq + 1) }, (_, i) =>
           messageKey(agentId, messageIdOf(view.firstSeq + i)),
         ),
       ];
-      const messages = await Promise.all(keys.map(loadMessage));
+      const messages = await Promise.all(keys.map((key) => objects.load<ChatMessage>(key)));
       // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
       const violations = toolPairViolations(messages.map(pairViewOf));
       if (violations.length > 0) {
@@ -193,18 +163,17 @@ export function createActivities({
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
       // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
-      const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        completion = await openai.chat.completions.create({
-          model,
-          messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
-          tools: tools.schemas(),
-          ...(toolChoice ? { tool_choice: toolChoice } : {}),
-        });
+        completion = await withHeartbeat(() =>
+          openai.chat.completions.create({
+            model,
+            messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+            tools: tools.schemas(),
+            ...(toolChoice ? { tool_choice: toolChoice } : {}),
+          }),
+        );
       } catch (error) {
         throw modelFailure(error, model);
-      } finally {
-        clearInterval(heartbeat);
       }
       const choice = completion.choices[0];
       if (!choice)

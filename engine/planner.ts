@@ -43,6 +43,12 @@ export interface PlanInput {
   strategies?: readonly StrategyName[];
 }
 
+/** The kind of message a replacing operation leaves in the context. */
+export const REPLACED_KIND = { truncate: 'truncated', mask: 'masked', offload: 'offloaded' } as const satisfies Record<
+  string,
+  MessageKind
+>;
+
 /** What happens to one message of the context. */
 export type Operation =
   | { op: 'keep'; id: string }
@@ -451,14 +457,7 @@ export function planCompression(input: PlanInput): Plan {
   for (const slot of slots) {
     if (slot.op.op === 'keep') continue;
     const step = lastStepOf.get(slot.meta.id)!;
-    const replacedBy: MessageKind | undefined =
-      slot.op.op === 'truncate'
-        ? 'truncated'
-        : slot.op.op === 'mask'
-          ? 'masked'
-          : slot.op.op === 'offload'
-            ? 'offloaded'
-            : undefined;
+    const replacedBy = slot.op.op === 'drop' ? undefined : REPLACED_KIND[slot.op.op];
     removed.push({
       id: slot.meta.id,
       role: slot.meta.role,

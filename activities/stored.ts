@@ -1,0 +1,76 @@
+/**
+ * What every activity does with stored messages: read an object back (a missing one is a non-retryable failure),
+ * store a chat message and count it once into the record the workflow keeps, and heartbeat while a model call is
+ * out. One place for the agent's activities and the compression activities alike.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ChatMessage, MessageKind } from '../engine/messages.ts';
+import { previewOf } from '../engine/messages.ts';
+import type { Counting } from '../engine/models.ts';
+import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
+import type { BlobStore } from '../storage/s3.ts';
+import type { MessageRecord } from '../workflows/contract.ts';
+
+/** How often a long activity heartbeats (the workflow sets a heartbeat timeout of a few times this). */
+export const HEARTBEAT_EVERY_MS = 2_000;
+
+/** Runs `work`, heartbeating every {@link HEARTBEAT_EVERY_MS} meanwhile, so that a dead worker is noticed early. */
+export async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+  const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/** The workflow's record of a stored message: its metadata, derived from the body, and a preview. */
+export function recordOf(
+  message: ChatMessage,
+  stored: { id: string; key: string; tokens: number; kind?: MessageKind; ref?: string },
+): MessageRecord {
+  const content = message.content ?? '';
+  return {
+    id: stored.id,
+    role: message.role,
+    key: stored.key,
+    chars: content.length,
+    tokens: stored.tokens,
+    preview: previewOf(content),
+    ...(stored.kind && stored.kind !== 'normal' ? { kind: stored.kind } : {}),
+    ...(stored.ref ? { ref: stored.ref } : {}),
+    ...(message.tool_calls?.length ? { toolCallIds: message.tool_calls.map((call) => call.id) } : {}),
+    ...(message.tool_call_id ? { toolCallId: message.tool_call_id } : {}),
+  };
+}
+
+/** Reading and writing the agent's stored objects. */
+export function storedObjects(store: BlobStore) {
+  async function loadText(key: string): Promise<string> {
+    const body = await store.get(key);
+    if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingObject');
+    return body;
+  }
+
+  return {
+    loadText,
+
+    load: async <T>(key: string): Promise<T> => JSON.parse(await loadText(key)) as T,
+
+    /**
+     * Stores `message` under `key` (idempotent: a retry overwrites it) and counts it, once, in the agent's
+     * encoding: the count is kept in the workflow from then on.
+     */
+    save: async (
+      key: string,
+      message: ChatMessage,
+      counting: Counting,
+      stored: { id: string; kind?: MessageKind; ref?: string },
+    ): Promise<MessageRecord> => {
+      await store.put(key, JSON.stringify(message), 'application/json');
+      const counter = await loadTokenCounter(counting.encoding);
+      return recordOf(message, { ...stored, key, tokens: countMessage(counter, message, counting.margin) });
+    },
+  };
+}
