@@ -98,9 +98,3 @@ export function applyPlan(
   assertToolPairs(out);
   return out;
 }
-
-/** Whether a message is one of compression's own (a summary or the ledger) rather than the conversation's. */
-export function isCompressionMessage(meta: MessageMeta): boolean {
-  const kind = kindOf(meta);
-  return kind === 'summary' || kind === 'ledger';
-}

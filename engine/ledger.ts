@@ -4,6 +4,7 @@
  * the user's constraints are taken verbatim from the user's messages, so no summary can paraphrase them away.
  */
 import { extractFacts } from './facts.ts';
+import { jsonObjectOf, LEDGER_FIELDS } from './summary.ts';
 
 export interface TaskLedger {
   goal: string;
@@ -85,22 +86,13 @@ export function nextActionOf(nextSteps: string): string {
 
 /** The ledger fields of a summary reply in JSON (absent when the provider answered in text). */
 export function parseLedgerUpdate(reply: string): LedgerUpdate {
-  const text = reply.trim();
-  const json = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)?.[1] ?? text;
-  try {
-    const value = JSON.parse(json) as Record<string, unknown>;
-    const list = (key: string) => (Array.isArray(value[key]) ? clean(value[key] as unknown[]) : undefined);
-    const update: LedgerUpdate = {};
-    const decisions = list('decisions');
-    const done = list('done');
-    const pending = list('pending');
-    if (decisions) update.decisions = decisions;
-    if (done) update.done = done;
-    if (pending) update.pending = pending;
-    return update;
-  } catch {
-    return {};
+  const value = jsonObjectOf(reply);
+  const update: LedgerUpdate = {};
+  if (!value) return update;
+  for (const key of LEDGER_FIELDS) {
+    if (Array.isArray(value[key])) update[key] = clean(value[key] as unknown[]);
   }
+  return update;
 }
 
 const section = (title: string, items: readonly string[]) =>

@@ -56,6 +56,11 @@ export function kindOf(message: Pick<MessageMeta, 'kind'>): MessageKind {
   return message.kind ?? 'normal';
 }
 
+/** Whether a message is one of the user's own, the start of a turn to count (not a summary, not the ledger). */
+export function isUserTurn(message: Pick<MessageMeta, 'role' | 'kind'>): boolean {
+  return message.role === 'user' && kindOf(message) === 'normal';
+}
+
 /** Storage key of the original body of a message, whatever replaced it. */
 export function originalKeyOf(message: Pick<MessageMeta, 'key' | 'ref'>): string {
   return message.ref ?? message.key;

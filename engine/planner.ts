@@ -11,7 +11,7 @@
  */
 import { estimateCost } from './cost.ts';
 import type { CostEstimate } from './cost.ts';
-import { kindOf, originalKeyOf } from './messages.ts';
+import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
 import type { CompressionPolicy, StrategyName } from './policy.ts';
 import { gateFires, gateOf, targetOf } from './trigger.ts';
@@ -183,7 +183,7 @@ export function planCompression(input: PlanInput): Plan {
   }));
   const live = () => slots.filter((s) => s.op.op !== 'drop');
   const turnSlots: Slot[][] = layout.turns.map((turn) => slots.slice(turn.start, turn.end));
-  const opensTurn = (s: Slot) => s.meta.role === 'user' && kindOf(s.meta) === 'normal';
+  const opensTurn = (s: Slot) => isUserTurn(s.meta);
   // Running totals, kept up to date by `replace`, so that every check is O(1).
   const totals = {
     tokens: slots.reduce((sum, s) => sum + s.tokens, 0),

@@ -116,6 +116,20 @@ function headingField(line: string): keyof StructuredSummary | undefined {
   return SUMMARY_FIELDS.find((field) => SUMMARY_HEADINGS[field].toLowerCase() === name);
 }
 
+/** The JSON object a reply holds (bare or in a code fence), or undefined when it holds none. */
+export function jsonObjectOf(reply: string): Record<string, unknown> | undefined {
+  const text = reply.trim();
+  const json = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)?.[1] ?? text;
+  try {
+    const value: unknown = JSON.parse(json);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Reads a summary reply: JSON with the five fields (possibly in a code fence), else text with the five headings,
  * else the whole text as the current state. Never throws: an empty reply gives empty fields.
@@ -129,17 +143,13 @@ export function parseSummary(reply: string): { summary: StructuredSummary; parse
     context_to_preserve: '',
   };
   const text = reply.trim();
-  const json = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)?.[1] ?? text;
-  try {
-    const value = JSON.parse(json) as Record<string, unknown>;
-    if (value && typeof value === 'object' && SUMMARY_FIELDS.some((field) => typeof value[field] === 'string')) {
-      const summary = { ...empty };
-      for (const field of SUMMARY_FIELDS) if (typeof value[field] === 'string') summary[field] = value[field];
-      return { summary, parsedAs: 'json' };
-    }
-  } catch {
-    // not JSON: read the headings
+  const value = jsonObjectOf(text);
+  if (value && SUMMARY_FIELDS.some((field) => typeof value[field] === 'string')) {
+    const summary = { ...empty };
+    for (const field of SUMMARY_FIELDS) if (typeof value[field] === 'string') summary[field] = value[field];
+    return { summary, parsedAs: 'json' };
   }
+  // not JSON: read the headings
   const summary = { ...empty };
   let current: keyof StructuredSummary | undefined;
   const lines: Partial<Record<keyof StructuredSummary, string[]>> = {};

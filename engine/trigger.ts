@@ -10,8 +10,6 @@ import type { CompressionPolicy } from './policy.ts';
 /** Why a compression runs: the budget check, a user's request, or the provider reporting an overflow. */
 export type Trigger = 'auto' | 'forced' | 'overflow';
 
-export const TRIGGERS: readonly Trigger[] = ['auto', 'forced', 'overflow'];
-
 /** What the workflow knows about its context without looking at messages. */
 export interface ContextStats {
   /** Tokens of the whole request: messages, tool schemas, reply primer. */

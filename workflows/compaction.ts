@@ -6,6 +6,7 @@
 import { ActivityFailure, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
+import { isUserTurn } from '../engine/messages.ts';
 import { gateFires } from '../engine/trigger.ts';
 import type { Trigger } from '../engine/trigger.ts';
 import { EVENTS_KEPT } from './contract.ts';
@@ -41,7 +42,7 @@ export function compactionDue(state: AgentState): string | undefined {
 
 /** Counts the turns of a context: the user's own messages (not a summary, not the ledger). */
 function turnsIn(state: AgentState): number {
-  return state.messages.filter((m) => m.role === 'user' && (m.kind ?? 'normal') === 'normal').length;
+  return state.messages.filter(isUserTurn).length;
 }
 
 /**
