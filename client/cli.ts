@@ -105,12 +105,14 @@ const OPTIONS = {
   limit: { type: 'string' },
 } as const;
 
-/** A non-negative integer flag, or a usage error naming it. */
-function intFlag(name: string, raw: string | undefined): number | undefined {
+/** An integer flag within [min, max], or a usage error naming the flag, the range and the value. */
+function intFlag(name: string, raw: string | undefined, min = 0, max = Infinity): number | undefined {
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0)
-    throw new UsageError(`--${name}: ${JSON.stringify(raw)} is not a whole number ≥ 0`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = Number.isFinite(max) ? `from ${min} to ${max}` : `≥ ${min}`;
+    throw new UsageError(`--${name}: must be an integer ${range} (got ${JSON.stringify(raw)})`);
+  }
   return value;
 }
 
@@ -153,15 +155,6 @@ async function classify(error: unknown, agentId: string): Promise<unknown> {
     return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${cause.message}`);
   }
   return error;
-}
-
-function parseMaxSteps(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > 50) {
-    throw new UsageError(`--max-steps: must be an integer from 1 to 50 (got ${JSON.stringify(raw)})`);
-  }
-  return value;
 }
 
 async function chat(agentId: string, out: (line: string) => void): Promise<number> {
@@ -239,7 +232,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
   try {
     switch (command) {
       case 'start': {
-        const maxSteps = parseMaxSteps(values['max-steps']);
+        const maxSteps = intFlag('max-steps', values['max-steps'], 1, 50);
         const window = values.window === undefined ? undefined : Number(values.window);
         await withClient((client) =>
           startAgent(client, {
