@@ -315,8 +315,9 @@ describe('summaries that keep what matters', () => {
 });
 
 describe('forced compaction', () => {
-  it('by Update returns the event; its instructions reach the summary prompt', async () => {
-    const agentId = newAgentId('forced');
+  /** An agent in a 64,000-token window, recent turns barely protected, after reading `pages` pages of the log. */
+  async function agentAfterPages(prefix: string, pages: number): Promise<string> {
+    const agentId = newAgentId(prefix);
     await startAgent(h.client, {
       agentId,
       model: 'gpt-4o-mini',
@@ -324,7 +325,12 @@ describe('forced compaction', () => {
       modelOverride: { window: 64_000 },
       compression: { reserveRatio: 0, keepTurns: 2 },
     });
-    for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    for (let page = 1; page <= pages; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    return agentId;
+  }
+
+  it('by Update returns the event; its instructions reach the summary prompt', async () => {
+    const agentId = await agentAfterPages('forced', 8);
     const before = await agentState(h.client, agentId);
     expect(before.compressions).toBe(0);
     const result = await compactAgent(h.client, agentId, {
@@ -349,15 +355,7 @@ describe('forced compaction', () => {
   });
 
   it('an Update compact delivered again to a later run is answered with its result, not run twice', async () => {
-    const agentId = newAgentId('once');
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      taskQueue: h.taskQueue,
-      modelOverride: { window: 64_000 },
-      compression: { reserveRatio: 0, keepTurns: 2 },
-    });
-    for (let page = 1; page <= 6; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const agentId = await agentAfterPages('once', 6);
     const first = await agentHandle(h.client, agentId).executeUpdate(compactUpdate, {
       args: [{ strategy: 'truncate-rounds' }],
       updateId: 'compact-once',
@@ -376,29 +374,13 @@ describe('forced compaction', () => {
   });
 
   it('by Signal runs after the queued input', async () => {
-    const agentId = newAgentId('signal');
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      taskQueue: h.taskQueue,
-      modelOverride: { window: 64_000 },
-      compression: { reserveRatio: 0, keepTurns: 2 },
-    });
-    for (let page = 1; page <= 6; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const agentId = await agentAfterPages('signal', 6);
     await requestCompaction(h.client, agentId, {});
     await expect.poll(async () => (await agentState(h.client, agentId)).compressions, { timeout: 20_000 }).toBe(1);
   });
 
   it('falls back to dropping rounds when the summarizer fails, and the event says so', async () => {
-    const agentId = newAgentId('fallback');
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      taskQueue: h.taskQueue,
-      modelOverride: { window: 64_000 },
-      compression: { reserveRatio: 0, keepTurns: 2 },
-    });
-    for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const agentId = await agentAfterPages('fallback', 8);
     summaryFails = true;
     try {
       const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
