@@ -371,8 +371,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
           error.cause.type === CONTEXT_OVERFLOW;
         if (!overflow || attempt > MAX_OVERFLOW_ATTEMPTS) throw error;
         await compact(state, 'overflow', seqOf(replyId), {}, attempt);
-        view = currentView();
-        view = { ...view, lastSeq: seqOf(replyId) - 1 }; // the reply's id is already taken
+        view = { ...currentView(), lastSeq: seqOf(replyId) - 1 }; // the reply's id is already taken
       }
     }
   }
