@@ -13,7 +13,7 @@ import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
 import type { CompressionPolicy } from '../engine/policy.ts';
 import { gateOf } from '../engine/trigger.ts';
-import type { CooldownState, Gate } from '../engine/trigger.ts';
+import type { Gate } from '../engine/trigger.ts';
 import {
   DEFAULT_SUMMARY_SYSTEM_PROMPT,
   parseSummary,
@@ -120,8 +120,8 @@ export interface ApplyCompactionInput {
   counting: Counting;
   fixedTokens: number;
   startedAt: number;
-  /** The cooldown once this compression is applied. */
-  cooldown: CooldownState;
+  /** Consecutive compressions without a user message, this one included (the cooldown's step). */
+  consecutive: number;
   window: number;
 }
 
@@ -496,7 +496,9 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         ...(input.instructions ? { instructions: input.instructions } : {}),
       };
       await store.put(keys.event, JSON.stringify(event), 'application/json');
-      return { context: next, event, gate: gateOf(policy, input.window, input.cooldown) };
+      // The cooldown counts from the tokens this compression actually left, as the workflow's state does.
+      const gate = gateOf(policy, input.window, { consecutive: input.consecutive, lastTokensAfter: tokensAfter });
+      return { context: next, event, gate };
     },
   };
 }

@@ -116,7 +116,8 @@ export async function compact(
         continue;
       }
     }
-    const next = trigger === 'auto' ? { consecutive: cooldown.consecutive + 1 } : { consecutive: 0 };
+    // A forced or overflow compaction resets the cooldown; an automatic one takes its next step.
+    const consecutive = trigger === 'auto' ? cooldown.consecutive + 1 : 0;
     const applied = await applyCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `apply compression ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
       [
@@ -131,12 +132,12 @@ export async function compact(
           fixedTokens: state.fixedTokens ?? 0,
           startedAt,
           window: state.modelInfo!.window,
-          cooldown: { consecutive: next.consecutive, lastTokensAfter: plan.tokensAfter },
+          consecutive,
         },
       ],
     );
     swapIn(state, applied.context, applied.event, nextMessageSeq);
-    state.cooldown = { consecutive: next.consecutive, lastTokensAfter: applied.event.tokensAfter };
+    state.cooldown = { consecutive, lastTokensAfter: applied.event.tokensAfter };
     state.gate = applied.gate;
     if (summary) state.ledger = summary.ledger;
     return { compressed: true, reason: applied.event.reason, event: applied.event };
