@@ -5,15 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import {
-  agentHandle,
-  agentState,
-  closeAgent,
-  compactAgent,
-  connectClient,
-  sendMessage,
-  startAgent,
-} from '../client/agents.ts';
+import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../client/agents.ts';
 import type { Client } from '@temporalio/client';
 import { loadSettings } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
@@ -23,7 +15,7 @@ import { BINARIES } from '../stack/binaries.ts';
 import { startEmbeddedStack } from '../stack/index.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore } from '../storage/s3.ts';
-import { createAgentWorker } from '../worker/worker.ts';
+import { startInProcessAgents } from '../worker/in-process.ts';
 
 const TURNS = 60;
 const SUMMARY_MODEL = 'bench-summary';
@@ -93,18 +85,16 @@ export async function benchAgent(log: (line: string) => void) {
     request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' },
   );
   const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
-  const taskQueue = `bench-${randomUUID()}`;
-  const { worker, connection } = await createAgentWorker({
+  const agents = await startInProcessAgents({
     temporal,
-    taskQueue,
+    taskQueue: `bench-${randomUUID()}`,
     deps: {
       store: new S3BlobStore(stack.minio!.target),
       openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
       summaryModel: SUMMARY_MODEL,
     },
   });
-  const running = worker.run();
-  const client = await connectClient(temporal);
+  const { client, taskQueue } = agents;
   try {
     const agentId = `bench-${randomUUID().slice(0, 8)}`;
     await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
@@ -140,10 +130,7 @@ export async function benchAgent(log: (line: string) => void) {
       transcriptBytes: { at10k: at10k.transcriptBytes, at100k: at100k.transcriptBytes },
     };
   } finally {
-    worker.shutdown();
-    await running;
-    await connection.close();
-    await client.connection.close();
+    await agents.close();
     await model.close();
     await stack.stop();
   }

@@ -9,7 +9,6 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { connectClient } from '../client/agents.ts';
 import { runDemo } from '../client/demo.ts';
 import { loadSettings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
@@ -20,7 +19,7 @@ import { startEmbeddedStack } from '../stack/index.ts';
 import type { EmbeddedStack } from '../stack/index.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore, s3EndpointConfigured, s3TargetFromEnv } from '../storage/s3.ts';
-import { createAgentWorker } from './worker.ts';
+import { startInProcessAgents } from './in-process.ts';
 
 const log = (line: string) => console.log(line);
 
@@ -76,7 +75,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
         ? '[model] summaries: EXTRACTIVE (replayed model, no summary model): compression quotes, it does not rewrite'
         : `[model] summaries: ${settings.summaryModel}`,
     );
-    const { worker, connection } = await createAgentWorker({
+    const agents = await startInProcessAgents({
       temporal,
       taskQueue: settings.taskQueue,
       identity: WORKER_IDENTITY,
@@ -90,19 +89,12 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
         ...(model.replayed ? {} : { summaryModel: settings.summaryModel }),
       },
     });
-    const running = worker.run();
-    cleanups.push(async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    });
+    cleanups.push(() => agents.close());
     log(`[worker] polling task queue ${settings.taskQueue}`);
 
     // 3. The demo conversation.
     if (!values['no-demo']) {
-      const client = await connectClient(temporal);
-      cleanups.push(() => client.connection.close());
-      await runDemo(client, {
+      await runDemo(agents.client, {
         taskQueue: settings.taskQueue,
         model: settings.model,
         sessionPath: DEMO_SESSION,
@@ -118,7 +110,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     log(`\n[worker] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
     await new Promise<void>((resolve) => {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
-      void running.then(() => resolve());
+      void agents.running.then(() => resolve());
     });
     log('\n[worker] stopping');
   } finally {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ToolRegistry } from '../activities/tools.ts';
-import { closeAgentAndWait, connectClient, sendMessage, startAgent } from '../client/agents.ts';
+import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
 import type { AgentState } from '../workflows/contract.ts';
 import { loadSettings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
@@ -27,7 +27,7 @@ import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
 import { compactionKey } from '../storage/keys.ts';
 import type { CompressionEvent } from '../workflows/contract.ts';
-import { createAgentWorker } from './worker.ts';
+import { startInProcessAgents } from './in-process.ts';
 
 export interface ReplayOptions {
   file: string;
@@ -111,14 +111,12 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     : loadTemporalTarget();
   const store = new S3BlobStore(stack?.minio ? stack.minio.target : s3TargetFromEnv(settings));
   if (!stack?.minio) await store.ensureBucket();
-  const taskQueue = `replay-${randomUUID()}`;
-  const { worker, connection } = await createAgentWorker({
+  const agents = await startInProcessAgents({
     temporal,
-    taskQueue,
+    taskQueue: `replay-${randomUUID()}`,
     deps: { store, openai: createOpenAI({ apiKey: 'replay', baseURL: model.baseURL, timeoutMs: 30_000 }), tools },
   });
-  const running = worker.run();
-  const client = await connectClient(temporal);
+  const { client, taskQueue } = agents;
   try {
     const agentId = `replay-${randomUUID().slice(0, 8)}`;
     await startAgent(client, {
@@ -143,10 +141,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       schemas: tools.schemas(),
     });
   } finally {
-    worker.shutdown();
-    await running;
-    await connection.close();
-    await client.connection.close();
+    await agents.close();
     await model.close();
     await stack?.stop();
   }

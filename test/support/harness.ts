@@ -10,14 +10,14 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { ToolRegistry } from '../../activities/tools.ts';
 import type { ToolDefinition } from '../../activities/tools.ts';
-import { connectClient } from '../../client/agents.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import type { TemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer, Responder } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
-import { bundleWorkflows, createAgentWorker } from '../../worker/worker.ts';
+import { startInProcessAgents } from '../../worker/in-process.ts';
+import { bundleWorkflows } from '../../worker/worker.ts';
 
 // Worker logs only from WARN up, so test output stays readable.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -49,11 +49,9 @@ export async function startHarness(
   const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
   const store = new S3BlobStore(stack.s3);
   const model = await startChatServer(responder);
-  const taskQueue = `test-${randomUUID()}`;
-  const client = await connectClient(temporal);
-  const { worker, connection } = await createAgentWorker({
+  const agents = await startInProcessAgents({
     temporal,
-    taskQueue,
+    taskQueue: `test-${randomUUID()}`,
     deps: {
       store,
       openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: options.modelTimeoutMs ?? 10_000 }),
@@ -64,19 +62,15 @@ export async function startHarness(
     },
     workflowBundle: await sharedBundle(),
   });
-  const running = worker.run();
   return {
     temporal,
-    client,
+    client: agents.client,
     store,
     model,
-    taskQueue,
-    worker,
+    taskQueue: agents.taskQueue,
+    worker: agents.worker,
     async close() {
-      worker.shutdown();
-      await running;
-      await connection.close();
-      await client.connection.close();
+      await agents.close();
       await model.close();
     },
   };
