@@ -12,6 +12,7 @@ import { originalKeyOf } from '../engine/messages.ts';
 import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
 import type { CompressionPolicy } from '../engine/policy.ts';
+import { estimateCost } from '../engine/cost.ts';
 import { gateOf } from '../engine/trigger.ts';
 import type { Gate } from '../engine/trigger.ts';
 import {
@@ -466,6 +467,11 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       );
       await store.put(keys.context, JSON.stringify(next.map((m) => m.key)), 'application/json');
       const tokensAfter = input.fixedTokens + next.reduce((sum, m) => sum + m.tokens, 0);
+      // The cost decision's estimate again, from what the compression left and what the summary call used.
+      const llm = input.summary?.llm;
+      const cost = policy.cost
+        ? estimateCost(policy.cost, plan.before.tokens, tokensAfter, llm?.promptTokens ?? 0, llm?.completionTokens ?? 0)
+        : undefined;
       const event: CompressionEvent = {
         seq,
         trigger,
@@ -491,6 +497,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
               llm: input.summary.llm,
             }
           : {}),
+        ...(cost ? { cost } : {}),
         durationMs: Date.parse(input.at) - input.startedAt,
         keys,
         ...(input.instructions ? { instructions: input.instructions } : {}),

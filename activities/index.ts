@@ -17,10 +17,11 @@ import { CHAT_OVERHEAD, countToolSchemas, loadTokenCounter } from '../engine/tok
 import type { Counting } from '../engine/models.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import { isUserTurn } from '../engine/messages.ts';
 import type { CompressionPolicy, PolicyOverrides } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
-import { gateOf } from '../engine/trigger.ts';
-import type { Gate } from '../engine/trigger.ts';
+import { gateFiresWith, gateOf } from '../engine/trigger.ts';
+import type { Gate, GateCheck } from '../engine/trigger.ts';
 import { createCompressionActivities } from './compression.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
@@ -71,14 +72,38 @@ export interface CallModelInput {
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
   counting: Counting;
+  /**
+   * The turn's new messages (the user's, and the system prompt on the first turn), to store and count first; they
+   * are the last messages of the view. Storing them here rather than in an activity of their own saves a round trip
+   * through the server on every turn; the store runs while the model answers.
+   */
+  newMessages?: NewMessage[];
+  /**
+   * With `newMessages`: the automatic trigger's gate and counters before them. When the new messages make it fire,
+   * the model is not called and the result says so: the workflow compacts, then calls again.
+   */
+  gateCheck?: GateCheck;
 }
 
-export interface CallModelResult {
+export interface NewMessage {
+  messageId: string;
+  message: ChatMessage;
+}
+
+export interface ModelReply {
   record: MessageRecord;
   content: string;
   /** Tool calls the model asked for, to run before the next model call. */
   toolCalls: ToolCall[];
   usage?: { promptTokens: number; completionTokens: number };
+}
+
+export interface CallModelResult {
+  /** Records of the stored `newMessages`, in order. */
+  stored: MessageRecord[];
+  /** What fired when the new messages made compression due: the model was not called, `reply` is absent. */
+  compactionDue?: string;
+  reply?: ModelReply;
 }
 
 export interface RunToolInput {
@@ -114,6 +139,73 @@ export function createActivities({
   const save = (agentId: string, messageId: string, message: ChatMessage, counting: Counting) =>
     objects.save(messageKey(agentId, messageId), message, counting, { id: messageId });
 
+  /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
+  async function answer(
+    { agentId, model, view, replyId, toolChoice, counting }: Omit<CallModelInput, 'newMessages' | 'gateCheck'>,
+    fresh: Map<string, ChatMessage>,
+  ): Promise<ModelReply> {
+    const base = view.base ? await objects.load<string[]>(view.base) : [];
+    const keys = [
+      ...base.slice(0, view.baseLength ?? base.length),
+      ...Array.from({ length: Math.max(0, view.lastSeq - view.firstSeq + 1) }, (_, i) =>
+        messageKey(agentId, messageIdOf(view.firstSeq + i)),
+      ),
+    ];
+    const messages = await Promise.all(
+      keys.map((key) => {
+        const body = fresh.get(key);
+        return body ? Promise.resolve(body) : objects.load<ChatMessage>(key);
+      }),
+    );
+    // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
+    const violations = toolPairViolations(messages.map(pairViewOf));
+    if (violations.length > 0) {
+      throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, 'ToolPairViolation');
+    }
+    let completion: OpenAI.Chat.Completions.ChatCompletion;
+    // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
+    // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
+    try {
+      completion = await withHeartbeat(() =>
+        openai.chat.completions.create({
+          model,
+          messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+          tools: tools.schemas(),
+          ...(toolChoice ? { tool_choice: toolChoice } : {}),
+        }),
+      );
+    } catch (error) {
+      throw modelFailure(error, model);
+    }
+    const choice = completion.choices[0];
+    if (!choice) throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: 'EmptyReply' });
+    const toolCalls: ToolCall[] = (choice.message.tool_calls ?? [])
+      .filter((call) => call.type === 'function')
+      .map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.function.name, arguments: call.function.arguments },
+      }));
+    const reply: ChatMessage = {
+      role: 'assistant',
+      content: choice.message.content ?? null,
+      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+    };
+    return {
+      record: await save(agentId, replyId, reply, counting),
+      content: reply.content ?? '',
+      toolCalls,
+      ...(completion.usage
+        ? {
+            usage: {
+              promptTokens: completion.usage.prompt_tokens,
+              completionTokens: completion.usage.completion_tokens,
+            },
+          }
+        : {}),
+    };
+  }
+
   return {
     ...createCompressionActivities({
       store,
@@ -145,64 +237,37 @@ export function createActivities({
       return { info, fixedTokens, policy, gate: gateOf(policy, info.window) };
     },
 
-    /** Loads the referenced messages, calls the model (Chat Completions, with the tools) and stores the reply. */
-    async callModel({ agentId, model, view, replyId, toolChoice, counting }: CallModelInput): Promise<CallModelResult> {
-      const base = view.base ? await objects.load<string[]>(view.base) : [];
-      const keys = [
-        ...base.slice(0, view.baseLength ?? base.length),
-        ...Array.from({ length: Math.max(0, view.lastSeq - view.firstSeq + 1) }, (_, i) =>
-          messageKey(agentId, messageIdOf(view.firstSeq + i)),
+    /**
+     * Stores and counts the turn's new messages, then (unless they make compression due) loads the referenced
+     * messages, calls the model (Chat Completions, with the tools) and stores the reply.
+     */
+    async callModel(input: CallModelInput): Promise<CallModelResult> {
+      const { agentId, model, view, replyId, toolChoice, counting, newMessages = [] } = input;
+      const fresh = new Map(newMessages.map((m) => [messageKey(agentId, m.messageId), m.message]));
+      const stored = await Promise.all(
+        newMessages.map((m) =>
+          objects.measure(messageKey(agentId, m.messageId), m.message, counting, { id: m.messageId }),
         ),
-      ];
-      const messages = await Promise.all(keys.map((key) => objects.load<ChatMessage>(key)));
-      // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
-      const violations = toolPairViolations(messages.map(pairViewOf));
-      if (violations.length > 0) {
-        throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, 'ToolPairViolation');
+      );
+      // Durable before the activity completes; meanwhile the model answers.
+      const storing = Promise.all(
+        [...fresh].map(([key, message]) => store.put(key, JSON.stringify(message), 'application/json')),
+      );
+      const due = input.gateCheck
+        ? gateFiresWith(
+            input.gateCheck,
+            stored.map((record) => ({ tokens: record.tokens, userTurn: isUserTurn(record) })),
+          )
+        : undefined;
+      if (due !== undefined) {
+        await storing;
+        return { stored, compactionDue: due };
       }
-      let completion: OpenAI.Chat.Completions.ChatCompletion;
-      // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
-      // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
-      try {
-        completion = await withHeartbeat(() =>
-          openai.chat.completions.create({
-            model,
-            messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
-            tools: tools.schemas(),
-            ...(toolChoice ? { tool_choice: toolChoice } : {}),
-          }),
-        );
-      } catch (error) {
-        throw modelFailure(error, model);
-      }
-      const choice = completion.choices[0];
-      if (!choice)
-        throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: 'EmptyReply' });
-      const toolCalls: ToolCall[] = (choice.message.tool_calls ?? [])
-        .filter((call) => call.type === 'function')
-        .map((call) => ({
-          id: call.id,
-          type: 'function',
-          function: { name: call.function.name, arguments: call.function.arguments },
-        }));
-      const reply: ChatMessage = {
-        role: 'assistant',
-        content: choice.message.content ?? null,
-        ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-      };
-      return {
-        record: await save(agentId, replyId, reply, counting),
-        content: reply.content ?? '',
-        toolCalls,
-        ...(completion.usage
-          ? {
-              usage: {
-                promptTokens: completion.usage.prompt_tokens,
-                completionTokens: completion.usage.completion_tokens,
-              },
-            }
-          : {}),
-      };
+      const [reply] = await Promise.all([
+        answer({ agentId, model, view, replyId, toolChoice, counting }, fresh),
+        storing,
+      ]);
+      return { stored, reply };
     },
 
     /**

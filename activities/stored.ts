@@ -53,10 +53,23 @@ export function storedObjects(store: BlobStore) {
     return body;
   }
 
+  async function measure(
+    key: string,
+    message: ChatMessage,
+    counting: Counting,
+    stored: { id: string; kind?: MessageKind; ref?: string },
+  ): Promise<MessageRecord> {
+    const counter = await loadTokenCounter(counting.encoding);
+    return recordOf(message, { ...stored, key, tokens: countMessage(counter, message, counting.margin) });
+  }
+
   return {
     loadText,
 
     load: async <T>(key: string): Promise<T> => JSON.parse(await loadText(key)) as T,
+
+    /** The record of `message` as it would be stored under `key`: counted, once, in the agent's encoding. */
+    measure,
 
     /**
      * Stores `message` under `key` (idempotent: a retry overwrites it) and counts it, once, in the agent's
@@ -69,8 +82,7 @@ export function storedObjects(store: BlobStore) {
       stored: { id: string; kind?: MessageKind; ref?: string },
     ): Promise<MessageRecord> => {
       await store.put(key, JSON.stringify(message), 'application/json');
-      const counter = await loadTokenCounter(counting.encoding);
-      return recordOf(message, { ...stored, key, tokens: countMessage(counter, message, counting.margin) });
+      return measure(key, message, counting, stored);
     },
   };
 }

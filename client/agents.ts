@@ -12,7 +12,7 @@ import type { QueryDefinition, WorkflowHandle } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModelInfo } from '../engine/models.ts';
-import { AGENT_ID_PATTERN } from '../storage/keys.ts';
+import { AGENT_ID_PATTERN, compactionKey } from '../storage/keys.ts';
 import {
   AGENT_WORKFLOW,
   AGENT_WORKFLOW_ID_PREFIX,
@@ -123,9 +123,17 @@ export function agentHandle(client: Client, agentId: string): WorkflowHandle {
   return client.workflow.getHandle(agentWorkflowId(agentId));
 }
 
-/** Sends a user message and waits for the reply (an Update). */
-export function sendMessage(client: Client, agentId: string, text: string): Promise<SendResult> {
-  return agentHandle(client, agentId).executeUpdate(sendUpdate, { args: [{ text }] });
+/**
+ * Sends a user message and waits for the reply (an Update). `expectedTurn`: the turn it must open, or it is
+ * rejected (another message came first).
+ */
+export function sendMessage(
+  client: Client,
+  agentId: string,
+  text: string,
+  options: { expectedTurn?: number } = {},
+): Promise<SendResult> {
+  return agentHandle(client, agentId).executeUpdate(sendUpdate, { args: [{ text, ...options }] });
 }
 
 export function agentState(client: Client, agentId: string): Promise<AgentState> {
@@ -149,6 +157,42 @@ export function compressionEvents(
   query: { since?: number; limit?: number } = {},
 ): Promise<CompressionEvent[]> {
   return queryAgent(client, agentId, compressionEventsQuery, query);
+}
+
+/** What reads stored objects: an S3BlobStore, or anything with its `get`. */
+export interface StoredReader {
+  get(key: string): Promise<string | undefined>;
+}
+
+/**
+ * Every compression event after `since` (oldest first, at most `limit`): the workflow keeps the last few, the
+ * older ones are read from S3 (agents/<id>/compactions/<seq>/event.json), so the answer is complete however long
+ * the agent has run.
+ */
+export async function compressionHistory(
+  client: Client,
+  store: StoredReader,
+  agentId: string,
+  query: { since?: number; limit?: number } = {},
+): Promise<CompressionEvent[]> {
+  const since = query.since ?? 0;
+  const limit = query.limit ?? Infinity;
+  const [kept, stats] = await Promise.all([
+    compressionEvents(client, agentId, { since }),
+    compressionStats(client, agentId),
+  ]);
+  const firstKept = kept[0]?.seq ?? stats.count + 1;
+  const olderSeqs: number[] = [];
+  for (let seq = since + 1; seq < firstKept && olderSeqs.length < limit; seq++) olderSeqs.push(seq);
+  const older = await Promise.all(
+    olderSeqs.map(async (seq) => {
+      const key = compactionKey(agentId, seq, 'event.json');
+      const body = await store.get(key);
+      if (body === undefined) throw new Error(`compression event ${seq} is missing from storage (${key})`);
+      return JSON.parse(body) as CompressionEvent;
+    }),
+  );
+  return [...older, ...kept].slice(0, limit);
 }
 
 export function compressionStats(client: Client, agentId: string): Promise<CompressionStats> {

@@ -29,7 +29,7 @@ import {
   sendMessage,
   startAgent,
   compactAgent,
-  compressionEvents,
+  compressionHistory,
   compressionStats,
   requestCompaction,
 } from './agents.ts';
@@ -50,17 +50,20 @@ Usage:
                                               the registry does not know; --preset: the compression
                                               policy (default, astrbot, chatgpt-on-wechat, agentscope,
                                               agentscope-java, octomind)
-  longrun send <agent> <text...> [--json]    send a message, print the reply
+  longrun send <agent> <text...> [--expect-turn N] [--json]
+                                              send a message, print the reply; --expect-turn: only
+                                              if it opens turn N (nobody else sent meanwhile)
   longrun send <agent> <text...> --no-wait   queue a message (a signal) and return at once
   longrun chat <agent>                       interactive: each line is a message (/state, /quit)
   longrun state <agent> [--json]             status, turns and stored messages
   longrun context <agent> [--json]           the working context: previews and storage references
   longrun reload <agent> <reference>         print stored content (a message or offloaded segment)
-  longrun compact <agent> [--instructions TEXT] [--strategy NAME] [--no-wait] [--json]
-                                              force a compaction now and print what it did
+  longrun compact <agent> [--instructions TEXT] [--strategy NAME] [--if-due] [--no-wait] [--json]
+                                              force a compaction now and print what it did;
+                                              --if-due: only if the automatic trigger fires
   longrun events <agent> [--since SEQ] [--limit N] [--json]
-                                              compression events (the last 10 live in the workflow,
-                                              all of them in S3), and totals
+                                              compression events, oldest first, and totals (the
+                                              workflow keeps the last 10; older ones come from S3)
   longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
                                               run a recorded session (OpenAI chat messages as JSONL)
                                               through a real agent and report what compression did
@@ -103,6 +106,8 @@ const OPTIONS = {
   strategy: { type: 'string' },
   since: { type: 'string' },
   limit: { type: 'string' },
+  'expect-turn': { type: 'string' },
+  'if-due': { type: 'boolean', default: false },
 } as const;
 
 /** An integer flag within [min, max], or a usage error naming the flag, the range and the value. */
@@ -252,11 +257,17 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const text = positionals.slice(1).join(' ');
         if (!text) throw new UsageError('send: missing <text>');
         if (values['no-wait']) {
+          if (values['expect-turn'] !== undefined) {
+            throw new UsageError('--expect-turn needs a reply to report a conflict: it cannot go with --no-wait');
+          }
           await withClient((client) => queueMessage(client, agentId, text));
           out(`queued for ${agentId}`);
           return EXIT.ok;
         }
-        const result = await withClient((client) => sendMessage(client, agentId, text));
+        const expectedTurn = intFlag('expect-turn', values['expect-turn'], 1);
+        const result = await withClient((client) =>
+          sendMessage(client, agentId, text, expectedTurn !== undefined ? { expectedTurn } : {}),
+        );
         out(values.json ? JSON.stringify(result) : result.reply);
         return EXIT.ok;
       }
@@ -285,6 +296,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const request = {
           ...(values.instructions ? { instructions: values.instructions } : {}),
           ...(values.strategy ? { strategy: values.strategy as StrategyName } : {}),
+          ...(values['if-due'] ? { force: false } : {}),
         };
         if (values['no-wait']) {
           await withClient((client) => requestCompaction(client, agentId, request));
@@ -298,9 +310,10 @@ export async function run(argv: string[], out: (line: string) => void = console.
       case 'events': {
         const since = intFlag('since', values.since);
         const limit = intFlag('limit', values.limit);
+        const store = new S3BlobStore(s3TargetFromEnv(settings));
         const [events, stats] = await withClient((client) =>
           Promise.all([
-            compressionEvents(client, agentId, {
+            compressionHistory(client, store, agentId, {
               ...(since !== undefined ? { since } : {}),
               ...(limit !== undefined ? { limit } : {}),
             }),

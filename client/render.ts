@@ -70,7 +70,10 @@ export function renderEvents(events: CompressionEvent[], stats: CompressionStats
   ]);
   const totals =
     `${stats.count} compression(s), ${stats.tokensSaved} tokens saved, ` +
-    `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before`;
+    `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before, ` +
+    (stats.costSaved !== undefined
+      ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
+      : 'cost saved: no prices in the policy (compression.cost)');
   if (rows.length === 0) return `no compression yet\n${totals}`;
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
 }

@@ -78,6 +78,31 @@ export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompress
   return undefined;
 }
 
+/** The gate with the context's counters and the cooldown step: everything the automatic trigger looks at. */
+export interface GateCheck {
+  gate: Gate;
+  stats: ContextStats;
+  /** Automatic compressions since the user last spoke (0: the cooldown is reset). */
+  consecutive: number;
+}
+
+/**
+ * Whether the automatic trigger fires once `added` messages join the context: their tokens and count add up, and a
+ * user's message (a new turn) resets the cooldown.
+ */
+export function gateFiresWith(
+  check: GateCheck,
+  added: { tokens: number; userTurn: boolean }[] = [],
+): string | undefined {
+  const turns = added.filter((m) => m.userTurn).length;
+  const stats = {
+    tokens: check.stats.tokens + added.reduce((sum, m) => sum + m.tokens, 0),
+    messages: check.stats.messages + added.length,
+    turns: check.stats.turns + turns,
+  };
+  return gateFires(check.gate, stats, check.consecutive === 0 || turns > 0);
+}
+
 /** What a compression aims for: tokens, and messages and turns when a count limit fired. */
 export interface Target {
   tokens: number;

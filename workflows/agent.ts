@@ -11,17 +11,17 @@ import {
   continueAsNew,
   currentUpdateInfo,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
+import type { ModelReply, NewMessage } from '../activities/index.ts';
 import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import { STRATEGIES } from '../engine/policy.ts';
-import { compact, compactionDue } from './compaction.ts';
+import { compact, compactionDue, gateCheckOf } from './compaction.ts';
 import {
   closeSignal,
   closeUpdate,
@@ -54,12 +54,6 @@ import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
-/** Local storage writes: retried in the worker, with backoff, for up to 10 minutes. */
-const LOCAL_STORE_OPTIONS: LocalActivityOptions = {
-  startToCloseTimeout: '30 seconds',
-  scheduleToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-};
 /** Storage writes: short, retried until they succeed. */
 const STORE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
@@ -82,12 +76,7 @@ const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 3 },
 };
-const { runTool, describeModel } = proxyActivities<Activities>(STORE_OPTIONS);
-/**
- * Storing the user's message is a short S3 write: a local activity, run by the worker that runs the workflow task,
- * saves a round trip through the server on every turn (its result is recorded in history all the same).
- */
-const { storeMessage } = proxyLocalActivities<Activities>(LOCAL_STORE_OPTIONS);
+const { runTool, describeModel, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 
 /** State carried across continue-as-new. */
@@ -103,6 +92,9 @@ const MAX_OVERFLOW_ATTEMPTS = 3;
 
 /** Model calls per turn that may call tools, unless the agent sets maxSteps. */
 const DEFAULT_MAX_STEPS = 8;
+
+/** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
+const SEARCH_TOKENS_STEP = 0.02;
 
 /** How many applied Update ids are carried across continue-as-new. */
 const APPLIED_UPDATES_KEPT = 64;
@@ -142,6 +134,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const queue: Pending[] = [];
   let closing = false;
   let updatesThisRun = 0;
+  /** Messages queued or being answered: the turn a new message would open is state.turns + openSends + 1. */
+  let openSends = 0;
+  const nextTurn = () => state.turns + openSends + 1;
 
   if (!carry) {
     upsertSearchAttributes([
@@ -163,11 +158,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(messageSignal, (send: SendInput) => {
     // A signal cannot be rejected: invalid input is dropped here, and counted, rather than failing the agent.
     try {
-      validateSend(send, state, closing);
+      validateSend(send, state, closing, nextTurn());
     } catch {
       state.droppedSignals = (state.droppedSignals ?? 0) + 1;
       return;
     }
+    openSends++;
     queue.push({ kind: 'send', input: send });
   });
   setHandler(compactSignal, (request: CompactInput = {}) => {
@@ -213,6 +209,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       const done = updateId === undefined ? undefined : applied.get(updateId);
       if (done) return done as SendResult;
       const pending: PendingSend = { kind: 'send', input: send };
+      openSends++;
       queue.push(pending);
       await condition(() => pending.result !== undefined || pending.failure !== undefined);
       if (pending.failure !== undefined)
@@ -220,7 +217,14 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       if (updateId !== undefined) remember(updateId, pending.result!);
       return pending.result!;
     },
-    { validator: (send: SendInput) => validateSend(send, state, closing) },
+    {
+      validator: (send: SendInput) => {
+        // Delivered again after continue-as-new: already applied, answered from `applied` whatever the state now.
+        const updateId = currentUpdateInfo()?.id;
+        if (updateId !== undefined && applied.has(updateId)) return;
+        validateSend(send, state, closing, nextTurn());
+      },
+    },
   );
 
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
@@ -304,7 +308,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     const pending = queue.shift();
     if (pending?.kind === 'compact') {
       try {
-        pending.result = await compact(state, 'forced', nextMessageSeq, pending.input);
+        // `force: false` asks for a compaction only if the automatic trigger fires now (cooldown included).
+        const trigger = pending.input.force === false ? 'auto' : 'forced';
+        pending.result = await compact(state, trigger, nextMessageSeq, pending.input);
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
         pending.failure = failureMessage(error);
@@ -323,6 +329,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         pending.failure = failureMessage(error);
         state.lastError = pending.failure;
         dropIncompleteTail();
+      } finally {
+        openSends--;
       }
       continue;
     }
@@ -338,21 +346,34 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   }
 
   state.status = 'closed';
-  upsertSearchAttributes([{ key: AgentStatus, value: 'closed' }]);
+  upsertSearchAttributes([
+    { key: AgentStatus, value: 'closed' },
+    { key: AgentContextTokens, value: state.contextTokens },
+  ]);
   await condition(allHandlersFinished);
   return state;
 
   /**
-   * Calls the model; when the provider says the context is over its window (our count was short, e.g. a model of
-   * another vendor), compacts with the overflow trigger and calls again, each attempt aiming lower, at most
-   * {@link MAX_OVERFLOW_ATTEMPTS} times: never a loop.
+   * Calls the model, first storing the turn's new messages (`fresh`) in the same activity. When they make compression
+   * due, the activity does not call the model: the workflow compacts and calls again. When the provider says the
+   * context is over its window (our count was short, e.g. a model of another vendor), compacts with the overflow
+   * trigger and calls again, each attempt aiming lower, at most {@link MAX_OVERFLOW_ATTEMPTS} times: never a loop.
    */
-  async function callModelFitting(firstView: ViewRef, replyId: string, forceText: boolean) {
+  async function callModelFitting(firstView: ViewRef, replyId: string, forceText: boolean, fresh: NewMessage[] = []) {
     let view = firstView;
-    for (let attempt = 1; ; attempt++) {
+    let unstored = fresh;
+    /** The view again after a compaction: its tail ends before the reply, whose id is already taken. */
+    const viewAfterCompaction = () => ({ ...currentView(), lastSeq: seqOf(replyId) - 1 });
+    for (let attempt = 1; ;) {
+      let result: Awaited<ReturnType<typeof callModel>>;
       try {
-        return await callModel.executeWithOptions(
-          { ...MODEL_OPTIONS, summary: `${input.model}: ${state.messages.length} msgs → reply ${replyId}` },
+        result = await callModel.executeWithOptions(
+          {
+            ...MODEL_OPTIONS,
+            summary:
+              `${input.model}: ${state.messages.length + unstored.length} msgs → reply ${replyId}` +
+              (unstored.length ? ` (stores ${unstored.map((m) => m.messageId).join(', ')})` : ''),
+          },
           [
             {
               agentId: input.agentId,
@@ -361,55 +382,70 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
               replyId,
               counting,
               ...(forceText ? { toolChoice: 'none' as const } : {}),
+              ...(unstored.length ? { newMessages: unstored, gateCheck: gateCheckOf(state) } : {}),
             },
           ],
         );
       } catch (error) {
+        // The user's message stays in the context whatever happened to the call: stored on its own now.
+        if (unstored.length) append(...(await storeNew(unstored)));
+        unstored = [];
         const overflow =
           error instanceof ActivityFailure &&
           error.cause instanceof ApplicationFailure &&
           error.cause.type === CONTEXT_OVERFLOW;
         if (!overflow || attempt > MAX_OVERFLOW_ATTEMPTS) throw error;
-        await compact(state, 'overflow', seqOf(replyId), {}, attempt);
-        view = { ...currentView(), lastSeq: seqOf(replyId) - 1 }; // the reply's id is already taken
+        await compact(state, 'overflow', seqOf(replyId), {}, attempt++);
+        view = viewAfterCompaction();
+        continue;
       }
+      append(...result.stored);
+      unstored = [];
+      if (result.reply) return result.reply;
+      // The new messages made compression due: compact, then call with them in the compacted context.
+      await compact(state, 'auto', seqOf(replyId));
+      view = viewAfterCompaction();
     }
+  }
+
+  /** Stores and counts messages on their own (when the model call that was to store them failed). */
+  function storeNew(messages: NewMessage[]) {
+    return Promise.all(
+      messages.map(({ messageId, message }) =>
+        storeMessage.executeWithOptions(
+          { ...STORE_OPTIONS, summary: `store ${message.role} ${messageId} (${(message.content ?? '').length} chars)` },
+          [{ agentId: input.agentId, messageId, message, counting }],
+        ),
+      ),
+    );
   }
 
   async function runTurn(send: SendInput): Promise<SendResult> {
     const turn = state.turns + 1;
-    if (state.messages.length === 0 && input.systemPrompt) {
-      const systemId = newMessageId();
-      append(
-        await storeMessage.executeWithOptions({ ...LOCAL_STORE_OPTIONS, summary: `store system ${systemId}` }, [
-          {
-            agentId: input.agentId,
-            messageId: systemId,
-            message: { role: 'system', content: input.systemPrompt },
-            counting,
-          },
-        ]),
-      );
-    }
-    const messageId = newMessageId();
-    append(
-      await storeMessage.executeWithOptions(
-        { ...LOCAL_STORE_OPTIONS, summary: `store user ${messageId} (${send.text.length} chars)` },
-        [{ agentId: input.agentId, messageId, message: { role: 'user', content: send.text }, counting }],
-      ),
-    );
     // Model → tools → model … until a text answer, at most maxSteps model calls that may call tools; the step
     // after that forces text (tool_choice 'none'). Every tool call is answered before the next model call.
     const maxSteps = input.maxSteps ?? DEFAULT_MAX_STEPS;
-    let reply!: Awaited<ReturnType<typeof callModel>>;
+    let reply!: ModelReply;
+    let messageId = '';
     let toolCalls = 0;
     for (let step = 1; ; step++) {
-      // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities.
+      // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities. The first
+      // call checks it again once the turn's new messages are counted.
       if (compactionDue(state) !== undefined) await compact(state, 'auto', nextMessageSeq);
-      const view = currentView(); // the context so far, before the reply's id is taken
+      // The turn's new messages, stored and counted by its first model call: the system prompt on the agent's
+      // first turn, then the user's message.
+      const fresh: NewMessage[] = [];
+      if (step === 1) {
+        if (state.messages.length === 0 && input.systemPrompt) {
+          fresh.push({ messageId: newMessageId(), message: { role: 'system', content: input.systemPrompt } });
+        }
+        messageId = newMessageId();
+        fresh.push({ messageId, message: { role: 'user', content: send.text } });
+      }
+      const view = currentView(); // the context so far, with the new messages, before the reply's id is taken
       const replyId = newMessageId();
       const forceText = step > maxSteps;
-      reply = await callModelFitting(view, replyId, forceText);
+      reply = await callModelFitting(view, replyId, forceText, fresh);
       append(reply.record);
       if (reply.toolCalls.length === 0) break;
       toolCalls += reply.toolCalls.length;
@@ -426,7 +462,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       if (forceText) break; // a provider that ignores tool_choice 'none': the calls are answered, the turn ends
     }
     state.turns = turn;
-    upsertSearchAttributes([{ key: AgentContextTokens, value: state.contextTokens }]);
+    // The search attribute follows the context in steps of 2% of the window (each upsert is a visibility write,
+    // measured at about 4 ms of a quick turn); compressions and the details below show every change.
+    const shown = workflowInfo().typedSearchAttributes.get(AgentContextTokens);
+    if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
+      upsertSearchAttributes([{ key: AgentContextTokens, value: state.contextTokens }]);
+    }
     setCurrentDetails(currentDetails(state));
     return { turn, reply: reply.content, messageId, replyId: reply.record.id, toolCalls };
   }
@@ -464,17 +505,34 @@ function validateCompact(request: CompactInput, state: AgentState, closing: bool
   if (request.instructions !== undefined && typeof request.instructions !== 'string') {
     throw new Error('instructions: must be a string');
   }
+  if (request.force !== undefined && typeof request.force !== 'boolean') {
+    throw new Error(`force: must be true or false (got ${JSON.stringify(request.force)})`);
+  }
   if ((request.instructions?.length ?? 0) > 4_000) {
     throw new Error(`instructions: ${request.instructions!.length} characters is over the limit of 4000`);
   }
 }
 
-/** Rejects bad input before it enters history; each message names the field and the limit. */
-function validateSend(send: SendInput, state: AgentState, closing: boolean): void {
+/**
+ * Rejects bad input before it enters history; each message names the field and the limit. `nextTurn` is the turn
+ * this message would open, checked against the sender's `expectedTurn`.
+ */
+function validateSend(send: SendInput, state: AgentState, closing: boolean, nextTurn: number): void {
   if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
   if (typeof send?.text !== 'string') throw new Error('text: must be a string');
   if (send.text.trim() === '') throw new Error('text: must not be empty');
   if (send.text.length > MAX_MESSAGE_CHARS) {
     throw new Error(`text: ${send.text.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
+  }
+  if (send.expectedTurn !== undefined) {
+    if (!Number.isInteger(send.expectedTurn) || send.expectedTurn < 1) {
+      throw new Error(`expectedTurn: must be a positive integer (got ${JSON.stringify(send.expectedTurn)})`);
+    }
+    if (send.expectedTurn !== nextTurn) {
+      throw new Error(
+        `expectedTurn: this message would open turn ${nextTurn}, not ${send.expectedTurn} ` +
+          '(another message came first; read the state and try again)',
+      );
+    }
   }
 }

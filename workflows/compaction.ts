@@ -7,8 +7,8 @@ import { ActivityFailure, proxyActivities, setCurrentDetails, upsertSearchAttrib
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
-import { gateFires } from '../engine/trigger.ts';
-import type { Trigger } from '../engine/trigger.ts';
+import { gateFiresWith } from '../engine/trigger.ts';
+import type { GateCheck, Trigger } from '../engine/trigger.ts';
 import { EVENTS_KEPT } from './contract.ts';
 import type { AgentState, CompactInput, CompactResult, CompressionEvent } from './contract.ts';
 import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from './search-attributes.ts';
@@ -30,14 +30,20 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
 const { planCompaction, applyCompaction } = proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
+/** The gate and the counters it compares: what the model call checks again once the turn's message is counted. */
+export function gateCheckOf(state: AgentState): GateCheck | undefined {
+  if (!state.gate) return undefined;
+  return {
+    gate: state.gate,
+    stats: { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 },
+    consecutive: state.cooldown?.consecutive ?? 0,
+  };
+}
+
 /** Whether the automatic trigger fires now: a comparison of a few numbers the last activity returned. */
 export function compactionDue(state: AgentState): string | undefined {
-  if (!state.gate) return undefined;
-  return gateFires(
-    state.gate,
-    { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 },
-    (state.cooldown?.consecutive ?? 0) === 0,
-  );
+  const check = gateCheckOf(state);
+  return check ? gateFiresWith(check) : undefined;
 }
 
 /** Counts the turns of a context: the user's own messages (not a summary, not the ledger). */
@@ -160,6 +166,9 @@ function swapIn(state: AgentState, context: AgentState['messages'], event: Compr
     count: previous.count + 1,
     averageReduction: (previous.averageReduction * previous.count + reduction) / (previous.count + 1),
     tokensSaved: previous.tokensSaved + Math.max(0, event.tokensBefore - event.tokensAfter),
+    ...(event.cost || previous.costSaved !== undefined
+      ? { costSaved: (previous.costSaved ?? 0) + (event.cost?.netBenefit ?? 0) }
+      : {}),
   };
   upsertSearchAttributes([
     { key: AgentCompressions, value: event.seq },

@@ -13,6 +13,7 @@ import type { CompressionPolicy, PolicyOverrides, StrategyName } from '../engine
 import type { RemovedItem } from '../engine/planner.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
+import type { CostEstimate } from '../engine/cost.ts';
 
 /** Message ids are a per-agent sequence: m000001, m000002, … (so a range of them is two numbers). */
 export function messageIdOf(seq: number): string {
@@ -63,6 +64,11 @@ export interface AgentInput {
 
 export interface SendInput {
   text: string;
+  /**
+   * Optimistic concurrency: the turn this message must open (the `turns` a client read, plus one). Rejected when
+   * another message came first; the count assumes every queued message's turn succeeds.
+   */
+  expectedTurn?: number;
 }
 
 export interface SendResult {
@@ -111,6 +117,11 @@ export interface CompressionEvent {
   /** Must-keep facts of the removed messages: found in the summary, missing after one re-prompt, pinned verbatim. */
   facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
   llm?: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+  /**
+   * With prices in the policy (`compression.cost`): the estimated cost of the next turns without and with this
+   * compression (summary call included), from the tokens it actually left; `netBenefit` is what it saves.
+   */
+  cost?: CostEstimate;
   durationMs: number;
   /** Storage keys of the event, the removed segment (JSONL) and the new context manifest. */
   keys: { event: string; removed: string; context: string };
@@ -123,6 +134,11 @@ export interface CompactInput {
   instructions?: string;
   /** Use only this strategy (default: the policy's list). */
   strategy?: StrategyName;
+  /**
+   * Bypass the trigger and the cooldown (default true). With `false` the request compacts only if the automatic
+   * trigger fires now: "compact if due", for scripts that poke agents on a schedule.
+   */
+  force?: boolean;
 }
 
 /** What a forced compaction did: the event, or why nothing was done. */
@@ -137,6 +153,8 @@ export interface CompressionStats {
   /** Mean of tokensAfter / tokensBefore over all compressions. */
   averageReduction: number;
   tokensSaved: number;
+  /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
+  costSaved?: number;
 }
 
 export type AgentStatus = 'running' | 'closed';
@@ -201,7 +219,7 @@ export const compactUpdate = defineUpdate<CompactResult, [CompactInput]>('compac
 export const compressionEventsQuery = defineQuery<CompressionEvent[], [{ since?: number; limit?: number }?]>(
   'compressionEvents',
 );
-/** Compressions so far: count, average reduction, tokens saved. */
+/** Compressions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
 export const statsQuery = defineQuery<CompressionStats>('stats');
 /** The task ledger (empty until the first summary). */
 export const ledgerQuery = defineQuery<TaskLedger>('ledger');

@@ -13,6 +13,7 @@ import {
   agentState,
   compactAgent,
   compressionEvents,
+  compressionHistory,
   compressionStats,
   requestCompaction,
   sendMessage,
@@ -20,6 +21,7 @@ import {
 } from '../../client/agents.ts';
 import { contextReload, defineTool, ToolRegistry } from '../../activities/tools.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
+import { estimateCost } from '../../engine/cost.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
@@ -390,6 +392,75 @@ describe('forced compaction', () => {
     } finally {
       summaryFails = false;
     }
+  });
+
+  it('with force: false compacts only when the automatic trigger fires', async () => {
+    const agentId = await agentAfterPages('ifdue', 5);
+    const before = await agentState(h.client, agentId);
+    const skipped = await compactAgent(h.client, agentId, { force: false });
+    expect(skipped.compressed).toBe(false);
+    expect(skipped.reason).toMatch(/^below the trigger \(\d+ tokens, \d+ messages, 5 turns\)$/);
+    const after = await agentState(h.client, agentId);
+    expect(after.compressions).toBe(0);
+    expect(after.messages).toEqual(before.messages);
+    expect(after.contextTokens).toBe(before.contextTokens);
+    const error = await compactAgent(h.client, agentId, { force: 'yes' as never }).catch((e: unknown) => e);
+    expect(String((error as Error).cause)).toContain('force: must be true or false (got "yes")');
+    expect((await compactAgent(h.client, agentId, { force: true, strategy: 'truncate-rounds' })).compressed).toBe(true);
+  });
+
+  it('with prices in the policy, each event estimates its cost and the stats add up what was saved', async () => {
+    const agentId = newAgentId('cost');
+    const cost = {
+      inputPerMillion: 3,
+      summaryOutputPerMillion: 15,
+      cacheWriteMultiplier: 1.25,
+      cacheReadMultiplier: 0.1,
+      expectedRemainingTurns: 50,
+    };
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      modelOverride: { window: 64_000 },
+      compression: { reserveRatio: 0, keepTurns: 2, cost },
+    });
+    for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const { event } = await compactAgent(h.client, agentId, { strategy: 'summarize' });
+    const expected = estimateCost(
+      cost,
+      event!.tokensBefore,
+      event!.tokensAfter,
+      event!.llm!.promptTokens,
+      event!.llm!.completionTokens,
+    );
+    expect(event!.cost).toEqual(expected);
+    expect(expected.netBenefit).toBeGreaterThan(0);
+    expect((await compressionStats(h.client, agentId)).costSaved).toBeCloseTo(expected.netBenefit, 10);
+  });
+
+  it('events beyond the ones the workflow keeps are read from S3: the history is complete', async () => {
+    const agentId = newAgentId('history');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compression: { reserveRatio: 0, keepTurns: 1 },
+    });
+    const compactions = 12;
+    for (let i = 1; i <= compactions; i++) {
+      // Three turns each time: the goal (the first message) and the last turn are kept, the rest can go.
+      for (const part of ['a', 'b', 'c']) await sendMessage(h.client, agentId, `note ${i}${part}`);
+      expect((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).event?.seq).toBe(i);
+    }
+    expect((await compressionEvents(h.client, agentId)).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const all = await compressionHistory(h.client, h.store, agentId);
+    expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(all[0]).toEqual(JSON.parse((await h.store.get(all[0]!.keys.event))!));
+    expect((await compressionHistory(h.client, h.store, agentId, { limit: 3 })).map((e) => e.seq)).toEqual([1, 2, 3]);
+    const middle = await compressionHistory(h.client, h.store, agentId, { since: 1, limit: 3 });
+    expect(middle.map((e) => e.seq)).toEqual([2, 3, 4]);
+    expect((await compressionHistory(h.client, h.store, agentId, { since: 12 })).length).toBe(0);
   });
 
   it('rejects an unknown strategy with a clear error and leaves the state unchanged', async () => {
