@@ -4,11 +4,13 @@
  * ~100k-token context against the bytes of the transcript a pass-the-whole-transcript design would record.
  */
 import { randomUUID } from 'node:crypto';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../client/agents.ts';
 import type { Client } from '@temporalio/client';
-import { loadSettings } from '../config/settings.ts';
+import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
+import type { TemporalTarget } from '../config/temporal.ts';
+import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
 import { BINARIES } from '../stack/binaries.ts';
@@ -68,6 +70,30 @@ async function historyBytesPerTurn(client: Client, taskQueue: string, tokens: nu
   };
 }
 
+/** A worker for the floor workflow on a task queue of its own, and one running workflow to send Updates to. */
+async function startFloor(temporal: TemporalTarget, client: Client) {
+  const connection = await NativeConnection.connect(temporal.connectionOptions);
+  const taskQueue = `floor-${randomUUID()}`;
+  const worker = await Worker.create({
+    connection,
+    namespace: temporal.namespace,
+    taskQueue,
+    workflowsPath: modulePath(import.meta.url, './floor-workflow'),
+    activities: { echo: (text: string) => Promise.resolve(text) },
+  });
+  const running = worker.run();
+  const handle = await client.workflow.start('floorWorkflow', { taskQueue, workflowId: taskQueue });
+  return {
+    echo: (text: string) => handle.executeUpdate(echoUpdate, { args: [text] }),
+    async close() {
+      await handle.executeUpdate('stop');
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
 export async function benchAgent(log: (line: string) => void) {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
@@ -98,15 +124,30 @@ export async function benchAgent(log: (line: string) => void) {
   try {
     const agentId = `bench-${randomUUID().slice(0, 8)}`;
     await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
+    // Side by side, alternating: a turn, then the floor (an echo Update + activity on the same server and client).
+    const floor = await startFloor(temporal, client);
     const durations: number[] = [];
-    for (let i = 0; i < TURNS; i++) {
-      const started = performance.now();
-      await sendMessage(client, agentId, `turn ${i}`);
-      durations.push(performance.now() - started);
+    const floorDurations: number[] = [];
+    try {
+      for (let i = 0; i < TURNS; i++) {
+        let started = performance.now();
+        await sendMessage(client, agentId, `turn ${i}`);
+        durations.push(performance.now() - started);
+        started = performance.now();
+        await floor.echo(`turn ${i}`);
+        floorDurations.push(performance.now() - started);
+      }
+    } finally {
+      await floor.close();
     }
     await closeAgent(client, agentId);
     const turnOverheadMsP50 = p50(durations.slice(5)); // after warm-up
-    log(`turn overhead (zero-latency model): p50 ${turnOverheadMsP50.toFixed(1)} ms over ${TURNS - 5} turns`);
+    const temporalFloorMsP50 = p50(floorDurations.slice(5));
+    log(
+      `turn overhead (zero-latency model): p50 ${turnOverheadMsP50.toFixed(1)} ms over ${TURNS - 5} turns; ` +
+        `the floor (echo Update + activity, same server) ${temporalFloorMsP50.toFixed(1)} ms: ` +
+        `${(turnOverheadMsP50 / temporalFloorMsP50).toFixed(2)}×`,
+    );
 
     const compression = await compressionCycles(client, taskQueue);
     log(
@@ -124,6 +165,7 @@ export async function benchAgent(log: (line: string) => void) {
     }
     return {
       turnOverheadMsP50,
+      temporalFloorMsP50,
       compressionCycleMsP50: compression.cycleMsP50,
       compressionSummarizerMsP50: compression.summarizerMsP50,
       historyBytesPerTurn: { at10k: at10k.historyBytesPerTurn, at100k: at100k.historyBytesPerTurn },

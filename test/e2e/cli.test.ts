@@ -4,6 +4,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import type { AgentState, CompressionEvent } from '../../workflows/contract.ts';
 import type { ReplayReport } from '../../worker/replay.ts';
@@ -179,6 +180,41 @@ describe('longrun CLI', () => {
     const preset = await longrun('start', newAgentId('cli'), '--preset', 'nope');
     expect(preset.code).toBe(2);
     expect(preset.stderr).toContain('preset: "nope" is not allowed (one of default, astrbot');
+  });
+
+  it('events lists every compression, the older ones from S3; --if-due and --expect-turn', async () => {
+    const agentId = newAgentId('cli');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compression: { reserveRatio: 0, keepTurns: 1 },
+    });
+    // Three turns, then a compaction that drops the rounds it may (the goal and the last turn stay), until 11.
+    let compressions = 0;
+    let turns = 0;
+    for (let i = 1; compressions < 11; i++) {
+      expect(i).toBeLessThan(20);
+      for (const part of ['a', 'b', 'c']) await sendMessage(h.client, agentId, `note ${i}${part}`);
+      turns += 3;
+      if ((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).compressed) compressions++;
+    }
+    const all = JSON.parse((await longrun('events', agentId, '--json')).stdout) as { events: CompressionEvent[] };
+    expect(all.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    const first = JSON.parse((await longrun('events', agentId, '--limit', '2', '--json')).stdout) as {
+      events: CompressionEvent[];
+    };
+    expect(first.events.map((e) => e.seq)).toEqual([1, 2]);
+
+    const ifDue = await longrun('compact', agentId, '--if-due');
+    expect(ifDue).toMatchObject({ code: 0 });
+    expect(ifDue.stdout).toMatch(/^nothing compressed: below the trigger/);
+
+    const stale = await longrun('send', agentId, 'late', '--expect-turn', '1');
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain(`expectedTurn: this message would open turn ${turns + 1}, not 1`);
+    expect(await longrun('send', agentId, 'on time', '--expect-turn', String(turns + 1))).toMatchObject({ code: 0 });
+    expect((await longrun('send', agentId, 'x', '--expect-turn', '2', '--no-wait')).code).toBe(2);
   });
 
   it('replay runs a recorded session through a real agent and reports what compression did', async () => {
