@@ -1,7 +1,8 @@
 /**
  * Two worker processes on one task queue serve the same agents (this is how users outgrow one machine); a kill -9
  * of the worker in the middle of a model call loses nothing: the call is retried on the other worker once the
- * heartbeat timeout notices the dead one, and the turn completes.
+ * heartbeat timeout notices the dead one, and the turn completes. The same holds in the middle of a compaction's
+ * summary call: one event, one summary, nothing removed twice.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -9,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { agentState, closeAgent, connectClient, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentState, closeAgent, compactAgent, connectClient, sendMessage, startAgent } from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
@@ -20,6 +21,16 @@ let model: ChatServer;
 let releaseHeld: () => void = () => {};
 let heldWorker: Promise<string>;
 let onHeld: (worker: string) => void = () => {};
+let holdSummary = false;
+let releaseSummary: () => void = () => {};
+let onSummaryHeld: (worker: string) => void = () => {};
+const SUMMARY = JSON.stringify({
+  task_overview: 'Count the turns.',
+  current_state: 'Six turns read.',
+  important_discoveries: 'Nothing failed.',
+  next_steps: 'Go on.',
+  context_to_preserve: 'turn numbers',
+});
 const workers: ChildProcessWithoutNullStreams[] = [];
 const dataDir = mkdtempSync(join(tmpdir(), 'longrun-workers-'));
 const taskQueue = `workers-${Date.now()}`;
@@ -59,6 +70,15 @@ beforeAll(async () => {
   heldWorker = new Promise((resolve) => (onHeld = resolve));
   let held = false;
   model = await startChatServer(async (request) => {
+    if (request.body.response_format) {
+      // A summary request (structured output); the first one while holdSummary is set never returns.
+      if (holdSummary) {
+        holdSummary = false;
+        onSummaryHeld(String(request.headers['x-longrun-worker'] ?? ''));
+        await new Promise<void>((resolve) => (releaseSummary = resolve));
+      }
+      return { content: SUMMARY, usage: { prompt_tokens: 500, completion_tokens: 60 } };
+    }
     const text = request.body.messages.findLast((m) => m.role === 'user')?.content ?? '';
     const worker = String(request.headers['x-longrun-worker'] ?? '');
     if (text === 'hold me' && !held) {
@@ -74,6 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   releaseHeld();
+  releaseSummary();
   const running = workers.filter((w) => w.exitCode === null && w.signalCode === null);
   const exits = running.map((w) => new Promise((resolve) => w.on('exit', resolve)));
   for (const worker of running) worker.kill('SIGTERM');
@@ -118,6 +139,50 @@ describe('two workers on one task queue', () => {
         'hold me',
       ]);
       expect(state.messages.filter((m) => m.role === 'assistant')).toHaveLength(5);
+      await closeAgent(client, agentId);
+    } finally {
+      await client.connection.close();
+    }
+  });
+
+  it('a kill -9 in the middle of a compaction loses nothing: one event, the summary from the survivor', async () => {
+    await startWorker(); // two workers again
+    const stack = inject('stack');
+    const client = await connectClient(localTemporalTarget(stack.temporalAddress, stack.namespace));
+    try {
+      const agentId = newAgentId('twoc');
+      await startAgent(client, {
+        agentId,
+        model: 'gpt-4o-mini',
+        taskQueue,
+        compression: { reserveRatio: 0, keepTurns: 1 },
+      });
+      for (let i = 1; i <= 6; i++)
+        await sendMessage(client, agentId, `turn ${i}: ${'the log says all is well. '.repeat(20)}`);
+      const held = new Promise<string>((resolve) => (onSummaryHeld = resolve));
+      holdSummary = true;
+      const pending = compactAgent(client, agentId, { strategy: 'summarize' });
+      const pid = Number(/longrun-worker-(\d+)@/.exec(await held)?.[1]);
+      expect(workers.filter((w) => w.exitCode === null && w.signalCode === null).map((w) => w.pid)).toContain(pid);
+      process.kill(pid, 'SIGKILL');
+      const result = await pending;
+      expect(result.compressed).toBe(true);
+      expect(result.event).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['summarize'] });
+      // The held summary call died with its worker; the retry ran on the survivor.
+      const summaries = model.requests.filter((r) => r.body.response_format);
+      expect(String(summaries.at(-1)!.headers['x-longrun-worker'])).not.toContain(`longrun-worker-${pid}@`);
+      const state = await agentState(client, agentId);
+      expect(state.compressions).toBe(1);
+      expect(state.events!.map((e) => e.seq)).toEqual([1]);
+      expect(state.messages.filter((m) => m.kind === 'summary')).toHaveLength(1);
+      // Every removed message left once, and the goal (turn 1) and the last turn stayed.
+      const removed = result.event!.removed.map((item) => item.id);
+      expect(new Set(removed).size).toBe(removed.length);
+      expect(state.messages.some((m) => removed.includes(m.id))).toBe(false);
+      const previews = state.messages.map((m) => m.preview.slice(0, 6));
+      expect(previews).toContain('turn 1');
+      expect(previews).toContain('turn 6');
+      expect(await sendMessage(client, agentId, 'turn 7')).toMatchObject({ turn: 7 });
       await closeAgent(client, agentId);
     } finally {
       await client.connection.close();
