@@ -25,7 +25,7 @@ import { estimateCost } from '../../engine/cost.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { compactUpdate } from '../../workflows/contract.ts';
+import { agentWorkflowId, compactUpdate } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -198,6 +198,66 @@ describe('automatic compression in a long session', () => {
       }
     }
     expect(checked).toBeGreaterThan(0);
+  });
+});
+
+describe("the turn's own message", () => {
+  it('when it makes compression due, the model call stores it, skips the model, and the agent compacts first', async () => {
+    const agentId = newAgentId('due');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      modelOverride: { window: WINDOW },
+      taskQueue: h.taskQueue,
+    });
+    for (let page = 1; page <= 2; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const before = await agentState(h.client, agentId);
+    expect(before.compressions).toBe(0);
+    expect(before.contextTokens).toBeLessThan(before.gate!.tokens);
+    // A message just large enough to cross the trigger (" word" is one token in o200k_base).
+    const big = `Read page 3 of the log. ${'word '.repeat(before.gate!.tokens - before.contextTokens + 200)}`;
+    await sendMessage(h.client, agentId, big);
+    const after = await agentState(h.client, agentId);
+    expect(after.compressions).toBe(1);
+    expect(after.events![0]!.trigger).toBe('auto');
+    expect(after.events![0]!.tokensBefore).toBeGreaterThan(before.gate!.tokens);
+
+    // In the history: the first model call of that turn stored the message and came back without calling the model.
+    let runId: string | undefined;
+    const calls: { summary: string; result: { stored: unknown[]; compactionDue?: string; reply?: unknown } }[] = [];
+    for (;;) {
+      const history = await h.client.workflow.getHandle(agentWorkflowId(agentId), runId).fetchHistory();
+      const events = history.events ?? [];
+      const scheduled = new Map<string, string>();
+      for (const event of events) {
+        const attributes = event.activityTaskScheduledEventAttributes;
+        if (attributes?.activityType?.name === 'callModel') {
+          scheduled.set(String(event.eventId), Buffer.from(event.userMetadata!.summary!.data!).toString('utf8'));
+        }
+        const completed = event.activityTaskCompletedEventAttributes;
+        if (completed && scheduled.has(String(completed.scheduledEventId))) {
+          calls.unshift({
+            summary: scheduled.get(String(completed.scheduledEventId))!,
+            result: JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8')),
+          });
+        }
+      }
+      runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+      if (!runId) break;
+    }
+    const due = calls.filter((call) => call.result.compactionDue !== undefined);
+    expect(due).toHaveLength(1);
+    expect(due[0]!.result.reply).toBeUndefined();
+    expect(due[0]!.result.stored).toHaveLength(1);
+    expect(due[0]!.result.compactionDue).toMatch(/^tokens \d+ ≥ \d+$/);
+    // Every request with the big message came after the compaction, and fits the window.
+    const counter = await loadTokenCounter('o200k_base');
+    const schemas = new ToolRegistry([fetchLog]).schemas();
+    const withBig = h.model.requests.filter((r) => r.body.messages.some((m) => m.content === big));
+    expect(withBig.length).toBeGreaterThan(0);
+    for (const request of withBig) {
+      expect(countRequest(counter, request.body.messages, schemas)).toBeLessThanOrEqual(WINDOW);
+    }
   });
 });
 

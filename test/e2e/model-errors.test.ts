@@ -79,8 +79,13 @@ describe('model failures', () => {
     const state = await agentState(h.client, agentId);
     expect(state.status).toBe('running');
     expect(state.lastError).toBe(message);
+    // The user's message is kept: the failed call did not store it, so it was stored on its own.
+    expect(state.messages.map((m) => m.preview)).toEqual([text]);
+    expect(JSON.parse((await h.store.get(state.messages[0]!.key))!)).toEqual({ role: 'user', content: text });
     // Fixed at the provider's end: the next message goes through, and the error is cleared.
     expect((await sendMessage(h.client, agentId, `fine ${agentId}`)).reply).toBe('ok after 1 request(s)');
+    const next = h.model.requests.findLast((r) => r.body.messages.at(-1)?.content === `fine ${agentId}`)!;
+    expect(next.body.messages.map((m) => m.content)).toEqual([text, `fine ${agentId}`]);
     expect((await agentState(h.client, agentId)).lastError).toBeUndefined();
     await closeAgent(h.client, agentId);
   });
