@@ -224,7 +224,8 @@ describe("the turn's own message", () => {
 
     // In the history: the first model call of that turn stored the message and came back without calling the model.
     let runId: string | undefined;
-    const calls: { summary: string; result: { stored: unknown[]; compactionDue?: string; reply?: unknown } }[] = [];
+    type CallResult = { stored: unknown[]; compactionDue?: string; reply?: unknown };
+    const calls: { summary: string; result: CallResult }[] = [];
     for (;;) {
       const history = await h.client.workflow.getHandle(agentWorkflowId(agentId), runId).fetchHistory();
       const events = history.events ?? [];
@@ -238,7 +239,7 @@ describe("the turn's own message", () => {
         if (completed && scheduled.has(String(completed.scheduledEventId))) {
           calls.unshift({
             summary: scheduled.get(String(completed.scheduledEventId))!,
-            result: JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8')),
+            result: JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8')) as CallResult,
           });
         }
       }
