@@ -250,9 +250,7 @@ export function createActivities({
         ),
       );
       // Durable before the activity completes; meanwhile the model answers.
-      const storing = Promise.all(
-        [...fresh].map(([key, message]) => store.put(key, JSON.stringify(message), 'application/json')),
-      );
+      const storing = Promise.all([...fresh].map(([key, message]) => objects.write(key, message)));
       const due = input.gateCheck
         ? gateFiresWith(
             input.gateCheck,

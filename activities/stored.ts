@@ -53,6 +53,10 @@ export function storedObjects(store: BlobStore) {
     return body;
   }
 
+  async function write(key: string, message: ChatMessage): Promise<void> {
+    await store.put(key, JSON.stringify(message), 'application/json');
+  }
+
   async function measure(
     key: string,
     message: ChatMessage,
@@ -71,6 +75,9 @@ export function storedObjects(store: BlobStore) {
     /** The record of `message` as it would be stored under `key`: counted, once, in the agent's encoding. */
     measure,
 
+    /** Writes `message` under `key` (idempotent: a retry overwrites it). */
+    write,
+
     /**
      * Stores `message` under `key` (idempotent: a retry overwrites it) and counts it, once, in the agent's
      * encoding: the count is kept in the workflow from then on.
@@ -81,7 +88,7 @@ export function storedObjects(store: BlobStore) {
       counting: Counting,
       stored: { id: string; kind?: MessageKind; ref?: string },
     ): Promise<MessageRecord> => {
-      await store.put(key, JSON.stringify(message), 'application/json');
+      await write(key, message);
       return measure(key, message, counting, stored);
     },
   };

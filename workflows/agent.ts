@@ -137,6 +137,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   /** Messages queued or being answered: the turn a new message would open is state.turns + openSends + 1. */
   let openSends = 0;
   const nextTurn = () => state.turns + openSends + 1;
+  /** The result of an Update already applied (delivered again after continue-as-new), by its id. */
+  const appliedResult = (updateId: string | undefined) => (updateId === undefined ? undefined : applied.get(updateId));
 
   if (!carry) {
     upsertSearchAttributes([
@@ -181,7 +183,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       updatesThisRun++;
       // Delivered again to the next run after continue-as-new: answered with its result, not compacted twice.
       const updateId = currentUpdateInfo()?.id;
-      const done = updateId === undefined ? undefined : applied.get(updateId);
+      const done = appliedResult(updateId);
       if (done) return done as CompactResult;
       const pending: PendingCompact = { kind: 'compact', input: request };
       queue.push(pending);
@@ -206,7 +208,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     async (send: SendInput): Promise<SendResult> => {
       updatesThisRun++;
       const updateId = currentUpdateInfo()?.id;
-      const done = updateId === undefined ? undefined : applied.get(updateId);
+      const done = appliedResult(updateId);
       if (done) return done as SendResult;
       const pending: PendingSend = { kind: 'send', input: send };
       openSends++;
@@ -220,8 +222,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     {
       validator: (send: SendInput) => {
         // Delivered again after continue-as-new: already applied, answered from `applied` whatever the state now.
-        const updateId = currentUpdateInfo()?.id;
-        if (updateId !== undefined && applied.has(updateId)) return;
+        if (appliedResult(currentUpdateInfo()?.id)) return;
         validateSend(send, state, closing, nextTurn());
       },
     },
