@@ -165,16 +165,16 @@ export interface StoredReader {
 }
 
 /**
- * Every compression event after `since` (oldest first, at most `limit`): the workflow keeps the last few, the
- * older ones are read from S3 (agents/<id>/compactions/<seq>/event.json), so the answer is complete however long
- * the agent has run.
+ * Every compression event after `since` (oldest first, at most `limit`), and the totals: the workflow keeps the
+ * last few events, the older ones are read from S3 (agents/<id>/compactions/<seq>/event.json), so the answer is
+ * complete however long the agent has run.
  */
 export async function compressionHistory(
   client: Client,
   store: StoredReader,
   agentId: string,
   query: { since?: number; limit?: number } = {},
-): Promise<CompressionEvent[]> {
+): Promise<{ events: CompressionEvent[]; stats: CompressionStats }> {
   const since = query.since ?? 0;
   const limit = query.limit ?? Infinity;
   const [kept, stats] = await Promise.all([
@@ -192,7 +192,7 @@ export async function compressionHistory(
       return JSON.parse(body) as CompressionEvent;
     }),
   );
-  return [...older, ...kept].slice(0, limit);
+  return { events: [...older, ...kept].slice(0, limit), stats };
 }
 
 export function compressionStats(client: Client, agentId: string): Promise<CompressionStats> {

@@ -30,7 +30,6 @@ import {
   startAgent,
   compactAgent,
   compressionHistory,
-  compressionStats,
   requestCompaction,
 } from './agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
@@ -311,14 +310,11 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const since = intFlag('since', values.since);
         const limit = intFlag('limit', values.limit);
         const store = new S3BlobStore(s3TargetFromEnv(settings));
-        const [events, stats] = await withClient((client) =>
-          Promise.all([
-            compressionHistory(client, store, agentId, {
-              ...(since !== undefined ? { since } : {}),
-              ...(limit !== undefined ? { limit } : {}),
-            }),
-            compressionStats(client, agentId),
-          ]),
+        const { events, stats } = await withClient((client) =>
+          compressionHistory(client, store, agentId, {
+            ...(since !== undefined ? { since } : {}),
+            ...(limit !== undefined ? { limit } : {}),
+          }),
         );
         out(values.json ? JSON.stringify({ events, stats }, null, 2) : renderEvents(events, stats));
         return EXIT.ok;

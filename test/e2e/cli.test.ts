@@ -4,11 +4,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import type { AgentState, CompressionEvent } from '../../workflows/contract.ts';
 import type { ReplayReport } from '../../worker/replay.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
+import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
 let h: Harness;
@@ -183,22 +182,7 @@ describe('longrun CLI', () => {
   });
 
   it('events lists every compression, the older ones from S3; --if-due and --expect-turn', async () => {
-    const agentId = newAgentId('cli');
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1 },
-    });
-    // Three turns, then a compaction that drops the rounds it may (the goal and the last turn stay), until 11.
-    let compressions = 0;
-    let turns = 0;
-    for (let i = 1; compressions < 11; i++) {
-      expect(i).toBeLessThan(20);
-      for (const part of ['a', 'b', 'c']) await sendMessage(h.client, agentId, `note ${i}${part}`);
-      turns += 3;
-      if ((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).compressed) compressions++;
-    }
+    const { agentId, turns } = await agentWithCompactions(h, 'cli', 11);
     const all = JSON.parse((await longrun('events', agentId, '--json')).stdout) as { events: CompressionEvent[] };
     expect(all.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const first = JSON.parse((await longrun('events', agentId, '--limit', '2', '--json')).stdout) as {

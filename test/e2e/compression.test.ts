@@ -26,7 +26,7 @@ import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
 import { agentWorkflowId, compactUpdate } from '../../workflows/contract.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
+import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
 const WINDOW = 8_192;
@@ -501,27 +501,18 @@ describe('forced compaction', () => {
   });
 
   it('events beyond the ones the workflow keeps are read from S3: the history is complete', async () => {
-    const agentId = newAgentId('history');
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1 },
-    });
-    const compactions = 12;
-    for (let i = 1; i <= compactions; i++) {
-      // Three turns each time: the goal (the first message) and the last turn are kept, the rest can go.
-      for (const part of ['a', 'b', 'c']) await sendMessage(h.client, agentId, `note ${i}${part}`);
-      expect((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).event?.seq).toBe(i);
-    }
+    const { agentId, attempts } = await agentWithCompactions(h, 'history', 12);
+    expect(attempts).toBe(12); // every compaction compressed (seq 1, 2, … 12)
     expect((await compressionEvents(h.client, agentId)).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    const all = await compressionHistory(h.client, h.store, agentId);
+    const { events: all, stats } = await compressionHistory(h.client, h.store, agentId);
     expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(stats.count).toBe(12);
     expect(all[0]).toEqual(JSON.parse((await h.store.get(all[0]!.keys.event))!));
-    expect((await compressionHistory(h.client, h.store, agentId, { limit: 3 })).map((e) => e.seq)).toEqual([1, 2, 3]);
-    const middle = await compressionHistory(h.client, h.store, agentId, { since: 1, limit: 3 });
-    expect(middle.map((e) => e.seq)).toEqual([2, 3, 4]);
-    expect((await compressionHistory(h.client, h.store, agentId, { since: 12 })).length).toBe(0);
+    const seqs = async (query: { since?: number; limit?: number }) =>
+      (await compressionHistory(h.client, h.store, agentId, query)).events.map((e) => e.seq);
+    expect(await seqs({ limit: 3 })).toEqual([1, 2, 3]);
+    expect(await seqs({ since: 1, limit: 3 })).toEqual([2, 3, 4]);
+    expect(await seqs({ since: 12 })).toEqual([]);
   });
 
   it('rejects an unknown strategy with a clear error and leaves the state unchanged', async () => {

@@ -9,6 +9,7 @@ import type { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { ToolRegistry } from '../../activities/tools.ts';
+import { compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { ToolDefinition } from '../../activities/tools.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import type { TemporalTarget } from '../../config/temporal.ts';
@@ -74,6 +75,36 @@ export async function startHarness(
       await model.close();
     },
   };
+}
+
+/**
+ * An agent compacted `compressions` times: three turns ("note 1a", "note 1b", …), then a forced truncate-rounds
+ * compaction (the goal and the last turn stay, the rest can go), until that many compactions compressed. Returns
+ * the agent, its turns, and how many compactions were asked for.
+ */
+export async function agentWithCompactions(
+  h: Harness,
+  prefix: string,
+  compressions: number,
+): Promise<{ agentId: string; turns: number; attempts: number }> {
+  const agentId = newAgentId(prefix);
+  await startAgent(h.client, {
+    agentId,
+    model: 'gpt-4o-mini',
+    taskQueue: h.taskQueue,
+    compression: { reserveRatio: 0, keepTurns: 1 },
+  });
+  let done = 0;
+  let turns = 0;
+  let attempts = 0;
+  while (done < compressions) {
+    if (attempts === compressions + 8) throw new Error(`${agentId}: ${done} of ${compressions} compactions compressed`);
+    attempts++;
+    for (const part of ['a', 'b', 'c']) await sendMessage(h.client, agentId, `note ${attempts}${part}`);
+    turns += 3;
+    if ((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).compressed) done++;
+  }
+  return { agentId, turns, attempts };
 }
 
 /** A fresh agent id per test, so tests never share a workflow. */
