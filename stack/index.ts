@@ -4,7 +4,8 @@
  *
  * - `persistent` (the main job): standard ports (7233, 8233, 9000, 9001; each movable by a LONGRUN_*_PORT
  *   variable), data under LONGRUN_DATA_DIR, Temporal on SQLite in WAL mode.
- * - `ephemeral` (tests): free ports, Temporal in memory, MinIO in a temporary folder removed on stop.
+ * - `ephemeral` (tests): free ports, Temporal in memory, MinIO in a temporary folder removed on stop. A server that
+ *   finds one of its ports taken meanwhile is started again on other ports.
  *
  * Either server can be left out (when TEMPORAL_ADDRESS or AWS_ENDPOINT_URL_S3 point at running ones).
  */
@@ -17,6 +18,7 @@ import type { S3Target } from '../storage/s3.ts';
 import { startMinio } from './minio.ts';
 import type { RunningMinio } from './minio.ts';
 import { assertPortsFree, freePorts } from './ports.ts';
+import { ServerStartError } from './process.ts';
 import { startTemporal, temporalDbFile } from './temporal.ts';
 import type { DynamicConfig, RunningTemporal } from './temporal.ts';
 
@@ -38,7 +40,40 @@ export interface EmbeddedStack {
   stop(): Promise<void>;
 }
 
+/** Ephemeral starts tried before a port race is reported (each with freshly chosen ports). */
+export const EPHEMERAL_START_ATTEMPTS = 3;
+
+/**
+ * Did a server fail to start because a port was taken between choosing it and binding it? Free ports come from the
+ * OS's ephemeral range, where any outgoing connection may take one meanwhile; the Temporal CLI also picks some of
+ * its own ports that way.
+ */
+export function isPortRace(error: unknown): boolean {
+  return error instanceof ServerStartError && /address already in use/i.test(error.message);
+}
+
+/** Runs `start` again, at most `attempts` times in all, while it fails with a port race; other errors pass through. */
+export async function retryPortRaces<T>(
+  start: () => Promise<T>,
+  attempts: number,
+  log: (line: string) => void,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= attempts || !isPortRace(error)) throw error;
+      log(`[stack] a port was taken between choosing and binding it; starting again with other ports`);
+    }
+  }
+}
+
 export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise<EmbeddedStack> {
+  if (options.mode === 'persistent') return startOnce(options);
+  return retryPortRaces(() => startOnce(options), EPHEMERAL_START_ATTEMPTS, options.log ?? (() => {}));
+}
+
+async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> {
   const { settings, mode } = options;
   const log = options.log ?? (() => {});
   const ephemeral = mode === 'ephemeral';
