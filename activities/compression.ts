@@ -32,7 +32,8 @@ import { loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, replacedKey } from '../storage/keys.ts';
-import type { CompressionEvent, MessageRecord } from '../workflows/contract.ts';
+import { summaryOfEvent } from '../workflows/contract.ts';
+import type { CompressionEvent, CompressionEventSummary, MessageRecord } from '../workflows/contract.ts';
 import { modelFailure } from './model-errors.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 
@@ -128,7 +129,8 @@ export interface ApplyCompactionInput {
 
 export interface ApplyOutcome {
   context: MessageRecord[];
-  event: CompressionEvent;
+  /** The event without its removed items (stored in full at `event.keys.event`). */
+  event: CompressionEventSummary;
   /** When compression fires next. */
   gate: Gate;
 }
@@ -421,7 +423,8 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
 
     /**
      * Carries the stored plan out: stores and counts each replacement, writes the removed messages (their original
-     * bodies) as JSONL, the new context manifest and the event. Returns the new context and the event.
+     * bodies) as JSONL, the new context manifest and the event. Returns the new context and the event's summary
+     * (the removed items stay in S3, so the result's size does not grow with what left).
      */
     async applyCompaction(input: ApplyCompactionInput): Promise<ApplyOutcome> {
       const { agentId, seq } = input;
@@ -486,6 +489,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         targetTokens: plan.target.tokens,
         reachedTarget: tokensAfter <= plan.target.tokens && plan.reachedTarget,
         ...(plan.shortfall ? { shortfall: plan.shortfall } : {}),
+        removedCount: plan.removed.length,
         removed: plan.removed,
         ...(input.summary
           ? {
@@ -505,7 +509,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       await store.put(keys.event, JSON.stringify(event), 'application/json');
       // The cooldown counts from the tokens this compression actually left, as the workflow's state does.
       const gate = gateOf(policy, input.window, { consecutive: input.consecutive, lastTokensAfter: tokensAfter });
-      return { context: next, event, gate };
+      return { context: next, event: summaryOfEvent(event), gate };
     },
   };
 }

@@ -36,6 +36,7 @@ import type {
   CompactInput,
   CompactResult,
   CompressionEvent,
+  CompressionEventSummary,
   CompressionStats,
   MessageRecord,
   SendResult,
@@ -150,12 +151,15 @@ export async function requestCompaction(client: Client, agentId: string, request
   await agentHandle(client, agentId).signal(compactSignal, request);
 }
 
-/** The compression events the workflow keeps (the last ones; all of them are in S3), after `since`. */
+/**
+ * The compression events the workflow keeps (the last ten), after `since`, without their removed
+ * items; {@link compressionHistory} reads every full event from S3.
+ */
 export function compressionEvents(
   client: Client,
   agentId: string,
   query: { since?: number; limit?: number } = {},
-): Promise<CompressionEvent[]> {
+): Promise<CompressionEventSummary[]> {
   return queryAgent(client, agentId, compressionEventsQuery, query);
 }
 
@@ -164,10 +168,36 @@ export interface StoredReader {
   get(key: string): Promise<string | undefined>;
 }
 
+/** How many stored events are read at once. */
+const EVENT_READS_AT_ONCE = 32;
+
 /**
- * Every compression event after `since` (oldest first, at most `limit`), and the totals: the workflow keeps the
- * last few events, the older ones are read from S3 (agents/<id>/compactions/<seq>/event.json), so the answer is
- * complete however long the agent has run.
+ * Full compression events (removed items included) by sequence number, read from S3
+ * (agents/<id>/compactions/<seq>/event.json). A missing one is an error naming its key.
+ */
+export async function storedCompressionEvents(
+  store: StoredReader,
+  agentId: string,
+  seqs: number[],
+): Promise<CompressionEvent[]> {
+  const events: CompressionEvent[] = [];
+  for (let i = 0; i < seqs.length; i += EVENT_READS_AT_ONCE) {
+    const batch = seqs.slice(i, i + EVENT_READS_AT_ONCE).map(async (seq) => {
+      const key = compactionKey(agentId, seq, 'event.json');
+      const body = await store.get(key);
+      if (body === undefined) throw new Error(`compression event ${seq} is missing from storage (${key})`);
+      const event = JSON.parse(body) as CompressionEvent;
+      return { ...event, removedCount: event.removed.length };
+    });
+    events.push(...(await Promise.all(batch)));
+  }
+  return events;
+}
+
+/**
+ * Every compression event after `since` (oldest first, at most `limit`), in full (removed items included), and the
+ * totals. The events are read from S3, where every one is kept, so the answer is complete however long the agent
+ * has run; the workflow's count says how many there are.
  */
 export async function compressionHistory(
   client: Client,
@@ -177,22 +207,10 @@ export async function compressionHistory(
 ): Promise<{ events: CompressionEvent[]; stats: CompressionStats }> {
   const since = query.since ?? 0;
   const limit = query.limit ?? Infinity;
-  const [kept, stats] = await Promise.all([
-    compressionEvents(client, agentId, { since }),
-    compressionStats(client, agentId),
-  ]);
-  const firstKept = kept[0]?.seq ?? stats.count + 1;
-  const olderSeqs: number[] = [];
-  for (let seq = since + 1; seq < firstKept && olderSeqs.length < limit; seq++) olderSeqs.push(seq);
-  const older = await Promise.all(
-    olderSeqs.map(async (seq) => {
-      const key = compactionKey(agentId, seq, 'event.json');
-      const body = await store.get(key);
-      if (body === undefined) throw new Error(`compression event ${seq} is missing from storage (${key})`);
-      return JSON.parse(body) as CompressionEvent;
-    }),
-  );
-  return { events: [...older, ...kept].slice(0, limit), stats };
+  const stats = await compressionStats(client, agentId);
+  const seqs: number[] = [];
+  for (let seq = since + 1; seq <= stats.count && seqs.length < limit; seq++) seqs.push(seq);
+  return { events: await storedCompressionEvents(store, agentId, seqs), stats };
 }
 
 export function compressionStats(client: Client, agentId: string): Promise<CompressionStats> {

@@ -1,7 +1,7 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
 import type {
   CompactResult,
-  CompressionEvent,
+  CompressionEventSummary,
   CompressionStats,
   AgentState,
   MessageRecord,
@@ -58,7 +58,7 @@ export function renderAgents(agents: AgentSummary[]): string {
 }
 
 /** One line per compression event, then the totals. */
-export function renderEvents(events: CompressionEvent[], stats: CompressionStats): string {
+export function renderEvents(events: CompressionEventSummary[], stats: CompressionStats): string {
   const rows = events.map((e) => [
     e.seq,
     e.at.replace('T', ' ').slice(0, 19),
@@ -66,7 +66,7 @@ export function renderEvents(events: CompressionEvent[], stats: CompressionStats
     `${e.tokensBefore} → ${e.tokensAfter}`,
     `${e.messagesBefore} → ${e.messagesAfter}`,
     e.strategies.join(', '),
-    e.removed.length,
+    e.removedCount,
   ]);
   const totals =
     `${stats.count} compression(s), ${stats.tokensSaved} tokens saved, ` +
@@ -87,7 +87,7 @@ export function renderCompaction(result: CompactResult): string {
     `strategies: ${e.strategies.join(', ')}`,
     ...e.notes.map((note) => `note: ${note}`),
     ...(e.shortfall ? [`target not reached: ${e.shortfall}`] : []),
-    `removed ${e.removed.length} message(s); the segment is stored at ${e.keys.removed}`,
+    `removed ${e.removedCount} message(s); the segment is stored at ${e.keys.removed}`,
   ];
   return lines.join('\n');
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ToolRegistry } from '../activities/tools.ts';
-import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
+import { closeAgentAndWait, sendMessage, startAgent, storedCompressionEvents } from '../client/agents.ts';
 import type { AgentState } from '../workflows/contract.ts';
 import { loadSettings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
@@ -26,7 +26,6 @@ import type { EmbeddedStack } from '../stack/index.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
 import { compactionKey } from '../storage/keys.ts';
-import type { CompressionEvent } from '../workflows/contract.ts';
 import { startInProcessAgents } from './in-process.ts';
 
 export interface ReplayOptions {
@@ -176,11 +175,11 @@ async function report(
     const system = request[0]?.role === 'system' && run.session[0]?.role !== 'system' ? [request[0]] : [];
     return tokensOf([...system, ...run.session.slice(0, position + 1)]);
   });
-  const events: CompressionEvent[] = [];
-  for (let seq = 1; seq <= (state.compressions ?? 0); seq++) {
-    const body = await store.get(compactionKey(agentId, seq, 'event.json'));
-    if (body) events.push(JSON.parse(body) as CompressionEvent);
-  }
+  const events = await storedCompressionEvents(
+    store,
+    agentId,
+    Array.from({ length: state.compressions ?? 0 }, (_, i) => i + 1),
+  );
   const compressions = await Promise.all(
     events.map(async (event) => {
       const lines = ((await store.get(event.keys.removed)) ?? '').split('\n').filter(Boolean);

@@ -36,6 +36,7 @@ import {
   messageSignal,
   seqOf,
   sendUpdate,
+  summaryOfEvent,
   stateQuery,
   statsQuery,
 } from './contract.ts';
@@ -50,6 +51,8 @@ import type {
   ViewRef,
 } from './contract.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
+import { appliedFromCarry, appliedResult, rememberApplied } from './applied-updates.ts';
+import type { UpdateResult } from './applied-updates.ts';
 import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -83,8 +86,8 @@ const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 export interface AgentCarry {
   state: AgentState;
   nextMessageSeq: number;
-  /** Results of the latest Updates by id: an Update delivered again to the next run is answered, not re-applied. */
-  applied: [updateId: string, result: SendResult | CompactResult][];
+  /** The latest Updates applied, by id (see applied-updates.ts): answered, not re-applied, when delivered again. */
+  applied: [updateId: string, result: UpdateResult | null][];
 }
 
 /** Compactions after a context overflow before the turn fails (each aims at half the previous target). */
@@ -95,9 +98,6 @@ const DEFAULT_MAX_STEPS = 8;
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
 const SEARCH_TOKENS_STEP = 0.02;
-
-/** How many applied Update ids are carried across continue-as-new. */
-const APPLIED_UPDATES_KEPT = 64;
 
 interface PendingSend {
   kind: 'send';
@@ -130,15 +130,16 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     cooldown: { consecutive: 0, lastTokensAfter: 0 },
   };
   let nextMessageSeq = carry?.nextMessageSeq ?? 1;
-  const applied = new Map<string, SendResult | CompactResult>(carry?.applied ?? []);
+  const applied = appliedFromCarry(carry?.applied);
+  if (state.events) state.events = state.events.map(summaryOfEvent); // a run before event summaries kept it all
   const queue: Pending[] = [];
   let closing = false;
   let updatesThisRun = 0;
   /** Messages queued or being answered: the turn a new message would open is state.turns + openSends + 1. */
   let openSends = 0;
   const nextTurn = () => state.turns + openSends + 1;
-  /** The result of an Update already applied (delivered again after continue-as-new), by its id. */
-  const appliedResult = (updateId: string | undefined) => (updateId === undefined ? undefined : applied.get(updateId));
+  /** The result of an Update already applied (delivered again after continue-as-new); throws if it was let go. */
+  const appliedResultOf = (updateId: string | undefined) => appliedResult(applied, updateId);
 
   if (!carry) {
     upsertSearchAttributes([
@@ -183,7 +184,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       updatesThisRun++;
       // Delivered again to the next run after continue-as-new: answered with its result, not compacted twice.
       const updateId = currentUpdateInfo()?.id;
-      const done = appliedResult(updateId);
+      const done = appliedResultOf(updateId);
       if (done) return done as CompactResult;
       const pending: PendingCompact = { kind: 'compact', input: request };
       queue.push(pending);
@@ -194,7 +195,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       if (updateId !== undefined) remember(updateId, pending.result!);
       return pending.result!;
     },
-    { validator: (request: CompactInput = {}) => validateCompact(request, state, closing) },
+    {
+      validator: (request: CompactInput = {}) => {
+        if (appliedResultOf(currentUpdateInfo()?.id)) return; // delivered again: answered with its result
+        validateCompact(request, state, closing);
+      },
+    },
   );
   setHandler(compressionEventsQuery, (query = {}) => {
     const events = (state.events ?? []).filter((event) => event.seq > (query.since ?? 0));
@@ -208,7 +214,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     async (send: SendInput): Promise<SendResult> => {
       updatesThisRun++;
       const updateId = currentUpdateInfo()?.id;
-      const done = appliedResult(updateId);
+      const done = appliedResultOf(updateId);
       if (done) return done as SendResult;
       const pending: PendingSend = { kind: 'send', input: send };
       openSends++;
@@ -222,7 +228,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     {
       validator: (send: SendInput) => {
         // Delivered again after continue-as-new: already applied, answered from `applied` whatever the state now.
-        if (appliedResult(currentUpdateInfo()?.id)) return;
+        if (appliedResultOf(currentUpdateInfo()?.id)) return;
         validateSend(send, state, closing, nextTurn());
       },
     },
@@ -292,10 +298,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     });
   };
 
-  const remember = (updateId: string, result: SendResult | CompactResult) => {
-    applied.set(updateId, result);
-    if (applied.size > APPLIED_UPDATES_KEPT) applied.delete(applied.keys().next().value!);
-  };
+  const remember = (updateId: string, result: UpdateResult) => rememberApplied(applied, updateId, result);
+
   const newMessageId = () => messageIdOf(nextMessageSeq++);
   /** The last compression's manifest (if any), then every message stored since. */
   const currentView = (): ViewRef => ({

@@ -9,8 +9,8 @@ import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
 import { gateFiresWith } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
-import { EVENTS_KEPT } from './contract.ts';
-import type { AgentState, CompactInput, CompactResult, CompressionEvent } from './contract.ts';
+import { EVENTS_KEPT, summaryOfEvent } from './contract.ts';
+import type { AgentState, CompactInput, CompactResult, CompressionEventSummary } from './contract.ts';
 import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -142,16 +142,22 @@ export async function compact(
         },
       ],
     );
-    swapIn(state, applied.context, applied.event, nextMessageSeq);
-    state.cooldown = { consecutive, lastTokensAfter: applied.event.tokensAfter };
+    const event = summaryOfEvent(applied.event); // (a result recorded before summaries listed the removed items)
+    swapIn(state, applied.context, event, nextMessageSeq);
+    state.cooldown = { consecutive, lastTokensAfter: event.tokensAfter };
     state.gate = applied.gate;
     if (summary) state.ledger = summary.ledger;
-    return { compressed: true, reason: applied.event.reason, event: applied.event };
+    return { compressed: true, reason: event.reason, event };
   }
 }
 
 /** The new context replaces the old one in a single step of workflow code: no await between these lines. */
-function swapIn(state: AgentState, context: AgentState['messages'], event: CompressionEvent, nextSeq: number): void {
+function swapIn(
+  state: AgentState,
+  context: AgentState['messages'],
+  event: CompressionEventSummary,
+  nextSeq: number,
+): void {
   state.messages = context;
   state.contextTokens = (state.fixedTokens ?? 0) + context.reduce((sum, m) => sum + m.tokens, 0);
   state.contextTurns = turnsIn(state);

@@ -86,8 +86,13 @@ export interface MessageRecord extends MessageMeta {
   preview: string;
 }
 
-/** What a compression did: one per compression, in workflow state (the last few) and in S3 (all). */
-export interface CompressionEvent {
+/**
+ * What a compression did, as the workflow keeps it (the last few in state; the queries and the compact Update return
+ * it): everything but the list of removed items, which can run to thousands and lives in the full
+ * {@link CompressionEvent} in S3. Keeping it out holds the state (which the worker caches and continue-as-new
+ * carries) and each activity result to a size that does not grow with the context.
+ */
+export interface CompressionEventSummary {
   /** 1, 2, 3, … per agent. */
   seq: number;
   trigger: Trigger;
@@ -105,8 +110,8 @@ export interface CompressionEvent {
   targetTokens: number;
   reachedTarget: boolean;
   shortfall?: string;
-  /** Every message that left the context, with the storage key of its original. */
-  removed: RemovedItem[];
+  /** How many messages left the context (listed in the full event, `keys.event`). */
+  removedCount: number;
   summaryTokens?: number;
   /** How the summary reply was read: structured output, headings, or plain text. */
   summaryParsedAs?: string;
@@ -128,6 +133,21 @@ export interface CompressionEvent {
   instructions?: string;
 }
 
+/** The full compression event, stored at `keys.event` (all of them, for as long as the agent's objects are kept). */
+export interface CompressionEvent extends CompressionEventSummary {
+  /** Every message that left the context, with the storage key of its original. */
+  removed: RemovedItem[];
+}
+
+/**
+ * The summary of an event. Also reads events recorded before summaries existed (no `removedCount`, a `removed`
+ * list), which a running agent may still hold in its state.
+ */
+export function summaryOfEvent(event: CompressionEventSummary | CompressionEvent): CompressionEventSummary {
+  const { removed, ...summary } = event as CompressionEventSummary & { removed?: RemovedItem[] };
+  return { ...summary, removedCount: summary.removedCount ?? removed?.length ?? 0 };
+}
+
 /** Input of a forced compaction (Signal or Update `compact`). */
 export interface CompactInput {
   /** Instructions for the summary ("keep the failing test names"). */
@@ -145,7 +165,7 @@ export interface CompactInput {
 export interface CompactResult {
   compressed: boolean;
   reason: string;
-  event?: CompressionEvent;
+  event?: CompressionEventSummary;
 }
 
 export interface CompressionStats {
@@ -196,8 +216,8 @@ export interface AgentState {
   compressions?: number;
   /** The task ledger (goal, constraints, decisions, done, pending, next action), updated by each summary. */
   ledger?: TaskLedger;
-  /** The last compression events (older ones are in S3 under agents/<id>/compactions/). */
-  events?: CompressionEvent[];
+  /** The last compression events, without their removed items (the full events are in S3: `keys.event`). */
+  events?: CompressionEventSummary[];
   stats?: CompressionStats;
 }
 
@@ -215,8 +235,12 @@ export const stateQuery = defineQuery<AgentState>('state');
 export const compactSignal = defineSignal<[CompactInput]>('compact');
 /** Force a compaction and wait for what it did. */
 export const compactUpdate = defineUpdate<CompactResult, [CompactInput]>('compact');
-/** Compression events, oldest first: `since` (a seq; events after it), `limit`. */
-export const compressionEventsQuery = defineQuery<CompressionEvent[], [{ since?: number; limit?: number }?]>(
+/**
+ * The last compression events kept in state (at most {@link EVENTS_KEPT}), oldest first, without their removed items:
+ * `since` (a seq; events after it), `limit`. Every full event is in S3 (`keys.event`; the client's
+ * `compressionHistory`, `longrun events`).
+ */
+export const compressionEventsQuery = defineQuery<CompressionEventSummary[], [{ since?: number; limit?: number }?]>(
   'compressionEvents',
 );
 /** Compressions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */

@@ -198,6 +198,31 @@ describe('continue-as-new', () => {
     await closeAgent(h.client, agentId);
     await agentHandle(h.client, agentId).result();
   });
+
+  it('an Update sent again after its long result was let go is refused, not applied twice', async () => {
+    const agentId = newAgentId('letgo');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const long = (n: number) => `${n} ${'lorem ipsum dolor sit amet '.repeat(2_600)}`; // ~70,000 characters each
+    const send = (text: string, updateId: string) =>
+      agentHandle(h.client, agentId).executeUpdate(sendUpdate, { args: [{ text }], updateId });
+    const runBefore = (await agentHandle(h.client, agentId).describe()).runId;
+    await send(long(1), 'long-1');
+    const second = await send(long(2), 'long-2'); // the two replies are over the 128,000 characters kept
+    await sleep(2_100); // a run lives at least 2 s before it continues as new
+    for (let i = 0; i < 6; i++) await sendMessage(h.client, agentId, `filler ${i}`);
+    expect((await agentHandle(h.client, agentId).describe()).runId).not.toBe(runBefore);
+
+    expect(await send(long(2), 'long-2')).toEqual(second); // the newest result is still kept
+    const error = await send(long(1), 'long-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((error as Error).cause)).toContain(
+      'update long-1: already applied in an earlier run, and its result is no longer kept',
+    );
+    const state = await agentState(h.client, agentId);
+    expect(state.turns).toBe(8);
+    expect(state.messages.filter((m) => m.role === 'user' && m.chars > 60_000)).toHaveLength(2);
+    await closeAgent(h.client, agentId);
+  });
 });
 
 describe('state by reference', () => {

@@ -10,11 +10,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { agentState, closeAgent, compactAgent, connectClient, sendMessage, startAgent } from '../../client/agents.ts';
+import {
+  agentState,
+  closeAgent,
+  compactAgent,
+  compressionHistory,
+  connectClient,
+  sendMessage,
+  startAgent,
+} from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
+import { S3BlobStore } from '../../storage/s3.ts';
 import { newAgentId } from '../support/harness.ts';
 
 let model: ChatServer;
@@ -175,8 +184,11 @@ describe('two workers on one task queue', () => {
       expect(state.compressions).toBe(1);
       expect(state.events!.map((e) => e.seq)).toEqual([1]);
       expect(state.messages.filter((m) => m.kind === 'summary')).toHaveLength(1);
-      // Every removed message left once, and the goal (turn 1) and the last turn stayed.
-      const removed = result.event!.removed.map((item) => item.id);
+      // Every removed message left once (the full event, from S3), and the goal (turn 1) and the last turn stayed.
+      const { events } = await compressionHistory(client, new S3BlobStore(inject('stack').s3), agentId);
+      expect(events.map((e) => e.seq)).toEqual([1]);
+      const removed = events[0]!.removed.map((item) => item.id);
+      expect(removed).toHaveLength(result.event!.removedCount);
       expect(new Set(removed).size).toBe(removed.length);
       expect(state.messages.some((m) => removed.includes(m.id))).toBe(false);
       const previews = state.messages.map((m) => m.preview.slice(0, 6));

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { appliedFromCarry, appliedResult, rememberApplied } from '../../workflows/applied-updates.ts';
+import type { AppliedUpdates } from '../../workflows/applied-updates.ts';
+import { summaryOfEvent } from '../../workflows/contract.ts';
+import type { CompressionEvent, SendResult } from '../../workflows/contract.ts';
+
+const reply = (turn: number, chars: number): SendResult => ({
+  turn,
+  reply: 'x'.repeat(chars),
+  messageId: `m${turn}a`,
+  replyId: `m${turn}b`,
+  toolCalls: 0,
+});
+
+const event: CompressionEvent = {
+  seq: 3,
+  trigger: 'forced',
+  reason: 'forced',
+  at: '2026-11-22T00:00:00.000Z',
+  strategies: ['truncate-rounds'],
+  notes: [],
+  tokensBefore: 900,
+  tokensAfter: 300,
+  messagesBefore: 12,
+  messagesAfter: 4,
+  targetTokens: 400,
+  reachedTarget: true,
+  removedCount: 2,
+  removed: [
+    { id: 'm000001', role: 'user', tokens: 10, key: 'agents/a/messages/m000001.json', by: 'truncate-rounds' },
+    { id: 'm000002', role: 'assistant', tokens: 5, key: 'agents/a/messages/m000002.json', by: 'truncate-rounds' },
+  ],
+  durationMs: 12,
+  keys: { event: 'e', removed: 'r', context: 'c' },
+};
+
+describe('compression event summaries', () => {
+  it('leave the removed items out and count them', () => {
+    const summary = summaryOfEvent(event);
+    expect(summary).not.toHaveProperty('removed');
+    expect(summary).toEqual({ ...summary, removedCount: 2, seq: 3, tokensAfter: 300 });
+  });
+
+  it('count the removed items of an event recorded before summaries (no removedCount)', () => {
+    const { removedCount: _, ...old } = event;
+    expect(summaryOfEvent(old as CompressionEvent).removedCount).toBe(2);
+  });
+
+  it('pass a summary through unchanged', () => {
+    const summary = summaryOfEvent(event);
+    expect(summaryOfEvent(summary)).toEqual(summary);
+  });
+});
+
+describe('applied Updates carried across continue-as-new', () => {
+  it('answer an Update applied before, and nothing for a new one', () => {
+    const applied: AppliedUpdates = new Map();
+    rememberApplied(applied, 'u1', reply(1, 10));
+    expect(appliedResult(applied, 'u1')).toEqual(reply(1, 10));
+    expect(appliedResult(applied, 'u2')).toBeUndefined();
+    expect(appliedResult(applied, undefined)).toBeUndefined();
+  });
+
+  it('keep the newest ids only', () => {
+    const applied: AppliedUpdates = new Map();
+    for (let i = 1; i <= 5; i++) rememberApplied(applied, `u${i}`, reply(i, 10), { ids: 3, chars: 1_000_000 });
+    expect([...applied.keys()]).toEqual(['u3', 'u4', 'u5']);
+  });
+
+  it('keep results newest first while they fit the budget; an older one keeps its id and is refused, not re-applied', () => {
+    const applied: AppliedUpdates = new Map();
+    const limits = { ids: 10, chars: 2 * JSON.stringify(reply(1, 1_000)).length };
+    for (let i = 1; i <= 4; i++) rememberApplied(applied, `u${i}`, reply(i, 1_000), limits);
+    expect([...applied.entries()].map(([id, r]) => [id, r === null])).toEqual([
+      ['u1', true],
+      ['u2', true],
+      ['u3', false],
+      ['u4', false],
+    ]);
+    expect(appliedResult(applied, 'u4')).toEqual(reply(4, 1_000));
+    expect(() => appliedResult(applied, 'u1')).toThrow(
+      'update u1: already applied in an earlier run, and its result is no longer kept',
+    );
+    const chars = [...applied.values()].reduce((sum, r) => sum + (r ? JSON.stringify(r).length : 0), 0);
+    expect(chars).toBeLessThanOrEqual(limits.chars);
+  });
+
+  it('keep a compaction result with its event summary, from a carry made before summaries too', () => {
+    const applied = appliedFromCarry([
+      ['c1', { compressed: true, reason: 'forced', event }],
+      ['c2', null],
+    ]);
+    const kept = appliedResult(applied, 'c1');
+    expect(kept).toEqual({ compressed: true, reason: 'forced', event: summaryOfEvent(event) });
+    expect(() => appliedResult(applied, 'c2')).toThrow(/no longer kept/);
+    rememberApplied(applied, 'c3', { compressed: true, reason: 'forced', event });
+    expect((appliedResult(applied, 'c3') as { event: object }).event).not.toHaveProperty('removed');
+  });
+});
