@@ -51,7 +51,7 @@ export interface CompressionPolicy {
   targetRatio: number;
   /** Also compress when the context tokens exceed this many (chatgpt-on-wechat's 50,000 budget). */
   maxTokens?: number;
-  /** Also compress when the context holds more messages than this. */
+  /** Also compress when the context holds more messages than this (at most, and by default, MAX_CONTEXT_MESSAGES). */
   maxMessages?: number;
   /** Also compress when the context holds more turns than this. */
   maxTurns?: number;
@@ -168,6 +168,14 @@ function oneOf(field: string, value: unknown, allowed: readonly string[]): void 
   if (!allowed.includes(value as string)) throw new PolicyError(field, value, `one of ${allowed.join(', ')}`);
 }
 
+/**
+ * The working context holds at most this many messages, whatever the policy (presets without a message limit get
+ * this one): each message's record is part of the workflow's state, which the worker caches, continue-as-new carries
+ * and the planner takes as input, and the server refuses a payload over 2 MB (ending the workflow). 2,000 records
+ * are about 0.5 MB (1.4 MB with long ids and many tool calls each).
+ */
+export const MAX_CONTEXT_MESSAGES = 2_000;
+
 const MAX_TOKENS = 10_000_000;
 const MAX_CHARS = 100_000_000;
 
@@ -179,7 +187,7 @@ export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
     throw new PolicyError('targetRatio', policy.targetRatio, `below triggerRatio (${policy.triggerRatio})`);
   }
   if (policy.maxTokens !== undefined) count('maxTokens', policy.maxTokens, 1, MAX_TOKENS);
-  if (policy.maxMessages !== undefined) count('maxMessages', policy.maxMessages, 2, 1_000_000);
+  if (policy.maxMessages !== undefined) count('maxMessages', policy.maxMessages, 2, MAX_CONTEXT_MESSAGES);
   if (policy.maxTurns !== undefined) count('maxTurns', policy.maxTurns, 1, 1_000_000);
   if (policy.pressureLevels !== undefined) {
     if (!Array.isArray(policy.pressureLevels) || policy.pressureLevels.length === 0) {

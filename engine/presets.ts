@@ -6,7 +6,7 @@
  * @example
  *   resolvePolicy({ preset: 'octomind' }) // pressure levels 60k/120k/160k → 2×/4×/8×, cooldown, cost decision
  */
-import { mergePolicy, PolicyError, validatePolicy } from './policy.ts';
+import { MAX_CONTEXT_MESSAGES, mergePolicy, PolicyError, validatePolicy } from './policy.ts';
 import type { CompressionPolicy, PolicyOverrides } from './policy.ts';
 
 /** Ours: cheap deterministic steps first (masking old tool output matches LLM summaries at half the cost), then a
@@ -188,5 +188,6 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   for (const key of Object.keys(policy) as (keyof CompressionPolicy)[]) {
     if (policy[key] === undefined) delete policy[key];
   }
+  policy.maxMessages ??= MAX_CONTEXT_MESSAGES; // the state's bound, for presets without a message limit
   return validatePolicy(structuredClone({ ...policy, preset: name }));
 }

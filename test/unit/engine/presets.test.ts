@@ -4,7 +4,7 @@ import { applyPlan, replacementBody } from '../../../engine/apply.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
 import { planCompression } from '../../../engine/planner.ts';
 import type { PlanInput } from '../../../engine/planner.ts';
-import { PolicyError } from '../../../engine/policy.ts';
+import { MAX_CONTEXT_MESSAGES, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import { NO_COOLDOWN } from '../../../engine/trigger.ts';
 import { context } from '../../support/contexts.ts';
@@ -197,6 +197,15 @@ describe('configuration', () => {
     for (const name of PRESET_NAMES) expect(resolvePolicy({ preset: name }).preset).toBe(name);
   });
 
+  it('every preset bounds the messages in the context (the workflow state), its own limit kept below the bound', () => {
+    expect(resolvePolicy({ preset: 'default' }).maxMessages).toBe(1_000);
+    expect(resolvePolicy({ preset: 'agentscope-java' }).maxMessages).toBe(99);
+    expect(resolvePolicy({ preset: 'astrbot' }).maxMessages).toBe(MAX_CONTEXT_MESSAGES); // none of its own
+    for (const name of PRESET_NAMES) {
+      expect(resolvePolicy({ preset: name }).maxMessages).toBeLessThanOrEqual(MAX_CONTEXT_MESSAGES);
+    }
+  });
+
   it.each([
     [{ triggerRatio: 1.5 }, 'triggerRatio: 1.5 is not allowed (a number > 0 and ≤ 0.9)'],
     [{ keepTurns: -1 }, 'keepTurns: -1 is not allowed (an integer from 0 to 10000)'],
@@ -211,6 +220,7 @@ describe('configuration', () => {
     [{ targetRatio: 0.85 }, 'targetRatio: 0.85 is not allowed (a number > 0 and ≤ 0.8)'],
     [{ triggerRatio: 0.5 }, 'targetRatio: 0.5 is not allowed (below triggerRatio (0.5))'],
     [{ colour: 'red' }, 'colour: "red" is not allowed (not a policy field)'],
+    [{ maxMessages: 5_000 }, 'maxMessages: 5000 is not allowed (an integer from 2 to 2000)'],
     [{ summary: { placement: 'top' } }, 'summary.placement: "top" is not allowed (one of message, first-kept-user)'],
   ])('%j is rejected: %s', (overrides, message) => {
     expect(() => resolvePolicy(overrides as never)).toThrow(PolicyError);
