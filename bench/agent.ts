@@ -5,7 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../client/agents.ts';
+import {
+  agentHandle,
+  agentState,
+  closeAgent,
+  compactAgent,
+  compressionHistory,
+  sendMessage,
+  startAgent,
+} from '../client/agents.ts';
 import type { Client } from '@temporalio/client';
 import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
@@ -23,8 +31,12 @@ const TURNS = 60;
 const SUMMARY_MODEL = 'bench-summary';
 const CYCLES = 12;
 
-/** Forced compaction cycles (plan, summarize, apply) on a ~20k-token context: the Update's round trip. */
-async function compressionCycles(client: Client, taskQueue: string) {
+/**
+ * Forced compaction cycles (plan, summarize, apply) on a ~20k-token context: the Update's round trip. Then the
+ * size of the workflow's state (what the worker caches and continue-as-new carries), beside the removed-item lists
+ * that the kept events leave in S3 rather than in it.
+ */
+async function compressionCycles(client: Client, store: S3BlobStore, taskQueue: string) {
   const agentId = `bench-${randomUUID().slice(0, 8)}`;
   await startAgent(client, {
     agentId,
@@ -42,8 +54,17 @@ async function compressionCycles(client: Client, taskQueue: string) {
     cycles.push(performance.now() - started);
     summarizer.push(result.event?.llm?.durationMs ?? 0);
   }
+  const state = await agentState(client, agentId);
+  const kept = state.events?.[0]?.seq ?? 1;
+  const { events } = await compressionHistory(client, store, agentId, { since: kept - 1 });
+  const stateBytes = {
+    total: JSON.stringify(state).length,
+    messages: JSON.stringify(state.messages).length,
+    events: JSON.stringify(state.events ?? []).length,
+    removedListsInS3: JSON.stringify(events.map((e) => e.removed)).length,
+  };
   await closeAgent(client, agentId);
-  return { cycleMsP50: p50(cycles.slice(2)), summarizerMsP50: p50(summarizer.slice(2)) };
+  return { cycleMsP50: p50(cycles.slice(2)), summarizerMsP50: p50(summarizer.slice(2)), stateBytes };
 }
 
 function p50(values: number[]): number {
@@ -111,11 +132,12 @@ export async function benchAgent(log: (line: string) => void) {
     request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' },
   );
   const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
+  const store = new S3BlobStore(stack.minio!.target);
   const agents = await startInProcessAgents({
     temporal,
     taskQueue: `bench-${randomUUID()}`,
     deps: {
-      store: new S3BlobStore(stack.minio!.target),
+      store,
       openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
       summaryModel: SUMMARY_MODEL,
     },
@@ -149,10 +171,15 @@ export async function benchAgent(log: (line: string) => void) {
         `${(turnOverheadMsP50 / temporalFloorMsP50).toFixed(2)}×`,
     );
 
-    const compression = await compressionCycles(client, taskQueue);
+    const compression = await compressionCycles(client, store, taskQueue);
     log(
       `compression cycle (plan, summarize, apply; forced by Update): p50 ${compression.cycleMsP50.toFixed(1)} ms, ` +
         `of which the summarizer call ${compression.summarizerMsP50.toFixed(1)} ms, over ${CYCLES - 2} cycles`,
+    );
+    const bytes = compression.stateBytes;
+    log(
+      `workflow state after ${CYCLES} compressions: ${bytes.total} B (messages ${bytes.messages} B, ` +
+        `the last events ${bytes.events} B); their removed-item lists, kept in S3 instead: ${bytes.removedListsInS3} B`,
     );
 
     const at10k = await historyBytesPerTurn(client, taskQueue, 10_000);
@@ -168,6 +195,7 @@ export async function benchAgent(log: (line: string) => void) {
       temporalFloorMsP50,
       compressionCycleMsP50: compression.cycleMsP50,
       compressionSummarizerMsP50: compression.summarizerMsP50,
+      stateBytes: compression.stateBytes,
       historyBytesPerTurn: { at10k: at10k.historyBytesPerTurn, at100k: at100k.historyBytesPerTurn },
       transcriptBytes: { at10k: at10k.transcriptBytes, at100k: at100k.transcriptBytes },
     };

@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ChatMessage, MessageMeta } from '../engine/messages.ts';
 import { planCompression } from '../engine/planner.ts';
+import { MAX_CONTEXT_MESSAGES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import { gateFires, gateOf } from '../engine/trigger.ts';
@@ -26,7 +27,7 @@ export async function benchDecision(log: (line: string) => void) {
   const chat: ChatMessage[] = texts.map((content, i) => ({ role: roles[i % 2]!, content }));
   const history = chat.slice(0, MESSAGES);
   const fresh = chat.slice(MESSAGES);
-  const policy = resolvePolicy({ maxMessages: 100_000 });
+  const policy = resolvePolicy({ maxMessages: MAX_CONTEXT_MESSAGES }); // 2,000 messages: the limit not passed
   const gate = gateOf(policy, WINDOW);
   const meta: MessageMeta[] = history.map((m, i) => ({
     id: `m${i}`,
