@@ -53,6 +53,8 @@ export const DEFAULTS = {
   minioPassword: 'longrun-local-secret',
   region: 'us-east-1',
   modelTimeoutMs: 60_000,
+  /** Cached workflows per worker (each about 0.34 MB plus 4.4× its state, measured with SDK 1.24). */
+  workflowCacheSize: 500,
 } as const;
 
 export interface Settings {
@@ -70,6 +72,10 @@ export interface Settings {
   modelTimeoutMs: number;
   /** Extra headers on every model request, for gateways. LONGRUN_MODEL_HEADERS, a JSON object of strings. */
   modelHeaders: Record<string, string>;
+  /** The summary model's window in tokens, when the registry does not know it. LONGRUN_SUMMARY_WINDOW */
+  summaryWindow?: number;
+  /** Agent workflows each worker keeps in its cache. LONGRUN_WORKFLOW_CACHE_SIZE */
+  workflowCacheSize: number;
   /** Where the embedded stack keeps its data and logs. LONGRUN_DATA_DIR */
   dataDir: string;
   /** Per-user cache of the Temporal and MinIO binaries. LONGRUN_CACHE_DIR */
@@ -154,6 +160,10 @@ export function loadSettings(env: Env = process.env): Settings {
     summaryModel: readString(env, 'LONGRUN_SUMMARY_MODEL', readString(env, 'LONGRUN_MODEL', DEFAULTS.model)),
     modelTimeoutMs: readInt(env, 'LONGRUN_MODEL_TIMEOUT_MS', DEFAULTS.modelTimeoutMs, 1_000, 3_600_000),
     modelHeaders: readHeaders(env, 'LONGRUN_MODEL_HEADERS'),
+    ...(env.LONGRUN_SUMMARY_WINDOW
+      ? { summaryWindow: readInt(env, 'LONGRUN_SUMMARY_WINDOW', 0, 1_024, 10_000_000) }
+      : {}),
+    workflowCacheSize: readInt(env, 'LONGRUN_WORKFLOW_CACHE_SIZE', DEFAULTS.workflowCacheSize, 1, 100_000),
     dataDir: resolve(readString(env, 'LONGRUN_DATA_DIR', join(PROJECT_ROOT, '.data'))),
     cacheDir: resolve(readString(env, 'LONGRUN_CACHE_DIR', join(xdgCache, 'longrun'))),
     ports: {

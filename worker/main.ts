@@ -79,6 +79,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
       temporal,
       taskQueue: settings.taskQueue,
       identity: WORKER_IDENTITY,
+      maxCachedWorkflows: settings.workflowCacheSize,
       deps: {
         store,
         openai: createOpenAI({
@@ -87,6 +88,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
         }),
         // A replayed model answers with recorded turns, not summaries: the extractive summarizer stands in.
         ...(model.replayed ? {} : { summaryModel: settings.summaryModel }),
+        ...(settings.summaryWindow ? { summaryWindow: settings.summaryWindow } : {}),
       },
     });
     cleanups.push(() => agents.close());

@@ -5,7 +5,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDeps } from '../activities/index.ts';
-import { modulePath } from '../config/settings.ts';
+import { DEFAULTS, modulePath } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { CachedBlobStore } from '../storage/cache.ts';
 
@@ -14,9 +14,9 @@ export const WORKFLOWS_PATH = modulePath(import.meta.url, '../workflows/index');
 /**
  * Cached workflows per worker. Each costs about 0.34 MB plus 4.4× its state (measured with SDK 1.24), so the size is
  * set explicitly rather than derived from the heap limit (an oversized cache can crash the worker: sdk-typescript
- * #2227). LONGRUN_WORKFLOW_CACHE_SIZE overrides it.
+ * #2227). LONGRUN_WORKFLOW_CACHE_SIZE sets it for the main job.
  */
-export const DEFAULT_WORKFLOW_CACHE_SIZE = 500;
+export const DEFAULT_WORKFLOW_CACHE_SIZE = DEFAULTS.workflowCacheSize;
 
 /** Bundles the workflow code once (a few seconds); pass the bundle to several workers to skip re-bundling. */
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {

@@ -20,6 +20,13 @@ describe('settings', () => {
     expect(loadSettings({}).modelHeaders).toEqual({});
   });
 
+  it('reads the workflow cache size (default 500) and the summary model window (none by default)', () => {
+    expect(loadSettings({}).workflowCacheSize).toBe(500);
+    expect(loadSettings({ LONGRUN_WORKFLOW_CACHE_SIZE: '2000' }).workflowCacheSize).toBe(2_000);
+    expect(loadSettings({}).summaryWindow).toBeUndefined();
+    expect(loadSettings({ LONGRUN_SUMMARY_WINDOW: '32768' }).summaryWindow).toBe(32_768);
+  });
+
   it('honours XDG_CACHE_HOME and LONGRUN_CACHE_DIR', () => {
     expect(loadSettings({ HOME: '/h', XDG_CACHE_HOME: '/x' }).cacheDir).toBe('/x/longrun');
     expect(loadSettings({ HOME: '/h', LONGRUN_CACHE_DIR: '/c' }).cacheDir).toBe('/c');
@@ -39,6 +46,8 @@ describe('settings', () => {
     ['LONGRUN_MODEL_HEADERS', '["a"]', 'LONGRUN_MODEL_HEADERS: must be a JSON object of header names to strings'],
     ['LONGRUN_MODEL_HEADERS', '{"bad header":"x"}', 'LONGRUN_MODEL_HEADERS: "bad header" is not a valid header name'],
     ['LONGRUN_MODEL_HEADERS', '{"x-n":1}', 'LONGRUN_MODEL_HEADERS: the value of x-n must be a string'],
+    ['LONGRUN_WORKFLOW_CACHE_SIZE', '0', 'LONGRUN_WORKFLOW_CACHE_SIZE: must be an integer from 1 to 100000 (got "0")'],
+    ['LONGRUN_SUMMARY_WINDOW', '8k', 'LONGRUN_SUMMARY_WINDOW: must be an integer from 1024 to 10000000 (got "8k")'],
   ])('%s=%s is an error naming the variable', (name, value, message) => {
     expect(() => loadSettings({ [name]: value })).toThrow(SettingsError);
     expect(() => loadSettings({ [name]: value })).toThrow(message);
