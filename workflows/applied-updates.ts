@@ -34,9 +34,21 @@ export function rememberApplied(
   let chars = 0;
   for (const [id, kept] of [...applied].reverse()) {
     if (kept === null) continue;
-    chars += JSON.stringify(kept).length;
+    chars += charsOf(kept);
     if (chars > limits.chars) applied.set(id, null);
   }
+}
+
+/** JSON characters of each result, measured once (an Update's turn would otherwise re-measure all 64). */
+const measured = new WeakMap<UpdateResult, number>();
+
+function charsOf(result: UpdateResult): number {
+  let chars = measured.get(result);
+  if (chars === undefined) {
+    chars = JSON.stringify(result).length;
+    measured.set(result, chars);
+  }
+  return chars;
 }
 
 /**
