@@ -61,8 +61,8 @@ Usage:
                                               force a compaction now and print what it did;
                                               --if-due: only if the automatic trigger fires
   longrun events <agent> [--since SEQ] [--limit N] [--json]
-                                              compression events, oldest first, and totals (the
-                                              workflow keeps the last 10; older ones come from S3)
+                                              compression events, oldest first, and totals (each
+                                              read in full from S3, removed items included)
   longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
                                               run a recorded session (OpenAI chat messages as JSONL)
                                               through a real agent and report what compression did
