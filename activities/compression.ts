@@ -32,8 +32,8 @@ import { loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, replacedKey } from '../storage/keys.ts';
-import { summaryOfEvent } from '../workflows/contract.ts';
-import type { CompressionEvent, CompressionEventSummary, MessageRecord } from '../workflows/contract.ts';
+import { keyedRecord, summaryOfEvent, unkeyedRecord } from '../workflows/contract.ts';
+import type { CompressionEvent, CompressionEventSummary, ContextRecord, MessageRecord } from '../workflows/contract.ts';
 import { modelFailure } from './model-errors.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 
@@ -49,7 +49,8 @@ export interface CompressionDeps {
 export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'> {
   agentId: string;
   seq: number;
-  context: MessageRecord[];
+  /** The working context as the workflow holds it (records without their own keys). */
+  context: ContextRecord[];
   summarizerFailed?: boolean;
 }
 
@@ -128,7 +129,8 @@ export interface ApplyCompactionInput {
 }
 
 export interface ApplyOutcome {
-  context: MessageRecord[];
+  /** The new working context, its records without their own keys (as the workflow holds them). */
+  context: ContextRecord[];
   /** The event without its removed items (stored in full at `event.keys.event`). */
   event: CompressionEventSummary;
   /** When compression fires next. */
@@ -238,9 +240,10 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
       const { agentId, seq, summarizerFailed, ...rest } = input;
+      const context = input.context.map((record) => keyedRecord(agentId, record));
       // Without a summary model the extractive summarizer stands in: a summary is always available until one fails.
       const summarizer = summarizerFailed ? 'failed' : 'available';
-      const plan = planCompression({ ...rest, summarizer });
+      const plan = planCompression({ ...rest, context, summarizer });
       const outcome: PlanOutcome = {
         action: plan.action,
         reason: plan.reason,
@@ -259,9 +262,9 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         return { ...outcome, gate: { ...gate, floorWithoutUser: Math.max(floor, gate.floorWithoutUser) } };
       }
       const planKey = compactionKey(agentId, seq, 'plan.json');
-      const stored: StoredPlan = { plan, context: input.context, policy: input.policy, trigger: input.trigger };
+      const stored: StoredPlan = { plan, context, policy: input.policy, trigger: input.trigger };
       await store.put(planKey, JSON.stringify(stored), 'application/json');
-      const keyOf = new Map(input.context.map((m) => [m.id, m.key]));
+      const keyOf = new Map(context.map((m) => [m.id, m.key]));
       const spec: SummarySpec | undefined = plan.summary;
       return {
         ...outcome,
@@ -509,7 +512,8 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       await store.put(keys.event, JSON.stringify(event), 'application/json');
       // The cooldown counts from the tokens this compression actually left, as the workflow's state does.
       const gate = gateOf(policy, input.window, { consecutive: input.consecutive, lastTokensAfter: tokensAfter });
-      return { context: next, event: summaryOfEvent(event), gate };
+      const held = next.map((record) => unkeyedRecord(agentId, record));
+      return { context: held, event: summaryOfEvent(event), gate };
     },
   };
 }

@@ -10,7 +10,8 @@ import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
 import { messageIdOf } from '../workflows/contract.ts';
-import type { MessageRecord, ViewRef } from '../workflows/contract.ts';
+import { unkeyedRecord } from '../workflows/contract.ts';
+import type { ContextRecord, ViewRef } from '../workflows/contract.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { CHAT_OVERHEAD, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
@@ -91,7 +92,7 @@ export interface NewMessage {
 }
 
 export interface ModelReply {
-  record: MessageRecord;
+  record: ContextRecord;
   content: string;
   /** Tool calls the model asked for, to run before the next model call. */
   toolCalls: ToolCall[];
@@ -100,7 +101,7 @@ export interface ModelReply {
 
 export interface CallModelResult {
   /** Records of the stored `newMessages`, in order. */
-  stored: MessageRecord[];
+  stored: ContextRecord[];
   /** What fired when the new messages made compression due: the model was not called, `reply` is absent. */
   compactionDue?: string;
   reply?: ModelReply;
@@ -135,9 +136,12 @@ export function createActivities({
   summaryWindow,
 }: ActivityDeps) {
   const objects = storedObjects(store);
-  /** Stores a message of the conversation under its idempotent key and counts it, once. */
-  const save = (agentId: string, messageId: string, message: ChatMessage, counting: Counting) =>
-    objects.save(messageKey(agentId, messageId), message, counting, { id: messageId });
+  /**
+   * Stores a message of the conversation under its idempotent key and counts it, once. The record leaves out its
+   * own key, as the workflow holds it.
+   */
+  const save = async (agentId: string, messageId: string, message: ChatMessage, counting: Counting) =>
+    unkeyedRecord(agentId, await objects.save(messageKey(agentId, messageId), message, counting, { id: messageId }));
 
   /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
   async function answer(
@@ -215,7 +219,7 @@ export function createActivities({
     }),
 
     /** Stores one message under its idempotent key and returns its metadata. */
-    async storeMessage({ agentId, messageId, message, counting }: StoreMessageInput): Promise<MessageRecord> {
+    async storeMessage({ agentId, messageId, message, counting }: StoreMessageInput): Promise<ContextRecord> {
       return save(agentId, messageId, message, counting);
     },
 
@@ -245,8 +249,11 @@ export function createActivities({
       const { agentId, model, view, replyId, toolChoice, counting, newMessages = [] } = input;
       const fresh = new Map(newMessages.map((m) => [messageKey(agentId, m.messageId), m.message]));
       const stored = await Promise.all(
-        newMessages.map((m) =>
-          objects.measure(messageKey(agentId, m.messageId), m.message, counting, { id: m.messageId }),
+        newMessages.map(async (m) =>
+          unkeyedRecord(
+            agentId,
+            await objects.measure(messageKey(agentId, m.messageId), m.message, counting, { id: m.messageId }),
+          ),
         ),
       );
       // Durable before the activity completes; meanwhile the model answers.
@@ -273,7 +280,7 @@ export function createActivities({
      * object, or a {@link ToolInputError} become an error result the model can read, so the call is always
      * answered; any other error fails the attempt and Temporal retries it.
      */
-    async runTool({ agentId, call, resultId, counting }: RunToolInput): Promise<MessageRecord> {
+    async runTool({ agentId, call, resultId, counting }: RunToolInput): Promise<ContextRecord> {
       const tool = tools.get(call.function.name);
       let content: string;
       if (!tool) {

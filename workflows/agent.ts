@@ -34,6 +34,8 @@ import {
   MAX_MESSAGE_CHARS,
   messageIdOf,
   messageSignal,
+  keyedRecord,
+  publicState,
   seqOf,
   sendUpdate,
   summaryOfEvent,
@@ -44,11 +46,12 @@ import type {
   AgentInput,
   AgentState,
   CompactInput,
+  ContextRecord,
   CompactResult,
-  MessageRecord,
   SendInput,
   SendResult,
   ViewRef,
+  WorkflowState,
 } from './contract.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { appliedFromCarry, appliedResult, rememberApplied } from './applied-updates.ts';
@@ -84,7 +87,7 @@ const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 
 /** State carried across continue-as-new. */
 export interface AgentCarry {
-  state: AgentState;
+  state: WorkflowState;
   nextMessageSeq: number;
   /** The latest Updates applied, by id (see applied-updates.ts): answered, not re-applied, when delivered again. */
   applied: [updateId: string, result: UpdateResult | null][];
@@ -117,7 +120,7 @@ interface PendingCompact {
 type Pending = PendingSend | PendingCompact;
 
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
-  const state: AgentState = carry?.state ?? {
+  const state: WorkflowState = carry?.state ?? {
     agentId: input.agentId,
     model: input.model,
     status: 'running',
@@ -148,7 +151,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     ]);
   }
 
-  setHandler(stateQuery, () => state);
+  setHandler(stateQuery, () => publicState(state));
   setHandler(closeSignal, () => {
     closing = true;
   });
@@ -156,7 +159,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     updatesThisRun++;
     closing = true;
     await condition(() => state.status === 'closed');
-    return state;
+    return publicState(state);
   });
   setHandler(messageSignal, (send: SendInput) => {
     // A signal cannot be rejected: invalid input is dropped here, and counted, rather than failing the agent.
@@ -207,7 +210,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     return query.limit !== undefined ? events.slice(0, query.limit) : events;
   });
   setHandler(statsQuery, () => state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 });
-  setHandler(contextQuery, () => state.messages);
+  setHandler(contextQuery, () => state.messages.map((record) => keyedRecord(state.agentId, record)));
   setHandler(ledgerQuery, () => state.ledger ?? EMPTY_LEDGER);
   setHandler(
     sendUpdate,
@@ -254,7 +257,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   }
   const counting = { encoding: state.modelInfo.encoding, margin: state.modelInfo.margin };
   /** Appends to the working context; each message's count was made once, when it was stored. */
-  const append = (...records: MessageRecord[]) => {
+  const append = (...records: ContextRecord[]) => {
     state.messages.push(...records);
     for (const record of records) {
       state.contextTokens += record.tokens;
@@ -356,7 +359,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     { key: AgentContextTokens, value: state.contextTokens },
   ]);
   await condition(allHandlersFinished);
-  return state;
+  return publicState(state);
 
   /**
    * Calls the model, first storing the turn's new messages (`fresh`) in the same activity. When they make compression
@@ -486,7 +489,7 @@ function failureMessage(error: ActivityFailure): string {
 }
 
 /** What the Temporal UI shows as the agent's current details (no message content). */
-function currentDetails(state: AgentState): string {
+function currentDetails(state: WorkflowState): string {
   const window = state.modelInfo?.window ?? 0;
   const percent = window > 0 ? ` (${Math.round((100 * state.contextTokens) / window)}%)` : '';
   const last = state.events?.at(-1);
@@ -501,7 +504,7 @@ function currentDetails(state: AgentState): string {
 }
 
 /** Rejects a compaction request with a clear error naming the field. */
-function validateCompact(request: CompactInput, state: AgentState, closing: boolean): void {
+function validateCompact(request: CompactInput, state: WorkflowState, closing: boolean): void {
   if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
   if (request === null || typeof request !== 'object') throw new Error('compact: input must be an object');
   if (request.strategy !== undefined && !STRATEGIES.includes(request.strategy)) {
@@ -522,7 +525,7 @@ function validateCompact(request: CompactInput, state: AgentState, closing: bool
  * Rejects bad input before it enters history; each message names the field and the limit. `nextTurn` is the turn
  * this message would open, checked against the sender's `expectedTurn`.
  */
-function validateSend(send: SendInput, state: AgentState, closing: boolean, nextTurn: number): void {
+function validateSend(send: SendInput, state: WorkflowState, closing: boolean, nextTurn: number): void {
   if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
   if (typeof send?.text !== 'string') throw new Error('text: must be a string');
   if (send.text.trim() === '') throw new Error('text: must not be empty');

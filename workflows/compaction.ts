@@ -9,8 +9,8 @@ import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
 import { gateFiresWith } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
-import { EVENTS_KEPT, summaryOfEvent } from './contract.ts';
-import type { AgentState, CompactInput, CompactResult, CompressionEventSummary } from './contract.ts';
+import { EVENTS_KEPT, recordKey, summaryOfEvent } from './contract.ts';
+import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from './contract.ts';
 import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -31,7 +31,7 @@ const { planCompaction, applyCompaction } = proxyActivities<Activities>(STEP_OPT
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 /** The gate and the counters it compares: what the model call checks again once the turn's message is counted. */
-export function gateCheckOf(state: AgentState): GateCheck | undefined {
+export function gateCheckOf(state: WorkflowState): GateCheck | undefined {
   if (!state.gate) return undefined;
   return {
     gate: state.gate,
@@ -41,13 +41,13 @@ export function gateCheckOf(state: AgentState): GateCheck | undefined {
 }
 
 /** Whether the automatic trigger fires now: a comparison of a few numbers the last activity returned. */
-export function compactionDue(state: AgentState): string | undefined {
+export function compactionDue(state: WorkflowState): string | undefined {
   const check = gateCheckOf(state);
   return check ? gateFiresWith(check) : undefined;
 }
 
 /** Counts the turns of a context: the user's own messages (not a summary, not the ledger). */
-function turnsIn(state: AgentState): number {
+function turnsIn(state: WorkflowState): number {
   return state.messages.filter(isUserTurn).length;
 }
 
@@ -56,7 +56,7 @@ function turnsIn(state: AgentState): number {
  * plan be made again with the summarizer marked failed, so the plan's fallback runs: compaction never dead-ends.
  */
 export async function compact(
-  state: AgentState,
+  state: WorkflowState,
   trigger: Trigger,
   nextMessageSeq: number,
   request: CompactInput = {},
@@ -68,7 +68,8 @@ export async function compact(
   const counting = { encoding: state.modelInfo!.encoding, margin: state.modelInfo!.margin };
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
   let summarizerFailed = false;
-  const goalKey = state.messages.find((m) => m.id === state.goalId)?.key;
+  const goal = state.messages.find((m) => m.id === state.goalId);
+  const goalKey = goal && recordKey(agentId, goal);
   for (;;) {
     const plan = await planCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `plan compression ${seq} (${trigger}, ${state.contextTokens} tok)` },
@@ -153,8 +154,8 @@ export async function compact(
 
 /** The new context replaces the old one in a single step of workflow code: no await between these lines. */
 function swapIn(
-  state: AgentState,
-  context: AgentState['messages'],
+  state: WorkflowState,
+  context: WorkflowState['messages'],
   event: CompressionEventSummary,
   nextSeq: number,
 ): void {

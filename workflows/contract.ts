@@ -8,6 +8,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { MessageMeta } from '../engine/messages.ts';
+import { messageKey } from '../storage/keys.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import type { CompressionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
 import type { RemovedItem } from '../engine/planner.ts';
@@ -81,9 +82,33 @@ export interface SendResult {
   toolCalls: number;
 }
 
-/** Metadata the workflow keeps for a message of the working context (the body lives in S3 under `key`). */
+/** Metadata of a message of the working context (the body lives in S3 under `key`), as the queries return it. */
 export interface MessageRecord extends MessageMeta {
   preview: string;
+}
+
+/**
+ * A record as the workflow holds it and activities return it: `key` is left out when it is the message's own key
+ * (agents/<id>/messages/<messageId>.json), about a third of a record; the state holds up to 2,000 of them and is
+ * what the worker caches and continue-as-new carries. A replacement or a summary keeps its key.
+ */
+export type ContextRecord = Omit<MessageRecord, 'key'> & { key?: string };
+
+/** A record's storage key: the one it names, or the message's own. */
+export function recordKey(agentId: string, record: ContextRecord): string {
+  return record.key ?? messageKey(agentId, record.id);
+}
+
+/** The record with its key, as the engine and the queries take it. */
+export function keyedRecord(agentId: string, record: ContextRecord): MessageRecord {
+  return { ...record, key: recordKey(agentId, record) };
+}
+
+/** The record without its key when that is the message's own. */
+export function unkeyedRecord(agentId: string, record: MessageRecord): ContextRecord {
+  if (record.key !== messageKey(agentId, record.id)) return record;
+  const { key: _, ...rest } = record;
+  return rest;
 }
 
 /**
@@ -219,6 +244,14 @@ export interface AgentState {
   /** The last compression events, without their removed items (the full events are in S3: `keys.event`). */
   events?: CompressionEventSummary[];
   stats?: CompressionStats;
+}
+
+/** The state as the workflow holds it and continue-as-new carries it: records without their own keys. */
+export type WorkflowState = Omit<AgentState, 'messages'> & { messages: ContextRecord[] };
+
+/** The state as the queries return it: every record with its key. */
+export function publicState(state: WorkflowState): AgentState {
+  return { ...state, messages: state.messages.map((record) => keyedRecord(state.agentId, record)) };
 }
 
 /** Send a user message; resolves to the model's reply once the turn is done. */

@@ -177,6 +177,13 @@ describe('continue-as-new', () => {
     ).toEqual([...texts].sort());
     // Message ids stay unique across runs.
     expect(new Set(state.messages.map((m) => m.id)).size).toBe(16);
+    // The state continue-as-new carried holds the records without their own keys; the query gives them back.
+    const started = (await agentHandle(h.client, agentId).fetchHistory()).events![0]!;
+    const payloads = started.workflowExecutionStartedEventAttributes!.input!.payloads!;
+    const carry = JSON.parse(Buffer.from(payloads[1]!.data!).toString()) as { state: AgentState };
+    expect(carry.state.messages.length).toBeGreaterThan(0);
+    expect(carry.state.messages.every((m) => m.key === undefined)).toBe(true);
+    expect(state.messages.map((m) => m.key)).toEqual(state.messages.map((m) => messageKey(agentId, m.id)));
 
     // An Update delivered again to a later run (same Update id) is answered with its result, not applied twice.
     const replayed = await agentHandle(h.client, agentId).executeUpdate(sendUpdate, {
