@@ -18,6 +18,7 @@ import type { Client } from '@temporalio/client';
 import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
+import { unkeyedRecord } from '../workflows/contract.ts';
 import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
@@ -57,9 +58,11 @@ async function compressionCycles(client: Client, store: S3BlobStore, taskQueue: 
   const state = await agentState(client, agentId);
   const kept = state.events?.[0]?.seq ?? 1;
   const { events } = await compressionHistory(client, store, agentId, { since: kept - 1 });
+  // As the workflow holds it: the query puts each record's own key back, the state leaves it out.
+  const held = { ...state, messages: state.messages.map((record) => unkeyedRecord(agentId, record)) };
   const stateBytes = {
-    total: JSON.stringify(state).length,
-    messages: JSON.stringify(state.messages).length,
+    total: JSON.stringify(held).length,
+    messages: JSON.stringify(held.messages).length,
     events: JSON.stringify(state.events ?? []).length,
     removedListsInS3: JSON.stringify(events.map((e) => e.removed)).length,
   };
