@@ -1,13 +1,17 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { isPortRace, retryPortRaces } from '../../../stack/index.ts';
 import { ServerStartError } from '../../../stack/process.ts';
 
+const logs = mkdtempSync(join(tmpdir(), 'port-race-'));
+afterAll(() => rmSync(logs, { recursive: true, force: true }));
+let logCount = 0;
+
 /** A start failure as the stack reports it, with `line` as the last line of the server's log. */
 function startError(line: string): ServerStartError {
-  const logPath = join(mkdtempSync(join(tmpdir(), 'port-race-')), 'server.log');
+  const logPath = join(logs, `server-${++logCount}.log`);
   writeFileSync(logPath, `${line}\n`);
   return new ServerStartError('Temporal dev server', 'it exited with code 1', logPath);
 }
