@@ -136,12 +136,14 @@ export function createActivities({
   summaryWindow,
 }: ActivityDeps) {
   const objects = storedObjects(store);
-  /**
-   * Stores a message of the conversation under its idempotent key and counts it, once. The record leaves out its
-   * own key, as the workflow holds it.
-   */
-  const save = async (agentId: string, messageId: string, message: ChatMessage, counting: Counting) =>
-    unkeyedRecord(agentId, await objects.save(messageKey(agentId, messageId), message, counting, { id: messageId }));
+  /** The record of a message of the conversation, counted once; it leaves out its own key, as the workflow holds it. */
+  const measure = async (agentId: string, messageId: string, message: ChatMessage, counting: Counting) =>
+    unkeyedRecord(agentId, await objects.measure(messageKey(agentId, messageId), message, counting, { id: messageId }));
+  /** Stores a message of the conversation under its idempotent key and returns its record. */
+  const save = async (agentId: string, messageId: string, message: ChatMessage, counting: Counting) => {
+    await objects.write(messageKey(agentId, messageId), message);
+    return measure(agentId, messageId, message, counting);
+  };
 
   /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
   async function answer(
@@ -248,14 +250,7 @@ export function createActivities({
     async callModel(input: CallModelInput): Promise<CallModelResult> {
       const { agentId, model, view, replyId, toolChoice, counting, newMessages = [] } = input;
       const fresh = new Map(newMessages.map((m) => [messageKey(agentId, m.messageId), m.message]));
-      const stored = await Promise.all(
-        newMessages.map(async (m) =>
-          unkeyedRecord(
-            agentId,
-            await objects.measure(messageKey(agentId, m.messageId), m.message, counting, { id: m.messageId }),
-          ),
-        ),
-      );
+      const stored = await Promise.all(newMessages.map((m) => measure(agentId, m.messageId, m.message, counting)));
       // Durable before the activity completes; meanwhile the model answers.
       const storing = Promise.all([...fresh].map(([key, message]) => objects.write(key, message)));
       const due = input.gateCheck

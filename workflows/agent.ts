@@ -34,7 +34,6 @@ import {
   MAX_MESSAGE_CHARS,
   messageIdOf,
   messageSignal,
-  keyedRecord,
   publicState,
   seqOf,
   sendUpdate,
@@ -210,7 +209,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     return query.limit !== undefined ? events.slice(0, query.limit) : events;
   });
   setHandler(statsQuery, () => state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 });
-  setHandler(contextQuery, () => state.messages.map((record) => keyedRecord(state.agentId, record)));
+  setHandler(contextQuery, () => publicState(state).messages);
   setHandler(ledgerQuery, () => state.ledger ?? EMPTY_LEDGER);
   setHandler(
     sendUpdate,
