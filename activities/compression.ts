@@ -32,7 +32,8 @@ import { loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, replacedKey } from '../storage/keys.ts';
-import { keyedRecord, summaryOfEvent, unkeyedRecord } from '../workflows/contract.ts';
+import type { AgentLife } from '../storage/keys.ts';
+import { agentLife, keyedRecord, summaryOfEvent, unkeyedRecord } from '../workflows/contract.ts';
 import type { CompressionEvent, CompressionEventSummary, ContextRecord, MessageRecord } from '../workflows/contract.ts';
 import { modelFailure } from './model-errors.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
@@ -46,8 +47,7 @@ export interface CompressionDeps {
   summaryWindow?: number;
 }
 
-export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'> {
-  agentId: string;
+export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'>, AgentLife {
   seq: number;
   /** The working context as the workflow holds it (records without their own keys). */
   context: ContextRecord[];
@@ -76,8 +76,7 @@ interface StoredPlan {
   trigger: Plan['trigger'];
 }
 
-export interface SummarizeInput {
-  agentId: string;
+export interface SummarizeInput extends AgentLife {
   seq: number;
   spanKeys: string[];
   /** The user's messages of the span that stay in the context verbatim (their facts are not at risk). */
@@ -113,8 +112,7 @@ export interface SummaryOutcome {
   llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
 }
 
-export interface ApplyCompactionInput {
-  agentId: string;
+export interface ApplyCompactionInput extends AgentLife {
   seq: number;
   planKey: string;
   summary?: SummaryOutcome;
@@ -218,18 +216,16 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
   /** Stores the summary message (or the user message it was prepended to) and counts it. */
   async function storeSummary(input: SummarizeInput, rendered: string): Promise<MessageRecord> {
     const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
-    return save(
-      compactionKey(input.agentId, input.seq, 'summary.json'),
-      summaryMessage(rendered, host),
-      input.counting,
-      { id: seqId('c', input.seq), kind: 'summary' },
-    );
+    return save(compactionKey(input, input.seq, 'summary.json'), summaryMessage(rendered, host), input.counting, {
+      id: seqId('c', input.seq),
+      kind: 'summary',
+    });
   }
 
   /** Stores the task ledger's message and counts it. */
   function storeLedger(input: SummarizeInput, ledger: TaskLedger): Promise<MessageRecord> {
     return save(
-      compactionKey(input.agentId, input.seq, 'ledger.json'),
+      compactionKey(input, input.seq, 'ledger.json'),
       { role: 'user', content: renderLedger(ledger) },
       input.counting,
       { id: seqId('l', input.seq), kind: 'ledger' },
@@ -239,8 +235,9 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
   return {
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
-      const { agentId, seq, summarizerFailed, ...rest } = input;
-      const context = input.context.map((record) => keyedRecord(agentId, record));
+      const { agentId, life, seq, summarizerFailed, ...rest } = input;
+      const agent = agentLife({ agentId, life });
+      const context = input.context.map((record) => keyedRecord(agent, record));
       // Without a summary model the extractive summarizer stands in: a summary is always available until one fails.
       const summarizer = summarizerFailed ? 'failed' : 'available';
       const plan = planCompression({ ...rest, context, summarizer });
@@ -261,7 +258,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         const floor = Math.ceil(plan.before.tokens * (1 + Math.max(SKIP_GROWTH, input.policy.cooldown[0] ?? 0)));
         return { ...outcome, gate: { ...gate, floorWithoutUser: Math.max(floor, gate.floorWithoutUser) } };
       }
-      const planKey = compactionKey(agentId, seq, 'plan.json');
+      const planKey = compactionKey(agent, seq, 'plan.json');
       const stored: StoredPlan = { plan, context, policy: input.policy, trigger: input.trigger };
       await store.put(planKey, JSON.stringify(stored), 'application/json');
       const keyOf = new Map(context.map((m) => [m.id, m.key]));
@@ -430,7 +427,8 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
      * (the removed items stay in S3, so the result's size does not grow with what left).
      */
     async applyCompaction(input: ApplyCompactionInput): Promise<ApplyOutcome> {
-      const { agentId, seq } = input;
+      const { seq } = input;
+      const agent = agentLife(input);
       const { plan, context, policy, trigger } = await load<StoredPlan>(input.planKey);
       // Each original is read once, for its replacement and for the removed segment.
       const originals = new Map<string, Promise<ChatMessage>>();
@@ -445,7 +443,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         const meta = byId.get(op.id)!;
         const ref = originalKeyOf(meta);
         const body = replacementBody(await original(ref), meta, op, policy.toolResults.marker);
-        replacements[op.id] = await save(replacedKey(agentId, seq, op.id), body, input.counting, {
+        replacements[op.id] = await save(replacedKey(agent, seq, op.id), body, input.counting, {
           id: op.id,
           kind: REPLACED_KIND[op.op],
           ref,
@@ -462,9 +460,9 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         plan.removed.map(async (item) => JSON.stringify({ ...item, message: await original(item.key) })),
       );
       const keys = {
-        event: compactionKey(agentId, seq, 'event.json'),
-        removed: compactionKey(agentId, seq, 'removed.jsonl'),
-        context: compactionKey(agentId, seq, 'context.json'),
+        event: compactionKey(agent, seq, 'event.json'),
+        removed: compactionKey(agent, seq, 'removed.jsonl'),
+        context: compactionKey(agent, seq, 'context.json'),
       };
       await store.put(
         keys.removed,
@@ -512,7 +510,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       await store.put(keys.event, JSON.stringify(event), 'application/json');
       // The cooldown counts from the tokens this compression actually left, as the workflow's state does.
       const gate = gateOf(policy, input.window, { consecutive: input.consecutive, lastTokensAfter: tokensAfter });
-      const held = next.map((record) => unkeyedRecord(agentId, record));
+      const held = next.map((record) => unkeyedRecord(agent, record));
       return { context: held, event: summaryOfEvent(event), gate };
     },
   };

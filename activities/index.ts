@@ -9,8 +9,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
+import type { AgentLife } from '../storage/keys.ts';
 import { messageIdOf } from '../workflows/contract.ts';
-import { unkeyedRecord } from '../workflows/contract.ts';
+import { agentLife, unkeyedRecord } from '../workflows/contract.ts';
 import type { ContextRecord, ViewRef } from '../workflows/contract.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
@@ -42,8 +43,7 @@ export interface ActivityDeps {
 
 export type { Counting } from '../engine/models.ts';
 
-export interface StoreMessageInput {
-  agentId: string;
+export interface StoreMessageInput extends AgentLife {
   messageId: string;
   message: ChatMessage;
   counting: Counting;
@@ -63,8 +63,7 @@ export interface ModelDescription {
   gate: Gate;
 }
 
-export interface CallModelInput {
-  agentId: string;
+export interface CallModelInput extends AgentLife {
   model: string;
   /** The messages to send, by reference (constant size in history, however long the context). */
   view: ViewRef;
@@ -97,6 +96,11 @@ export interface ModelReply {
   /** Tool calls the model asked for, to run before the next model call. */
   toolCalls: ToolCall[];
   usage?: { promptTokens: number; completionTokens: number };
+  /**
+   * The model that served the reply, as the provider names it (the completion's `model`, e.g. a dated version of
+   * the requested one; `replayed:<model>` from the offline replayed model). Absent when the provider names none.
+   */
+  servedBy?: string;
 }
 
 export interface CallModelResult {
@@ -107,8 +111,7 @@ export interface CallModelResult {
   reply?: ModelReply;
 }
 
-export interface RunToolInput {
-  agentId: string;
+export interface RunToolInput extends AgentLife {
   call: ToolCall;
   /** Id under which the tool result message is stored. */
   resultId: string;
@@ -137,24 +140,26 @@ export function createActivities({
 }: ActivityDeps) {
   const objects = storedObjects(store);
   /** The record of a message of the conversation, counted once; it leaves out its own key, as the workflow holds it. */
-  const measure = async (agentId: string, messageId: string, message: ChatMessage, counting: Counting) =>
-    unkeyedRecord(agentId, await objects.measure(messageKey(agentId, messageId), message, counting, { id: messageId }));
+  const measure = async (agent: AgentLife, messageId: string, message: ChatMessage, counting: Counting) =>
+    unkeyedRecord(agent, await objects.measure(messageKey(agent, messageId), message, counting, { id: messageId }));
   /** Stores a message of the conversation under its idempotent key and returns its record. */
-  const save = async (agentId: string, messageId: string, message: ChatMessage, counting: Counting) => {
-    await objects.write(messageKey(agentId, messageId), message);
-    return measure(agentId, messageId, message, counting);
+  const save = async (agent: AgentLife, messageId: string, message: ChatMessage, counting: Counting) => {
+    await objects.write(messageKey(agent, messageId), message);
+    return measure(agent, messageId, message, counting);
   };
 
   /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
   async function answer(
-    { agentId, model, view, replyId, toolChoice, counting }: Omit<CallModelInput, 'newMessages' | 'gateCheck'>,
+    input: Omit<CallModelInput, 'newMessages' | 'gateCheck'>,
     fresh: Map<string, ChatMessage>,
   ): Promise<ModelReply> {
+    const { model, view, replyId, toolChoice, counting } = input;
+    const agent = agentLife(input);
     const base = view.base ? await objects.load<string[]>(view.base) : [];
     const keys = [
       ...base.slice(0, view.baseLength ?? base.length),
       ...Array.from({ length: Math.max(0, view.lastSeq - view.firstSeq + 1) }, (_, i) =>
-        messageKey(agentId, messageIdOf(view.firstSeq + i)),
+        messageKey(agent, messageIdOf(view.firstSeq + i)),
       ),
     ];
     const messages = await Promise.all(
@@ -198,7 +203,7 @@ export function createActivities({
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
     return {
-      record: await save(agentId, replyId, reply, counting),
+      record: await save(agent, replyId, reply, counting),
       content: reply.content ?? '',
       toolCalls,
       ...(completion.usage
@@ -209,6 +214,7 @@ export function createActivities({
             },
           }
         : {}),
+      ...(completion.model ? { servedBy: completion.model } : {}),
     };
   }
 
@@ -221,8 +227,8 @@ export function createActivities({
     }),
 
     /** Stores one message under its idempotent key and returns its metadata. */
-    async storeMessage({ agentId, messageId, message, counting }: StoreMessageInput): Promise<ContextRecord> {
-      return save(agentId, messageId, message, counting);
+    async storeMessage(input: StoreMessageInput): Promise<ContextRecord> {
+      return save(agentLife(input), input.messageId, input.message, input.counting);
     },
 
     /**
@@ -248,9 +254,10 @@ export function createActivities({
      * messages, calls the model (Chat Completions, with the tools) and stores the reply.
      */
     async callModel(input: CallModelInput): Promise<CallModelResult> {
-      const { agentId, model, view, replyId, toolChoice, counting, newMessages = [] } = input;
-      const fresh = new Map(newMessages.map((m) => [messageKey(agentId, m.messageId), m.message]));
-      const stored = await Promise.all(newMessages.map((m) => measure(agentId, m.messageId, m.message, counting)));
+      const { counting, newMessages = [] } = input;
+      const agent = agentLife(input);
+      const fresh = new Map(newMessages.map((m) => [messageKey(agent, m.messageId), m.message]));
+      const stored = await Promise.all(newMessages.map((m) => measure(agent, m.messageId, m.message, counting)));
       // Durable before the activity completes; meanwhile the model answers.
       const storing = Promise.all([...fresh].map(([key, message]) => objects.write(key, message)));
       const due = input.gateCheck
@@ -263,10 +270,7 @@ export function createActivities({
         await storing;
         return { stored, compactionDue: due };
       }
-      const [reply] = await Promise.all([
-        answer({ agentId, model, view, replyId, toolChoice, counting }, fresh),
-        storing,
-      ]);
+      const [reply] = await Promise.all([answer(input, fresh), storing]);
       return { stored, reply };
     },
 
@@ -275,20 +279,22 @@ export function createActivities({
      * object, or a {@link ToolInputError} become an error result the model can read, so the call is always
      * answered; any other error fails the attempt and Temporal retries it.
      */
-    async runTool({ agentId, call, resultId, counting }: RunToolInput): Promise<ContextRecord> {
+    async runTool(input: RunToolInput): Promise<ContextRecord> {
+      const { call, resultId, counting } = input;
+      const agent = agentLife(input);
       const tool = tools.get(call.function.name);
       let content: string;
       if (!tool) {
         content = `error: unknown tool ${JSON.stringify(call.function.name)}`;
       } else {
         try {
-          content = await tool.run(parseToolArguments(call), { agentId, store, callId: call.id });
+          content = await tool.run(parseToolArguments(call), { ...agent, store, callId: call.id });
         } catch (error) {
           if (!(error instanceof ToolInputError)) throw error;
           content = `error: ${error.message}`;
         }
       }
-      return save(agentId, resultId, { role: 'tool', tool_call_id: call.id, content }, counting);
+      return save(agent, resultId, { role: 'tool', tool_call_id: call.id, content }, counting);
     },
   };
 }

@@ -13,7 +13,8 @@
  *   await createAgentWorker({ ..., tools: [weather] });
  */
 import type { BlobStore } from '../storage/s3.ts';
-import { agentPrefix } from '../storage/keys.ts';
+import { lifePrefix } from '../storage/keys.ts';
+import type { AgentLife } from '../storage/keys.ts';
 
 /**
  * Thrown by a tool for a call the model got wrong (bad arguments, unknown reference): the model sees the message
@@ -26,8 +27,7 @@ export class ToolInputError extends Error {
   }
 }
 
-export interface ToolContext {
-  agentId: string;
+export interface ToolContext extends AgentLife {
   store: BlobStore;
   /** The id of the tool call being answered. */
   callId?: string;
@@ -74,10 +74,10 @@ export const contextReload = defineTool({
     },
     required: ['reference'],
   },
-  run: async (args, { agentId, store }) => {
+  run: async (args, { store, ...agent }) => {
     const reference = typeof args.reference === 'string' ? args.reference : '';
     const page = args.page === undefined ? 1 : Number(args.page);
-    if (!reference.startsWith(agentPrefix(agentId)) || reference.includes('..')) {
+    if (!reference.startsWith(lifePrefix(agent)) || reference.includes('..')) {
       throw new ToolInputError(`reference ${JSON.stringify(reference)} is not stored content of this agent`);
     }
     if (!Number.isInteger(page) || page < 1) {

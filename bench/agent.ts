@@ -59,7 +59,7 @@ async function compressionCycles(client: Client, store: S3BlobStore, taskQueue: 
   const kept = state.events?.[0]?.seq ?? 1;
   const { events } = await compressionHistory(client, store, agentId, { since: kept - 1 });
   // As the workflow holds it: the query puts each record's own key back, the state leaves it out.
-  const held = { ...state, messages: state.messages.map((record) => unkeyedRecord(agentId, record)) };
+  const held = { ...state, messages: state.messages.map((record) => unkeyedRecord(state, record)) };
   const stateBytes = {
     total: JSON.stringify(held).length,
     messages: JSON.stringify(held.messages).length,

@@ -36,10 +36,22 @@ export function renderState(state: AgentState): string {
     `context  ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
     `turns    ${state.turns}`,
     `messages ${state.messages.length}`,
-    ...(state.droppedSignals ? [`dropped  ${state.droppedSignals} invalid message signal(s)`] : []),
+    ...droppedLines(state),
     '',
     renderMessages(state.messages),
   ].join('\n');
+}
+
+/** Signals the workflow dropped for invalid input, by name (a Signal cannot be rejected). */
+function droppedLines(state: AgentState): string[] {
+  const dropped = state.droppedSignals;
+  if (!dropped) return [];
+  const parts = [
+    dropped.message ? `${dropped.message} message` : '',
+    dropped.compact ? `${dropped.compact} compact` : '',
+    dropped.earlier ? `${dropped.earlier} before they were counted by name` : '',
+  ].filter(Boolean);
+  return parts.length ? [`dropped  invalid signals: ${parts.join(', ')}`] : [];
 }
 
 export function renderContext(state: AgentState): string {
@@ -74,7 +86,8 @@ export function renderEvents(events: CompressionEventSummary[], stats: Compressi
     (stats.costSaved !== undefined
       ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
       : 'cost saved: no prices in the policy (compression.cost)');
-  if (rows.length === 0) return `no compression yet\n${totals}`;
+  if (rows.length === 0)
+    return `${stats.count === 0 ? 'no compression yet' : 'no events in the range asked for'}\n${totals}`;
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
 }
 

@@ -1,43 +1,59 @@
 /**
- * The per-agent layout of the store. Keys derive from the agent and the message id (or event sequence), so a
- * retried activity overwrites the same object instead of writing a second one.
+ * The per-agent layout of the store. Keys derive from the agent's life and the message id (or event sequence), so a
+ * retried activity overwrites the same object instead of writing a second one, and nothing else ever writes it.
  *
- *   agents/<agentId>/messages/<messageId>.json                 one chat message, as sent to the model
- *   agents/<agentId>/compactions/<seq>/plan.json               the plan and the context it was made over
- *   agents/<agentId>/compactions/<seq>/summary.json            the summary message (a chat message)
- *   agents/<agentId>/compactions/<seq>/ledger.json             the task ledger message (a chat message)
- *   agents/<agentId>/compactions/<seq>/replaced/<messageId>.json   what replaced a message (a chat message)
- *   agents/<agentId>/compactions/<seq>/removed.jsonl           every message that left the context, one per line
- *   agents/<agentId>/compactions/<seq>/context.json            the new working context: its storage keys, in order
- *   agents/<agentId>/compactions/<seq>/event.json              the compression event
+ *   agents/<agentId>/<life>/messages/<messageId>.json                 one chat message, as sent to the model
+ *   agents/<agentId>/<life>/compactions/<seq>/plan.json               the plan and the context it was made over
+ *   agents/<agentId>/<life>/compactions/<seq>/summary.json            the summary message (a chat message)
+ *   agents/<agentId>/<life>/compactions/<seq>/ledger.json             the task ledger message (a chat message)
+ *   agents/<agentId>/<life>/compactions/<seq>/replaced/<messageId>.json   what replaced a message (a chat message)
+ *   agents/<agentId>/<life>/compactions/<seq>/removed.jsonl           every message that left the context, one per line
+ *   agents/<agentId>/<life>/compactions/<seq>/context.json            the new working context: its storage keys, in order
+ *   agents/<agentId>/<life>/compactions/<seq>/event.json              the compression event
  *
- * `<seq>` is the compression's sequence number, zero-padded to 6 digits.
+ * `<seq>` is the compression's sequence number, zero-padded to 6 digits. `<life>` is the run id the agent's life
+ * began with (its first workflow run; continue-as-new and `--reopen` keep it): an agent id used again for a new life
+ * (by any path: the client library, the temporal CLI, a workflow id reuse or conflict policy) gets new keys, so one
+ * life never overwrites another's objects. Agents started before lives existed have no `<life>` segment.
  */
 
 /** Agent ids: what may appear in a workflow id and an S3 key without escaping. */
 export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/** One life of an agent, as far as the store is concerned: its id and the run id its life began with. */
+export interface AgentLife {
+  agentId: string;
+  /** Absent for agents started before lives existed (their objects are directly under agents/<agentId>/). */
+  life?: string;
+}
+
+/** Every object of an agent id, all its lives. */
 export function agentPrefix(agentId: string): string {
   return `agents/${agentId}/`;
 }
 
-export function messageKey(agentId: string, messageId: string): string {
-  return `${agentPrefix(agentId)}messages/${messageId}.json`;
+/** The objects of one life of an agent. */
+export function lifePrefix(agent: AgentLife): string {
+  return agent.life === undefined ? agentPrefix(agent.agentId) : `${agentPrefix(agent.agentId)}${agent.life}/`;
+}
+
+export function messageKey(agent: AgentLife, messageId: string): string {
+  return `${lifePrefix(agent)}messages/${messageId}.json`;
 }
 
 /** The folder of one compression's objects. */
-export function compactionPrefix(agentId: string, seq: number): string {
-  return `${agentPrefix(agentId)}compactions/${String(seq).padStart(6, '0')}/`;
+export function compactionPrefix(agent: AgentLife, seq: number): string {
+  return `${lifePrefix(agent)}compactions/${String(seq).padStart(6, '0')}/`;
 }
 
 export type CompactionObject =
   'plan.json' | 'summary.json' | 'ledger.json' | 'removed.jsonl' | 'context.json' | 'event.json';
 
-export function compactionKey(agentId: string, seq: number, object: CompactionObject): string {
-  return `${compactionPrefix(agentId, seq)}${object}`;
+export function compactionKey(agent: AgentLife, seq: number, object: CompactionObject): string {
+  return `${compactionPrefix(agent, seq)}${object}`;
 }
 
 /** Where the body that replaced message `messageId` in compression `seq` is stored. */
-export function replacedKey(agentId: string, seq: number, messageId: string): string {
-  return `${compactionPrefix(agentId, seq)}replaced/${messageId}.json`;
+export function replacedKey(agent: AgentLife, seq: number, messageId: string): string {
+  return `${compactionPrefix(agent, seq)}replaced/${messageId}.json`;
 }

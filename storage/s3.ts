@@ -8,6 +8,7 @@ import {
   CreateBucketCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
@@ -74,6 +75,19 @@ export class S3BlobStore implements BlobStore {
       if (error instanceof NoSuchKey) return undefined;
       throw error;
     }
+  }
+
+  /** Up to `limit` keys under `prefix` that sort after `startAfter`, in key order. */
+  async list(prefix: string, options: { startAfter?: string; limit?: number } = {}): Promise<string[]> {
+    const result = await this.client.send(
+      new ListObjectsV2Command({
+        Bucket: this.bucket,
+        Prefix: prefix,
+        ...(options.startAfter ? { StartAfter: options.startAfter } : {}),
+        MaxKeys: options.limit ?? 1000,
+      }),
+    );
+    return (result.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
   }
 
   async ensureBucket(): Promise<void> {

@@ -177,7 +177,7 @@ async function report(
   });
   const events = await storedCompressionEvents(
     store,
-    agentId,
+    state,
     Array.from({ length: state.compressions ?? 0 }, (_, i) => i + 1),
   );
   const compressions = await Promise.all(
@@ -190,7 +190,7 @@ async function report(
         }),
       );
       const summaryBody = event.summaryTokens
-        ? await store.get(compactionKey(agentId, event.seq, 'summary.json'))
+        ? await store.get(compactionKey(state, event.seq, 'summary.json'))
         : undefined;
       return {
         seq: event.seq,

@@ -19,8 +19,7 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ModelReply, NewMessage } from '../activities/index.ts';
-import { EMPTY_LEDGER } from '../engine/ledger.ts';
-import { STRATEGIES } from '../engine/policy.ts';
+import { EMPTY_LEDGER, updateLedger } from '../engine/ledger.ts';
 import { compact, compactionDue, gateCheckOf } from './compaction.ts';
 import {
   closeSignal,
@@ -28,10 +27,12 @@ import {
   compactSignal,
   compactUpdate,
   compressionEventsQuery,
+  agentLife,
   CONTEXT_OVERFLOW,
   contextQuery,
+  endAtLastCompleteStep,
+  HANDLER_DESCRIPTIONS,
   ledgerQuery,
-  MAX_MESSAGE_CHARS,
   messageIdOf,
   messageSignal,
   publicState,
@@ -40,6 +41,8 @@ import {
   summaryOfEvent,
   stateQuery,
   statsQuery,
+  validateCompactInput,
+  validateSendInput,
 } from './contract.ts';
 import type {
   AgentInput,
@@ -90,6 +93,11 @@ export interface AgentCarry {
   nextMessageSeq: number;
   /** The latest Updates applied, by id (see applied-updates.ts): answered, not re-applied, when delivered again. */
   applied: [updateId: string, result: UpdateResult | null][];
+  /**
+   * Set when a client reopens a closed agent (`longrun start --reopen`): a new workflow execution that continues the
+   * closed one's life, with its messages, ids and storage keys. `closedAs` is how the last run ended.
+   */
+  reopened?: { closedAs: string };
 }
 
 /** Compactions after a context overflow before the turn fails (each aims at half the previous target). */
@@ -121,6 +129,8 @@ type Pending = PendingSend | PendingCompact;
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
   const state: WorkflowState = carry?.state ?? {
     agentId: input.agentId,
+    // A new life: its objects get keys no other life of this agent id shares (storage/keys.ts).
+    life: workflowInfo().runId,
     model: input.model,
     status: 'running',
     turns: 0,
@@ -132,8 +142,16 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     cooldown: { consecutive: 0, lastTokensAfter: 0 },
   };
   let nextMessageSeq = carry?.nextMessageSeq ?? 1;
+  const life = agentLife(state);
   const applied = appliedFromCarry(carry?.applied);
   if (state.events) state.events = state.events.map(summaryOfEvent); // a run before event summaries kept it all
+  if (typeof state.droppedSignals === 'number') state.droppedSignals = { earlier: state.droppedSignals };
+  if (carry?.reopened) {
+    state.status = 'running';
+    state.runs = (state.runs ?? 1) + 1;
+    state.lastHandOver = `reopened (the agent was ${carry.reopened.closedAs})`;
+    nextMessageSeq = endAtLastCompleteStep(state);
+  }
   const queue: Pending[] = [];
   let closing = false;
   let updatesThisRun = 0;
@@ -143,43 +161,64 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   /** The result of an Update already applied (delivered again after continue-as-new); throws if it was let go. */
   const appliedResultOf = (updateId: string | undefined) => appliedResult(applied, updateId);
 
-  if (!carry) {
+  if (!carry || carry.reopened) {
     upsertSearchAttributes([
       { key: AgentStatus, value: 'running' },
       { key: AgentModel, value: input.model },
     ]);
   }
 
-  setHandler(stateQuery, () => publicState(state));
-  setHandler(closeSignal, () => {
-    closing = true;
-  });
-  setHandler(closeUpdate, async () => {
-    updatesThisRun++;
-    closing = true;
-    await condition(() => state.status === 'closed');
-    return publicState(state);
-  });
-  setHandler(messageSignal, (send: SendInput) => {
-    // A signal cannot be rejected: invalid input is dropped here, and counted, rather than failing the agent.
-    try {
-      validateSend(send, state, closing, nextTurn());
-    } catch {
-      state.droppedSignals = (state.droppedSignals ?? 0) + 1;
-      return;
-    }
-    openSends++;
-    queue.push({ kind: 'send', input: send });
-  });
-  setHandler(compactSignal, (request: CompactInput = {}) => {
-    try {
-      validateCompact(request, state, closing);
-    } catch {
-      state.droppedSignals = (state.droppedSignals ?? 0) + 1;
-      return;
-    }
-    queue.push({ kind: 'compact', input: request });
-  });
+  /** Counts a Signal dropped for invalid input, by its name (a Signal cannot be rejected). */
+  const dropped = (signal: 'message' | 'compact') => {
+    state.droppedSignals = { ...state.droppedSignals, [signal]: (state.droppedSignals?.[signal] ?? 0) + 1 };
+  };
+
+  setHandler(stateQuery, () => publicState(state), { description: HANDLER_DESCRIPTIONS.state });
+  setHandler(
+    closeSignal,
+    () => {
+      closing = true;
+    },
+    { description: HANDLER_DESCRIPTIONS.closeSignal },
+  );
+  setHandler(
+    closeUpdate,
+    async () => {
+      updatesThisRun++;
+      closing = true;
+      await condition(() => state.status === 'closed');
+      return publicState(state);
+    },
+    { description: HANDLER_DESCRIPTIONS.closeUpdate },
+  );
+  setHandler(
+    messageSignal,
+    (send: SendInput) => {
+      // A signal cannot be rejected: invalid input is dropped here, and counted, rather than failing the agent.
+      try {
+        validateSend(send, state, closing, nextTurn());
+      } catch {
+        dropped('message');
+        return;
+      }
+      openSends++;
+      queue.push({ kind: 'send', input: send });
+    },
+    { description: HANDLER_DESCRIPTIONS.message },
+  );
+  setHandler(
+    compactSignal,
+    (request: CompactInput = {}) => {
+      try {
+        validateCompact(request, state, closing);
+      } catch {
+        dropped('compact');
+        return;
+      }
+      queue.push({ kind: 'compact', input: request });
+    },
+    { description: HANDLER_DESCRIPTIONS.compactSignal },
+  );
   setHandler(
     compactUpdate,
     async (request: CompactInput = {}): Promise<CompactResult> => {
@@ -198,19 +237,28 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       return pending.result!;
     },
     {
+      description: HANDLER_DESCRIPTIONS.compactUpdate,
       validator: (request: CompactInput = {}) => {
         if (appliedResultOf(currentUpdateInfo()?.id)) return; // delivered again: answered with its result
         validateCompact(request, state, closing);
       },
     },
   );
-  setHandler(compressionEventsQuery, (query = {}) => {
-    const events = (state.events ?? []).filter((event) => event.seq > (query.since ?? 0));
-    return query.limit !== undefined ? events.slice(0, query.limit) : events;
+  setHandler(
+    compressionEventsQuery,
+    (query) => {
+      // The temporal CLI and the UI send `null` for no input.
+      const since = query?.since ?? 0;
+      const events = (state.events ?? []).filter((event) => event.seq > since);
+      return query?.limit != null ? events.slice(0, query.limit) : events;
+    },
+    { description: HANDLER_DESCRIPTIONS.compressionEvents },
+  );
+  setHandler(statsQuery, () => state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 }, {
+    description: HANDLER_DESCRIPTIONS.stats,
   });
-  setHandler(statsQuery, () => state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 });
-  setHandler(contextQuery, () => publicState(state).messages);
-  setHandler(ledgerQuery, () => state.ledger ?? EMPTY_LEDGER);
+  setHandler(contextQuery, () => publicState(state).messages, { description: HANDLER_DESCRIPTIONS.context });
+  setHandler(ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, { description: HANDLER_DESCRIPTIONS.ledger });
   setHandler(
     sendUpdate,
     async (send: SendInput): Promise<SendResult> => {
@@ -228,6 +276,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       return pending.result!;
     },
     {
+      description: HANDLER_DESCRIPTIONS.send,
       validator: (send: SendInput) => {
         // Delivered again after continue-as-new: already applied, answered from `applied` whatever the state now.
         if (appliedResultOf(currentUpdateInfo()?.id)) return;
@@ -266,26 +315,6 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         state.cooldown = { ...(state.cooldown ?? { lastTokensAfter: 0 }), consecutive: 0 }; // a user message resets it
       }
     }
-  };
-
-  /**
-   * After a failed turn: an assistant message whose tool calls did not all get results leaves the context (a view
-   * must never hold an unanswered call), and ids taken but never stored are reused, so the context stays a gapless
-   * range of stored messages.
-   */
-  const dropIncompleteTail = () => {
-    const caller = state.messages.findLastIndex((m) => (m.toolCallIds?.length ?? 0) > 0);
-    if (caller !== -1) {
-      const answered = state.messages.slice(caller + 1).filter((m) => m.role === 'tool').length;
-      if (answered < state.messages[caller]!.toolCallIds!.length) {
-        for (const dropped of state.messages.splice(caller)) state.contextTokens -= dropped.tokens;
-        if (state.baseLength !== undefined && caller < state.baseLength) state.baseLength = caller;
-      }
-    }
-    // Messages after the last compression's manifest have consecutive sequence numbers from tailFromSeq on.
-    const tail = state.messages.slice(state.baseLength ?? 0);
-    const last = tail.at(-1);
-    nextMessageSeq = last ? seqOf(last.id) + 1 : (state.tailFromSeq ?? 1);
   };
 
   /** Why this run should hand over to a new one now (continue-as-new), if it should. */
@@ -335,7 +364,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         if (!(error instanceof ActivityFailure)) throw error;
         pending.failure = failureMessage(error);
         state.lastError = pending.failure;
-        dropIncompleteTail();
+        nextMessageSeq = endAtLastCompleteStep(state);
       } finally {
         openSends--;
       }
@@ -383,7 +412,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
           },
           [
             {
-              agentId: input.agentId,
+              ...life,
               model: input.model,
               view,
               replyId,
@@ -421,7 +450,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       messages.map(({ messageId, message }) =>
         storeMessage.executeWithOptions(
           { ...STORE_OPTIONS, summary: `store ${message.role} ${messageId} (${(message.content ?? '').length} chars)` },
-          [{ agentId: input.agentId, messageId, message, counting }],
+          [{ ...life, messageId, message, counting }],
         ),
       ),
     );
@@ -448,6 +477,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         }
         messageId = newMessageId();
         fresh.push({ messageId, message: { role: 'user', content: send.text } });
+        // The goal is the user's first message: the ledger names it from the start, whatever compaction does.
+        if (state.goalId === undefined) state.ledger ??= updateLedger(undefined, { goal: send.text, userMessages: [] });
       }
       const view = currentView(); // the context so far, with the new messages, before the reply's id is taken
       const replyId = newMessageId();
@@ -461,7 +492,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
           const resultId = newMessageId();
           return runTool.executeWithOptions(
             { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
-            [{ agentId: input.agentId, call, resultId, counting }],
+            [{ ...life, call, resultId, counting }],
           );
         }),
       );
@@ -476,7 +507,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       upsertSearchAttributes([{ key: AgentContextTokens, value: state.contextTokens }]);
     }
     setCurrentDetails(currentDetails(state));
-    return { turn, reply: reply.content, messageId, replyId: reply.record.id, toolCalls };
+    const servedBy = reply.servedBy ? { servedBy: reply.servedBy } : {};
+    return { turn, reply: reply.content, messageId, replyId: reply.record.id, toolCalls, ...servedBy };
   }
 }
 
@@ -496,28 +528,16 @@ function currentDetails(state: WorkflowState): string {
     `**${state.status}** · model ${state.model} · preset ${state.policy?.preset ?? 'default'}`,
     `context: ${state.contextTokens} of ${window} tokens${percent}`,
     `turns: ${state.turns} · messages in context: ${state.messages.length}`,
-    last
-      ? `compressions: ${state.compressions} · last: ${last.tokensBefore} → ${last.tokensAfter} tokens (${last.strategies.join(', ')})`
-      : 'compressions: 0',
+    `compressions: ${state.compressions ?? 0}` +
+      (last ? ` · last: ${last.tokensBefore} → ${last.tokensAfter} tokens` : ''),
+    ...(last ? [`last strategies: ${last.strategies.join(', ')}`] : []),
   ].join('\n\n');
 }
 
-/** Rejects a compaction request with a clear error naming the field. */
+/** Rejects a compaction request with a clear error naming the field (the input's rules are the contract's). */
 function validateCompact(request: CompactInput, state: WorkflowState, closing: boolean): void {
   if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
-  if (request === null || typeof request !== 'object') throw new Error('compact: input must be an object');
-  if (request.strategy !== undefined && !STRATEGIES.includes(request.strategy)) {
-    throw new Error(`strategy: ${JSON.stringify(request.strategy)} is not one of ${STRATEGIES.join(', ')}`);
-  }
-  if (request.instructions !== undefined && typeof request.instructions !== 'string') {
-    throw new Error('instructions: must be a string');
-  }
-  if (request.force !== undefined && typeof request.force !== 'boolean') {
-    throw new Error(`force: must be true or false (got ${JSON.stringify(request.force)})`);
-  }
-  if ((request.instructions?.length ?? 0) > 4_000) {
-    throw new Error(`instructions: ${request.instructions!.length} characters is over the limit of 4000`);
-  }
+  validateCompactInput(request);
 }
 
 /**
@@ -526,20 +546,11 @@ function validateCompact(request: CompactInput, state: WorkflowState, closing: b
  */
 function validateSend(send: SendInput, state: WorkflowState, closing: boolean, nextTurn: number): void {
   if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
-  if (typeof send?.text !== 'string') throw new Error('text: must be a string');
-  if (send.text.trim() === '') throw new Error('text: must not be empty');
-  if (send.text.length > MAX_MESSAGE_CHARS) {
-    throw new Error(`text: ${send.text.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
-  }
-  if (send.expectedTurn !== undefined) {
-    if (!Number.isInteger(send.expectedTurn) || send.expectedTurn < 1) {
-      throw new Error(`expectedTurn: must be a positive integer (got ${JSON.stringify(send.expectedTurn)})`);
-    }
-    if (send.expectedTurn !== nextTurn) {
-      throw new Error(
-        `expectedTurn: this message would open turn ${nextTurn}, not ${send.expectedTurn} ` +
-          '(another message came first; read the state and try again)',
-      );
-    }
+  validateSendInput(send);
+  if (send.expectedTurn !== undefined && send.expectedTurn !== nextTurn) {
+    throw new Error(
+      `expectedTurn: this message would open turn ${nextTurn}, not ${send.expectedTurn} ` +
+        '(another message came first; read the state and try again)',
+    );
   }
 }

@@ -9,7 +9,7 @@ import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
 import { gateFiresWith } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
-import { EVENTS_KEPT, recordKey, summaryOfEvent } from './contract.ts';
+import { agentLife, EVENTS_KEPT, recordKey, summaryOfEvent } from './contract.ts';
 import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from './contract.ts';
 import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from './search-attributes.ts';
 
@@ -62,20 +62,20 @@ export async function compact(
   request: CompactInput = {},
   attempt = 1,
 ): Promise<CompactResult> {
-  const agentId = state.agentId;
+  const life = agentLife(state);
   const seq = (state.compressions ?? 0) + 1;
   const startedAt = Date.now();
   const counting = { encoding: state.modelInfo!.encoding, margin: state.modelInfo!.margin };
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
   let summarizerFailed = false;
   const goal = state.messages.find((m) => m.id === state.goalId);
-  const goalKey = goal && recordKey(agentId, goal);
+  const goalKey = goal && recordKey(life, goal);
   for (;;) {
     const plan = await planCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `plan compression ${seq} (${trigger}, ${state.contextTokens} tok)` },
       [
         {
-          agentId,
+          ...life,
           seq,
           context: state.messages,
           policy: state.policy!,
@@ -104,7 +104,7 @@ export async function compact(
           },
           [
             {
-              agentId,
+              ...life,
               seq,
               spanKeys: plan.summary.spanKeys,
               keptKeys: plan.summary.keptKeys,
@@ -129,7 +129,7 @@ export async function compact(
       { ...STEP_OPTIONS, summary: `apply compression ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
       [
         {
-          agentId,
+          ...life,
           seq,
           planKey: plan.planKey!,
           ...(summary ? { summary } : {}),

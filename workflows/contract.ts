@@ -8,8 +8,10 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { MessageMeta } from '../engine/messages.ts';
-import { messageKey } from '../storage/keys.ts';
+import { lifePrefix, messageKey } from '../storage/keys.ts';
+import type { AgentLife } from '../storage/keys.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
+import { STRATEGIES } from '../engine/policy.ts';
 import type { CompressionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
 import type { RemovedItem } from '../engine/planner.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
@@ -80,6 +82,12 @@ export interface SendResult {
   replyId: string;
   /** Tool calls run during the turn. */
   toolCalls: number;
+  /**
+   * The model that served the reply, as the provider named it; `replayed:<model>` when the worker's model is the
+   * offline replayed one (llm/replay.ts `isReplayedModel`), which clients label. Absent in results recorded before
+   * this field existed, and when the provider names no model.
+   */
+  servedBy?: string;
 }
 
 /** Metadata of a message of the working context (the body lives in S3 under `key`), as the queries return it. */
@@ -94,19 +102,19 @@ export interface MessageRecord extends MessageMeta {
  */
 export type ContextRecord = Omit<MessageRecord, 'key'> & { key?: string };
 
-/** A record's storage key: the one it names, or the message's own. */
-export function recordKey(agentId: string, record: ContextRecord): string {
-  return record.key ?? messageKey(agentId, record.id);
+/** A record's storage key: the one it names, or the message's own in the agent's life. */
+export function recordKey(agent: AgentLife, record: ContextRecord): string {
+  return record.key ?? messageKey(agent, record.id);
 }
 
 /** The record with its key, as the engine and the queries take it. */
-export function keyedRecord(agentId: string, record: ContextRecord): MessageRecord {
-  return { ...record, key: recordKey(agentId, record) };
+export function keyedRecord(agent: AgentLife, record: ContextRecord): MessageRecord {
+  return { ...record, key: recordKey(agent, record) };
 }
 
 /** The record without its key when that is the message's own. */
-export function unkeyedRecord(agentId: string, record: MessageRecord): ContextRecord {
-  if (record.key !== messageKey(agentId, record.id)) return record;
+export function unkeyedRecord(agent: AgentLife, record: MessageRecord): ContextRecord {
+  if (record.key !== messageKey(agent, record.id)) return record;
   const { key: _, ...rest } = record;
   return rest;
 }
@@ -206,6 +214,13 @@ export type AgentStatus = 'running' | 'closed';
 
 export interface AgentState {
   agentId: string;
+  /**
+   * The run id this agent's life began with (continue-as-new and a reopen keep it): its objects are stored under
+   * `storagePrefix`. Absent for agents started before lives existed.
+   */
+  life?: string;
+  /** Where this life's objects are stored: agents/<agentId>/<life>/. */
+  storagePrefix?: string;
   model: string;
   status: AgentStatus;
   turns: number;
@@ -222,8 +237,11 @@ export interface AgentState {
   lastHandOver?: string;
   /** Why the last turn failed, until a turn succeeds (e.g. the model endpoint rejected the API key). */
   lastError?: string;
-  /** `message` signals dropped because their text was invalid (a signal cannot be rejected). */
-  droppedSignals?: number;
+  /**
+   * Signals dropped because their input was invalid (a signal cannot be rejected), by signal name. The client library
+   * and the CLI validate before signalling, so these come from other senders (the temporal CLI, the UI, raw clients).
+   */
+  droppedSignals?: DroppedSignals;
   /** Messages and turns in the working context. */
   contextTurns?: number;
   /** The compression policy (resolved and validated at the agent's start). */
@@ -246,12 +264,94 @@ export interface AgentState {
   stats?: CompressionStats;
 }
 
-/** The state as the workflow holds it and continue-as-new carries it: records without their own keys. */
-export type WorkflowState = Omit<AgentState, 'messages'> & { messages: ContextRecord[] };
+/** Dropped signals by name; `earlier` counts those dropped before they were counted by name. */
+export interface DroppedSignals {
+  message?: number;
+  compact?: number;
+  earlier?: number;
+}
 
-/** The state as the queries return it: every record with its key. */
+/** The state as the workflow holds it and continue-as-new carries it: records without their own keys. */
+export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix'> & { messages: ContextRecord[] };
+
+/** The state as the queries return it: every record with its key, and where the agent's objects are. */
 export function publicState(state: WorkflowState): AgentState {
-  return { ...state, messages: state.messages.map((record) => keyedRecord(state.agentId, record)) };
+  return {
+    ...state,
+    storagePrefix: lifePrefix(state),
+    messages: state.messages.map((record) => keyedRecord(state, record)),
+  };
+}
+
+/** The store's view of an agent's state: its id and its life. */
+export function agentLife(state: { agentId: string; life?: string }): AgentLife {
+  return state.life === undefined ? { agentId: state.agentId } : { agentId: state.agentId, life: state.life };
+}
+
+/**
+ * Ends the working context at its last complete step: an assistant message whose tool calls did not all get results
+ * leaves the context (a view must never hold an unanswered call; this happens after a failed turn, or when an agent
+ * that ended mid-turn is reopened). Returns the sequence number the next message takes: the context stays a gapless
+ * range of stored messages after the last compression's manifest.
+ */
+export function endAtLastCompleteStep(state: WorkflowState): number {
+  const caller = state.messages.findLastIndex((m) => (m.toolCallIds?.length ?? 0) > 0);
+  if (caller !== -1) {
+    const answered = state.messages.slice(caller + 1).filter((m) => m.role === 'tool').length;
+    if (answered < state.messages[caller]!.toolCallIds!.length) {
+      for (const dropped of state.messages.splice(caller)) state.contextTokens -= dropped.tokens;
+      if (state.baseLength !== undefined && caller < state.baseLength) state.baseLength = caller;
+    }
+  }
+  // Messages after the last compression's manifest have consecutive sequence numbers from tailFromSeq on.
+  const last = state.messages.slice(state.baseLength ?? 0).at(-1);
+  return last ? seqOf(last.id) + 1 : (state.tailFromSeq ?? 1);
+}
+
+/** Longest instructions of a forced compaction, in characters. */
+export const MAX_INSTRUCTIONS_CHARS = 4_000;
+
+/** Input that breaks the contract of an Update or a Signal: the message names the field and the limit. */
+export class InvalidInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidInputError';
+  }
+}
+
+/**
+ * Checks a message's input (what does not depend on the agent's state): the workflow's validator, the Signal handler
+ * and the client library before it signals all use this, so a message the workflow would drop is never sent.
+ */
+export function validateSendInput(send: SendInput): void {
+  if (send === null || typeof send !== 'object') throw new InvalidInputError('send: input must be an object');
+  if (typeof send.text !== 'string') throw new InvalidInputError('text: must be a string');
+  if (send.text.trim() === '') throw new InvalidInputError('text: must not be empty');
+  if (send.text.length > MAX_MESSAGE_CHARS) {
+    throw new InvalidInputError(`text: ${send.text.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
+  }
+  if (send.expectedTurn !== undefined && (!Number.isInteger(send.expectedTurn) || send.expectedTurn < 1)) {
+    throw new InvalidInputError(`expectedTurn: must be a positive integer (got ${JSON.stringify(send.expectedTurn)})`);
+  }
+}
+
+/** Checks a compaction request's input, as {@link validateSendInput} does for messages. */
+export function validateCompactInput(request: CompactInput): void {
+  if (request === null || typeof request !== 'object') throw new InvalidInputError('compact: input must be an object');
+  if (request.strategy !== undefined && !(STRATEGIES as readonly string[]).includes(request.strategy)) {
+    throw new InvalidInputError(`strategy: ${JSON.stringify(request.strategy)} is not one of ${STRATEGIES.join(', ')}`);
+  }
+  if (request.instructions !== undefined && typeof request.instructions !== 'string') {
+    throw new InvalidInputError('instructions: must be a string');
+  }
+  if (request.force !== undefined && typeof request.force !== 'boolean') {
+    throw new InvalidInputError(`force: must be true or false (got ${JSON.stringify(request.force)})`);
+  }
+  if ((request.instructions?.length ?? 0) > MAX_INSTRUCTIONS_CHARS) {
+    throw new InvalidInputError(
+      `instructions: ${request.instructions!.length} characters is over the limit of ${MAX_INSTRUCTIONS_CHARS}`,
+    );
+  }
 }
 
 /** Send a user message; resolves to the model's reply once the turn is done. */
@@ -282,6 +382,34 @@ export const statsQuery = defineQuery<CompressionStats>('stats');
 export const ledgerQuery = defineQuery<TaskLedger>('ledger');
 /** The working context as previews (full bodies: `longrun reload`). */
 export const contextQuery = defineQuery<MessageRecord[]>('context');
+
+/**
+ * What each Update, Signal and Query does, as the Temporal UI and `temporal workflow metadata` show it (the workflow
+ * registers its handlers with these).
+ */
+export const HANDLER_DESCRIPTIONS = {
+  send:
+    'Send a user message and wait for the reply. Input {"text": "...", "expectedTurn"?: n} (text 1 to 200,000 ' +
+    'characters; expectedTurn: the turn it must open). Returns {turn, reply, messageId, replyId, toolCalls}.',
+  message:
+    'Queue a user message without waiting (input {"text": "..."}); answered in order. Invalid input is dropped and ' +
+    'counted in state.droppedSignals.message.',
+  closeSignal: 'Close the agent: it finishes the queued input, then completes.',
+  closeUpdate: 'Close the agent and wait until the queued input is done. Returns the final state.',
+  compactSignal:
+    'Ask for a compaction after the queued input. Input {"instructions"?: "..." (up to 4,000 characters), ' +
+    '"strategy"?: name, "force"?: false (only if due)}. Invalid input is dropped and counted in ' +
+    'state.droppedSignals.compact.',
+  compactUpdate:
+    'Compact now and wait. Input {"instructions"?, "strategy"?, "force"?} as for the compact signal. Returns ' +
+    '{compressed, reason, event?}.',
+  state: 'The agent: status, turns, tokens of the window, model, policy and the working context (previews, keys).',
+  context: 'The working context: every message as a preview with its storage key (full bodies: longrun reload).',
+  compressionEvents:
+    'The last 10 compression events (summaries) after {"since"?: seq, "limit"?: n}; every full event is in S3.',
+  stats: 'Compressions so far: count, average reduction, tokens saved, cost saved (with prices in the policy).',
+  ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
+} as const;
 
 /** The failure type of a model call over the provider's context window: the workflow compacts and calls again. */
 export const CONTEXT_OVERFLOW = 'ContextOverflow';

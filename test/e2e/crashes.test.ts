@@ -99,7 +99,7 @@ afterAll(async () => {
 async function userMessages(agentId: string): Promise<string[]> {
   const state = await agentState(agents.client, agentId);
   const users = state.messages.filter((m) => m.role === 'user');
-  const bodies = await Promise.all(users.map((m) => store.get(messageKey(agentId, m.id))));
+  const bodies = await Promise.all(users.map((m) => store.get(messageKey(state, m.id))));
   return bodies.map((body) => (JSON.parse(body!) as { content: string }).content);
 }
 

@@ -52,8 +52,8 @@ describe('one agent turn', () => {
     expect(second.reply).toBe('echo(4): And again');
 
     // Every message is in MinIO under its documented key, read back with the S3 client.
-    const stored = async (id: string) => JSON.parse((await h.store.get(messageKey(agentId, id)))!) as ChatMessage;
     const state = await agentState(h.client, agentId);
+    const stored = async (id: string) => JSON.parse((await h.store.get(messageKey(state, id)))!) as ChatMessage;
     expect(state.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant']);
     const bodies = await Promise.all(state.messages.map((m) => stored(m.id)));
     expect(bodies).toEqual([
@@ -63,7 +63,7 @@ describe('one agent turn', () => {
       { role: 'user', content: 'And again' },
       { role: 'assistant', content: 'echo(4): And again' },
     ]);
-    expect(state.messages.map((m) => m.key)).toEqual(state.messages.map((m) => messageKey(agentId, m.id)));
+    expect(state.messages.map((m) => m.key)).toEqual(state.messages.map((m) => messageKey(state, m.id)));
 
     // The model received exactly the stored messages, through the real openai client.
     const requests = h.model.requests.filter((r) => r.body.messages.some((m) => m.content === 'Hello, agent'));
@@ -183,7 +183,7 @@ describe('continue-as-new', () => {
     const carry = JSON.parse(Buffer.from(payloads[1]!.data!).toString()) as { state: AgentState };
     expect(carry.state.messages.length).toBeGreaterThan(0);
     expect(carry.state.messages.every((m) => m.key === undefined)).toBe(true);
-    expect(state.messages.map((m) => m.key)).toEqual(state.messages.map((m) => messageKey(agentId, m.id)));
+    expect(state.messages.map((m) => m.key)).toEqual(state.messages.map((m) => messageKey(state, m.id)));
 
     // An Update delivered again to a later run (same Update id) is answered with its result, not applied twice.
     const replayed = await agentHandle(h.client, agentId).executeUpdate(sendUpdate, {

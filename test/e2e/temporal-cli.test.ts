@@ -1,44 +1,21 @@
 /** The workflow contract as the README documents it for the temporal CLI: update, signal and query by name. */
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { TEMPORAL } from '../../stack/binaries.ts';
-import { ensureBinaries } from '../../stack/setup.ts';
+import { agentState, compressionEvents, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../workflows/contract.ts';
 import type { AgentState, CompressionEvent, SendResult } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
+import { temporalCli } from '../support/temporal-cli.ts';
 
 let h: Harness;
-let temporalBinary: string;
+let temporal: (...args: string[]) => Promise<string>;
 beforeAll(async () => {
   h = await startHarness((request) => ({ content: `seen ${request.body.messages.length}` }));
-  temporalBinary = (await ensureBinaries([TEMPORAL], { cacheDir: loadSettings().cacheDir })).temporal!;
+  temporal = await temporalCli(h);
 });
 afterAll(async () => {
   await h?.close();
 });
-
-/** Runs the temporal CLI against the test server, asynchronously (the worker runs in this process). */
-function temporal(...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      temporalBinary,
-      [
-        ...args,
-        '--address',
-        String(h.temporal.connectionOptions.address),
-        '--namespace',
-        h.temporal.namespace,
-        '-o',
-        'json',
-      ],
-      { timeout: 30_000 },
-      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
-    );
-  });
-}
 
 describe('the temporal CLI on an agent', () => {
   it('update send, signal message, query state, signal close', async () => {
@@ -112,5 +89,33 @@ describe('the temporal CLI on an agent', () => {
       queryResult: { count: number }[];
     };
     expect(stats.queryResult[0]!.count).toBe(1);
+    // Past the last event: an empty list (the temporal CLI prints an empty list as `null`; the SDK gets `[]`).
+    expect(await compressionEvents(h.client, agentId, { since: 1 })).toEqual([]);
+    // The ledger names the goal (the user's first message) from the first turn, whatever the compaction did.
+    const ledger = JSON.parse(await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'ledger')) as {
+      queryResult: { goal: string }[];
+    };
+    expect(ledger.queryResult[0]!.goal).toBe('message 1');
+  });
+
+  it('describes every Update, Signal and Query it handles (the UI and `temporal workflow metadata` show them)', async () => {
+    const agentId = newAgentId('tcli-meta');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    await sendMessage(h.client, agentId, 'hello');
+    const metadata = JSON.parse(await temporal('workflow', 'metadata', '--workflow-id', agentWorkflowId(agentId))) as {
+      definition: Record<string, { name: string; description?: string }[]>;
+    };
+    const described = Object.fromEntries(
+      ['queryDefinitions', 'signalDefinitions', 'updateDefinitions'].map((kind) => [
+        kind,
+        Object.fromEntries((metadata.queryResult[0].definition[kind] ?? []).map((d) => [d.name, d.description ?? ''])),
+      ]),
+    );
+    for (const name of ['state', 'context', 'compressionEvents', 'stats', 'ledger']) {
+      expect(described.queryDefinitions![name], name).toMatch(/\w{4,}/);
+    }
+    for (const name of ['message', 'close', 'compact'])
+      expect(described.signalDefinitions![name], name).toMatch(/\w{4,}/);
+    for (const name of ['send', 'close', 'compact']) expect(described.updateDefinitions![name], name).toMatch(/\w{4,}/);
   });
 });

@@ -111,16 +111,19 @@ describe('tool calls', () => {
     await closeAgent(h.client, agentId);
   });
 
-  it('context_reload returns stored content byte-identical, in pages, and refuses other agents’ keys', async () => {
+  it('context_reload returns stored content byte-identical, in pages, and refuses other agents’ and lives’ keys', async () => {
     const agentId = newAgentId('reload');
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const { storagePrefix } = await agentState(h.client, agentId);
     // A stored body of three pages, written where offloaded content goes.
     const body = Array.from({ length: RELOAD_PAGE_CHARS * 2 + 500 }, (_, i) =>
       String.fromCharCode(0x4e00 + (i % 900)),
     ).join('');
-    const key = `agents/${agentId}/offload/test-segment.jsonl`;
+    const key = `${storagePrefix}offload/test-segment.jsonl`;
     await h.store.put(key, body, 'application/jsonl');
-    const other = messageKey('someone-else', 'm000001');
+    const other = messageKey({ agentId: 'someone-else' }, 'm000001');
+    // Another life of the same agent id (one started before lives existed has no life segment).
+    const otherLife = messageKey({ agentId }, 'm000001');
     const text = JSON.stringify({
       calls: [
         ['p1', 'context_reload', { reference: key }],
@@ -128,6 +131,7 @@ describe('tool calls', () => {
         ['p3', 'context_reload', { reference: key, page: 3 }],
         ['p4', 'context_reload', { reference: key, page: 4 }],
         ['p5', 'context_reload', { reference: other }],
+        ['p6', 'context_reload', { reference: otherLife }],
       ],
     });
     await sendMessage(h.client, agentId, text);
@@ -142,6 +146,7 @@ describe('tool calls', () => {
     expect(results[0]).toMatch(new RegExp(`^\\[${key} · page 1 of 3\\]\\n`));
     expect(results[3]).toBe(`error: page 4 is past the end: ${key} has 3 page(s)`);
     expect(results[4]).toBe(`error: reference ${JSON.stringify(other)} is not stored content of this agent`);
+    expect(results[5]).toBe(`error: reference ${JSON.stringify(otherLife)} is not stored content of this agent`);
     await closeAgent(h.client, agentId);
   });
 

@@ -1,0 +1,19 @@
+/** The temporal CLI (the pinned binary the setup built) against a harness's server, with JSON output. */
+import { execFile } from 'node:child_process';
+import { loadSettings } from '../../config/settings.ts';
+import { TEMPORAL } from '../../stack/binaries.ts';
+import { ensureBinaries } from '../../stack/setup.ts';
+import type { Harness } from './harness.ts';
+
+/** A function that runs `temporal <args> --address … --namespace … -o json` and resolves to its stdout. */
+export async function temporalCli(h: Harness): Promise<(...args: string[]) => Promise<string>> {
+  const binary = (await ensureBinaries([TEMPORAL], { cacheDir: loadSettings().cacheDir })).temporal!;
+  const connection = ['--address', String(h.temporal.connectionOptions.address), '--namespace', h.temporal.namespace];
+  // Asynchronous: the worker answering the CLI runs in the test's own process.
+  return (...args) =>
+    new Promise((resolve, reject) => {
+      execFile(binary, [...args, ...connection, '-o', 'json'], { timeout: 30_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+}
