@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, compressionEvents, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../workflows/contract.ts';
 import type { AgentState, CompressionEvent, SendResult } from '../../workflows/contract.ts';
+import { renderState } from '../../client/render.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { temporalCli } from '../support/temporal-cli.ts';
@@ -96,6 +97,23 @@ describe('the temporal CLI on an agent', () => {
       queryResult: { goal: string }[];
     };
     expect(ledger.queryResult[0]!.goal).toBe('message 1');
+  });
+
+  it('invalid Signals from other senders are dropped and counted by name', async () => {
+    const agentId = newAgentId('tcli-drop');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const workflowId = agentWorkflowId(agentId);
+    const signal = (name: string, input: unknown) =>
+      temporal('workflow', 'signal', '--workflow-id', workflowId, '--name', name, '--input', JSON.stringify(input));
+    await signal('message', { text: ' ' });
+    await signal('compact', { instructions: 'x'.repeat(4_001) });
+    await signal('compact', { strategy: 'nope' });
+    await expect
+      .poll(async () => (await agentState(h.client, agentId)).droppedSignals, { timeout: 10_000 })
+      .toEqual({ message: 1, compact: 2 });
+    expect(renderState(await agentState(h.client, agentId))).toContain(
+      'dropped  invalid signals: 1 message, 2 compact',
+    );
   });
 
   it('describes every Update, Signal and Query it handles (the UI and `temporal workflow metadata` show them)', async () => {
