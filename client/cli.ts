@@ -35,8 +35,9 @@ import {
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
-import { SessionFormatError } from '../llm/replay.ts';
+import { isReplayedModel, REPLAYED_LABEL, SessionFormatError } from '../llm/replay.ts';
 import type { StrategyName } from '../engine/policy.ts';
+import type { SendResult } from '../workflows/contract.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
 
@@ -161,6 +162,11 @@ async function classify(error: unknown, agentId: string): Promise<unknown> {
   return error;
 }
 
+/** A reply as `send` prints it: labelled when a replayed model served it (the worker has no OPENAI_API_KEY). */
+function shownReply(result: SendResult): string {
+  return isReplayedModel(result.servedBy) ? `${REPLAYED_LABEL} ${result.reply}` : result.reply;
+}
+
 async function chat(agentId: string, out: (line: string) => void): Promise<number> {
   const lines = createInterface({ input: process.stdin, terminal: false });
   // The iterator buffers lines from now on, so input piped in by a script is not lost while we connect.
@@ -177,7 +183,8 @@ async function chat(agentId: string, out: (line: string) => void): Promise<numbe
         else if (text !== '') {
           const started = Date.now();
           const result = await sendMessage(client, agentId, text);
-          out(`agent > ${result.reply}\n        (turn ${result.turn}, ${Date.now() - started} ms)`);
+          const speaker = isReplayedModel(result.servedBy) ? `agent ${REPLAYED_LABEL}` : 'agent'; // as the demo shows it
+          out(`${speaker} > ${result.reply}\n        (turn ${result.turn}, ${Date.now() - started} ms)`);
         }
         prompt();
       }
@@ -267,7 +274,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const result = await withClient((client) =>
           sendMessage(client, agentId, text, expectedTurn !== undefined ? { expectedTurn } : {}),
         );
-        out(values.json ? JSON.stringify(result) : result.reply);
+        out(values.json ? JSON.stringify(result) : shownReply(result));
         return EXIT.ok;
       }
       case 'chat':

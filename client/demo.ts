@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { parseSessionJsonl } from '../llm/replay.ts';
+import { isReplayedModel, parseSessionJsonl, REPLAYED_LABEL } from '../llm/replay.ts';
 import { agentWorkflowId } from '../workflows/contract.ts';
 import { agentState, closeAgent, sendMessage, startAgent } from './agents.ts';
 
@@ -14,7 +14,7 @@ export interface DemoOptions {
   sessionPath: string;
   namespace: string;
   uiUrl?: string;
-  /** The model is replayed from the recording: every reply is labelled so. */
+  /** The model is replayed from the recording: every reply is labelled so (as is any a replayed model served). */
   replayed: boolean;
   /** Close the agent at the end (for --once). */
   close: boolean;
@@ -44,8 +44,8 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
   for (const text of userMessages) {
     log(`\nyou   > ${text}`);
     const started = Date.now();
-    const { reply, turn } = await sendMessage(client, agentId, text);
-    log(`${options.replayed ? 'agent (replayed model)' : 'agent'} > ${reply}`);
+    const { reply, turn, servedBy } = await sendMessage(client, agentId, text);
+    log(`${options.replayed || isReplayedModel(servedBy) ? `agent ${REPLAYED_LABEL}` : 'agent'} > ${reply}`);
     log(`        (turn ${turn}, ${Date.now() - started} ms)`);
   }
   const state = await agentState(client, agentId);

@@ -21,6 +21,8 @@ export type ScriptedReply =
       content: string | null;
       toolCalls?: ToolCall[];
       usage?: { prompt_tokens: number; completion_tokens: number };
+      /** The model the completion says served it, as a provider names it (default: the requested model). */
+      model?: string;
       /** Answer only after this many ms (to test the client's timeout). */
       delayMs?: number;
     }
@@ -51,7 +53,7 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
   response.end(JSON.stringify(body));
 }
 
-function completion(model: string, index: number, reply: Extract<ScriptedReply, { content: string | null }>) {
+function completion(requested: string, index: number, reply: Extract<ScriptedReply, { content: string | null }>) {
   const message = {
     role: 'assistant',
     content: reply.content,
@@ -62,7 +64,7 @@ function completion(model: string, index: number, reply: Extract<ScriptedReply, 
     id: `chatcmpl-${index + 1}`,
     object: 'chat.completion',
     created: 0,
-    model,
+    model: reply.model ?? requested,
     choices: [{ index: 0, message, finish_reason: reply.toolCalls?.length ? 'tool_calls' : 'stop' }],
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
   };

@@ -1,9 +1,9 @@
 /**
  * Which model the worker talks to: the endpoint named by OPENAI_API_KEY / OPENAI_BASE_URL when a key is set,
- * otherwise a replayed model (a recorded session served by the loopback chat server), clearly labelled.
+ * otherwise a replayed model (a recorded session served by the loopback chat server, see replay.ts), clearly labelled.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { PROJECT_ROOT } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 import { startChatServer } from './chat-server.ts';
@@ -30,10 +30,15 @@ export async function resolveModel(env: Env, timeoutMs: number, sessionPath = DE
       close: async () => {},
     };
   }
-  const server = await startChatServer(replayResponder(parseSessionJsonl(readFileSync(sessionPath, 'utf8'))));
+  const inProject = relative(PROJECT_ROOT, sessionPath);
+  const source = inProject.startsWith('..') || isAbsolute(inProject) ? sessionPath : inProject;
+  const session = parseSessionJsonl(readFileSync(sessionPath, 'utf8'));
+  const server = await startChatServer(replayResponder(session, { source }));
   return {
     endpoint: { apiKey: 'replay', baseURL: server.baseURL, timeoutMs },
-    label: `REPLAYED model (recorded answers from ${sessionPath}; set OPENAI_API_KEY to use a real one)`,
+    label:
+      `REPLAYED model (recorded answers from ${sessionPath}; past their end it says it cannot answer; ` +
+      'set OPENAI_API_KEY to use a real one)',
     replayed: true,
     close: () => server.close(),
   };

@@ -1,0 +1,100 @@
+/**
+ * The offline model (no OPENAI_API_KEY: the demo recording replayed) through the `longrun` CLI: it keeps answering
+ * past the end of its recording, honestly, and every reply the CLI prints says it comes from a replayed model.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { agentState } from '../../client/agents.ts';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import { DEMO_SESSION } from '../../llm/endpoint.ts';
+import { parseSessionJsonl, replayResponder } from '../../llm/replay.ts';
+import type { SendResult } from '../../workflows/contract.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+/** A reply well within this is a normal one; the old offline model was silent for minutes past its recording. */
+const NORMAL_REPLY_MS = 20_000;
+
+const session = parseSessionJsonl(readFileSync(DEMO_SESSION, 'utf8'));
+const recorded = session.filter((m) => m.role === 'assistant').map((m) => m.content ?? '');
+
+let h: Harness;
+beforeAll(async () => {
+  // As the worker wires it without OPENAI_API_KEY: the demo recording replayed, no summary model.
+  h = await startHarness(replayResponder(session, { source: 'demo/session.jsonl' }), [], { summaryModel: null });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+function longrun(input: string | undefined, ...args: string[]) {
+  const stack = inject('stack');
+  const started = Date.now();
+  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/longrun.js'), ...args],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
+          TEMPORAL_NAMESPACE: h.temporal.namespace,
+          LONGRUN_TASK_QUEUE: h.taskQueue,
+          LONGRUN_MODEL: 'gpt-4o-mini',
+          AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
+          AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
+          LONGRUN_S3_BUCKET: stack.s3.bucket,
+        },
+        timeout: NORMAL_REPLY_MS + 10_000,
+      },
+      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr, ms: Date.now() - started }),
+    );
+    child.stdin!.end(input ?? '');
+  });
+}
+
+describe('the offline (replayed) model through the CLI', () => {
+  it('answers more turns than the recording has, honestly past its end, every reply labelled', async () => {
+    const agentId = newAgentId('offline');
+    expect((await longrun(undefined, 'start', agentId)).code).toBe(0);
+    const texts = [
+      ...session.filter((m) => m.role === 'user').map((m) => m.content ?? ''),
+      'Can we add a fourth day?',
+      'What is the weather like up there in July?',
+      'Thanks! One more:   which rifugio has the best view?',
+    ];
+    expect(texts.length).toBeGreaterThan(recorded.length + 2);
+    for (const [index, text] of texts.entries()) {
+      const sent = await longrun(undefined, 'send', agentId, text);
+      expect(sent.code, `message ${index + 1}: ${sent.stderr}`).toBe(0);
+      expect(sent.ms).toBeLessThan(NORMAL_REPLY_MS);
+      expect(sent.stdout.startsWith('(replayed model) '), sent.stdout).toBe(true);
+      if (index < recorded.length) {
+        expect(sent.stdout).toBe(`(replayed model) ${recorded[index]}\n`);
+      } else {
+        expect(sent.stdout).toMatch(/^\(replayed model\) \[offline model\] I am longrun's replayed model/);
+        expect(sent.stdout).toContain(`You said: "${text.replace(/\s+/g, ' ')}".`);
+        expect(sent.stdout).toContain('OPENAI_API_KEY');
+      }
+    }
+
+    // --json carries the served model's name instead of the label.
+    const json = await longrun(undefined, 'send', agentId, 'And in JSON?', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    const result = JSON.parse(json.stdout) as SendResult;
+    expect(result).toMatchObject({ turn: texts.length + 1, toolCalls: 0, servedBy: 'replayed:gpt-4o-mini' });
+    expect(result.reply).toContain('You said: "And in JSON?".');
+
+    // chat labels its replies the way the demo does.
+    const chat = await longrun('one more line\n/quit\n', 'chat', agentId);
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout).toMatch(/agent \(replayed model\) > \[offline model\] .*You said: "one more line"/);
+
+    expect((await agentState(h.client, agentId)).turns).toBe(texts.length + 2);
+    expect((await longrun(undefined, 'close', agentId)).code).toBe(0);
+  });
+});
