@@ -121,7 +121,7 @@ describe('the temporal CLI on an agent', () => {
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
     await sendMessage(h.client, agentId, 'hello');
     const metadata = JSON.parse(await temporal('workflow', 'metadata', '--workflow-id', agentWorkflowId(agentId))) as {
-      definition: Record<string, { name: string; description?: string }[]>;
+      queryResult: [{ definition: Record<string, { name: string; description?: string }[]> }];
     };
     const described = Object.fromEntries(
       ['queryDefinitions', 'signalDefinitions', 'updateDefinitions'].map((kind) => [
