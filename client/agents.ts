@@ -12,10 +12,14 @@ import type { QueryDefinition, WorkflowHandle } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModelInfo } from '../engine/models.ts';
-import { AGENT_ID_PATTERN, compactionKey } from '../storage/keys.ts';
+import { AGENT_ID_PATTERN, compactionKey, compactionPrefix, lifePrefix, messageKey } from '../storage/keys.ts';
+import type { AgentLife } from '../storage/keys.ts';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import type { AgentCarry } from '../workflows/agent.ts';
 import {
   AGENT_WORKFLOW,
   AGENT_WORKFLOW_ID_PREFIX,
+  agentLife,
   agentWorkflowId,
   closeSignal,
   closeUpdate,
@@ -23,13 +27,20 @@ import {
   compactUpdate,
   compressionEventsQuery,
   contextQuery,
+  endAtLastCompleteStep,
   ledgerQuery,
+  messageIdOf,
   messageSignal,
   sendUpdate,
   stateQuery,
   statsQuery,
+  unkeyedRecord,
+  validateCompactInput,
+  validateSendInput,
 } from '../workflows/contract.ts';
 import { AgentModel, AgentStatus } from '../workflows/search-attributes.ts';
+import { executeAgentUpdate } from './updates.ts';
+import type { UpdateWaitOptions } from './updates.ts';
 import type {
   AgentInput,
   AgentState,
@@ -40,6 +51,7 @@ import type {
   CompressionStats,
   MessageRecord,
   SendResult,
+  WorkflowState,
 } from '../workflows/contract.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
@@ -61,8 +73,18 @@ export function assertAgentId(agentId: string): void {
 
 const CONNECT_TIMEOUT_MS = 5_000;
 
+/**
+ * gRPC's reconnect backoff grows to 2 minutes by default: a client waiting through a server restart would notice the
+ * server back only that long after. Capped so that a waiting Update is sent again within seconds of its return.
+ */
+const MAX_RECONNECT_BACKOFF_MS = 5_000;
+
 export async function connectClient(target: TemporalTarget): Promise<Client> {
-  const connection = await Connection.connect({ connectTimeout: CONNECT_TIMEOUT_MS, ...target.connectionOptions });
+  const connection = await Connection.connect({
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    ...target.connectionOptions,
+    channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS },
+  });
   return new Client({ connection, namespace: target.namespace });
 }
 
@@ -71,7 +93,28 @@ export interface StartAgentOptions extends AgentInput {
 }
 
 /**
- * Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent).
+ * Thrown by {@link startAgent} when the agent id names an agent that has ended (closed, terminated, failed…). Starting
+ * it again silently would begin a new, empty agent under the same id: pick a new id, or {@link reopenAgent} to
+ * continue the old one with its messages.
+ */
+export class AgentClosedError extends Error {
+  readonly agentId: string;
+  /** How the agent's last run ended: completed, terminated, failed, timed_out, canceled. */
+  readonly closedAs: string;
+  constructor(agentId: string, closedAs: string) {
+    super(
+      `agent ${agentId} is closed (${closedAs}): pick a new agent id, or reopen it to continue with its messages ` +
+        `(longrun start ${agentId} --reopen; reopenAgent() in the client library)`,
+    );
+    this.name = 'AgentClosedError';
+    this.agentId = agentId;
+    this.closedAs = closedAs;
+  }
+}
+
+/**
+ * Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent). An agent id
+ * whose agent has ended is refused ({@link AgentClosedError}): the workflow id cannot be reused by this call.
  * Throws UnknownModelError for a model the registry does not know unless `modelOverride.window` is given.
  */
 export async function startAgent(client: Client, options: StartAgentOptions): Promise<WorkflowHandle> {
@@ -87,10 +130,104 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
       taskQueue,
       args: [input],
       staticSummary: `longrun agent ${options.agentId} (${options.model})`,
+      workflowIdConflictPolicy: 'USE_EXISTING', // running: this is the same agent, return it
+      workflowIdReusePolicy: 'REJECT_DUPLICATE', // ended: never a new life under the old id by accident
     });
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return agentHandle(client, options.agentId);
-    throw error;
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    const description = await agentHandle(client, options.agentId).describe();
+    if (description.status.name === 'RUNNING') return agentHandle(client, options.agentId);
+    throw new AgentClosedError(options.agentId, description.status.name.toLowerCase());
+  }
+}
+
+/** What {@link reopenAgent} needs of the store: the keys under a prefix (S3BlobStore has it). */
+export interface StoredLister {
+  list(prefix: string, options?: { startAfter?: string; limit?: number }): Promise<string[]>;
+}
+
+/** How long reopening waits for a worker to answer the state of an agent that did not close itself. */
+const REOPEN_QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * Continues an agent that has ended, as the same agent: a new workflow execution under its id that carries the last
+ * run's state (messages, ids, summary, ledger, policy) and its life, so new messages take the next ids and the same
+ * storage prefix and nothing stored is written again. The agent's input (model, system prompt, step limit, policy)
+ * is the last run's. A running agent is returned as it is.
+ *
+ * An agent that closed itself (`close`) answers with its final state. One that was terminated, failed or timed out
+ * is asked for its state (a worker replays it). It may have stopped mid-turn, after an activity stored objects the
+ * state does not name: if any are found after its last message or compression, it is not reopened (that would write
+ * over them), and the error lists them.
+ */
+export async function reopenAgent(client: Client, store: StoredLister, agentId: string): Promise<WorkflowHandle> {
+  const handle = agentHandle(client, agentId);
+  const description = await handle.describe(); // WorkflowNotFoundError: nothing to reopen
+  if (description.status.name === 'RUNNING') return handle;
+  const closedAs = description.status.name.toLowerCase();
+  const history = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId: description.workflowId, runId: description.runId },
+    maximumPageSize: 1,
+  });
+  const started = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) throw new Error(`agent ${agentId}: the start of its last run is not in its history`);
+  const input = await decodeFromPayloadsAtIndex<AgentInput>(
+    client.options.loadedDataConverter,
+    0,
+    started.input?.payloads,
+  );
+  let final: AgentState;
+  if (description.status.name === 'COMPLETED') {
+    final = (await handle.result()) as AgentState;
+  } else {
+    const timeout = sleep(REOPEN_QUERY_TIMEOUT_MS).then(() => {
+      throw new Error(
+        `agent ${agentId} is ${closedAs}; reopening it needs its last state, which a worker must replay, and none ` +
+          `answered within ${REOPEN_QUERY_TIMEOUT_MS / 1000} s: start a worker on task queue ${description.taskQueue}`,
+      );
+    });
+    final = await Promise.race([handle.query(stateQuery), timeout]);
+  }
+  const state: WorkflowState = {
+    ...final,
+    messages: final.messages.map((record) => unkeyedRecord(final, record)),
+  };
+  delete (state as AgentState).storagePrefix;
+  if (description.status.name !== 'COMPLETED') await refuseOverUnnamedObjects(store, state, closedAs);
+  const carry: AgentCarry = {
+    state,
+    nextMessageSeq: endAtLastCompleteStep(structuredClone(state)),
+    applied: [],
+    reopened: { closedAs },
+  };
+  await client.workflow.start(AGENT_WORKFLOW, {
+    workflowId: description.workflowId,
+    taskQueue: description.taskQueue,
+    args: [input, carry],
+    staticSummary: `longrun agent ${agentId} (${input.model}), reopened`,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    workflowIdConflictPolicy: 'FAIL', // someone reopened or started it meanwhile: do not end theirs
+  });
+  return handle;
+}
+
+/** Objects of the agent's life after its last message and its last compression: stored by a run cut off mid-step. */
+async function refuseOverUnnamedObjects(store: StoredLister, state: WorkflowState, closedAs: string): Promise<void> {
+  const life = agentLife(state);
+  const next = endAtLastCompleteStep(structuredClone(state));
+  const found = [
+    ...(await store.list(`${lifePrefix(life)}messages/`, {
+      startAfter: messageKey(life, messageIdOf(next - 1)),
+      limit: 5,
+    })),
+    ...(await store.list(compactionPrefix(life, (state.compressions ?? 0) + 1), { limit: 5 })),
+  ];
+  if (found.length > 0) {
+    throw new Error(
+      `agent ${state.agentId} was ${closedAs} mid-step: objects its state does not name are stored after its last ` +
+        `message (${found.join(', ')}); reopening would write over them, so it is not reopened. Start a new agent id.`,
+    );
   }
 }
 
@@ -126,28 +263,41 @@ export function agentHandle(client: Client, agentId: string): WorkflowHandle {
 
 /**
  * Sends a user message and waits for the reply (an Update). `expectedTurn`: the turn it must open, or it is
- * rejected (another message came first).
+ * rejected (another message came first). The wait is client/updates.ts's: nothing is sent until a worker polls the
+ * agent's task queue, `onProgress` hears what it waits for, a lost connection is ridden out with the same Update id,
+ * and a failed turn is an AgentUpdateError (`message`, `type: 'TurnFailed'`).
  */
 export function sendMessage(
   client: Client,
   agentId: string,
   text: string,
-  options: { expectedTurn?: number } = {},
+  options: { expectedTurn?: number } & UpdateWaitOptions = {},
 ): Promise<SendResult> {
-  return agentHandle(client, agentId).executeUpdate(sendUpdate, { args: [{ text, ...options }] });
+  const { expectedTurn, ...wait } = options;
+  const input = { text, ...(expectedTurn !== undefined ? { expectedTurn } : {}) };
+  return executeAgentUpdate(client, agentHandle(client, agentId), agentId, sendUpdate, [input], wait);
 }
 
 export function agentState(client: Client, agentId: string): Promise<AgentState> {
   return queryAgent(client, agentId, stateQuery);
 }
 
-/** Forces a compaction and waits for what it did (an Update). */
-export function compactAgent(client: Client, agentId: string, request: CompactInput = {}): Promise<CompactResult> {
-  return agentHandle(client, agentId).executeUpdate(compactUpdate, { args: [request] });
+/** Forces a compaction and waits for what it did (an Update, waited for as {@link sendMessage} does). */
+export function compactAgent(
+  client: Client,
+  agentId: string,
+  request: CompactInput = {},
+  wait: UpdateWaitOptions = {},
+): Promise<CompactResult> {
+  return executeAgentUpdate(client, agentHandle(client, agentId), agentId, compactUpdate, [request], wait);
 }
 
-/** Asks for a compaction without waiting (a Signal): it runs after the queued input. */
+/**
+ * Asks for a compaction without waiting (a Signal): it runs after the queued input. Input the workflow would drop is
+ * refused here (InvalidInputError names the field and the limit) and never sent.
+ */
 export async function requestCompaction(client: Client, agentId: string, request: CompactInput = {}): Promise<void> {
+  validateCompactInput(request);
   await agentHandle(client, agentId).signal(compactSignal, request);
 }
 
@@ -177,13 +327,13 @@ const EVENT_READS_AT_ONCE = 32;
  */
 export async function storedCompressionEvents(
   store: StoredReader,
-  agentId: string,
+  agent: AgentLife,
   seqs: number[],
 ): Promise<CompressionEvent[]> {
   const events: CompressionEvent[] = [];
   for (let i = 0; i < seqs.length; i += EVENT_READS_AT_ONCE) {
     const batch = seqs.slice(i, i + EVENT_READS_AT_ONCE).map(async (seq) => {
-      const key = compactionKey(agentId, seq, 'event.json');
+      const key = compactionKey(agent, seq, 'event.json');
       const body = await store.get(key);
       if (body === undefined) throw new Error(`compression event ${seq} is missing from storage (${key})`);
       const event = JSON.parse(body) as CompressionEvent;
@@ -207,10 +357,12 @@ export async function compressionHistory(
 ): Promise<{ events: CompressionEvent[]; stats: CompressionStats }> {
   const since = query.since ?? 0;
   const limit = query.limit ?? Infinity;
-  const stats = await compressionStats(client, agentId);
+  // The state names the agent's life (where its events are stored) and holds the totals.
+  const state = await agentState(client, agentId);
+  const stats = state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 };
   const seqs: number[] = [];
   for (let seq = since + 1; seq <= stats.count && seqs.length < limit; seq++) seqs.push(seq);
-  return { events: await storedCompressionEvents(store, agentId, seqs), stats };
+  return { events: await storedCompressionEvents(store, state, seqs), stats };
 }
 
 export function compressionStats(client: Client, agentId: string): Promise<CompressionStats> {
@@ -227,8 +379,12 @@ export function agentContext(client: Client, agentId: string): Promise<MessageRe
   return queryAgent(client, agentId, contextQuery);
 }
 
-/** Queues a user message without waiting for the reply (a Signal). */
+/**
+ * Queues a user message without waiting for the reply (a Signal). Text the workflow would drop is refused here
+ * (InvalidInputError names the field and the limit) and never sent.
+ */
 export async function queueMessage(client: Client, agentId: string, text: string): Promise<void> {
+  validateSendInput({ text });
   await agentHandle(client, agentId).signal(messageSignal, { text });
 }
 
@@ -237,9 +393,9 @@ export async function closeAgent(client: Client, agentId: string): Promise<void>
   await agentHandle(client, agentId).signal(closeSignal);
 }
 
-/** Closes the agent and waits until it is done (an Update); resolves to the final state. */
-export function closeAgentAndWait(client: Client, agentId: string): Promise<AgentState> {
-  return agentHandle(client, agentId).executeUpdate(closeUpdate);
+/** Closes the agent and waits until it is done (an Update, waited for as {@link sendMessage} does); the final state. */
+export function closeAgentAndWait(client: Client, agentId: string, wait: UpdateWaitOptions = {}): Promise<AgentState> {
+  return executeAgentUpdate(client, agentHandle(client, agentId), agentId, closeUpdate, [], wait);
 }
 
 export interface AgentSummary {
@@ -250,11 +406,18 @@ export interface AgentSummary {
   workflowStatus: string;
 }
 
-/** Agents known to this namespace, newest first, from the workflow list and the agents' search attributes. */
+/**
+ * Agents known to this namespace, newest first, from the workflow list and the agents' search attributes: one row
+ * per agent id, its latest execution (a reopened agent's earlier executions are not listed again).
+ */
 export async function listAgents(client: Client, limit = 100): Promise<AgentSummary[]> {
   const agents: AgentSummary[] = [];
-  for await (const workflow of client.workflow.list({ query: `WorkflowType = '${AGENT_WORKFLOW}'` })) {
-    if (!workflow.workflowId.startsWith(AGENT_WORKFLOW_ID_PREFIX)) continue;
+  const seen = new Set<string>();
+  // Running executions come first, then by close time, newest first: the first of each id is its latest.
+  const query = `WorkflowType = '${AGENT_WORKFLOW}'`;
+  for await (const workflow of client.workflow.list({ query })) {
+    if (!workflow.workflowId.startsWith(AGENT_WORKFLOW_ID_PREFIX) || seen.has(workflow.workflowId)) continue;
+    seen.add(workflow.workflowId);
     const attributes = workflow.typedSearchAttributes;
     agents.push({
       agentId: workflow.workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),

@@ -7,9 +7,9 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import { loadSettings } from '../config/settings.ts';
+import { loadSettings, readInt } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import { loadTemporalTarget } from '../config/temporal.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
@@ -27,16 +27,21 @@ import {
   listAgents,
   queueMessage,
   sendMessage,
+  AgentClosedError,
+  reopenAgent,
   startAgent,
   compactAgent,
   compressionHistory,
   requestCompaction,
 } from './agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
+import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from './updates.ts';
+import type { UpdateWaitOptions } from './updates.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL, SessionFormatError } from '../llm/replay.ts';
 import type { StrategyName } from '../engine/policy.ts';
+import { InvalidInputError, validateCompactInput, validateSendInput } from '../workflows/contract.ts';
 import type { SendResult } from '../workflows/contract.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
@@ -46,10 +51,13 @@ const HELP = `longrun — durable long-running LLM agents on Temporal
 Usage:
   longrun up [--once] [--no-demo]            the main job: stack, worker and demo (same as npm start)
   longrun start <agent> [--model M] [--system TEXT] [--max-steps N] [--window TOKENS] [--preset NAME]
-                                              start an agent (idempotent); --window for a model
+                                              start an agent (idempotent while it runs; an id whose
+                                              agent has closed is refused); --window for a model
                                               the registry does not know; --preset: the compression
                                               policy (default, astrbot, chatgpt-on-wechat, agentscope,
                                               agentscope-java, octomind)
+  longrun start <agent> --reopen             continue a closed agent: its messages, ids, summary and
+                                              settings, under the same id
   longrun send <agent> <text...> [--expect-turn N] [--json]
                                               send a message, print the reply; --expect-turn: only
                                               if it opens turn N (nobody else sent meanwhile)
@@ -74,6 +82,10 @@ Usage:
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"),
 TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE; AWS_ENDPOINT_URL_S3 and the AWS variables (default: the
 embedded MinIO); LONGRUN_TASK_QUEUE, LONGRUN_MODEL, LONGRUN_S3_BUCKET.
+Waiting (send, chat, compact, close --wait): progress on stderr after 3 s; nothing is sent until a worker polls
+the agent's task queue. LONGRUN_WORKER_TIMEOUT_MS (default 60000): how long to wait for a worker before giving up
+(exit 1); LONGRUN_RECONNECT_TIMEOUT_MS (default 120000): how long to keep asking again, with the same Update id,
+while Temporal cannot be reached.
 Exit codes: 0 ok, 1 error, 2 bad usage, 3 unknown agent, 4 agent closed.`;
 
 /** A usage mistake: exit code 2 with the message and a hint. */
@@ -108,7 +120,26 @@ const OPTIONS = {
   limit: { type: 'string' },
   'expect-turn': { type: 'string' },
   'if-due': { type: 'boolean', default: false },
+  reopen: { type: 'boolean', default: false },
 } as const;
+
+/**
+ * `--limit -1` as `--limit=-1`: parseArgs takes a value that starts with a dash for an option ("argument is
+ * ambiguous"); a number is a value, so the flag's own check can say what is allowed.
+ */
+export function joinNegativeNumbers(args: string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = /^--([a-z-]+)$/.exec(args[i]!)?.[1];
+    const next = args[i + 1];
+    const takesValue = name !== undefined && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`--${name}=${next}`);
+      i++;
+    } else joined.push(args[i]!);
+  }
+  return joined;
+}
 
 /** An integer flag within [min, max], or a usage error naming the flag, the range and the value. */
 function intFlag(name: string, raw: string | undefined, min = 0, max = Infinity): number | undefined {
@@ -143,6 +174,9 @@ async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
  * workflow also reports "not found", so a not-found agent is described to tell the two apart.
  */
 async function classify(error: unknown, agentId: string): Promise<unknown> {
+  if (error instanceof AgentClosedError) return new CliExit(EXIT.closed, error.message);
+  // Input the workflow would refuse or drop, found before anything was sent.
+  if (error instanceof InvalidInputError) return new UsageError(error.message);
   if (error instanceof WorkflowNotFoundError) {
     const status = await withClient((client) => agentHandle(client, agentId).describe()).then(
       (description) => description.status.name,
@@ -153,13 +187,28 @@ async function classify(error: unknown, agentId: string): Promise<unknown> {
     }
     return new CliExit(EXIT.unknownAgent, `unknown agent ${agentId}: no such workflow (start it with longrun start)`);
   }
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof Error) {
-    const cause = error.cause as Error & { type?: string };
-    if (cause.type === 'TurnFailed') return new CliExit(EXIT.error, `the turn failed: ${cause.message}`);
-    const closed = /is closed/.test(cause.message);
-    return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${cause.message}`);
+  if (error instanceof AgentUpdateError) {
+    if (error.type === 'TurnFailed') return new CliExit(EXIT.error, `the turn failed: ${error.message}`);
+    if (error.type === 'CompactionFailed') return new CliExit(EXIT.error, `the compaction failed: ${error.message}`);
+    const closed = /is closed/.test(error.message);
+    return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${error.message}`);
   }
   return error;
+}
+
+/** How the CLI waits for an Update: progress lines on stderr, the timeouts from the environment (see HELP). */
+function waitOptions(): UpdateWaitOptions {
+  return {
+    onProgress: (line) => console.error(`longrun: ${line}`),
+    workerTimeoutMs: readInt(process.env, 'LONGRUN_WORKER_TIMEOUT_MS', DEFAULT_WORKER_TIMEOUT_MS, 1_000, 86_400_000),
+    reconnectTimeoutMs: readInt(
+      process.env,
+      'LONGRUN_RECONNECT_TIMEOUT_MS',
+      DEFAULT_RECONNECT_TIMEOUT_MS,
+      1_000,
+      86_400_000,
+    ),
+  };
 }
 
 /** A reply as `send` prints it: labelled when a replayed model served it (the worker has no OPENAI_API_KEY). */
@@ -182,7 +231,7 @@ async function chat(agentId: string, out: (line: string) => void): Promise<numbe
         if (text === '/state') out(renderState(await agentState(client, agentId)));
         else if (text !== '') {
           const started = Date.now();
-          const result = await sendMessage(client, agentId, text);
+          const result = await sendMessage(client, agentId, text, waitOptions());
           const speaker = isReplayedModel(result.servedBy) ? `agent ${REPLAYED_LABEL}` : 'agent'; // as the demo shows it
           out(`${speaker} > ${result.reply}\n        (turn ${result.turn}, ${Date.now() - started} ms)`);
         }
@@ -215,13 +264,18 @@ export async function run(argv: string[], out: (line: string) => void = console.
     await runMainJob(rest);
     return EXIT.ok;
   }
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, strict: true, options: OPTIONS });
+  const { values, positionals } = parseArgs({
+    args: joinNegativeNumbers(rest),
+    allowPositionals: true,
+    strict: true,
+    options: OPTIONS,
+  });
   const settings = loadSettings();
   if (command === 'replay') {
     const file = positionals[0];
     if (!file) throw new UsageError('replay: missing <FILE.jsonl>');
     if (values.preset !== undefined) resolvePolicy({ preset: values.preset }); // a bad preset: exit 2 before anything starts
-    const window = intFlag('window', values.window);
+    const window = intFlag('window', values.window, 1);
     const { runReplay, renderReplay } = await import('../worker/replay.ts');
     const report = await runReplay({
       file,
@@ -243,8 +297,20 @@ export async function run(argv: string[], out: (line: string) => void = console.
   try {
     switch (command) {
       case 'start': {
+        if (values.reopen) {
+          const given = ['model', 'system', 'max-steps', 'window', 'preset'].filter((name) => name in values);
+          if (given.length > 0) {
+            throw new UsageError(
+              `--reopen continues the agent as it was: it cannot go with ${given.map((n) => `--${n}`).join(', ')}`,
+            );
+          }
+          const store = new S3BlobStore(s3TargetFromEnv(settings));
+          await withClient((client) => reopenAgent(client, store, agentId));
+          out(`reopened agent ${agentId}`);
+          return EXIT.ok;
+        }
         const maxSteps = intFlag('max-steps', values['max-steps'], 1, 50);
-        const window = values.window === undefined ? undefined : Number(values.window);
+        const window = intFlag('window', values.window, 1);
         await withClient((client) =>
           startAgent(client, {
             agentId,
@@ -262,6 +328,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
       case 'send': {
         const text = positionals.slice(1).join(' ');
         if (!text) throw new UsageError('send: missing <text>');
+        validateSendInput({ text }); // what the workflow would refuse or drop is never sent
         if (values['no-wait']) {
           if (values['expect-turn'] !== undefined) {
             throw new UsageError('--expect-turn needs a reply to report a conflict: it cannot go with --no-wait');
@@ -272,7 +339,10 @@ export async function run(argv: string[], out: (line: string) => void = console.
         }
         const expectedTurn = intFlag('expect-turn', values['expect-turn'], 1);
         const result = await withClient((client) =>
-          sendMessage(client, agentId, text, expectedTurn !== undefined ? { expectedTurn } : {}),
+          sendMessage(client, agentId, text, {
+            ...waitOptions(),
+            ...(expectedTurn !== undefined ? { expectedTurn } : {}),
+          }),
         );
         out(values.json ? JSON.stringify(result) : shownReply(result));
         return EXIT.ok;
@@ -304,12 +374,13 @@ export async function run(argv: string[], out: (line: string) => void = console.
           ...(values.strategy ? { strategy: values.strategy as StrategyName } : {}),
           ...(values['if-due'] ? { force: false } : {}),
         };
+        validateCompactInput(request); // what the workflow would refuse or drop is never sent
         if (values['no-wait']) {
           await withClient((client) => requestCompaction(client, agentId, request));
           out(`compaction requested for ${agentId}`);
           return EXIT.ok;
         }
-        const result = await withClient((client) => compactAgent(client, agentId, request));
+        const result = await withClient((client) => compactAgent(client, agentId, request, waitOptions()));
         out(values.json ? JSON.stringify(result, null, 2) : renderCompaction(result));
         return EXIT.ok;
       }
@@ -328,7 +399,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
       }
       case 'close': {
         if (values.wait) {
-          const state = await withClient((client) => closeAgentAndWait(client, agentId));
+          const state = await withClient((client) => closeAgentAndWait(client, agentId, waitOptions()));
           out(values.json ? JSON.stringify(state, null, 2) : `closed agent ${agentId} after ${state.turns} turns`);
           return EXIT.ok;
         }
@@ -344,10 +415,23 @@ export async function run(argv: string[], out: (line: string) => void = console.
   }
 }
 
-/** Runs the CLI on process.argv and exits with its code. Called by bin/longrun.js. */
+/**
+ * Runs the CLI on process.argv and exits with its code once its output is out. Called by bin/longrun.js.
+ *
+ * Written to a pipe, stdout is asynchronous: what the pipe's buffer (64 KiB) cannot take at once waits in the
+ * process, and process.exit would drop it. So the exit waits until every write has been handed over; it still exits
+ * (an open Temporal connection or worker runtime would keep the process alive). A reader that goes away early
+ * (`longrun … | head`) ends the process quietly.
+ */
 export function cliMain(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.error);
+      throw error;
+    });
+  }
   run(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitAfterOutput(code),
     (error: unknown) => {
       const usage =
         error instanceof UsageError ||
@@ -361,9 +445,22 @@ export function cliMain(): void {
       else console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);
       const code =
         usage || error instanceof InvalidAgentIdError ? EXIT.usage : error instanceof CliExit ? error.code : EXIT.error;
-      process.exit(code);
+      return exitAfterOutput(code);
     },
   );
+}
+
+/** Exits with `code` after everything written to stdout and stderr so far has reached them. */
+async function exitAfterOutput(code: number): Promise<never> {
+  process.exitCode = code;
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
+
+/** Resolves when the stream has handed over every earlier write (its callbacks run in order). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.writableLength === 0 || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => stream.write('', () => resolve()));
 }
 
 if (import.meta.main) cliMain();

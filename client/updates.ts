@@ -1,0 +1,562 @@
+/**
+ * An Update sent to an agent and seen through to its outcome (the CLI and scripts alike use it through
+ * `sendMessage`, `compactAgent` and `closeAgentAndWait`):
+ *
+ * - Nothing is sent until a worker is polling the agent's task queue, so giving up never leaves a message half-sent.
+ * - The caller hears what it waits for (`onProgress`): after a few seconds, then periodically.
+ * - The Update carries an id the client keeps. When the connection fails while waiting (a server restarting), the
+ *   same id is sent again until the real outcome arrives: the server answers an id it already has in the current
+ *   run, and the workflow answers one applied in an earlier run (workflows/applied-updates.ts). Never applied twice.
+ * - Every way it can end is a named error saying what became of the message.
+ *
+ * @example
+ *   const reply = await executeAgentUpdate(client, handle, 'trip', sendUpdate, [{ text: 'hi' }], {
+ *     onProgress: (line) => console.error(line),
+ *   });
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ApplicationFailure,
+  Connection,
+  isGrpcServiceError,
+  isRetryableError,
+  ServiceError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
+import type {
+  Client,
+  UpdateDefinition,
+  WorkflowHandle,
+  WorkflowUpdateHandle,
+  WorkflowUpdateOptions,
+} from '@temporalio/client';
+
+/** When the first progress line comes, and how often the next ones do. */
+export const PROGRESS_FIRST_MS = 3_000;
+export const PROGRESS_EVERY_MS = 15_000;
+/** Default of {@link UpdateWaitOptions.workerTimeoutMs}. */
+export const DEFAULT_WORKER_TIMEOUT_MS = 60_000;
+/** Default of {@link UpdateWaitOptions.reconnectTimeoutMs}. */
+export const DEFAULT_RECONNECT_TIMEOUT_MS = 120_000;
+
+/**
+ * A worker counts as polling when the server saw one of its polls within this long. The server notes a poller when
+ * each long poll starts and when it ends (matching's task_queue_partition_manager.go), and an idle poll lasts up to
+ * its long-poll interval, one minute: a live worker has always been seen within about a minute.
+ */
+export const WORKER_SEEN_WITHIN_MS = 70_000;
+/** How often the state is looked at while waiting, and how long each look may take. */
+const CHECK_EVERY_MS = 2_000;
+const CHECK_DEADLINE_MS = 5_000;
+/** A worker found for an agent is trusted this long before the next Update checks again (a turn costs no RPC). */
+const WORKER_CONFIRMED_MS = 10_000;
+/** Pause before sending the Update again after a connection failure. */
+const RESEND_PAUSE_MS = 1_000;
+
+export interface UpdateWaitOptions {
+  /** The Update's id (default: a new UUID). Passing the id of an earlier call attaches to that Update. */
+  updateId?: string;
+  /** Told what the call is waiting for, after a few seconds and then periodically (one line, no newline). */
+  onProgress?: (line: string) => void;
+  /**
+   * How long to wait for a worker: before sending (nothing is sent), for the Update to be accepted, and after that
+   * for a worker to come back. Default {@link DEFAULT_WORKER_TIMEOUT_MS}.
+   */
+  workerTimeoutMs?: number;
+  /** How long to keep sending the Update again while Temporal cannot be reached. Default 120 s. */
+  reconnectTimeoutMs?: number;
+}
+
+/**
+ * Thrown when the workflow fails or rejects an Update: `message` is the workflow's own message, `type` its failure
+ * type ('TurnFailed', 'CompactionFailed', the error's name for input the validator refused, …). Still a
+ * WorkflowUpdateFailedError whose `cause` is the failure the workflow raised.
+ *
+ * @example
+ *   catch (error) { if (error instanceof AgentUpdateError && error.type === 'TurnFailed') console.error(error.message); }
+ */
+export class AgentUpdateError extends WorkflowUpdateFailedError {
+  /** The failure's type: the ApplicationFailure type, or the error class name. */
+  readonly type: string;
+  readonly agentId: string;
+  /** The Update's name: 'send', 'compact', 'close'. */
+  readonly update: string;
+  readonly updateId: string;
+
+  constructor(agentId: string, update: string, updateId: string, failure: Error | undefined) {
+    super(failure?.message ?? `update ${update} failed`, failure);
+    this.type = (failure instanceof ApplicationFailure ? failure.type : failure?.name) ?? 'Unknown';
+    this.agentId = agentId;
+    this.update = update;
+    this.updateId = updateId;
+  }
+}
+// The parent's `name` is a read-only prototype property (the SDK's instanceof marker): shadow it the same way.
+Object.defineProperty(AgentUpdateError.prototype, 'name', { value: 'AgentUpdateError' });
+
+/** How far an Update got before the client gave up on it. */
+export type UpdateStage = 'not sent' | 'sent, not accepted' | 'accepted';
+
+/** Thrown when no worker takes the agent's work within the timeout; `stage` says what became of the Update. */
+export class NoWorkerError extends Error {
+  readonly agentId: string;
+  readonly taskQueue: string;
+  readonly updateId: string;
+  readonly stage: UpdateStage;
+
+  constructor(details: {
+    agentId: string;
+    taskQueue: string;
+    updateId: string;
+    stage: UpdateStage;
+    /** What was seen of the workers, e.g. "the server has seen no worker poll it". */
+    workers: string;
+    waitedMs: number;
+  }) {
+    const { agentId, taskQueue, updateId, stage, workers } = details;
+    const waited = seconds(details.waitedMs);
+    super(
+      stage === 'not sent'
+        ? `no worker is polling task queue ${taskQueue} of agent ${agentId} (${workers}); gave up after ${waited}. ` +
+            'Nothing was sent: start a worker (npm start, or longrun up), then send again ' +
+            '(LONGRUN_WORKER_TIMEOUT_MS sets how long to wait).'
+        : stage === 'sent, not accepted'
+          ? `update ${updateId} reached agent ${agentId} but no worker took it within ${waited} ` +
+            `(task queue ${taskQueue}: ${workers}). Its outcome is unknown: the server keeps it in memory, a worker ` +
+            `that starts soon applies it, a server restart drops it. Read \`longrun state ${agentId}\` before ` +
+            'sending it again.'
+          : `update ${updateId} was accepted by agent ${agentId}, but no worker has polled task queue ${taskQueue} ` +
+            `for ${waited} (${workers}). It is recorded and completes when a worker runs: do not send it again; ` +
+            `read the outcome later with \`longrun state ${agentId}\` or \`longrun context ${agentId}\`.`,
+    );
+    this.name = 'NoWorkerError';
+    this.agentId = agentId;
+    this.taskQueue = taskQueue;
+    this.updateId = updateId;
+    this.stage = stage;
+  }
+}
+
+/** Thrown when Temporal cannot be reached for longer than the reconnect timeout while an Update is out. */
+export class UpdateOutcomeUnknownError extends Error {
+  readonly agentId: string;
+  readonly updateId: string;
+
+  constructor(agentId: string, updateId: string, waitedMs: number, cause: unknown) {
+    super(
+      `lost the connection to Temporal while waiting for update ${updateId} of agent ${agentId}, and could not ` +
+        `reach it again within ${seconds(waitedMs)} (${describeFailure(cause)}). Its outcome is unknown (it is ` +
+        `applied at most once): when Temporal is back, read \`longrun state ${agentId}\` before sending it again.`,
+      { cause },
+    );
+    this.name = 'UpdateOutcomeUnknownError';
+    this.agentId = agentId;
+    this.updateId = updateId;
+  }
+}
+
+/** Thrown when Temporal cannot be reached to look for a worker: nothing was sent. */
+export class TemporalUnreachableError extends Error {
+  readonly agentId: string;
+
+  constructor(agentId: string, cause: unknown) {
+    super(`cannot reach Temporal to look for agent ${agentId}'s worker (${describeFailure(cause)}); nothing was sent`, {
+      cause,
+    });
+    this.name = 'TemporalUnreachableError';
+    this.agentId = agentId;
+  }
+}
+
+/** What the client sees of the agent while it waits. */
+interface Observation {
+  taskQueue: string;
+  running: boolean;
+  /** False when the task queue could not be described: whether a worker polls is then unknown. */
+  workersKnown: boolean;
+  /** How long ago a worker last polled the task queue; undefined: none in the server's poller history. */
+  workerAgeMs?: number | undefined;
+  workerIdentity?: string | undefined;
+  /** The activities the agent has out, described. */
+  activities: string[];
+  /** A workflow task scheduled and not started: how long it has waited, and its attempt. */
+  taskWaitingMs?: number | undefined;
+  taskAttempt?: number | undefined;
+}
+
+/** Shared by an Update's sender and its watcher. */
+interface WaitState {
+  /** Since when the sender has met only connection failures (the watcher clears it when Temporal answers). */
+  lostSince: number | undefined;
+  /** Aborted when the outcome is in: the watcher stops, its calls are cancelled. */
+  done: AbortController;
+}
+
+/**
+ * The handle's Update calls for any argument list. Their overloads tell an Update with arguments from one without,
+ * which a generic `Args` cannot satisfy; the definition still types the result.
+ */
+function updateCalls(handle: WorkflowHandle): {
+  execute<Ret, Args extends unknown[]>(
+    def: UpdateDefinition<Ret, Args>,
+    options: WorkflowUpdateOptions & { args: Args },
+  ): Promise<Ret>;
+  start<Ret, Args extends unknown[]>(
+    def: UpdateDefinition<Ret, Args>,
+    options: WorkflowUpdateOptions & { args: Args; waitForStage: typeof WorkflowUpdateStage.ACCEPTED },
+  ): Promise<WorkflowUpdateHandle<Ret>>;
+} {
+  type Loose = (def: unknown, options: unknown) => Promise<never>;
+  return {
+    execute: (def, options) => (handle.executeUpdate as Loose)(def, options),
+    start: (def, options) => (handle.startUpdate as Loose)(def, options),
+  };
+}
+
+/** By client, the agents (workflow ids) a worker was found for, and when. */
+const workerConfirmed = new WeakMap<Client, Map<string, number>>();
+
+/**
+ * Sends the Update `def` with `args` to the agent's workflow and returns its result, as described at the top of this
+ * file. Throws {@link AgentUpdateError}, {@link NoWorkerError}, {@link UpdateOutcomeUnknownError},
+ * {@link TemporalUnreachableError}, or the client's own errors (WorkflowNotFoundError for an unknown or closed agent).
+ */
+export async function executeAgentUpdate<Ret, Args extends unknown[]>(
+  client: Client,
+  handle: WorkflowHandle,
+  agentId: string,
+  def: UpdateDefinition<Ret, Args>,
+  args: Args,
+  options: UpdateWaitOptions = {},
+): Promise<Ret> {
+  const wait = new UpdateWait(client, handle, agentId, def.name, options);
+  await wait.untilWorker();
+  return wait.send(def, args);
+}
+
+class UpdateWait {
+  readonly updateId: string;
+  private readonly workerTimeoutMs: number;
+  private readonly reconnectTimeoutMs: number;
+  private readonly started = Date.now();
+  private lastProgress: { at: number; kind: string } | undefined;
+  private readonly client: Client;
+  private readonly handle: WorkflowHandle;
+  private readonly agentId: string;
+  private readonly update: string;
+  private readonly options: UpdateWaitOptions;
+
+  constructor(client: Client, handle: WorkflowHandle, agentId: string, update: string, options: UpdateWaitOptions) {
+    this.client = client;
+    this.handle = handle;
+    this.agentId = agentId;
+    this.update = update;
+    this.options = options;
+    this.updateId = options.updateId ?? randomUUID();
+    this.workerTimeoutMs = options.workerTimeoutMs ?? DEFAULT_WORKER_TIMEOUT_MS;
+    this.reconnectTimeoutMs = options.reconnectTimeoutMs ?? DEFAULT_RECONNECT_TIMEOUT_MS;
+  }
+
+  /** Returns once a worker polls the agent's task queue (or the agent is closed: the server answers then). */
+  async untilWorker(): Promise<void> {
+    const confirmed = workerConfirmed.get(this.client) ?? new Map<string, number>();
+    workerConfirmed.set(this.client, confirmed);
+    if (Date.now() - (confirmed.get(this.handle.workflowId) ?? -Infinity) < WORKER_CONFIRMED_MS) return;
+    for (;;) {
+      let seen: Observation;
+      try {
+        seen = await this.observe();
+      } catch (error) {
+        if (transientFailure(error) !== undefined) throw new TemporalUnreachableError(this.agentId, error);
+        throw error;
+      }
+      if (!seen.running) return;
+      if (workerPolling(seen)) {
+        confirmed.set(this.handle.workflowId, Date.now());
+        return;
+      }
+      const waited = Date.now() - this.started;
+      if (waited >= this.workerTimeoutMs) {
+        throw new NoWorkerError({ ...this.ids(seen), stage: 'not sent', workers: workersText(seen), waitedMs: waited });
+      }
+      this.progress('no worker', `waiting for a worker on task queue ${seen.taskQueue} (${workersText(seen)})`);
+      // The next look: in CHECK_EVERY_MS, or when the first progress line is due, or at the timeout.
+      const firstLineIn = PROGRESS_FIRST_MS - waited;
+      await sleep(Math.min(CHECK_EVERY_MS, this.workerTimeoutMs - waited, firstLineIn > 0 ? firstLineIn : Infinity));
+    }
+  }
+
+  /** Sends the Update, sending it again with the same id after a connection failure, until its outcome. */
+  async send<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, args: Args): Promise<Ret> {
+    const sentAt = Date.now();
+    // The caller's own deadline or abort signal (Connection.withDeadline / withAbortSignal) still ends the wait.
+    const connection = this.client.connection;
+    const caller = connection instanceof Connection ? connection.callContextStorage.getStore() : undefined;
+    const abort = new AbortController();
+    const signal = caller?.abortSignal ? AbortSignal.any([caller.abortSignal, abort.signal]) : abort.signal;
+    const callerGaveUp = () =>
+      caller?.abortSignal?.aborted === true || (caller?.deadline !== undefined && Date.now() >= +caller.deadline);
+    let gaveUp!: (error: Error) => void;
+    const givingUp = new Promise<never>((_, reject) => (gaveUp = reject));
+    givingUp.catch(() => {});
+    const state: WaitState = { lostSince: undefined, done: new AbortController() };
+    const watching = this.watch(sentAt, state, def, args, (error) => {
+      gaveUp(error);
+      abort.abort();
+    });
+    try {
+      for (;;) {
+        const attempt = this.client.connection.withAbortSignal(signal, () =>
+          updateCalls(this.handle).execute(def, { args, updateId: this.updateId }),
+        );
+        attempt.catch(() => {}); // it is left behind when the wait gives up
+        try {
+          return await Promise.race([attempt, givingUp]);
+        } catch (error) {
+          if (abort.signal.aborted) throw await givingUp.catch((reason: unknown) => reason);
+          if (error instanceof WorkflowUpdateFailedError) {
+            throw new AgentUpdateError(this.agentId, this.update, this.updateId, error.cause);
+          }
+          const failure = transientFailure(error);
+          if (failure === undefined || callerGaveUp()) throw error;
+          state.lostSince ??= Date.now();
+          const lostFor = Date.now() - state.lostSince;
+          if (lostFor >= this.reconnectTimeoutMs) {
+            throw new UpdateOutcomeUnknownError(this.agentId, this.updateId, lostFor, error);
+          }
+          this.progress(
+            'reconnecting',
+            `lost the connection to Temporal (${failure}); sending update ${this.updateId} again`,
+          );
+          await sleep(RESEND_PAUSE_MS);
+        }
+      }
+    } finally {
+      state.done.abort();
+      await watching;
+    }
+  }
+
+  /**
+   * Looks at the agent every few seconds while the Update is out: reports progress, notices that Temporal is
+   * reachable again, and gives up when no worker takes the work.
+   */
+  private async watch<Ret, Args extends unknown[]>(
+    sentAt: number,
+    state: WaitState,
+    def: UpdateDefinition<Ret, Args>,
+    args: Args,
+    giveUp: (error: Error) => void,
+  ): Promise<void> {
+    let accepted = false;
+    let staleSince: number | undefined;
+    for (let next = sentAt + CHECK_EVERY_MS; ; next += CHECK_EVERY_MS) {
+      const done = state.done.signal;
+      await sleep(Math.max(0, next - Date.now()), undefined, { signal: done }).catch(() => {});
+      if (done.aborted) return;
+      let seen: Observation;
+      try {
+        seen = await this.client.connection.withAbortSignal(done, () => this.observe());
+      } catch (error) {
+        if (done.aborted) return;
+        const failure = transientFailure(error);
+        if (failure !== undefined) this.progress('unreachable', `cannot reach Temporal (${failure}); still trying`);
+        continue;
+      }
+      state.lostSince = undefined; // Temporal answers: a later connection failure starts a new count
+      if (done.aborted) return;
+      if (!seen.running) continue;
+      const now = Date.now();
+      staleSince = workerPolling(seen) ? undefined : (staleSince ?? now);
+      if (!accepted && now - sentAt >= this.workerTimeoutMs) {
+        const stage = await this.client.connection.withAbortSignal(done, () => this.acceptance(def, args));
+        if (done.aborted) return;
+        if (stage === 'unknown') continue; // ask again at the next look
+        accepted = stage === 'accepted';
+        if (!accepted) {
+          const why = workerPolling(seen) ? workflowTaskText(seen) : workersText(seen);
+          giveUp(
+            new NoWorkerError({ ...this.ids(seen), stage: 'sent, not accepted', workers: why, waitedMs: now - sentAt }),
+          );
+          return;
+        }
+      }
+      if (accepted && staleSince !== undefined && now - staleSince >= this.workerTimeoutMs) {
+        const waitedMs = now - staleSince;
+        giveUp(new NoWorkerError({ ...this.ids(seen), stage: 'accepted', workers: workersText(seen), waitedMs }));
+        return;
+      }
+      if (!workerPolling(seen)) {
+        this.progress('no worker', `waiting for a worker on task queue ${seen.taskQueue} (${workersText(seen)})`);
+      } else if (seen.activities.length > 0) {
+        this.progress('working', `the agent is working: ${seen.activities.join('; ')}`);
+      } else if ((seen.taskWaitingMs ?? 0) >= CHECK_EVERY_MS || (seen.taskAttempt ?? 1) > 1) {
+        this.progress('task', `waiting for the worker to take the agent's task (${workflowTaskText(seen)})`);
+      } else {
+        this.progress('waiting', `waiting for agent ${this.agentId} to answer`);
+      }
+    }
+  }
+
+  private ids(seen: Observation): { agentId: string; taskQueue: string; updateId: string } {
+    return { agentId: this.agentId, taskQueue: seen.taskQueue, updateId: this.updateId };
+  }
+
+  /**
+   * Whether the Update was accepted (or already decided): the same id sent again answers at once if so, and waits
+   * out the deadline if not. 'unknown' when Temporal could not be asked.
+   */
+  private async acceptance<Ret, Args extends unknown[]>(
+    def: UpdateDefinition<Ret, Args>,
+    args: Args,
+  ): Promise<'accepted' | 'not accepted' | 'unknown'> {
+    try {
+      await this.client.connection.withDeadline(Date.now() + CHECK_DEADLINE_MS, () =>
+        updateCalls(this.handle).start(def, {
+          args,
+          updateId: this.updateId,
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        }),
+      );
+      return 'accepted';
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError) return 'accepted'; // decided: the sender sees how
+      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'not accepted'; // our deadline
+      return 'unknown';
+    }
+  }
+
+  private async observe(): Promise<Observation> {
+    const deadline = Date.now() + CHECK_DEADLINE_MS;
+    const description = await this.client.connection.withDeadline(deadline, () => this.handle.describe());
+    const taskQueue = description.taskQueue;
+    const queue = await this.client.connection
+      .withDeadline(deadline, () =>
+        this.client.workflowService.describeTaskQueue({
+          namespace: this.client.options.namespace,
+          taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+          taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
+        }),
+      )
+      .catch((error: unknown) => {
+        // Not allowed to look (a role without DescribeTaskQueue)? Then the workers are unknown, not absent.
+        if (transientFailure(error) !== undefined) throw error;
+        return undefined;
+      });
+    const now = Date.now();
+    let newest: { at: number; identity: string } | undefined;
+    for (const poller of queue?.pollers ?? []) {
+      const at = timestampMs(poller.lastAccessTime);
+      if (at !== undefined && (newest === undefined || at > newest.at))
+        newest = { at, identity: poller.identity ?? '' };
+    }
+    const raw = description.raw;
+    const task = raw.pendingWorkflowTask;
+    const taskScheduled =
+      task && Number(task.state) === PENDING_WORKFLOW_TASK_STATE_SCHEDULED
+        ? timestampMs(task.scheduledTime)
+        : undefined;
+    return {
+      taskQueue,
+      running: description.status.name === 'RUNNING',
+      workersKnown: queue !== undefined,
+      workerAgeMs: newest && Math.max(0, now - newest.at),
+      workerIdentity: newest?.identity,
+      activities: (raw.pendingActivities ?? []).map((activity) => {
+        const started = timestampMs(activity.lastStartedTime);
+        const parts = [
+          `attempt ${activity.attempt ?? 1}`,
+          ...(Number(activity.state) === PENDING_ACTIVITY_STATE_STARTED && started !== undefined
+            ? [`running ${seconds(now - started)}`]
+            : ['waiting for a worker']),
+          ...(activity.lastFailure?.message ? [`last failure: ${activity.lastFailure.message}`] : []),
+        ];
+        return `${activity.activityType?.name ?? 'activity'} (${parts.join(', ')})`;
+      }),
+      taskWaitingMs: taskScheduled === undefined ? undefined : Math.max(0, now - taskScheduled),
+      taskAttempt: task?.attempt ?? undefined,
+    };
+  }
+
+  /** One progress line: the first after PROGRESS_FIRST_MS, then when the situation changes or every PROGRESS_EVERY_MS. */
+  private progress(kind: string, text: string): void {
+    const now = Date.now();
+    if (!this.options.onProgress || now - this.started < PROGRESS_FIRST_MS) return;
+    const last = this.lastProgress;
+    if (last && last.kind === kind && now - last.at < PROGRESS_EVERY_MS) return;
+    this.lastProgress = { at: now, kind };
+    this.options.onProgress(`${this.update} to ${this.agentId}, ${seconds(now - this.started)}: ${text}`);
+  }
+}
+
+// Enum values of the Temporal API (temporal.api.enums.v1), which @temporalio/client does not re-export.
+const TASK_QUEUE_KIND_NORMAL = 1;
+const TASK_QUEUE_TYPE_WORKFLOW = 1;
+const PENDING_WORKFLOW_TASK_STATE_SCHEDULED = 1;
+const PENDING_ACTIVITY_STATE_STARTED = 2;
+
+/** Whether a worker polls the task queue (assumed when the client may not look). */
+function workerPolling(seen: Observation): boolean {
+  return !seen.workersKnown || (seen.workerAgeMs !== undefined && seen.workerAgeMs < WORKER_SEEN_WITHIN_MS);
+}
+
+function workersText(seen: Observation): string {
+  // The server keeps 5 minutes of polls (matching.PollerHistoryTTL), none across its own restart.
+  if (seen.workerAgeMs === undefined) return 'the server has seen no worker poll it';
+  const who = seen.workerIdentity ? ` by ${seen.workerIdentity}` : '';
+  return workerPolling(seen)
+    ? `last polled ${seconds(seen.workerAgeMs)} ago${who}`
+    : `the last poll was ${seconds(seen.workerAgeMs)} ago${who}`;
+}
+
+function workflowTaskText(seen: Observation): string {
+  const parts = [
+    ...(seen.taskWaitingMs !== undefined ? [`its task has waited ${seconds(seen.taskWaitingMs)}`] : []),
+    ...((seen.taskAttempt ?? 1) > 1
+      ? [`the workflow task failed ${seen.taskAttempt! - 1} times: see the worker's log`]
+      : []),
+  ];
+  return parts.length ? parts.join('; ') : `a worker polls task queue ${seen.taskQueue} but has not taken it`;
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
+}
+
+/** A protobuf Timestamp in ms (its seconds may be a Long). */
+function timestampMs(
+  ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined,
+): number | undefined {
+  const seconds = ts?.seconds;
+  if (seconds === undefined || seconds === null) return undefined;
+  return (typeof seconds === 'number' ? seconds : seconds.toNumber()) * 1000 + (ts?.nanos ?? 0) / 1e6;
+}
+
+/**
+ * What a connection-level failure says, or undefined for any other error. Such a failure says nothing about the
+ * Update (the server may have it, may have applied it): the cure is to ask again with the same id.
+ */
+export function transientFailure(error: unknown): string | undefined {
+  // A call cut short by a deadline or a cancelled stream (the server shutting down).
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return error.message;
+  const cause = error instanceof ServiceError ? error.cause : error;
+  if (isGrpcServiceError(cause)) {
+    const status = { code: cause.code, details: cause.details ?? '', metadata: cause.metadata };
+    const connection =
+      isRetryableError(status) || [GRPC_DEADLINE_EXCEEDED, GRPC_CANCELLED].includes(Number(cause.code));
+    return connection ? describeFailure(cause) : undefined;
+  }
+  return undefined;
+}
+
+const GRPC_CANCELLED = 1;
+const GRPC_DEADLINE_EXCEEDED = 4;
+
+function describeFailure(error: unknown): string {
+  const cause = error instanceof ServiceError && error.cause ? error.cause : error;
+  if (isGrpcServiceError(cause)) return cause.details || cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
