@@ -4,9 +4,25 @@
  */
 import type { Client } from '@temporalio/client';
 import { connectClient } from '../client/agents.ts';
-import type { Worker } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, Worker } from '@temporalio/worker';
 import { createAgentWorker } from './worker.ts';
 import type { AgentWorkerOptions } from './worker.ts';
+
+/** An activity the worker is running. */
+export interface ActivityInFlight {
+  /** The activity type: callModel, runTool, summarizeSpan, … */
+  type: string;
+  workflowId: string;
+  attempt: number;
+  startedAt: number;
+}
+
+/** What the worker is busy with, e.g. to say what stopping waits for. */
+export interface WorkInFlight {
+  activities: ActivityInFlight[];
+  /** Workflow activations (workflow tasks) being processed. */
+  workflowTasks: number;
+}
 
 export interface InProcessAgents {
   client: Client;
@@ -14,12 +30,34 @@ export interface InProcessAgents {
   taskQueue: string;
   /** Settles when the worker stops (after close, or when the runtime stops it on SIGINT / SIGTERM). */
   running: Promise<void>;
+  /** The activities and workflow tasks the worker has in flight right now. */
+  inFlight(): WorkInFlight;
   /** Stops the worker (after its running tasks) and closes both connections. Safe to call twice. */
   close(): Promise<void>;
 }
 
 export async function startInProcessAgents(options: AgentWorkerOptions): Promise<InProcessAgents> {
-  const { worker, connection } = await createAgentWorker(options);
+  const activities = new Set<ActivityInFlight>();
+  const tracking: ActivityInterceptorsFactory = (context) => ({
+    inbound: {
+      async execute(input, next) {
+        const activity: ActivityInFlight = {
+          type: context.info.activityType,
+          workflowId: context.info.workflowExecution?.workflowId ?? '',
+          attempt: context.info.attempt,
+          startedAt: Date.now(),
+        };
+        activities.add(activity);
+        try {
+          return await next(input);
+        } finally {
+          activities.delete(activity);
+        }
+      },
+    },
+  });
+  const interceptors = { ...options.interceptors, activity: [tracking, ...(options.interceptors?.activity ?? [])] };
+  const { worker, connection } = await createAgentWorker({ ...options, interceptors });
   const running = worker.run();
   const client = await connectClient(options.temporal).catch(async (error: unknown) => {
     worker.shutdown();
@@ -33,6 +71,10 @@ export async function startInProcessAgents(options: AgentWorkerOptions): Promise
     worker,
     taskQueue: options.taskQueue,
     running,
+    inFlight: () => ({
+      activities: [...activities],
+      workflowTasks: worker.getStatus().numInFlightWorkflowActivations,
+    }),
     close() {
       closed ??= (async () => {
         // The runtime may have stopped the worker already (SIGINT, SIGTERM).

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { runDemo } from '../client/demo.ts';
 import { loadSettings } from '../config/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import { DEMO_SESSION, resolveModel } from '../llm/endpoint.ts';
 import { createOpenAI } from '../llm/openai.ts';
@@ -20,6 +21,8 @@ import type { EmbeddedStack } from '../stack/index.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore, s3EndpointConfigured, s3TargetFromEnv } from '../storage/s3.ts';
 import { startInProcessAgents } from './in-process.ts';
+import { describeInFlight, listenForStop, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
+import type { StopSignals } from './stopping.ts';
 
 const log = (line: string) => console.log(line);
 
@@ -35,7 +38,21 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   const env = process.env;
   const settings = loadSettings(env);
   Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Ctrl-C / SIGTERM: the first stops gracefully, a second at once (worker/stopping.ts).
+  const stop = listenForStop();
+  try {
+    await run(values, settings, env, stop);
+  } finally {
+    stop.dispose();
+  }
+}
 
+async function run(
+  values: { once: boolean; 'no-demo': boolean },
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+  stop: StopSignals,
+): Promise<void> {
   // 1. Servers: the configured ones, or the embedded stack.
   let temporal = loadTemporalTarget(env);
   const needTemporal = !temporal.configured;
@@ -51,12 +68,20 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     );
     stack = await startEmbeddedStack({ mode: 'persistent', settings, binaries, log });
   }
-  const cleanups: (() => Promise<void>)[] = [async () => stack?.stop()];
+  const servers = [needTemporal && 'the Temporal server', needMinio && 'MinIO'].filter(Boolean).join(' and ');
+  const cleanups: (() => Promise<void>)[] = [
+    async () => {
+      if (stack && stop.requested) log(`[stack] stopping ${servers}`);
+      await stack?.stop();
+    },
+  ];
   const cleanup = async () => {
     for (const step of cleanups.splice(0).reverse()) await step().catch((error: unknown) => console.error(error));
   };
+  let reporting: NodeJS.Timeout | undefined;
 
   try {
+    if (stop.requested) return; // stopped while the servers started
     if (stack?.temporal) temporal = localTemporalTarget(stack.temporal.address, stack.temporal.namespace);
     const s3 = stack?.minio ? stack.minio.target : s3TargetFromEnv(settings, env);
     const store = new S3BlobStore(s3);
@@ -94,9 +119,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     cleanups.push(() => agents.close());
     log(`[worker] polling task queue ${settings.taskQueue}`);
 
-    // 3. The demo conversation.
-    if (!values['no-demo']) {
-      await runDemo(agents.client, {
+    // 3. The demo conversation (a Ctrl-C meanwhile stops the job without waiting for the demo's next turn).
+    if (!values['no-demo'] && !stop.requested) {
+      const demo = runDemo(agents.client, {
         taskQueue: settings.taskQueue,
         model: settings.model,
         sessionPath: DEMO_SESSION,
@@ -106,17 +131,38 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
         close: values.once,
         log,
       });
+      demo.catch(() => {}); // left behind when a signal comes first; rethrown below otherwise
+      if ((await Promise.race([demo.then(() => 'done' as const), stop.first])) === 'done') await demo;
     }
-    if (values.once) return;
+    if (values.once && !stop.requested) return;
 
-    log(`\n[worker] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
-    await new Promise<void>((resolve) => {
-      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
-      void agents.running.then(() => resolve());
+    if (!stop.requested) {
+      log(`\n[worker] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
+      await Promise.race([stop.first, agents.running]);
+    }
+    // Say what stopping waits for, and offer the way out.
+    const work = describeInFlight(agents.inFlight());
+    log(
+      work === 'nothing'
+        ? '\n[worker] stopping (no work in flight). Ctrl-C again to stop at once.'
+        : `\n[worker] stopping: waiting for ${work} to finish. Ctrl-C again to stop at once (the work in flight ` +
+            'then runs again when a worker next starts).',
+    );
+    stop.onSecond(() => {
+      log(
+        `[worker] stopping at once: abandoning ${describeInFlight(agents.inFlight())} ` +
+          `(Temporal runs it again when a worker next starts)${stack ? `; stopping ${servers}` : ''}`,
+      );
+      void (stack?.stop() ?? Promise.resolve()).catch(() => {}).finally(() => process.exit(STOPPED_AT_ONCE_EXIT_CODE));
     });
-    log('\n[worker] stopping');
+    reporting = setInterval(() => {
+      const work = agents.inFlight();
+      if (work.activities.length > 0 || work.workflowTasks > 0)
+        log(`[worker] still waiting for ${describeInFlight(work)}`);
+    }, STOP_REPORT_EVERY_MS);
   } finally {
     await cleanup();
+    clearInterval(reporting);
   }
 }
 

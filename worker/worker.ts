@@ -2,7 +2,7 @@
  * The longrun worker: polls the task queue, runs agent workflows (bundled from workflows/) and their activities.
  */
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkerInterceptors, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDeps } from '../activities/index.ts';
 import { DEFAULTS, modulePath } from '../config/settings.ts';
@@ -39,6 +39,8 @@ export interface AgentWorkerOptions {
   workflowBundle?: WorkflowBundleWithSourceMap;
   maxCachedWorkflows?: number;
   identity?: string;
+  /** Worker interceptors (the in-process agents use one to tell which activities are in flight). */
+  interceptors?: WorkerInterceptors;
 }
 
 export async function createAgentWorker(
@@ -55,6 +57,7 @@ export async function createAgentWorker(
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
       maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE_SIZE,
       ...(options.identity ? { identity: options.identity } : {}),
+      ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     });
     return { worker, connection };
   } catch (error) {
