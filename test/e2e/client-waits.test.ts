@@ -1,0 +1,421 @@
+/**
+ * How clients wait (issue 12): never silently for a worker that is not there, through a lost connection to the
+ * Update's real outcome, failures with the workflow's own message at the top level, output that reaches a pipe
+ * whole, and a main job that says what its stop waits for (and stops at once on a second Ctrl-C).
+ */
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { agentHandle, agentState, closeAgent, connectClient, sendMessage, startAgent } from '../../client/agents.ts';
+import { AgentUpdateError, NoWorkerError } from '../../client/updates.ts';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import { localTemporalTarget } from '../../config/temporal.ts';
+import { startChatServer } from '../../llm/chat-server.ts';
+import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
+import { createOpenAI } from '../../llm/openai.ts';
+import { freePort } from '../../stack/ports.ts';
+import { startInProcessAgents } from '../../worker/in-process.ts';
+import { sendUpdate } from '../../workflows/contract.ts';
+import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+/** Replies held until released, by the user text they answer (to keep a turn out while a connection is cut). */
+const held = new Map<
+  string,
+  { arrived: () => void; atModel: Promise<void>; release: () => void; released: Promise<void> }
+>();
+
+function hold(text: string): { atModel: Promise<void>; release: () => void } {
+  let arrived!: () => void;
+  let release!: () => void;
+  const atModel = new Promise<void>((resolve) => (arrived = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  held.set(text, { arrived, atModel, release, released });
+  return { atModel, release };
+}
+
+async function respond(request: RecordedRequest): Promise<ScriptedReply> {
+  const text = request.body.messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (text.startsWith('401')) return { status: 401, error: 'Incorrect API key provided' };
+  const waiting = held.get(text);
+  if (waiting) {
+    waiting.arrived();
+    await waiting.released;
+  }
+  return { content: `re: ${text}` };
+}
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness(respond);
+});
+afterAll(async () => {
+  for (const { release } of held.values()) release();
+  await h?.close();
+});
+
+/** The environment the CLI needs to reach the shared stack, with the task queue and settings of `extra`. */
+function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const stack = inject('stack');
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
+    TEMPORAL_NAMESPACE: h.temporal.namespace,
+    LONGRUN_TASK_QUEUE: h.taskQueue,
+    LONGRUN_MODEL: 'gpt-4o-mini',
+    AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
+    AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
+    LONGRUN_S3_BUCKET: stack.s3.bucket,
+    ...extra,
+  };
+}
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs bin/longrun.js with its stdout and stderr on pipes, as `longrun … | jq` does. */
+function longrun(args: string[], env: NodeJS.ProcessEnv = cliEnv(), timeoutMs = 60_000): Promise<CliRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/longrun.js'), ...args],
+      { encoding: 'utf8', env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr, ms: Date.now() - started }),
+    );
+    child.stdin!.end();
+  });
+}
+
+const STACK_TRACE = /^\s+at /m;
+
+describe('waiting for a worker', () => {
+  it('send to an agent whose task queue has no worker: a progress line, then a clear error within the timeout, nothing sent', async () => {
+    const agentId = newAgentId('noworker');
+    const taskQueue = `nobody-${randomUUID().slice(0, 8)}`;
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue });
+
+    const run = await longrun(['send', agentId, 'hello?'], cliEnv({ LONGRUN_WORKER_TIMEOUT_MS: '5000' }), 30_000);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.ms).toBeLessThan(15_000);
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `longrun: send to ${agentId}, \\d+ s: waiting for a worker on task queue ${taskQueue} \\(the server has seen no worker poll it\\)`,
+      ),
+    );
+    expect(run.stderr).toContain(`longrun: no worker is polling task queue ${taskQueue} of agent ${agentId}`);
+    expect(run.stderr).toContain('Nothing was sent');
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+    expect(run.stdout).toBe('');
+
+    // The library says the same with a typed error; and indeed nothing reached the workflow.
+    const lines: string[] = [];
+    const error = await sendMessage(h.client, agentId, 'hello?', {
+      workerTimeoutMs: 4_000,
+      onProgress: (line) => lines.push(line),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoWorkerError);
+    expect(error).toMatchObject({ stage: 'not sent', taskQueue, agentId });
+    expect(lines.some((line) => line.includes(`waiting for a worker on task queue ${taskQueue}`))).toBe(true);
+    const history = await agentHandle(h.client, agentId).fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toEqual([]);
+    await agentHandle(h.client, agentId).terminate('test over');
+  });
+
+  it('a worker that stopped moments ago: the Update is sent, not accepted in time, and the error says what becomes of it', async () => {
+    const taskQueue = `gone-${randomUUID().slice(0, 8)}`;
+    const stack = inject('stack');
+    const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
+    const deps = {
+      store: h.store,
+      openai: createOpenAI({ apiKey: 'test-key', baseURL: h.model.baseURL, timeoutMs: 10_000 }),
+    };
+    const bundle = await sharedBundle();
+    const first = await startInProcessAgents({ temporal, taskQueue, deps, workflowBundle: bundle });
+    const agentId = newAgentId('gone');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue });
+    expect((await sendMessage(h.client, agentId, 'one')).turn).toBe(1);
+    await first.close(); // its last poll was just now: the queue looks served for another minute
+
+    const error = await sendMessage(h.client, agentId, 'two', { workerTimeoutMs: 4_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoWorkerError);
+    expect(error).toMatchObject({ stage: 'sent, not accepted', taskQueue });
+    expect((error as Error).message).toContain('Its outcome is unknown: the server keeps it in memory');
+
+    // As the message says: a worker that starts soon applies it (once).
+    const second = await startInProcessAgents({ temporal, taskQueue, deps, workflowBundle: bundle });
+    try {
+      const deadline = Date.now() + 30_000;
+      while ((await agentState(h.client, agentId)).turns < 2 && Date.now() < deadline) await sleep(200);
+      const state = await agentState(h.client, agentId);
+      expect(state.turns).toBe(2);
+      expect(state.messages.filter((m) => m.role === 'user').map((m) => m.preview)).toEqual(['one', 'two']);
+      await closeAgent(h.client, agentId);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+/** A TCP proxy in front of the Temporal server: `cut(ms)` drops its connections and refuses new ones that long. */
+async function startProxy(
+  upstream: string,
+): Promise<{ address: string; cut(ms: number): Promise<void>; close(): Promise<void> }> {
+  const [host, port] = upstream.split(':') as [string, string];
+  const listenPort = await freePort();
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((downstream) => {
+        const up = connect(Number(port), host);
+        for (const socket of [downstream, up]) {
+          sockets.add(socket);
+          socket.on('error', () => {});
+          socket.on('close', () => {
+            sockets.delete(socket);
+            downstream.destroy();
+            up.destroy();
+          });
+        }
+        downstream.pipe(up).pipe(downstream);
+      });
+      server.listen(listenPort, '127.0.0.1', resolve);
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (!server) return resolve();
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+      server = undefined;
+    });
+  await listen();
+  return {
+    address: `127.0.0.1:${listenPort}`,
+    async cut(ms) {
+      await stop();
+      await sleep(ms);
+      await listen();
+    },
+    close: stop,
+  };
+}
+
+describe('an Update whose connection drops', () => {
+  it('reattaches with the same Update id and reports the real reply; the plain SDK call gives up with "Workflow Update failed"', async () => {
+    const proxy = await startProxy(String(h.temporal.connectionOptions.address));
+    let client: Client | undefined;
+    try {
+      client = await connectClient(localTemporalTarget(proxy.address, h.temporal.namespace));
+      const [agentId, controlId] = [newAgentId('reattach'), newAgentId('control')];
+      for (const id of [agentId, controlId]) {
+        await startAgent(h.client, { agentId: id, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+        expect((await sendMessage(client, id, `first ${id}`)).turn).toBe(1);
+      }
+      const mine = hold(`held ${agentId}`);
+      const control = hold(`held ${controlId}`);
+      const lines: string[] = [];
+      const sending = sendMessage(client, agentId, `held ${agentId}`, { onProgress: (line) => lines.push(line) });
+      // What `longrun send` did before: the SDK's own executeUpdate, which retries a lost connection ~20 s at most.
+      const plain = agentHandle(client, controlId)
+        .executeUpdate(sendUpdate, { args: [{ text: `held ${controlId}` }] })
+        .catch((error: unknown) => error);
+      await Promise.all([mine.atModel, control.atModel]);
+
+      // The connection is cut for 30 s, longer than the SDK's retries; both turns complete meanwhile.
+      const cut = proxy.cut(30_000);
+      await sleep(1_000);
+      mine.release();
+      control.release();
+      await cut;
+
+      expect(await sending).toMatchObject({ turn: 2, reply: `re: held ${agentId}` });
+      expect(
+        lines.some((line) => /lost the connection to Temporal|cannot reach Temporal/.test(line)),
+        lines.join('\n'),
+      ).toBe(true);
+      const failed = await plain;
+      expect(failed).toBeInstanceOf(ServiceError);
+      expect((failed as Error).message).toBe('Workflow Update failed');
+      // …although that turn completed too: the outcome a client must not report as a failure.
+      expect((await agentState(h.client, controlId)).turns).toBe(2);
+      // Applied once each.
+      const users = (await agentState(h.client, agentId)).messages.filter((m) => m.role === 'user');
+      expect(users.map((m) => m.preview)).toEqual([`first ${agentId}`, `held ${agentId}`]);
+      for (const id of [agentId, controlId]) await closeAgent(h.client, id);
+    } finally {
+      await client?.connection.close();
+      await proxy.close();
+    }
+  }, 90_000);
+});
+
+describe('failures carry the workflow message and type', () => {
+  it('a failed turn is an AgentUpdateError with the message and type at the top level; the CLI prints it without a stack', async () => {
+    const agentId = newAgentId('typed');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const error = await sendMessage(h.client, agentId, '401 please').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentUpdateError);
+    expect(error).toBeInstanceOf(WorkflowUpdateFailedError); // still what the SDK throws, for older callers
+    const failed = error as AgentUpdateError;
+    expect(failed.message).toBe('callModel failed: model gpt-4o-mini: HTTP 401: 401 Incorrect API key provided');
+    expect(failed.type).toBe('TurnFailed');
+    expect(failed.updateId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(failed).toMatchObject({ agentId, update: 'send', name: 'AgentUpdateError' });
+    expect((failed.cause as Error).message).toBe(failed.message);
+
+    const rejected = await sendMessage(h.client, agentId, 'x', { expectedTurn: 7 }).catch((e: unknown) => e);
+    expect(rejected).toBeInstanceOf(AgentUpdateError);
+    expect(rejected).toMatchObject({ update: 'send' });
+    expect((rejected as Error).message).toContain('expectedTurn: this message would open turn');
+
+    const run = await longrun(['send', agentId, '401 again']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      'longrun: the turn failed: callModel failed: model gpt-4o-mini: HTTP 401: 401 Incorrect API key provided\n',
+    );
+    await closeAgent(h.client, agentId);
+  });
+});
+
+describe('output reaches a pipe whole', () => {
+  it('a 600 KiB JSON object read with `longrun reload` through a pipe arrives whole and parses', async () => {
+    const agentId = newAgentId('pipe');
+    const key = `agents/${agentId}/big.json`;
+    const big = {
+      items: Array.from({ length: 6_000 }, (_, i) => ({ i, text: `item ${i} `.padEnd(90, 'x') })),
+    };
+    const body = JSON.stringify(big);
+    expect(body.length).toBeGreaterThan(600 * 1024);
+    await h.store.put(key, body);
+
+    const run = await longrun(['reload', agentId, key]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.length).toBe(body.length + 1); // and its newline
+    expect(JSON.parse(run.stdout)).toEqual(big);
+  });
+});
+
+// ---- The main job (npm start), on free ports and a data folder of its own ----
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function processesMentioning(needle: string): string[] {
+  const result = spawnSync('pgrep', ['-af', needle], { encoding: 'utf8' });
+  return result.stdout.split('\n').filter((line) => line.trim() !== '' && !line.includes('pgrep'));
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return check();
+}
+
+function startMainJob(env: NodeJS.ProcessEnv): {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+  exit: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'worker/main.ts'), '--no-demo'], {
+    env,
+    cwd: PROJECT_ROOT,
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
+  );
+  return { child, output: () => output, exit };
+}
+
+describe('the main job stopping', () => {
+  it('says what it waits for; a second Ctrl-C stops at once, leaves nothing behind, and a waiting send gets its real reply after a restart', async () => {
+    const model = await startChatServer(respond);
+    const dataDir = mkdtempSync(join(tmpdir(), 'longrun-stop-'));
+    dirs.push(dataDir);
+    const [temporalPort, uiPort, minioPort, consolePort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      LONGRUN_DATA_DIR: dataDir,
+      LONGRUN_TEMPORAL_PORT: String(temporalPort),
+      LONGRUN_TEMPORAL_UI_PORT: String(uiPort),
+      LONGRUN_MINIO_PORT: String(minioPort),
+      LONGRUN_MINIO_CONSOLE_PORT: String(consolePort),
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: model.baseURL,
+      LONGRUN_MODEL: 'gpt-4o-mini',
+    };
+    for (const name of ['TEMPORAL_ADDRESS', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL', 'TEMPORAL_PROFILE'])
+      delete env[name];
+    const cli = { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}` };
+    let job = startMainJob(env);
+    try {
+      expect(await waitFor(() => job.output().includes('Ctrl-C to stop'), 60_000), job.output()).toBe(true);
+      const agentId = newAgentId('stop');
+      expect((await longrun(['start', agentId], cli)).code).toBe(0);
+      const text = `held ${agentId}`;
+      const { atModel } = hold(text);
+      const sending = longrun(['send', agentId, text], cli, 120_000);
+      await atModel;
+
+      job.child.kill('SIGINT');
+      expect(await waitFor(() => job.output().includes('Ctrl-C again to stop at once'), 10_000), job.output()).toBe(
+        true,
+      );
+      expect(job.output()).toMatch(
+        new RegExp(
+          `\\[worker\\] stopping: waiting for 1 activity \\(callModel for agent-${agentId}, attempt 1, running \\d+ s\\) to finish`,
+        ),
+      );
+      job.child.kill('SIGINT');
+      const stoppedAt = Date.now();
+      expect(await job.exit).toBe(130);
+      expect(Date.now() - stoppedAt).toBeLessThan(15_000);
+      expect(job.output()).toMatch(/\[worker\] stopping at once: abandoning 1 activity \(callModel/);
+      expect(await waitFor(() => processesMentioning(dataDir).length === 0, 10_000)).toBe(true);
+
+      // The same job again, on the same data: the abandoned model call runs again and `send` reports its reply.
+      held.get(text)!.release();
+      job = startMainJob(env);
+      const sent = await sending;
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(sent.stdout).toBe(`re: ${text}\n`);
+      expect(sent.stderr).toMatch(new RegExp(`^longrun: send to ${agentId}, \\d+ s: `, 'm')); // never silent
+      expect(sent.stderr).not.toMatch(STACK_TRACE);
+
+      job.child.kill('SIGINT');
+      expect(await job.exit).toBe(0);
+      expect(job.output()).toContain('[worker] stopping (no work in flight). Ctrl-C again to stop at once.');
+      expect(await waitFor(() => processesMentioning(dataDir).length === 0, 10_000)).toBe(true);
+    } finally {
+      if (job.child.exitCode === null) job.child.kill('SIGKILL');
+      await model.close();
+    }
+  }, 180_000);
+});
