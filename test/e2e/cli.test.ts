@@ -97,6 +97,36 @@ describe('longrun CLI', () => {
     expect((await longrun('frobnicate', 'x')).code).toBe(2);
   });
 
+  it('refuses before sending what the workflow would drop or refuse: --no-wait input, bad numbers', async () => {
+    const agentId = newAgentId('cli-valid');
+    expect((await longrun('start', agentId)).code).toBe(0);
+    const long = 'x'.repeat(4_001);
+    for (const args of [
+      ['compact', agentId, '--instructions', long, '--no-wait'],
+      ['compact', agentId, '--instructions', long],
+    ]) {
+      const result = await longrun(...args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('instructions: 4001 characters is over the limit of 4000');
+      expect(result.stdout).toBe('');
+    }
+    const blank = await longrun('send', agentId, '   ', '--no-wait');
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toContain('text: must not be empty');
+    // Nothing reached the workflow: no signal was dropped there, no compaction ran.
+    const state = JSON.parse((await longrun('state', agentId, '--json')).stdout) as AgentState;
+    expect(state.droppedSignals).toBeUndefined();
+    expect(state.compressions ?? 0).toBe(0);
+
+    const window = await longrun('start', newAgentId('cli-window'), '--window', 'abc');
+    expect(window.code).toBe(2);
+    expect(window.stderr).toContain('--window: must be an integer ≥ 1 (got "abc")');
+    const steps = await longrun('start', newAgentId('cli-steps'), '--max-steps', '-3');
+    expect(steps.code).toBe(2);
+    expect(steps.stderr).toContain('--max-steps: must be an integer from 1 to 50 (got "-3")');
+    await longrun('close', agentId);
+  });
+
   it('chat, send --no-wait, context, reload, list and close --wait', async () => {
     const agentId = newAgentId('cli');
     expect((await longrun('start', agentId, '--max-steps', '3')).code).toBe(0);
@@ -189,6 +219,12 @@ describe('longrun CLI', () => {
       events: CompressionEvent[];
     };
     expect(first.events.map((e) => e.seq)).toEqual([1, 2]);
+    const none = await longrun('events', agentId, '--limit', '0');
+    expect(none).toMatchObject({ code: 0 });
+    expect(none.stdout).toMatch(/^no events in the range asked for\n11 compression\(s\)/);
+    const negative = await longrun('events', agentId, '--limit', '-1');
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toContain('--limit: must be an integer ≥ 0 (got "-1")');
 
     const ifDue = await longrun('compact', agentId, '--if-due');
     expect(ifDue).toMatchObject({ code: 0 });
