@@ -181,14 +181,12 @@ describe('one agent id, several lives', () => {
     expect(new Set(lives).size).toBe(4);
     // Each life's first message is its own object.
     const firsts = await Promise.all(
-      lives.map(async (life) => JSON.parse((await h.store.get(`agents/${agentId}/${life}/messages/m000002.json`))!)),
+      lives.map(
+        async (life) =>
+          JSON.parse((await h.store.get(`agents/${agentId}/${life}/messages/m000002.json`))!) as { content: string },
+      ),
     );
-    expect(firsts.map((m: { content: string }) => m.content)).toEqual([
-      'life one',
-      'life two',
-      'life three',
-      'life four',
-    ]);
+    expect(firsts.map((m) => m.content)).toEqual(['life one', 'life two', 'life three', 'life four']);
   });
 
   it('a terminated agent reopens from the state a worker replays', async () => {
