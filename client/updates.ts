@@ -187,6 +187,8 @@ interface Observation {
   taskAttempt?: number | undefined;
 }
 
+type PollerInfo = { lastAccessTime?: Parameters<typeof timestampMs>[0]; identity?: string | null };
+
 /** Shared by an Update's sender and its watcher. */
 interface WaitState {
   /** Since when the sender has met only connection failures (the watcher clears it when Temporal answers). */
@@ -433,25 +435,14 @@ class UpdateWait {
     const deadline = Date.now() + CHECK_DEADLINE_MS;
     const description = await this.client.connection.withDeadline(deadline, () => this.handle.describe());
     const taskQueue = description.taskQueue;
-    const queue = await this.client.connection
-      .withDeadline(deadline, () =>
-        this.client.workflowService.describeTaskQueue({
-          namespace: this.client.options.namespace,
-          taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
-          taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
-        }),
-      )
-      .catch((error: unknown) => {
-        // Not allowed to look (a role without DescribeTaskQueue)? Then the workers are unknown, not absent.
-        if (transientFailure(error) !== undefined) throw error;
-        return undefined;
-      });
+    const pollers = await this.client.connection.withDeadline(deadline, () => this.pollers(taskQueue));
     const now = Date.now();
     let newest: { at: number; identity: string } | undefined;
-    for (const poller of queue?.pollers ?? []) {
+    for (const poller of pollers ?? []) {
       const at = timestampMs(poller.lastAccessTime);
-      if (at !== undefined && (newest === undefined || at > newest.at))
+      if (at !== undefined && (newest === undefined || at > newest.at)) {
         newest = { at, identity: poller.identity ?? '' };
+      }
     }
     const raw = description.raw;
     const task = raw.pendingWorkflowTask;
@@ -462,7 +453,7 @@ class UpdateWait {
     return {
       taskQueue,
       running: description.status.name === 'RUNNING',
-      workersKnown: queue !== undefined,
+      workersKnown: pollers !== undefined,
       workerAgeMs: newest && Math.max(0, now - newest.at),
       workerIdentity: newest?.identity,
       activities: (raw.pendingActivities ?? []).map((activity) => {
@@ -481,6 +472,40 @@ class UpdateWait {
     };
   }
 
+  /**
+   * The workers seen polling the task queue for workflow tasks, on every partition (a task queue has four by default,
+   * and a poll lands on any of them). The "enhanced" describe gathers them from all partitions, as the temporal CLI's
+   * `task-queue describe` does; a server without it is asked the old way (the root partition's pollers). Undefined
+   * when the client may not look (a role without DescribeTaskQueue): the workers are then unknown, not absent.
+   */
+  private async pollers(taskQueue: string): Promise<PollerInfo[] | undefined> {
+    const service = this.client.workflowService;
+    const namespace = this.client.options.namespace;
+    const queue = { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL };
+    const unlessTransient = (error: unknown) => {
+      if (transientFailure(error) !== undefined) throw error;
+      return undefined;
+    };
+    const enhanced = await service
+      .describeTaskQueue({
+        namespace,
+        taskQueue: queue,
+        apiMode: DESCRIBE_TASK_QUEUE_MODE_ENHANCED,
+        taskQueueTypes: [TASK_QUEUE_TYPE_WORKFLOW],
+        reportPollers: true,
+      })
+      .catch(unlessTransient);
+    if (enhanced) {
+      return Object.values(enhanced.versionsInfo ?? {}).flatMap((version) =>
+        Object.values(version.typesInfo ?? {}).flatMap((type) => type.pollers ?? []),
+      );
+    }
+    const legacy = await service
+      .describeTaskQueue({ namespace, taskQueue: queue, taskQueueType: TASK_QUEUE_TYPE_WORKFLOW })
+      .catch(unlessTransient);
+    return legacy ? (legacy.pollers ?? []) : undefined;
+  }
+
   /** One progress line: the first after PROGRESS_FIRST_MS, then when the situation changes or every PROGRESS_EVERY_MS. */
   private progress(kind: string, text: string): void {
     const now = Date.now();
@@ -495,6 +520,7 @@ class UpdateWait {
 // Enum values of the Temporal API (temporal.api.enums.v1), which @temporalio/client does not re-export.
 const TASK_QUEUE_KIND_NORMAL = 1;
 const TASK_QUEUE_TYPE_WORKFLOW = 1;
+const DESCRIBE_TASK_QUEUE_MODE_ENHANCED = 1;
 const PENDING_WORKFLOW_TASK_STATE_SCHEDULED = 1;
 const PENDING_ACTIVITY_STATE_STARTED = 2;
 
