@@ -148,7 +148,7 @@ export class UpdateOutcomeUnknownError extends Error {
   constructor(agentId: string, updateId: string, waitedMs: number, cause: unknown) {
     super(
       `lost the connection to Temporal while waiting for update ${updateId} of agent ${agentId}, and could not ` +
-        `reach it again within ${seconds(waitedMs)} (${describeFailure(cause)}). Its outcome is unknown (it is ` +
+        `reach it for ${seconds(waitedMs)} (${describeFailure(cause)}). Its outcome is unknown (it is ` +
         `applied at most once): when Temporal is back, read \`longrun state ${agentId}\` before sending it again.`,
       { cause },
     );
@@ -191,7 +191,9 @@ type PollerInfo = { lastAccessTime?: Parameters<typeof timestampMs>[0]; identity
 
 /** Shared by an Update's sender and its watcher. */
 interface WaitState {
-  /** Since when the sender has met only connection failures (the watcher clears it when Temporal answers). */
+  /** When Temporal last answered (the watcher's looks; the check before sending). */
+  lastReached: number;
+  /** Since when Temporal has not answered: set by the sender's first connection failure, cleared when it answers. */
   lostSince: number | undefined;
   /** Aborted when the outcome is in: the watcher stops, its calls are cancelled. */
   done: AbortController;
@@ -304,7 +306,7 @@ class UpdateWait {
     let gaveUp!: (error: Error) => void;
     const givingUp = new Promise<never>((_, reject) => (gaveUp = reject));
     givingUp.catch(() => {});
-    const state: WaitState = { lostSince: undefined, done: new AbortController() };
+    const state: WaitState = { lastReached: sentAt, lostSince: undefined, done: new AbortController() };
     const watching = this.watch(sentAt, state, def, args, (error) => {
       gaveUp(error);
       abort.abort();
@@ -324,15 +326,13 @@ class UpdateWait {
           }
           const failure = transientFailure(error);
           if (failure === undefined || callerGaveUp()) throw error;
-          state.lostSince ??= Date.now();
+          // Lost since Temporal last answered: the SDK's own retries (about 20 s) came before this failure.
+          state.lostSince ??= state.lastReached;
           const lostFor = Date.now() - state.lostSince;
           if (lostFor >= this.reconnectTimeoutMs) {
             throw new UpdateOutcomeUnknownError(this.agentId, this.updateId, lostFor, error);
           }
-          this.progress(
-            'reconnecting',
-            `lost the connection to Temporal (${failure}); sending update ${this.updateId} again`,
-          );
+          this.progress('unreachable', `cannot reach Temporal (${failure}); sending update ${this.updateId} again`);
           await sleep(RESEND_PAUSE_MS);
         }
       }
@@ -365,9 +365,12 @@ class UpdateWait {
       } catch (error) {
         if (done.aborted) return;
         const failure = transientFailure(error);
-        if (failure !== undefined) this.progress('unreachable', `cannot reach Temporal (${failure}); still trying`);
+        if (failure !== undefined) {
+          this.progress('unreachable', `cannot reach Temporal (${failure}); waiting for update ${this.updateId}`);
+        }
         continue;
       }
+      state.lastReached = Date.now();
       state.lostSince = undefined; // Temporal answers: a later connection failure starts a new count
       if (done.aborted) return;
       if (!seen.running) continue;
@@ -567,7 +570,7 @@ function timestampMs(
  */
 export function transientFailure(error: unknown): string | undefined {
   // A call cut short by a deadline or a cancelled stream (the server shutting down).
-  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return error.message;
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return describeFailure(error);
   const cause = error instanceof ServiceError ? error.cause : error;
   if (isGrpcServiceError(cause)) {
     const status = { code: cause.code, details: cause.details ?? '', metadata: cause.metadata };
@@ -581,8 +584,17 @@ export function transientFailure(error: unknown): string | undefined {
 const GRPC_CANCELLED = 1;
 const GRPC_DEADLINE_EXCEEDED = 4;
 
+/** A failure in a few words: "connect ECONNREFUSED 127.0.0.1:7233", "no answer in time", or its message. */
 function describeFailure(error: unknown): string {
-  const cause = error instanceof ServiceError && error.cause ? error.cause : error;
-  if (isGrpcServiceError(cause)) return cause.details || cause.message;
+  const cause =
+    (error instanceof ServiceError || error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) && error.cause
+      ? error.cause
+      : error;
+  if (isGrpcServiceError(cause)) {
+    if (Number(cause.code) === GRPC_DEADLINE_EXCEEDED) return 'no answer in time';
+    const details = cause.details || cause.message;
+    // grpc-js: "No connection established. Last error: Error: connect ECONNREFUSED …. Resolution note: "
+    return /Last error: (?:Error: )?(.*?)\.? Resolution note/.exec(details)?.[1] ?? details;
+  }
   return error instanceof Error ? error.message : String(error);
 }

@@ -16,7 +16,7 @@ import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentHandle, agentState, closeAgent, connectClient, sendMessage, startAgent } from '../../client/agents.ts';
-import { AgentUpdateError, NoWorkerError } from '../../client/updates.ts';
+import { AgentUpdateError, NoWorkerError, UpdateOutcomeUnknownError } from '../../client/updates.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
@@ -221,31 +221,37 @@ describe('an Update whose connection drops', () => {
     let client: Client | undefined;
     try {
       client = await connectClient(localTemporalTarget(proxy.address, h.temporal.namespace));
-      const [agentId, controlId] = [newAgentId('reattach'), newAgentId('control')];
-      for (const id of [agentId, controlId]) {
+      const [agentId, controlId, shortId] = [newAgentId('reattach'), newAgentId('control'), newAgentId('short')];
+      for (const id of [agentId, controlId, shortId]) {
         await startAgent(h.client, { agentId: id, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
         expect((await sendMessage(client, id, `first ${id}`)).turn).toBe(1);
       }
       const mine = hold(`held ${agentId}`);
       const control = hold(`held ${controlId}`);
+      const short = hold(`held ${shortId}`);
       const lines: string[] = [];
       const sending = sendMessage(client, agentId, `held ${agentId}`, { onProgress: (line) => lines.push(line) });
+      // A client that gives up on reconnecting after 5 s says the outcome is unknown, naming the Update.
+      const givingUp = sendMessage(client, shortId, `held ${shortId}`, { reconnectTimeoutMs: 5_000 }).catch(
+        (error: unknown) => error,
+      );
       // What `longrun send` did before: the SDK's own executeUpdate, which retries a lost connection ~20 s at most.
       const plain = agentHandle(client, controlId)
         .executeUpdate(sendUpdate, { args: [{ text: `held ${controlId}` }] })
         .catch((error: unknown) => error);
-      await Promise.all([mine.atModel, control.atModel]);
+      await Promise.all([mine.atModel, control.atModel, short.atModel]);
 
       // The connection is cut for 30 s, longer than the SDK's retries; both turns complete meanwhile.
       const cut = proxy.cut(30_000);
       await sleep(1_000);
       mine.release();
       control.release();
+      short.release();
       await cut;
 
       expect(await sending).toMatchObject({ turn: 2, reply: `re: held ${agentId}` });
       expect(
-        lines.some((line) => /lost the connection to Temporal|cannot reach Temporal/.test(line)),
+        lines.some((line) => line.includes('cannot reach Temporal')),
         lines.join('\n'),
       ).toBe(true);
       const failed = await plain;
@@ -253,10 +259,17 @@ describe('an Update whose connection drops', () => {
       expect((failed as Error).message).toBe('Workflow Update failed');
       // …although that turn completed too: the outcome a client must not report as a failure.
       expect((await agentState(h.client, controlId)).turns).toBe(2);
+      const unknown = await givingUp;
+      expect(unknown).toBeInstanceOf(UpdateOutcomeUnknownError);
+      expect((unknown as Error).message).toMatch(
+        new RegExp(`^lost the connection to Temporal while waiting for update [0-9a-f-]{36} of agent ${shortId}`),
+      );
+      expect((unknown as Error).message).toContain('Its outcome is unknown (it is applied at most once)');
+      expect((await agentState(h.client, shortId)).turns).toBe(2); // it was applied, once
       // Applied once each.
       const users = (await agentState(h.client, agentId)).messages.filter((m) => m.role === 'user');
       expect(users.map((m) => m.preview)).toEqual([`first ${agentId}`, `held ${agentId}`]);
-      for (const id of [agentId, controlId]) await closeAgent(h.client, id);
+      for (const id of [agentId, controlId, shortId]) await closeAgent(h.client, id);
     } finally {
       await client?.connection.close();
       await proxy.close();
