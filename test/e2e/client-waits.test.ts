@@ -22,7 +22,7 @@ import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
-import { freePort } from '../../stack/ports.ts';
+import { freePort, freePorts } from '../../stack/ports.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import { sendUpdate } from '../../workflows/contract.ts';
 import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
@@ -367,12 +367,7 @@ describe('the main job stopping', () => {
     const model = await startChatServer(respond);
     const dataDir = mkdtempSync(join(tmpdir(), 'longrun-stop-'));
     dirs.push(dataDir);
-    const [temporalPort, uiPort, minioPort, consolePort] = await Promise.all([
-      freePort(),
-      freePort(),
-      freePort(),
-      freePort(),
-    ]);
+    const [temporalPort, uiPort, minioPort, consolePort] = (await freePorts(4)) as [number, number, number, number];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       LONGRUN_DATA_DIR: dataDir,
