@@ -3,9 +3,7 @@
  * `--reopen` continues it with its messages and ids, and every other path (a plain start with the default reuse
  * policy, as the temporal CLI does; a start that terminates a running agent) begins a new life with keys of its own.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AgentClosedError,
   agentHandle,
@@ -16,12 +14,13 @@ import {
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
-import { PROJECT_ROOT } from '../../config/settings.ts';
 import { agentPrefix } from '../../storage/keys.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../workflows/contract.ts';
 import type { AgentInput } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
+import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
+import type { CliRun } from '../support/longrun-cli.ts';
 import { temporalCli } from '../support/temporal-cli.ts';
 
 let h: Harness;
@@ -46,30 +45,8 @@ async function expectUntouched(agentId: string, before: Map<string, string>): Pr
   for (const [key, body] of before) expect(now.get(key), key).toBe(body);
 }
 
-function longrun(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const stack = inject('stack');
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [join(PROJECT_ROOT, 'bin/longrun.js'), ...args],
-      {
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
-          TEMPORAL_NAMESPACE: h.temporal.namespace,
-          LONGRUN_TASK_QUEUE: h.taskQueue,
-          AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-          AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-          LONGRUN_S3_BUCKET: stack.s3.bucket,
-        },
-        timeout: 60_000,
-      },
-      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
-    );
-    child.stdin!.end();
-  });
+function longrun(...args: string[]): Promise<CliRun> {
+  return runLongrun(args, { env: cliEnv(h) });
 }
 
 const input = (agentId: string): AgentInput => ({ agentId, model: 'gpt-4o-mini', systemPrompt: 'Be brief.' });

@@ -1,14 +1,14 @@
 /** The `longrun` command against the real stack: output, --json, and exit codes a script can trust. */
-import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PROJECT_ROOT } from '../../config/settings.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentState, CompressionEvent } from '../../workflows/contract.ts';
 import type { ReplayReport } from '../../worker/replay.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
+import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
+import type { CliRun } from '../support/longrun-cli.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -19,39 +19,12 @@ afterAll(async () => {
 });
 
 /** Runs the CLI asynchronously: the worker serving it runs in this very process. */
-function longrun(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return longrunWithInput(undefined, ...args);
+function longrun(...args: string[]): Promise<CliRun> {
+  return runLongrun(args, { env: cliEnv(h) });
 }
 
-function longrunWithInput(
-  input: string | undefined,
-  ...args: string[]
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const stack = inject('stack');
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [join(PROJECT_ROOT, 'bin/longrun.js'), ...args],
-      {
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
-          TEMPORAL_NAMESPACE: h.temporal.namespace,
-          LONGRUN_TASK_QUEUE: h.taskQueue,
-          LONGRUN_MODEL: 'gpt-4o-mini',
-          AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-          AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-          LONGRUN_S3_BUCKET: stack.s3.bucket,
-        },
-        timeout: 60_000,
-      },
-      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
-    );
-    if (input !== undefined) child.stdin!.end(input);
-    else child.stdin!.end();
-  });
+function longrunWithInput(input: string | undefined, ...args: string[]): Promise<CliRun> {
+  return runLongrun(args, { env: cliEnv(h), ...(input !== undefined ? { input } : {}) });
 }
 
 describe('longrun CLI', () => {

@@ -3,7 +3,7 @@
  * Update's real outcome, failures with the workflow's own message at the top level, output that reaches a pipe
  * whole, and a main job that says what its stop waits for (and stops at once on a second Ctrl-C).
  */
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +27,8 @@ import { startInProcessAgents } from '../../worker/in-process.ts';
 import { sendUpdate } from '../../workflows/contract.ts';
 import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
+import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
+import type { CliRun } from '../support/longrun-cli.ts';
 
 /** Replies held until released, by the user text they answer (to keep a turn out while a connection is cut). */
 const held = new Map<
@@ -63,42 +65,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** The environment the CLI needs to reach the shared stack, with the task queue and settings of `extra`. */
-function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const stack = inject('stack');
-  return {
-    ...process.env,
-    TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
-    TEMPORAL_NAMESPACE: h.temporal.namespace,
-    LONGRUN_TASK_QUEUE: h.taskQueue,
-    LONGRUN_MODEL: 'gpt-4o-mini',
-    AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-    AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-    LONGRUN_S3_BUCKET: stack.s3.bucket,
-    ...extra,
-  };
-}
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
 /** Runs bin/longrun.js with its stdout and stderr on pipes, as `longrun … | jq` does. */
-function longrun(args: string[], env: NodeJS.ProcessEnv = cliEnv(), timeoutMs = 60_000): Promise<CliRun> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [join(PROJECT_ROOT, 'bin/longrun.js'), ...args],
-      { encoding: 'utf8', env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
-      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr, ms: Date.now() - started }),
-    );
-    child.stdin!.end();
-  });
+function longrun(args: string[], env: NodeJS.ProcessEnv = cliEnv(h), timeoutMs = 60_000): Promise<CliRun> {
+  return runLongrun(args, { env, timeoutMs });
 }
 
 const STACK_TRACE = /^\s+at /m;
@@ -109,7 +78,7 @@ describe('waiting for a worker', () => {
     const taskQueue = `nobody-${randomUUID().slice(0, 8)}`;
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue });
 
-    const run = await longrun(['send', agentId, 'hello?'], cliEnv({ LONGRUN_WORKER_TIMEOUT_MS: '5000' }), 30_000);
+    const run = await longrun(['send', agentId, 'hello?'], cliEnv(h, { LONGRUN_WORKER_TIMEOUT_MS: '5000' }), 30_000);
     expect(run.code, run.stderr).toBe(1);
     expect(run.ms).toBeLessThan(15_000);
     expect(run.stderr).toMatch(

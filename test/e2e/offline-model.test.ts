@@ -2,17 +2,15 @@
  * The offline model (no OPENAI_API_KEY: the demo recording replayed) through the `longrun` CLI: it keeps answering
  * past the end of its recording, honestly, and every reply the CLI prints says it comes from a replayed model.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState } from '../../client/agents.ts';
-import { PROJECT_ROOT } from '../../config/settings.ts';
 import { DEMO_SESSION } from '../../llm/endpoint.ts';
 import { parseSessionJsonl, replayResponder } from '../../llm/replay.ts';
 import type { SendResult } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
+import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 
 /** A reply well within this is a normal one; the old offline model was silent for minutes past its recording. */
 const NORMAL_REPLY_MS = 20_000;
@@ -30,30 +28,10 @@ afterAll(async () => {
 });
 
 function longrun(input: string | undefined, ...args: string[]) {
-  const stack = inject('stack');
-  const started = Date.now();
-  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [join(PROJECT_ROOT, 'bin/longrun.js'), ...args],
-      {
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
-          TEMPORAL_NAMESPACE: h.temporal.namespace,
-          LONGRUN_TASK_QUEUE: h.taskQueue,
-          LONGRUN_MODEL: 'gpt-4o-mini',
-          AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-          AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-          LONGRUN_S3_BUCKET: stack.s3.bucket,
-        },
-        timeout: NORMAL_REPLY_MS + 10_000,
-      },
-      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr, ms: Date.now() - started }),
-    );
-    child.stdin!.end(input ?? '');
+  return runLongrun(args, {
+    env: cliEnv(h),
+    ...(input !== undefined ? { input } : {}),
+    timeoutMs: NORMAL_REPLY_MS + 10_000,
   });
 }
 
