@@ -31,6 +31,7 @@ import {
   ledgerQuery,
   messageIdOf,
   messageSignal,
+  NO_COMPRESSIONS,
   sendUpdate,
   stateQuery,
   statsQuery,
@@ -189,18 +190,12 @@ export async function reopenAgent(client: Client, store: StoredLister, agentId: 
     });
     final = await Promise.race([handle.query(stateQuery), timeout]);
   }
-  const state: WorkflowState = {
-    ...final,
-    messages: final.messages.map((record) => unkeyedRecord(final, record)),
-  };
-  delete (state as AgentState).storagePrefix;
-  if (description.status.name !== 'COMPLETED') await refuseOverUnnamedObjects(store, state, closedAs);
-  const carry: AgentCarry = {
-    state,
-    nextMessageSeq: endAtLastCompleteStep(structuredClone(state)),
-    applied: [],
-    reopened: { closedAs },
-  };
+  const { storagePrefix: _, messages, ...rest } = final;
+  const state: WorkflowState = { ...rest, messages: messages.map((record) => unkeyedRecord(final, record)) };
+  // A run cut off mid-step may hold an unanswered tool call: the context ends at its last complete step.
+  const nextMessageSeq = endAtLastCompleteStep(state);
+  if (description.status.name !== 'COMPLETED') await refuseOverUnnamedObjects(store, state, nextMessageSeq, closedAs);
+  const carry: AgentCarry = { state, nextMessageSeq, applied: [], reopened: { closedAs } };
   await client.workflow.start(AGENT_WORKFLOW, {
     workflowId: description.workflowId,
     taskQueue: description.taskQueue,
@@ -212,10 +207,17 @@ export async function reopenAgent(client: Client, store: StoredLister, agentId: 
   return handle;
 }
 
-/** Objects of the agent's life after its last message and its last compression: stored by a run cut off mid-step. */
-async function refuseOverUnnamedObjects(store: StoredLister, state: WorkflowState, closedAs: string): Promise<void> {
+/**
+ * Objects of the agent's life from message `next` on and after its last compression: stored by a run cut off
+ * mid-step. Refuses the reopen if there are any.
+ */
+async function refuseOverUnnamedObjects(
+  store: StoredLister,
+  state: WorkflowState,
+  next: number,
+  closedAs: string,
+): Promise<void> {
   const life = agentLife(state);
-  const next = endAtLastCompleteStep(structuredClone(state));
   const found = [
     ...(await store.list(`${lifePrefix(life)}messages/`, {
       startAfter: messageKey(life, messageIdOf(next - 1)),
@@ -359,7 +361,7 @@ export async function compressionHistory(
   const limit = query.limit ?? Infinity;
   // The state names the agent's life (where its events are stored) and holds the totals.
   const state = await agentState(client, agentId);
-  const stats = state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 };
+  const stats = state.stats ?? NO_COMPRESSIONS;
   const seqs: number[] = [];
   for (let seq = since + 1; seq <= stats.count && seqs.length < limit; seq++) seqs.push(seq);
   return { events: await storedCompressionEvents(store, state, seqs), stats };

@@ -35,6 +35,7 @@ import {
   ledgerQuery,
   messageIdOf,
   messageSignal,
+  NO_COMPRESSIONS,
   publicState,
   seqOf,
   sendUpdate,
@@ -150,7 +151,6 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     state.status = 'running';
     state.runs = (state.runs ?? 1) + 1;
     state.lastHandOver = `reopened (the agent was ${carry.reopened.closedAs})`;
-    nextMessageSeq = endAtLastCompleteStep(state);
   }
   const queue: Pending[] = [];
   let closing = false;
@@ -254,7 +254,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     },
     { description: HANDLER_DESCRIPTIONS.compressionEvents },
   );
-  setHandler(statsQuery, () => state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 }, {
+  setHandler(statsQuery, () => state.stats ?? NO_COMPRESSIONS, {
     description: HANDLER_DESCRIPTIONS.stats,
   });
   setHandler(contextQuery, () => publicState(state).messages, { description: HANDLER_DESCRIPTIONS.context });

@@ -9,7 +9,7 @@ import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
 import { gateFiresWith } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
-import { agentLife, EVENTS_KEPT, recordKey, summaryOfEvent } from './contract.ts';
+import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from './contract.ts';
 import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from './contract.ts';
 import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from './search-attributes.ts';
 
@@ -167,7 +167,7 @@ function swapIn(
   state.tailFromSeq = nextSeq;
   state.compressions = event.seq;
   state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
-  const previous = state.stats ?? { count: 0, averageReduction: 0, tokensSaved: 0 };
+  const previous = state.stats ?? NO_COMPRESSIONS;
   const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
   state.stats = {
     count: previous.count + 1,

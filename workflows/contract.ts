@@ -201,6 +201,9 @@ export interface CompactResult {
   event?: CompressionEventSummary;
 }
 
+/** The stats of an agent that has not compressed yet. */
+export const NO_COMPRESSIONS: CompressionStats = { count: 0, averageReduction: 0, tokensSaved: 0 };
+
 export interface CompressionStats {
   count: number;
   /** Mean of tokensAfter / tokensBefore over all compressions. */
