@@ -53,7 +53,19 @@ export const REPLACED_KIND = { truncate: 'truncated', mask: 'masked', offload: '
 export type Operation =
   | { op: 'keep'; id: string }
   | { op: 'drop'; id: string }
-  | { op: 'truncate'; id: string; headChars: number; tailChars: number; tokens: number }
+  | {
+      op: 'truncate';
+      id: string;
+      /** The planner's estimate of the cut in characters (head share = headChars / (headChars + tailChars)). */
+      headChars: number;
+      tailChars: number;
+      tokens: number;
+      /**
+       * The replacement message may count at most this many tokens (chat overhead and margin included): the apply
+       * step finds the cut by counting, so the result lands at or just under it. Absent in plans stored before.
+       */
+      maxTokens?: number;
+    }
   | { op: 'mask'; id: string; tokens: number }
   | { op: 'offload'; id: string; previewChars: number; tokens: number };
 
