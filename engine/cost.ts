@@ -1,24 +1,38 @@
 /**
- * The cost-aware decision (after Octomind's): is a compression worth what it costs? Without it, the next turns
- * re-read the current prefix from the provider's prompt cache; with it, the summary call is paid once and the
- * shorter context is written to the cache again, then read by the turns after.
+ * The cost-aware decision, with Octomind's arithmetic: is a compression worth what it costs? Without it, each
+ * remaining model call reads the whole current context at the full input price; with it, the summary call is paid
+ * once and each remaining call reads the smaller context. The remaining calls are the cost model's fixed estimate, or
+ * the session's pace: the calls it took to fill the context since the last compression, which a compressed context
+ * serves again before the next one.
  */
 import type { CostModel } from './policy.ts';
 
 export interface CostEstimate {
-  /** Cost of the expected remaining turns without compressing. */
+  /** Cost of the expected remaining calls without compressing. */
   withoutCompression: number;
-  /** Cost of compressing (summary call, cache rewrite) plus the remaining turns on the smaller context. */
+  /** Cost of compressing (the summary call) plus the remaining calls on the smaller context. */
   withCompression: number;
   /** withoutCompression − withCompression: positive means compressing saves money. */
   netBenefit: number;
+  /** The remaining calls priced, and where the figure came from. */
+  remainingTurns: number;
+  remainingFrom: 'policy' | 'pace';
 }
 
 const PER_MILLION = 1_000_000;
 
+/** The remaining calls to price: the policy's figure, else the session's pace (at least 1). */
+export function remainingTurnsOf(
+  model: CostModel,
+  callsSinceCompression: number | undefined,
+): { turns: number; from: 'policy' | 'pace' } {
+  if (model.expectedRemainingTurns !== undefined) return { turns: model.expectedRemainingTurns, from: 'policy' };
+  return { turns: Math.max(1, callsSinceCompression ?? 1), from: 'pace' };
+}
+
 /**
- * Costs over `model.expectedRemainingTurns` turns of compressing `tokensBefore` down to `tokensAfter`, when the
- * summarizer reads `summaryInputTokens` and writes `summaryOutputTokens` (0 and 0 for deterministic steps).
+ * Costs of compressing `tokensBefore` down to `tokensAfter`, when the summarizer reads `summaryInputTokens` and
+ * writes `summaryOutputTokens` (0 and 0 for deterministic steps), over the remaining calls.
  */
 export function estimateCost(
   model: CostModel,
@@ -26,16 +40,21 @@ export function estimateCost(
   tokensAfter: number,
   summaryInputTokens: number,
   summaryOutputTokens: number,
+  callsSinceCompression?: number,
 ): CostEstimate {
   const input = model.inputPerMillion / PER_MILLION;
-  const turns = model.expectedRemainingTurns;
-  const withoutCompression = turns * tokensBefore * input * model.cacheReadMultiplier;
+  const { turns, from } = remainingTurnsOf(model, callsSinceCompression);
+  const withoutCompression = turns * tokensBefore * input;
   const summaryCall =
     (summaryInputTokens * (model.summaryInputPerMillion ?? model.inputPerMillion) +
       summaryOutputTokens * model.summaryOutputPerMillion) /
     PER_MILLION;
-  const rewrite = turns > 0 ? tokensAfter * input * model.cacheWriteMultiplier : 0;
-  const after = Math.max(0, turns - 1) * tokensAfter * input * model.cacheReadMultiplier;
-  const withCompression = summaryCall + rewrite + after;
-  return { withoutCompression, withCompression, netBenefit: withoutCompression - withCompression };
+  const withCompression = summaryCall + turns * tokensAfter * input;
+  return {
+    withoutCompression,
+    withCompression,
+    netBenefit: withoutCompression - withCompression,
+    remainingTurns: turns,
+    remainingFrom: from,
+  };
 }

@@ -4,26 +4,39 @@
  * target; each records only what it actually changed. The plan never throws on an agent in trouble: when even the
  * emergency steps cannot reach the target, it says so and what it did instead.
  *
- * Protection, strongest first: `fixed` (system prompt, task ledger, current summary, the user's first message —
- * the goal) is never touched by a regular strategy; `current` (the turn in progress) only by truncating tool
- * results; `recent` (the last N turns, the last N messages, the reserve) only by truncation and offloading; the rest
- * by everything. Turn-based strategies remove whole atomic groups, so no plan separates a tool call from its result.
+ * The unit is the step, not the turn: a long-running agent spends hundreds of steps inside one user message, so the
+ * older steps of the turn in progress are compressible like any others. Protection, strongest first: `fixed` (system
+ * prompt, task ledger, summaries, the user's first message — the goal — and the message that opened the turn in
+ * progress) is never touched by a regular strategy; `newest` (the newest step: results the model has not seen yet)
+ * only by truncating tool results, with a reload reference; `recent` (the newest N steps, the last N messages, the
+ * reserve, the user's messages and final answers of the last N turns) only by truncation and offloading; the rest by
+ * everything. Strategies that remove messages remove whole steps, so no plan separates a tool call from its result,
+ * and whatever they remove goes into one summary (the model's, or the extractive one) that names what it covers:
+ * nothing leaves the context without a trace. When the plan still falls short of the hard limit, the older steps
+ * are summarized down to the newest one, and if that is not enough the largest messages are cut to fit.
  */
 import { estimateCost } from './cost.ts';
 import type { CostEstimate } from './cost.ts';
 import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
+import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompressionPolicy, StrategyName } from './policy.ts';
 import { gateFires, gateOf, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
-import { groupTurns } from './turns.ts';
+import { layoutSteps, opensTurn } from './turns.ts';
 
 /** Tokens a marker, stub or preview frame adds (an upper bound: about 100 characters). */
 export const STUB_TOKENS = 40;
 /** The emergency step leaves at least this many tokens of a message it cuts. */
 export const EMERGENCY_MIN_TOKENS = 256;
+/** Tokens the summary's own frame adds: its header, what it covers, where the loop stands, the removed ids. */
+export const SUMMARY_FRAME_TOKENS = 160;
+/** The summary message is at most this share of the window (a small window cannot hold a 2,000-token summary). */
+export const SUMMARY_WINDOW_SHARE = 0.15;
+/** The newest steps protected when a stored policy predates `keepSteps`. */
+const DEFAULT_KEEP_STEPS = 4;
 
-export type Protection = 'none' | 'recent' | 'current' | 'fixed';
+export type Protection = 'none' | 'recent' | 'newest' | 'fixed';
 
 export interface PlanInput {
   context: readonly MessageMeta[];
@@ -33,14 +46,19 @@ export interface PlanInput {
   fixedTokens: number;
   trigger: Trigger;
   cooldown: CooldownState;
-  /** Overflow: how many times the provider has rejected the context in a row (1 = first). */
+  /** Overflow: how many times the request was over the window in a row (1 = first). */
   attempt?: number;
   /** Id of the user's first message (the goal): protected. */
   goalId?: string;
-  /** Whether an LLM summarizer can run: `failed` after it failed its retries (the plan uses the fallback). */
+  /**
+   * Who can summarize: the summary model (`available`), none configured (`none`: the extractive summarizer, or the
+   * policy's fallback), or the model failed its retries (`failed`: the fallback, summarized extractively).
+   */
   summarizer: 'available' | 'none' | 'failed';
   /** A forced compaction may name the strategies to use instead of the policy's. */
   strategies?: readonly StrategyName[];
+  /** Model calls since the last compression (or the agent's start): the pace the cost decision prices. */
+  callsSinceCompression?: number;
 }
 
 /** The kind of message a replacing operation leaves in the context. */
@@ -69,6 +87,16 @@ export type Operation =
   | { op: 'mask'; id: string; tokens: number }
   | { op: 'offload'; id: string; previewChars: number; tokens: number };
 
+/** What a summary covers, for its header: the message ids, and the steps of the turn in progress. */
+export interface SummaryCoverage {
+  firstId: string;
+  lastId: string;
+  /** Messages of the context it stands for (a previous summary counts as one). */
+  messages: number;
+  /** Set when the span reaches into the turn in progress: the summary then covers its steps 1 to `steps`. */
+  currentTurn?: { turnId: string; steps: number };
+}
+
 /** The summary the plan asks for: the span (bodies the summarizer reads) and where the result goes. */
 export interface SummarySpec {
   /** Messages the summarizer reads, in order (a previous summary among them is carried forward). */
@@ -78,12 +106,20 @@ export interface SummarySpec {
   /** Insert the summary message before this id (undefined: at the end), or prepend it to that user message. */
   placement: { mode: 'message'; beforeId?: string } | { mode: 'prepend'; id: string };
   estimatedTokens: number;
+  /** The summary message may count at most this many tokens, frame and pinned facts included. */
+  maxTokens: number;
+  /** Who writes it: the summary model, or the extractive summarizer (none configured, or it failed). */
+  writer: 'model' | 'extractive';
+  coverage: SummaryCoverage;
   /** What runs instead when the summarizer fails. */
   fallback: StrategyName;
 }
 
+/** A step of the plan: a policy strategy, or one of the two emergency steps that make a request fit the window. */
+export type PlanStepName = StrategyName | 'fit-window' | 'truncate-oversized';
+
 export interface PlanStep {
-  strategy: StrategyName | 'truncate-oversized';
+  strategy: PlanStepName;
   /** Messages this step changed or removed. */
   ids: string[];
   tokensSaved: number;
@@ -98,8 +134,8 @@ export interface RemovedItem {
   tokens: number;
   /** Storage key of the original body. */
   key: string;
-  by: PlanStep['strategy'];
-  /** What took its place, if anything. */
+  by: PlanStepName;
+  /** What took its place: a replacement, or the summary that covers it. */
   replacedBy?: MessageKind;
 }
 
@@ -127,14 +163,19 @@ interface Slot {
   meta: MessageMeta;
   index: number;
   tokens: number;
+  /** Index of its step in the layout. */
+  step: number;
+  /** Its turn (-1 before the first). */
   turn: number;
   protect: Protection;
   op: Operation;
+  /** Dropped into the summary (as opposed to kept, replaced, or kept verbatim beside it). */
+  summarized?: boolean;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-const RANK: Record<Protection, number> = { none: 0, recent: 1, current: 2, fixed: 3 };
+const RANK: Record<Protection, number> = { none: 0, recent: 1, newest: 2, fixed: 3 };
 
 /** The protection of each message of `context` under `policy`. */
 export function protectionOf(
@@ -143,34 +184,42 @@ export function protectionOf(
   window: number,
   goalId?: string,
 ): Protection[] {
-  const layout = groupTurns(context);
+  const { steps, turns } = layoutSteps(context);
   const protect: Protection[] = context.map(() => 'none');
   const raise = (i: number, level: Protection) => {
     if (RANK[level] > RANK[protect[i]!]) protect[i] = level;
   };
-  for (let i = layout.preamble.start; i < layout.preamble.end; i++) raise(i, 'fixed');
+  const raiseStep = (s: number, level: Protection) => {
+    for (let i = steps[s]!.start; i < steps[s]!.end; i++) raise(i, level);
+  };
   context.forEach((m, i) => {
     const kind = kindOf(m);
     if (m.role === 'system' || kind === 'ledger' || kind === 'summary' || m.id === goalId) raise(i, 'fixed');
   });
-  const turns = layout.turns;
   const current = turns.at(-1);
-  if (current) for (let i = current.start; i < current.end; i++) raise(i, 'current');
-  for (const turn of turns.slice(Math.max(0, turns.length - 1 - policy.keepTurns), -1)) {
-    for (let i = turn.start; i < turn.end; i++) raise(i, 'recent');
-  }
-  // The last N messages and the reserve, widened to whole atomic groups.
-  let firstProtected = Math.max(0, context.length - policy.keepMessages);
+  if (current) raise(current.start, 'fixed'); // the user's request of the turn in progress stays verbatim
+  if (steps.length > 0) raiseStep(steps.length - 1, 'newest');
+  const keepSteps = policy.keepSteps ?? DEFAULT_KEEP_STEPS;
+  for (let s = Math.max(0, steps.length - keepSteps); s < steps.length; s++) raiseStep(s, 'recent');
+  // The last N messages and the reserve, widened to whole steps.
+  const firstByCount = Math.max(0, context.length - policy.keepMessages);
   const reserve = policy.reserveRatio * window;
   let reserved = 0;
-  for (let i = context.length - 1; i >= 0 && reserve > 0; i--) {
-    reserved += context[i]!.tokens;
-    if (reserved > reserve) break;
-    firstProtected = Math.min(firstProtected, i);
+  for (let s = steps.length - 1; s >= 0; s--) {
+    const step = steps[s]!;
+    for (let i = step.start; i < step.end; i++) reserved += context[i]!.tokens;
+    if (step.end > firstByCount || reserved <= reserve) raiseStep(s, 'recent');
+    else break;
   }
-  for (const turn of turns) {
-    for (const group of turn.groups) {
-      if (group.end > firstProtected) for (let i = group.start; i < group.end; i++) raise(i, 'recent');
+  // The conversation of the last N turns before the one in progress: the user's words and the final answer.
+  for (const turn of turns.slice(Math.max(0, turns.length - 1 - policy.keepTurns), -1)) {
+    raise(turn.start, 'recent');
+    for (let i = turn.end - 1; i > turn.start; i--) {
+      const m = context[i]!;
+      if (m.role === 'assistant' && !(m.toolCallIds?.length ?? 0)) {
+        raise(i, 'recent');
+        break;
+      }
     }
   }
   return protect;
@@ -179,37 +228,54 @@ export function protectionOf(
 /** Plans a compression. Deterministic: the same input gives the same plan. */
 export function planCompression(input: PlanInput): Plan {
   const { context, policy, window, fixedTokens, trigger } = input;
-  const layout = groupTurns(context);
-  const turnOf: number[] = context.map(() => -1);
-  layout.turns.forEach((turn, t) => {
-    for (let i = turn.start; i < turn.end; i++) turnOf[i] = t;
-  });
+  const layout = layoutSteps(context);
   const protect = protectionOf(context, policy, window, input.goalId);
   const slots: Slot[] = context.map((meta, i) => ({
     meta,
     index: i,
     tokens: meta.tokens,
-    turn: turnOf[i]!,
+    step: -1,
+    turn: -1,
     protect: protect[i]!,
     op: { op: 'keep', id: meta.id },
   }));
+  layout.steps.forEach((step, s) => {
+    for (let i = step.start; i < step.end; i++) {
+      slots[i]!.step = s;
+      slots[i]!.turn = step.turn;
+    }
+  });
+  const stepSlots = layout.steps.map((step) => slots.slice(step.start, step.end));
+  const currentTurn = layout.turns.length - 1;
+  const opener = layout.turns.at(-1) ? slots[layout.turns.at(-1)!.start] : undefined;
   const live = () => slots.filter((s) => s.op.op !== 'drop');
-  const turnSlots: Slot[][] = layout.turns.map((turn) => slots.slice(turn.start, turn.end));
-  const opensTurn = (s: Slot) => isUserTurn(s.meta);
+  const isSummary = (s: Slot) => kindOf(s.meta) === 'summary';
   // Running totals, kept up to date by `replace`, so that every check is O(1).
   const totals = {
     tokens: slots.reduce((sum, s) => sum + s.tokens, 0),
     messages: slots.length,
-    turns: slots.filter(opensTurn).length,
+    turns: slots.filter((s) => isUserTurn(s.meta)).length,
   };
-  let summary: SummarySpec | undefined;
+  /** Tokens of everything dropped into the summary (its estimate follows them). */
+  let summarizedTokens = 0;
+  let summarizedCount = 0;
+  const summaryBudget = Math.max(
+    64,
+    Math.min(policy.summary.maxTokens, Math.floor(SUMMARY_WINDOW_SHARE * window)) - SUMMARY_FRAME_TOKENS,
+  );
+  const summaryEstimate = () =>
+    summarizedCount === 0
+      ? 0
+      : Math.min(summaryBudget, Math.max(64, Math.ceil(summarizedTokens * 0.25))) + SUMMARY_FRAME_TOKENS;
+  let prependTo: Slot | undefined;
   const stats = (): ContextStats => ({
-    tokens: fixedTokens + totals.tokens + (summary?.estimatedTokens ?? 0),
-    messages: totals.messages + (summary && summary.placement.mode === 'message' ? 1 : 0),
+    tokens: fixedTokens + totals.tokens + summaryEstimate(),
+    messages: totals.messages + (summarizedCount > 0 && !prependTo ? 1 : 0),
     turns: totals.turns,
   });
   const before = stats();
   const target = targetOf(policy, window, before, trigger, input.cooldown.consecutive, input.attempt ?? 1);
+  const hardLimit = Math.floor(policy.hardLimitRatio * window);
   const met = () => {
     const now = stats();
     return (
@@ -224,7 +290,7 @@ export function planCompression(input: PlanInput): Plan {
       ? gateFires(gateOf(policy, window, input.cooldown), before, input.cooldown.consecutive === 0)
       : trigger === 'forced'
         ? 'forced by request'
-        : `the provider reported a context overflow (attempt ${input.attempt ?? 1})`;
+        : `the request was over the window (attempt ${input.attempt ?? 1})`;
   const base = { trigger, target, before, summary: undefined, removed: [], steps: [] };
   if (fired === undefined) {
     return {
@@ -239,17 +305,11 @@ export function planCompression(input: PlanInput): Plan {
 
   const steps: PlanStep[] = [];
   /** Runs one strategy and records a step if (and only if) it changed something. */
-  const run = (strategy: PlanStep['strategy'], body: () => { ids: string[]; note?: string }) => {
+  const run = (strategy: PlanStepName, body: () => { ids: string[]; note?: string }) => {
     const tokensBefore = stats().tokens;
     const { ids, note } = body();
     if (ids.length > 0) {
-      steps.push({
-        strategy,
-        ids,
-        tokensSaved: tokensBefore - stats().tokens,
-        ...(note ? { note } : {}),
-        ...(strategy === 'summarize' && summary ? { summary } : {}),
-      });
+      steps.push({ strategy, ids, tokensSaved: tokensBefore - stats().tokens, ...(note ? { note } : {}) });
     }
     return ids.length > 0;
   };
@@ -257,51 +317,118 @@ export function planCompression(input: PlanInput): Plan {
   /** Replaces a message (its planned size in `tokens`: an estimate the activity's count replaces) or drops it. */
   const replace = (slot: Slot, op: DistributiveOmit<Operation, 'tokens'>, tokens: number) => {
     if (slot.op.op === 'drop') return;
-    slot.op = op.op === 'keep' || op.op === 'drop' ? op : { ...op, tokens };
+    slot.op = op.op === 'keep' || op.op === 'drop' ? op : ({ ...op, tokens } as Operation);
     totals.tokens += tokens - slot.tokens;
     slot.tokens = tokens;
     if (op.op === 'drop') {
       totals.messages--;
-      if (opensTurn(slot)) totals.turns--;
+      if (isUserTurn(slot.meta)) totals.turns--;
     }
   };
-  const dropTurns = (turnIds: number[]) => {
+  /**
+   * Drops messages into the summary. The first drop also folds every earlier summary into it: the context holds one
+   * summary, which covers everything that left it.
+   */
+  const summarize = (slot: Slot) => {
+    if (slot.op.op === 'drop') return;
+    if (summarizedCount === 0) {
+      for (const s of slots) {
+        if (isSummary(s) && s.op.op !== 'drop' && s !== slot && s.meta.ref === undefined) summarize(s);
+      }
+    }
+    summarizedTokens += slot.meta.tokens;
+    summarizedCount++;
+    slot.summarized = true;
+    replace(slot, { op: 'drop', id: slot.meta.id }, 0);
+  };
+  /** Drops whole steps into the summary; returns the ids dropped (never a fixed message). */
+  const summarizeSteps = (stepIds: readonly number[]) => {
     const ids: string[] = [];
-    for (const t of turnIds) {
-      for (const slot of turnSlots[t]!) {
+    for (const s of stepIds) {
+      for (const slot of stepSlots[s]!) {
         if (slot.op.op === 'drop' || slot.protect === 'fixed') continue;
-        replace(slot, { op: 'drop', id: slot.meta.id }, 0);
+        summarize(slot);
         ids.push(slot.meta.id);
       }
     }
     return ids;
   };
-  /** Turns whose non-fixed messages are all at or below `level`, oldest first, that still hold something to drop. */
-  const droppableTurns = (level: Protection) => {
-    const turns: number[] = [];
-    turnSlots.forEach((inTurn, t) => {
-      const droppable = inTurn.filter((s) => s.op.op !== 'drop' && s.protect !== 'fixed');
-      if (droppable.length > 0 && droppable.every((s) => RANK[s.protect] <= RANK[level])) turns.push(t);
+  /** Steps whose non-fixed messages are all at or below `level` and still hold something, oldest first. */
+  const removableSteps = (level: Protection, where: (s: number) => boolean = () => true) => {
+    const found: number[] = [];
+    stepSlots.forEach((inStep, s) => {
+      if (!where(s)) return;
+      const removable = inStep.filter((slot) => slot.op.op !== 'drop' && slot.protect !== 'fixed');
+      if (removable.length > 0 && removable.every((slot) => RANK[slot.protect] <= RANK[level])) found.push(s);
     });
-    return turns;
+    return found;
+  };
+  /** Completed turns (not the one in progress) whose non-fixed messages are all removable at `level`, oldest first. */
+  const removableTurns = (level: Protection) => {
+    const byTurn = new Map<number, number[]>();
+    for (const s of removableSteps(level, (s) => layout.steps[s]!.turn !== currentTurn)) {
+      const turn = layout.steps[s]!.turn;
+      byTurn.set(turn, [...(byTurn.get(turn) ?? []), s]);
+    }
+    return [...byTurn.entries()].filter(([turn, found]) => {
+      const all = removableSteps('fixed', (s) => layout.steps[s]!.turn === turn);
+      return found.length === all.length;
+    });
+  };
+  const stepTokens = (s: number) => stepSlots[s]!.reduce((sum, slot) => sum + (slot.op.op === 'drop' ? 0 : slot.tokens), 0);
+  const noModel =
+    input.summarizer === 'failed' || (input.summarizer === 'none' && policy.summary.withoutModel === 'fallback');
+
+  /** Summarizes the unprotected steps (up to `level`), oldest first; `half`: only the oldest half of them. */
+  const summarizeSpan = (level: Protection, options: { half?: boolean; toTarget?: boolean } = {}) => {
+    let found = removableSteps(level);
+    if (options.half) found = found.slice(0, Math.ceil(found.length / 2));
+    const candidates = found.flatMap((s) => stepSlots[s]!.filter((x) => x.op.op !== 'drop' && x.protect !== 'fixed'));
+    if (candidates.length < 2) return [];
+    const spanTokens = candidates.reduce((sum, x) => sum + x.tokens, 0);
+    // Worth a summary only if it at most halves what it replaces.
+    const estimate = Math.min(summaryBudget, Math.max(64, Math.ceil(spanTokens * 0.25))) + SUMMARY_FRAME_TOKENS;
+    if (!options.toTarget && spanTokens < 2 * estimate) return [];
+    // The user's own words, newest first, up to the budget: they stay verbatim beside the summary.
+    let budget = policy.summary.keepUserTokens;
+    const keptUser = new Set<Slot>();
+    for (const slot of [...candidates].reverse()) {
+      if (!isUserTurn(slot.meta) || slot.tokens > budget) continue;
+      keptUser.add(slot);
+      budget -= slot.tokens;
+    }
+    const ids: string[] = [];
+    for (const s of found) {
+      if (options.toTarget && met()) break;
+      for (const slot of stepSlots[s]!) {
+        if (slot.op.op === 'drop' || slot.protect === 'fixed' || keptUser.has(slot)) continue;
+        summarize(slot);
+        ids.push(slot.meta.id);
+      }
+    }
+    return ids;
   };
 
   const strategies: Record<StrategyName, () => { ids: string[]; note?: string }> = {
     'truncate-tool-results': () => {
       const { maxTokens, maxChars, headChars, tailChars, olderTurnsOnly } = policy.toolResults;
-      const limit: Protection = olderTurnsOnly ? 'none' : 'current';
+      const limit: Protection = olderTurnsOnly ? 'none' : 'newest';
       const ids: string[] = [];
       for (const slot of live()) {
         const m = slot.meta;
         if (m.role !== 'tool' || slot.op.op !== 'keep' || kindOf(m) !== 'normal') continue;
         if (RANK[slot.protect] > RANK[limit] || (m.chars <= maxChars && slot.tokens <= maxTokens)) continue;
-        // Keep head + tail, fewer characters when the text is dense (more tokens per character than the limit allows).
-        const keepChars = Math.min(headChars + tailChars, Math.floor((m.chars * maxTokens) / Math.max(1, slot.tokens)));
-        if (keepChars >= m.chars) continue;
-        const head = Math.round((keepChars * headChars) / Math.max(1, headChars + tailChars));
-        const tokens = Math.ceil((slot.tokens * keepChars) / Math.max(1, m.chars)) + STUB_TOKENS;
+        // Keep head + tail: at most the characters the policy allows and the tokens of the per-result limit.
+        const budget = Math.min(maxTokens, Math.ceil((slot.tokens * (headChars + tailChars)) / Math.max(1, m.chars)));
+        const tokens = Math.min(maxTokens, budget + STUB_TOKENS);
         if (tokens >= slot.tokens) continue;
-        replace(slot, { op: 'truncate', id: m.id, headChars: head, tailChars: keepChars - head }, tokens);
+        const keepChars = Math.min(headChars + tailChars, Math.floor((m.chars * budget) / Math.max(1, slot.tokens)));
+        const head = Math.round((keepChars * headChars) / Math.max(1, headChars + tailChars));
+        replace(
+          slot,
+          { op: 'truncate', id: m.id, headChars: head, tailChars: keepChars - head, maxTokens: tokens },
+          tokens,
+        );
         ids.push(m.id);
       }
       return { ids };
@@ -341,60 +468,28 @@ export function planCompression(input: PlanInput): Plan {
       return { ids };
     },
     summarize: () => {
-      if (input.summarizer !== 'available') {
-        const why = input.summarizer === 'none' ? 'no summarizer is configured' : 'the summarizer failed';
+      if (noModel) {
+        const why = input.summarizer === 'failed' ? 'the summary model failed' : 'no summary model is configured';
         const fallback = policy.summary.fallback;
         const ids = fallback === 'halve' ? halve() : truncateRounds();
-        return { ids, note: `${why}: ${fallback} instead` };
+        return { ids, note: `${why}: ${fallback} instead, with an extractive summary of what it removed` };
       }
-      let turns = droppableTurns('none');
-      if (policy.summary.span === 'oldest-half') turns = turns.slice(0, Math.ceil(turns.length / 2));
-      const previous = live().filter((s) => kindOf(s.meta) === 'summary' && s.meta.role === 'user');
-      const inSpan = new Set(turns);
-      const span = live().filter((s) => (inSpan.has(s.turn) && s.protect !== 'fixed') || previous.includes(s));
-      if (span.length - previous.length < 2) return { ids: [] };
-      const spanTokens = span.reduce((sum, s) => sum + s.tokens, 0);
-      const estimatedTokens = Math.min(policy.summary.maxTokens, Math.max(64, Math.ceil(spanTokens * 0.25)));
-      // The user's own words, newest first, up to the budget: they stay verbatim.
-      const keptUser = new Set<Slot>();
-      let budget = policy.summary.keepUserTokens;
-      for (const slot of [...span].reverse()) {
-        if (slot.meta.role !== 'user' || kindOf(slot.meta) !== 'normal' || slot.tokens > budget) continue;
-        keptUser.add(slot);
-        budget -= slot.tokens;
-      }
-      const removed = span.filter((s) => !keptUser.has(s));
-      // Worth an LLM call only if the summary at most halves what it replaces.
-      if (spanTokens - [...keptUser].reduce((sum, s) => sum + s.tokens, 0) < 2 * estimatedTokens) return { ids: [] };
-      const lastSpanIndex = span.at(-1)!.index;
-      const after = slots.slice(lastSpanIndex + 1).filter((s) => s.op.op !== 'drop');
-      const firstUserAfter = after.find(
-        (s) => s.meta.role === 'user' && kindOf(s.meta) === 'normal' && s.op.op === 'keep',
-      );
-      const placement: SummarySpec['placement'] =
-        policy.summary.placement === 'first-kept-user' && firstUserAfter
-          ? { mode: 'prepend', id: firstUserAfter.meta.id }
-          : { mode: 'message', ...(after[0] ? { beforeId: after[0].meta.id } : {}) };
-      for (const slot of removed) replace(slot, { op: 'drop', id: slot.meta.id }, 0);
-      if (placement.mode === 'prepend') firstUserAfter!.protect = 'fixed'; // it carries the summary now
-      summary = {
-        spanIds: span.map((s) => s.meta.id),
-        keptUserIds: [...keptUser].map((s) => s.meta.id).reverse(),
-        placement,
-        estimatedTokens,
-        fallback: policy.summary.fallback,
-      };
-      return { ids: removed.map((s) => s.meta.id) };
+      return { ids: summarizeSpan('none', { half: policy.summary.span === 'oldest-half' }) };
+    },
+    'summarize-current-turn': () => {
+      // AgentScope Java's last strategy: the turn in progress as a whole, down to its newest step.
+      const ids = summarizeSpan('recent', { toTarget: true });
+      return { ids };
     },
     'compact-turns': () => {
-      // Keep only the user's text and the final reply of each unprotected turn.
+      // Keep only the user's text and the final reply of each completed, unprotected turn.
       const ids: string[] = [];
-      for (const t of droppableTurns('none')) {
-        const inTurn = turnSlots[t]!.filter((s) => s.op.op !== 'drop');
-        const finalReply = inTurn.findLast((s) => s.meta.role === 'assistant' && !(s.meta.toolCallIds?.length ?? 0));
+      for (const [turn, found] of removableTurns('none')) {
+        const inTurn = found.flatMap((s) => stepSlots[s]!).filter((x) => x.op.op !== 'drop');
+        const finalReply = inTurn.findLast((x) => x.meta.role === 'assistant' && !(x.meta.toolCallIds?.length ?? 0));
         for (const slot of inTurn) {
-          if (slot.protect === 'fixed' || slot === finalReply || slot.meta.role === 'user') continue;
-          replace(slot, { op: 'drop', id: slot.meta.id }, 0);
+          if (slot.protect === 'fixed' || slot === finalReply || opensTurn(slot.meta) || slot.turn !== turn) continue;
+          summarize(slot);
           ids.push(slot.meta.id);
         }
       }
@@ -404,23 +499,45 @@ export function planCompression(input: PlanInput): Plan {
     halve: () => ({ ids: halve() }),
   };
 
+  /**
+   * Drops the oldest rounds into the summary, `perStep` at a time, until the target is met: whole completed turns
+   * first, then the unprotected steps of the turn in progress (inside a long agent loop, a round is a step).
+   */
   function truncateRounds(): string[] {
     const ids: string[] = [];
-    let turns = droppableTurns('none');
-    while (!met() && turns.length > 0) {
-      ids.push(...dropTurns(turns.slice(0, policy.truncateRounds.perStep)));
-      turns = droppableTurns('none');
+    for (;;) {
+      if (met()) break;
+      const turns = removableTurns('none').slice(0, policy.truncateRounds.perStep);
+      if (turns.length > 0) {
+        ids.push(...summarizeSteps(turns.flatMap(([, found]) => found)));
+        continue;
+      }
+      const inTurn = removableSteps('none', (s) => layout.steps[s]!.turn === currentTurn);
+      if (inTurn.length === 0) break;
+      ids.push(...summarizeSteps(inTurn.slice(0, policy.truncateRounds.perStep)));
     }
     return ids;
   }
 
-  /** Emergency: drop the oldest half of the turns (recent ones included; never the current turn or fixed messages). */
+  /**
+   * Emergency: drops the oldest steps holding about half the tokens of the removable ones (recent ones included;
+   * never the newest step or a fixed message) into the summary, and again until the target is met.
+   */
   function halve(): string[] {
     const ids: string[] = [];
-    let turns = droppableTurns('recent');
-    while (!met() && turns.length > 0) {
-      ids.push(...dropTurns(turns.slice(0, Math.ceil(turns.length / 2))));
-      turns = droppableTurns('recent');
+    for (;;) {
+      if (met()) break;
+      const found = removableSteps('recent');
+      if (found.length === 0) break;
+      const total = found.reduce((sum, s) => sum + stepTokens(s), 0);
+      let dropped = 0;
+      const half: number[] = [];
+      for (const s of found) {
+        if (half.length > 0 && dropped >= total / 2) break;
+        half.push(s);
+        dropped += stepTokens(s);
+      }
+      ids.push(...summarizeSteps(half));
     }
     return ids;
   }
@@ -431,34 +548,98 @@ export function planCompression(input: PlanInput): Plan {
     if (run(name, strategies[name]) && policy.oneStrategyPerCheck && trigger === 'auto') break;
   }
 
-  // Emergency: a request over the hard limit cannot be sent. Cut the largest messages (even protected ones, never
-  // the system prompt or the summary) until it fits, leaving head and tail and the reference to the original.
-  const hardLimit = Math.floor(policy.hardLimitRatio * window);
+  // Every request fits: over the hard limit, the older steps (recent ones included) go into the summary, oldest
+  // first, down to the newest step; what is still over is cut, the largest messages first, to head and tail with the
+  // reference to the original.
+  const limit = Math.min(target.tokens, hardLimit);
+  const overLimit = () => stats().tokens > limit;
+  if (stats().tokens > hardLimit) {
+    run('fit-window', () => {
+      const ids: string[] = [];
+      for (const s of removableSteps('recent')) {
+        if (!overLimit()) break;
+        ids.push(...summarizeSteps([s]));
+      }
+      return {
+        ids,
+        note: `over the hard limit (${hardLimit} tokens): the older steps summarized down to the newest one`,
+      };
+    });
+  }
   if (stats().tokens > hardLimit) {
     run('truncate-oversized', () => {
       const ids: string[] = [];
       const candidates = live()
-        .filter((s) => s.meta.role !== 'system' && kindOf(s.meta) !== 'summary' && s.tokens > EMERGENCY_MIN_TOKENS)
-        .filter((s) => s.op.op === 'keep' || s.op.op === 'truncate')
-        .filter((s) => !(summary?.placement.mode === 'prepend' && summary.placement.id === s.meta.id))
+        .filter((s) => s.meta.role !== 'system' && !isSummary(s) && kindOf(s.meta) !== 'ledger')
+        .filter((s) => s.tokens > EMERGENCY_MIN_TOKENS && (s.op.op === 'keep' || s.op.op === 'truncate'))
         .sort((a, b) => b.tokens - a.tokens || a.index - b.index);
       for (const slot of candidates) {
-        const excess = stats().tokens - Math.min(target.tokens, hardLimit);
+        const excess = stats().tokens - limit;
         if (excess <= 0) break;
         const keepTokens = Math.max(EMERGENCY_MIN_TOKENS, slot.tokens - excess - STUB_TOKENS);
         const chars = slot.meta.chars;
         const keepChars = Math.floor((chars * keepTokens) / Math.max(1, slot.meta.tokens));
-        if (keepChars >= chars) continue;
+        if (keepTokens + STUB_TOKENS >= slot.tokens) continue;
         const head = Math.ceil(keepChars * 0.7);
         replace(
           slot,
-          { op: 'truncate', id: slot.meta.id, headChars: head, tailChars: keepChars - head },
+          {
+            op: 'truncate',
+            id: slot.meta.id,
+            headChars: head,
+            tailChars: keepChars - head,
+            maxTokens: keepTokens + STUB_TOKENS,
+          },
           keepTokens + STUB_TOKENS,
         );
         ids.push(slot.meta.id);
       }
       return { ids, note: `over the hard limit (${hardLimit} tokens): the largest messages cut to head and tail` };
     });
+  }
+
+  // The one summary: what every removing step dropped, with the previous summary folded in.
+  let summary: SummarySpec | undefined;
+  if (summarizedCount > 0) {
+    const span = slots.filter((s) => s.summarized);
+    const kept = slots.filter((s) => s.op.op !== 'drop');
+    const lastSpanIndex = span.at(-1)!.index;
+    const after = kept.filter((s) => s.index > lastSpanIndex);
+    const keptUser = kept.filter((s) => isUserTurn(s.meta) && s.index < lastSpanIndex && s.protect === 'none');
+    const firstUserAfter = after.find((s) => isUserTurn(s.meta) && s.op.op === 'keep');
+    const placement: SummarySpec['placement'] =
+      policy.summary.placement === 'first-kept-user' && firstUserAfter && firstUserAfter !== opener
+        ? { mode: 'prepend', id: firstUserAfter.meta.id }
+        : { mode: 'message', ...(after[0] ? { beforeId: after[0].meta.id } : {}) };
+    if (placement.mode === 'prepend') prependTo = firstUserAfter;
+    let currentTurnSpan: SummaryCoverage['currentTurn'];
+    if (opener && span.some((s) => s.turn === currentTurn && s.index > opener.index)) {
+      // Steps of the turn in progress: those an earlier summary of it covered, then the assistant messages now.
+      const earlier = Math.max(
+        0,
+        ...span.filter((s) => s.meta.covers?.turnId === opener.meta.id).map((s) => s.meta.covers!.steps),
+      );
+      const now = span.filter((s) => s.turn === currentTurn && s.meta.role === 'assistant').length;
+      currentTurnSpan = { turnId: opener.meta.id, steps: earlier + now };
+    }
+    summary = {
+      spanIds: span.map((s) => s.meta.id),
+      keptUserIds: keptUser.map((s) => s.meta.id),
+      placement,
+      estimatedTokens: summaryEstimate(),
+      maxTokens: summaryBudget + SUMMARY_FRAME_TOKENS,
+      writer: input.summarizer === 'available' ? 'model' : 'extractive',
+      coverage: {
+        firstId: span[0]!.meta.id,
+        lastId: span.at(-1)!.meta.id,
+        messages: span.length,
+        ...(currentTurnSpan ? { currentTurn: currentTurnSpan } : {}),
+      },
+      fallback: policy.summary.fallback,
+    };
+    for (const step of steps) {
+      if (step.ids.some((id) => span.some((s) => s.meta.id === id))) step.summary = summary;
+    }
   }
 
   const after = stats();
@@ -468,26 +649,26 @@ export function planCompression(input: PlanInput): Plan {
   for (const step of steps) for (const id of step.ids) lastStepOf.set(id, step);
   for (const slot of slots) {
     if (slot.op.op === 'keep') continue;
-    const step = lastStepOf.get(slot.meta.id)!;
-    const replacedBy = slot.op.op === 'drop' ? undefined : REPLACED_KIND[slot.op.op];
+    const step = lastStepOf.get(slot.meta.id);
+    const replacedBy = slot.op.op === 'drop' ? 'summary' : REPLACED_KIND[slot.op.op];
     removed.push({
       id: slot.meta.id,
       role: slot.meta.role,
       tokens: slot.meta.tokens,
       key: originalKeyOf(slot.meta),
-      by: step.strategy,
-      ...(replacedBy ? { replacedBy } : {}),
+      // A previous summary folded into the new one is removed by the step that made the new one.
+      by: step?.strategy ?? steps.find((s) => s.summary)!.strategy,
+      replacedBy,
     });
   }
   if (summary?.placement.mode === 'prepend') {
-    const id = summary.placement.id;
-    const slot = slots.find((s) => s.meta.id === id)!;
+    const host = prependTo!;
     removed.push({
-      id,
-      role: slot.meta.role,
-      tokens: slot.meta.tokens,
-      key: originalKeyOf(slot.meta),
-      by: 'summarize',
+      id: host.meta.id,
+      role: host.meta.role,
+      tokens: host.meta.tokens,
+      key: originalKeyOf(host.meta),
+      by: steps.find((s) => s.summary)!.strategy,
       replacedBy: 'summary',
     });
   }
@@ -508,15 +689,25 @@ export function planCompression(input: PlanInput): Plan {
 
   let cost: CostEstimate | undefined;
   if (policy.cost) {
-    const summaryIn = summary
-      ? slots.filter((s) => summary!.spanIds.includes(s.meta.id)).reduce((n, s) => n + s.meta.tokens, 0)
-      : 0;
-    cost = estimateCost(policy.cost, before.tokens, after.tokens, summaryIn, summary?.estimatedTokens ?? 0);
-    if (trigger === 'auto' && cost.netBenefit < 0 && before.tokens < hardLimit) {
+    const summaryIn = summary ? summarizedTokens : 0;
+    cost = estimateCost(
+      policy.cost,
+      before.tokens,
+      after.tokens,
+      summaryIn,
+      summary?.estimatedTokens ?? 0,
+      input.callsSinceCompression,
+    );
+    // The hard limit and the bound on the context's messages override the cost decision.
+    const bounded = before.tokens >= hardLimit || before.messages > (policy.maxMessages ?? MAX_CONTEXT_MESSAGES);
+    if (trigger === 'auto' && cost.netBenefit < 0 && !bounded) {
       return {
         ...base,
         action: 'skip',
-        reason: `not worth it: compressing would cost ${cost.withCompression.toFixed(4)} against ${cost.withoutCompression.toFixed(4)} without (below the hard limit of ${hardLimit} tokens)`,
+        reason:
+          `not worth it: compressing would cost ${cost.withCompression.toFixed(4)} against ` +
+          `${cost.withoutCompression.toFixed(4)} without over ${cost.remainingTurns} remaining calls ` +
+          `(${cost.remainingFrom === 'pace' ? "the session's pace" : 'the policy'}; below the hard limit of ${hardLimit} tokens)`,
         after: before,
         reachedTarget: false,
         operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
@@ -550,7 +741,7 @@ function shortfallOf(after: ContextStats, target: Target, slots: readonly Slot[]
     `expected ${after.tokens} tokens, ${after.messages} messages, ${after.turns} turns against a target of ` +
     `${target.tokens} tokens${target.messages !== undefined ? `, ${target.messages} messages` : ''}` +
     `${target.turns !== undefined ? `, ${target.turns} turns` : ''}: the protected messages (system prompt, ` +
-    `summary, goal, current and recent turns) hold ${heldTokens} tokens` +
+    `summary, goal, the turn's request, the newest steps) hold ${heldTokens} tokens` +
     (largest ? `, the largest ${largest.meta.id} (${largest.meta.role}, ${largest.tokens} tokens)` : '')
   );
 }

@@ -13,6 +13,7 @@ export const STRATEGIES = [
   'mask-tool-results',
   'offload-large',
   'summarize',
+  'summarize-current-turn',
   'compact-turns',
   'truncate-rounds',
   'halve',
@@ -26,7 +27,7 @@ export interface PressureLevel {
   reduction: number;
 }
 
-/** Prices per million tokens and cache multipliers, for the cost-aware decision. */
+/** Prices per million tokens, for the cost-aware decision (Octomind's arithmetic, see cost.ts). */
 export interface CostModel {
   /** Price per million input tokens of the agent's model. */
   inputPerMillion: number;
@@ -34,12 +35,11 @@ export interface CostModel {
   summaryOutputPerMillion: number;
   /** Price per million input tokens of the summary model (default: the agent's input price). */
   summaryInputPerMillion?: number;
-  /** Multiplier on input price for writing the prompt cache (e.g. 1.25). */
-  cacheWriteMultiplier: number;
-  /** Multiplier on input price for reading a cached prefix (e.g. 0.1). */
-  cacheReadMultiplier: number;
-  /** Turns the agent is expected to run after this compression. */
-  expectedRemainingTurns: number;
+  /**
+   * Model calls the agent is expected to make after this compression. Unset: estimated from the session's pace
+   * (the calls it took to fill the context since the last compression, which the compressed one serves again).
+   */
+  expectedRemainingTurns?: number;
 }
 
 export interface CompressionPolicy {
@@ -59,9 +59,18 @@ export interface CompressionPolicy {
   pressureLevels?: PressureLevel[];
   /** Escalate the pressure level with each consecutive compression (round-robin through the levels). */
   escalate: boolean;
-  /** The last N turns are protected from everything but the lightest strategies. */
+  /**
+   * The newest N steps are protected from everything but truncation and offloading. A step is a user message, an
+   * assistant message with all its tool calls' results, or a final answer; the newest step (results the model has not
+   * seen yet) is always protected, whatever N.
+   */
+  keepSteps: number;
+  /**
+   * The user's messages and the final answers of the last N turns are protected likewise: a chat keeps its last
+   * exchanges verbatim, while the tool steps inside them stay compressible.
+   */
   keepTurns: number;
-  /** The last N messages are protected likewise (whichever protects more wins). */
+  /** The last N messages are protected likewise (whichever protects more wins), widened to whole steps. */
   keepMessages: number;
   /** The newest messages within this share of the window are protected likewise (0: off). */
   reserveRatio: number;
@@ -80,7 +89,10 @@ export interface CompressionPolicy {
     tailChars: number;
     /** Marker between head and tail; `{ref}` becomes the storage key of the full result, `{omitted}` the count. */
     marker: string;
-    /** Only results in turns older than the protected ones are cut (chatgpt-on-wechat). */
+    /**
+     * Only older results are cut, not those of the protected newest steps (chatgpt-on-wechat, before each decision
+     * loop); otherwise any result over the limit is, the newest step's included, right after its call (AgentScope).
+     */
     olderTurnsOnly: boolean;
   };
   mask: {
@@ -103,8 +115,14 @@ export interface CompressionPolicy {
     span: 'all' | 'oldest-half';
     /** The user's own messages kept verbatim beside the summary, newest first, up to this many tokens. */
     keepUserTokens: number;
-    /** What to do when no summarizer is configured or it fails. */
+    /** What runs instead of `summarize` when the summary model failed, or when there is none and `withoutModel` says so. */
     fallback: 'truncate-rounds' | 'halve';
+    /**
+     * Without a summary model: `extractive` summarizes with the extractive summarizer (quotes, no new sentences);
+     * `fallback` runs the fallback (AstrBot: truncate by rounds when there is no compression model). Whatever removes
+     * content leaves a summary of what it removed either way (the extractive one without a model).
+     */
+    withoutModel: 'extractive' | 'fallback';
   };
   truncateRounds: {
     /** Turns dropped per step, oldest first. */
@@ -204,6 +222,7 @@ export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
     });
   }
   flag('escalate', policy.escalate);
+  count('keepSteps', policy.keepSteps, 0, 10_000);
   count('keepTurns', policy.keepTurns, 0, 10_000);
   count('keepMessages', policy.keepMessages, 0, 100_000);
   ratio('reserveRatio', policy.reserveRatio, 0, 0.9, false);
@@ -251,6 +270,7 @@ export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
   oneOf('summary.span', policy.summary.span, ['all', 'oldest-half']);
   count('summary.keepUserTokens', policy.summary.keepUserTokens, 0, MAX_TOKENS);
   oneOf('summary.fallback', policy.summary.fallback, ['truncate-rounds', 'halve']);
+  oneOf('summary.withoutModel', policy.summary.withoutModel, ['extractive', 'fallback']);
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
   if (policy.cost !== undefined) {
@@ -260,9 +280,9 @@ export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
     if (cost.summaryInputPerMillion !== undefined) {
       ratio('cost.summaryInputPerMillion', cost.summaryInputPerMillion, 0, 10_000, false);
     }
-    ratio('cost.cacheWriteMultiplier', cost.cacheWriteMultiplier, 0, 10, false);
-    ratio('cost.cacheReadMultiplier', cost.cacheReadMultiplier, 0, 10, false);
-    count('cost.expectedRemainingTurns', cost.expectedRemainingTurns, 0, 1_000_000);
+    if (cost.expectedRemainingTurns !== undefined) {
+      count('cost.expectedRemainingTurns', cost.expectedRemainingTurns, 0, 1_000_000);
+    }
   }
   return policy;
 }

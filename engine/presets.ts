@@ -10,13 +10,15 @@ import { MAX_CONTEXT_MESSAGES, mergePolicy, PolicyError, validatePolicy } from '
 import type { CompressionPolicy, PolicyOverrides } from './policy.ts';
 
 /** Ours: cheap deterministic steps first (masking old tool output matches LLM summaries at half the cost), then a
- * structured summary that keeps the user's words, then truncation; a cooldown against loops; the hard limit. */
+ * structured summary that keeps the user's words, then truncation; the newest 4 steps and the last 3 exchanges of
+ * the conversation protected; a cooldown against loops; the hard limit. */
 const DEFAULT: CompressionPolicy = {
   preset: 'default',
   triggerRatio: 0.8,
   targetRatio: 0.5,
   maxMessages: 1_000,
   escalate: false,
+  keepSteps: 4,
   keepTurns: 3,
   keepMessages: 6,
   reserveRatio: 0.1,
@@ -33,31 +35,41 @@ const DEFAULT: CompressionPolicy = {
   },
   mask: { minTokens: 200 },
   offload: { minChars: 16_000, previewChars: 600, includeProtected: false },
-  summary: { maxTokens: 2_000, placement: 'message', span: 'all', keepUserTokens: 2_000, fallback: 'truncate-rounds' },
+  summary: {
+    maxTokens: 2_000,
+    placement: 'message',
+    span: 'all',
+    keepUserTokens: 2_000,
+    fallback: 'truncate-rounds',
+    withoutModel: 'extractive',
+  },
   truncateRounds: { perStep: 1 },
   hardLimitRatio: 0.95,
 };
 
 /** AstrBot: 82% of the window before every request; an LLM summary keeping the last 4 rounds, falling back to
- * dropping the oldest round at a time without a summary model; then halving until it fits. */
+ * dropping the oldest round at a time without a summary model (inside an agent loop, a round is a step); then
+ * halving until it fits. */
 const ASTRBOT: CompressionPolicy = {
   ...DEFAULT,
   preset: 'astrbot',
   triggerRatio: 0.82,
   targetRatio: 0.8,
   maxMessages: undefined,
+  keepSteps: 2,
   keepTurns: 3, // with the current round: the last 4 rounds
   keepMessages: 0,
   reserveRatio: 0,
   cooldown: [],
   strategies: ['summarize', 'halve'],
-  summary: { ...DEFAULT.summary, keepUserTokens: 0, fallback: 'truncate-rounds' },
+  summary: { ...DEFAULT.summary, keepUserTokens: 0, fallback: 'truncate-rounds', withoutModel: 'fallback' },
   truncateRounds: { perStep: 1 },
 };
 
-/** chatgpt-on-wechat: more than 20 turns or 50,000 tokens; tool results over 20,000 characters cut to head and
- * tail in older turns; the oldest half of the turns summarized into the first kept user message; then only the
- * user's text and the last reply per turn; then halving. */
+/** chatgpt-on-wechat: more than 20 turns or 50,000 tokens; before each decision loop, older tool results over
+ * 20,000 characters cut to head and tail; the oldest half of the turns (of the steps, inside one long turn)
+ * summarized into the first kept user message; then only the user's text and the last reply per turn; then halving
+ * (the oldest half of the turns). */
 const CHATGPT_ON_WECHAT: CompressionPolicy = {
   ...DEFAULT,
   preset: 'chatgpt-on-wechat',
@@ -66,6 +78,7 @@ const CHATGPT_ON_WECHAT: CompressionPolicy = {
   maxTokens: 50_000,
   maxTurns: 20,
   maxMessages: undefined,
+  keepSteps: 0,
   keepTurns: 0,
   keepMessages: 0,
   reserveRatio: 0,
@@ -88,15 +101,17 @@ const CHATGPT_ON_WECHAT: CompressionPolicy = {
   },
 };
 
-/** AgentScope (Python): trigger_ratio × window over system prompt, summary, context and tool schemas; tool results
- * over tool_result_limit tokens cut with `<<<TRUNCATED>>>`; a five-field summary of the older messages; the recent
- * ones within reserve_ratio × window kept. */
+/** AgentScope (Python): before every reasoning step, trigger_ratio × window over system prompt, summary, context
+ * and tool schemas; a tool result over tool_result_limit tokens cut with `<<<TRUNCATED>>>` right after its call; a
+ * five-field summary of the older messages, its boundary inside the current reply; the recent ones within
+ * reserve_ratio × window kept. */
 const AGENTSCOPE: CompressionPolicy = {
   ...DEFAULT,
   preset: 'agentscope',
   triggerRatio: 0.8,
   targetRatio: 0.4,
   maxMessages: undefined,
+  keepSteps: 0,
   keepTurns: 0,
   keepMessages: 0,
   reserveRatio: 0.1,
@@ -114,19 +129,21 @@ const AGENTSCOPE: CompressionPolicy = {
 };
 
 /** AgentScope Java AutoContextMemory: 100 messages or 75% of the window, before each reasoning step; at most one
- * strategy per check: old tool runs, large messages (> 5 KiB) offloaded to 200-character previews (first outside
- * the last 50 messages, then inside), old rounds summarized, large current-round results cut, then the rest. */
+ * strategy per check: old tool runs and old rounds summarized by the LLM, large messages (> 5 KiB) offloaded to
+ * 200-character previews (first outside the last 50 messages, then inside), large current-round results cut, the
+ * current round summarized down to its newest step, then halving; the latest final answer protected. */
 const AGENTSCOPE_JAVA: CompressionPolicy = {
   ...DEFAULT,
   preset: 'agentscope-java',
   triggerRatio: 0.75,
   targetRatio: 0.5,
   maxMessages: 99,
-  keepTurns: 0,
+  keepSteps: 0,
+  keepTurns: 1,
   keepMessages: 50,
   reserveRatio: 0,
   cooldown: [],
-  strategies: ['mask-tool-results', 'offload-large', 'summarize', 'truncate-tool-results', 'halve'],
+  strategies: ['summarize', 'offload-large', 'truncate-tool-results', 'summarize-current-turn', 'halve'],
   oneStrategyPerCheck: true,
   mask: { minTokens: 0 },
   offload: { minChars: 5_120, previewChars: 200, includeProtected: true },
@@ -134,7 +151,8 @@ const AGENTSCOPE_JAVA: CompressionPolicy = {
 };
 
 /** Octomind: pressure levels 60k → 2×, 120k → 4×, 160k → 8× over the whole request, escalating with consecutive
- * compressions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves. */
+ * compressions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves over
+ * the remaining calls, estimated from the session's pace (the hard limit and the message bound override it). */
 const OCTOMIND: CompressionPolicy = {
   ...DEFAULT,
   preset: 'octomind',
@@ -147,6 +165,7 @@ const OCTOMIND: CompressionPolicy = {
     { atTokens: 160_000, reduction: 8 },
   ],
   escalate: true,
+  keepSteps: 0,
   keepTurns: 0,
   keepMessages: 4,
   reserveRatio: 0,
@@ -156,9 +175,6 @@ const OCTOMIND: CompressionPolicy = {
   cost: {
     inputPerMillion: 3,
     summaryOutputPerMillion: 15,
-    cacheWriteMultiplier: 1.25,
-    cacheReadMultiplier: 0.1,
-    expectedRemainingTurns: 10,
   },
 };
 

@@ -36,6 +36,8 @@ export interface Gate {
   /** The cooldown: the token trigger fires only from this many tokens on (0 after a user message). */
   floorAfterUser: number;
   floorWithoutUser: number;
+  /** The hard limit: from this many tokens on, compression fires whatever the floors say (absent in old states). */
+  hard?: number;
 }
 
 /** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
@@ -61,7 +63,18 @@ export function gateOf(policy: CompressionPolicy, window: number, cooldown: Cool
     ...(policy.maxTurns !== undefined ? { turns: policy.maxTurns } : {}),
     floorAfterUser: 0,
     floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
+    hard: Math.floor(policy.hardLimitRatio * window),
   };
+}
+
+/**
+ * The gate after a plan that found nothing worth doing at `tokens`: it holds until the context has grown by
+ * `growth`, a user message or not (else every model call of a long loop would plan again for nothing). The hard
+ * limit still fires.
+ */
+export function gateAfterSkip(policy: CompressionPolicy, window: number, tokens: number, growth: number): Gate {
+  const floor = Math.ceil(tokens * (1 + growth));
+  return { ...gateOf(policy, window), floorAfterUser: floor, floorWithoutUser: floor };
 }
 
 /**
@@ -71,6 +84,7 @@ export function gateOf(policy: CompressionPolicy, window: number, cooldown: Cool
 export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompression: boolean): string | undefined {
   const floor = userSinceLastCompression ? gate.floorAfterUser : gate.floorWithoutUser;
   if (stats.tokens >= gate.tokens && stats.tokens >= floor) return `tokens ${stats.tokens} ≥ ${gate.tokens}`;
+  if (gate.hard !== undefined && stats.tokens >= gate.hard) return `tokens ${stats.tokens} ≥ hard limit ${gate.hard}`;
   if (gate.messages !== undefined && stats.messages > gate.messages) {
     return `messages ${stats.messages} > ${gate.messages}`;
   }
