@@ -608,7 +608,7 @@ export function planCompression(input: PlanInput): Plan {
     const keptUser = kept.filter((s) => isUserTurn(s.meta) && s.index < lastSpanIndex && s.protect === 'none');
     const firstUserAfter = after.find((s) => isUserTurn(s.meta) && s.op.op === 'keep');
     const placement: SummarySpec['placement'] =
-      policy.summary.placement === 'first-kept-user' && firstUserAfter && firstUserAfter !== opener
+      policy.summary.placement === 'first-kept-user' && firstUserAfter
         ? { mode: 'prepend', id: firstUserAfter.meta.id }
         : { mode: 'message', ...(after[0] ? { beforeId: after[0].meta.id } : {}) };
     if (placement.mode === 'prepend') prependTo = firstUserAfter;
@@ -622,8 +622,10 @@ export function planCompression(input: PlanInput): Plan {
       const now = span.filter((s) => s.turn === currentTurn && s.meta.role === 'assistant').length;
       currentTurnSpan = { turnId: opener.meta.id, steps: earlier + now };
     }
+    // The summarizer reads the user's messages kept verbatim beside it too (their facts are not at risk).
+    const read = slots.filter((s) => s.summarized || keptUser.includes(s));
     summary = {
-      spanIds: span.map((s) => s.meta.id),
+      spanIds: read.map((s) => s.meta.id),
       keptUserIds: keptUser.map((s) => s.meta.id),
       placement,
       estimatedTokens: summaryEstimate(),

@@ -129,8 +129,8 @@ const AGENTSCOPE: CompressionPolicy = {
 };
 
 /** AgentScope Java AutoContextMemory: 100 messages or 75% of the window, before each reasoning step; at most one
- * strategy per check: old tool runs and old rounds summarized by the LLM, large messages (> 5 KiB) offloaded to
- * 200-character previews (first outside the last 50 messages, then inside), large current-round results cut, the
+ * strategy per check: large messages (> 5 KiB) offloaded to 200-character previews (first outside the last 50
+ * messages, then inside), old tool runs and old rounds summarized by the LLM, large current-round results cut, the
  * current round summarized down to its newest step, then halving; the latest final answer protected. */
 const AGENTSCOPE_JAVA: CompressionPolicy = {
   ...DEFAULT,
@@ -143,7 +143,7 @@ const AGENTSCOPE_JAVA: CompressionPolicy = {
   keepMessages: 50,
   reserveRatio: 0,
   cooldown: [],
-  strategies: ['summarize', 'offload-large', 'truncate-tool-results', 'summarize-current-turn', 'halve'],
+  strategies: ['offload-large', 'summarize', 'truncate-tool-results', 'summarize-current-turn', 'halve'],
   oneStrategyPerCheck: true,
   mask: { minTokens: 0 },
   offload: { minChars: 5_120, previewChars: 200, includeProtected: true },

@@ -4,6 +4,7 @@
  * task ledger, and a forced compaction's instructions), a JSON schema for structured output, a renderer into the
  * context message, and a parser that also accepts plain text from a provider that ignores the schema.
  */
+import type { SummaryCoverage } from './planner.ts';
 
 export interface StructuredSummary {
   task_overview: string;
@@ -72,6 +73,8 @@ export interface SummaryPromptInput {
   ledger?: string;
   /** A forced compaction's instructions ("focus on the failing tests"). */
   instructions?: string;
+  /** When the span reaches into the turn in progress: the steps of it the summary covers (1 to this). */
+  stepsInProgress?: number;
 }
 
 export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
@@ -89,14 +92,90 @@ export function summaryPrompt(input: SummaryPromptInput): string {
   if (input.previousSummary) parts.push(`## Previous summary (fold it in)\n${input.previousSummary}`);
   if (input.ledger) parts.push(`## Task ledger (authoritative; do not contradict it)\n${input.ledger}`);
   parts.push(`## Messages to summarize\n${input.transcript}`);
+  if (input.stepsInProgress) {
+    parts.push(
+      `## The task in progress\nThese messages include steps 1–${input.stepsInProgress} of the task the agent is ` +
+        'working on now (its request stays in the context verbatim, and its newest steps follow the summary). In ' +
+        'current state and next steps, say exactly where the loop stands: the last action, its result, the next step.',
+    );
+  }
   if (input.instructions) parts.push(`## Instructions for this compaction (follow them)\n${input.instructions}`);
   return parts.join('\n\n');
 }
 
-/** The summary as the message that stands for the removed turns in the context. */
-export function renderSummary(summary: StructuredSummary): string {
+/** The first line of every summary message; the title says what it covers after it. */
+export const SUMMARY_TITLE = '[Summary of earlier conversation';
+
+/** The title line: the messages the summary stands for, and the steps of the turn in progress it covers. */
+export function summaryTitle(coverage?: SummaryCoverage): string {
+  if (!coverage) return `${SUMMARY_TITLE}]`;
+  const steps = coverage.currentTurn ? `; steps 1–${coverage.currentTurn.steps} of the request in progress` : '';
+  return `${SUMMARY_TITLE}: ${coverage.firstId}–${coverage.lastId} (${coverage.messages} messages)${steps}]`;
+}
+
+/** Where an agent loop stands at the end of a summarized span of its turn. */
+export interface LoopPosition {
+  /** The summary covers steps 1 to this of the turn in progress. */
+  steps: number;
+  /** The last tool call summarized, as `name(arguments)`, and a preview of its result. */
+  lastAction?: string;
+  lastResult?: string;
+  nextStep?: string;
+}
+
+/** The block that tells the agent where its loop stands, for a summary of part of the turn in progress. */
+export function loopPositionBlock(position: LoopPosition): string {
   return [
-    '[Summary of earlier conversation]',
+    '## Where the loop stands',
+    `Steps 1–${position.steps} of the request in progress are summarized here; the newest steps follow below.`,
+    ...(position.lastAction ? [`Last action summarized (step ${position.steps}): ${position.lastAction}`] : []),
+    ...(position.lastResult ? [`Its result: ${position.lastResult}`] : []),
+    ...(position.nextStep ? [`Next step: ${position.nextStep}`] : []),
+  ].join('\n');
+}
+
+/** Message ids as ranges: m000002–m000005, m000009. Ids that are not `<letter><digits>` are listed as they are. */
+export function idRanges(ids: readonly string[]): string {
+  const parts: string[] = [];
+  let run: { prefix: string; width: number; from: number; to: number } | undefined;
+  const flush = () => {
+    if (!run) return;
+    const name = (n: number) => `${run!.prefix}${String(n).padStart(run!.width, '0')}`;
+    parts.push(run.from === run.to ? name(run.from) : `${name(run.from)}–${name(run.to)}`);
+    run = undefined;
+  };
+  for (const id of ids) {
+    const match = /^([a-z]+)(\d+)$/.exec(id);
+    if (!match) {
+      flush();
+      parts.push(id);
+      continue;
+    }
+    const [, prefix, digits] = match;
+    const n = Number(digits);
+    if (run && run.prefix === prefix && run.width === digits!.length && n === run.to + 1) {
+      run.to = n;
+      continue;
+    }
+    flush();
+    run = { prefix: prefix!, width: digits!.length, from: n, to: n };
+  }
+  flush();
+  return parts.join(', ');
+}
+
+/** The line that lists what left the context with this summary and where each original is stored. */
+export function removedLine(ids: readonly string[], keyPattern: string): string {
+  return (
+    `[Removed from the context and summarized above: ${idRanges(ids)}. Each original is stored as ${keyPattern}; ` +
+    'read one with context_reload.]'
+  );
+}
+
+/** The summary as the message that stands for the removed turns in the context. */
+export function renderSummary(summary: StructuredSummary, title = summaryTitle()): string {
+  return [
+    title,
     ...SUMMARY_FIELDS.filter((field) => summary[field].trim() !== '').map(
       (field) => `## ${SUMMARY_HEADINGS[field]}\n${summary[field].trim()}`,
     ),

@@ -87,6 +87,7 @@ export async function compact(
           ...(summarizerFailed ? { summarizerFailed } : {}),
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
+          ...(state.callsSinceCompression !== undefined ? { callsSinceCompression: state.callsSinceCompression } : {}),
         },
       ],
     );
@@ -110,8 +111,11 @@ export async function compact(
               keptKeys: plan.summary.keptKeys,
               ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
               ...(request.instructions ? { instructions: request.instructions } : {}),
-              maxTokens: state.policy!.summary.maxTokens,
+              maxTokens: plan.summary.maxTokens ?? state.policy!.summary.maxTokens,
               counting,
+              ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
+              ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
+              ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
               ...(state.ledger ? { ledger: state.ledger } : {}),
               ...(goalKey ? { goalKey } : {}),
             },
@@ -166,6 +170,7 @@ function swapIn(
   state.baseLength = context.length;
   state.tailFromSeq = nextSeq;
   state.compressions = event.seq;
+  state.callsSinceCompression = 0;
   state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
   const previous = state.stats ?? NO_COMPRESSIONS;
   const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;

@@ -109,7 +109,9 @@ describe('strategies, cheapest first', () => {
     const p = plan(c, {}, { trigger: 'forced' });
     const op = p.operations.find((o) => o.id === c.messages.at(-1)!.id)!;
     expect(op).toMatchObject({ op: 'truncate', id: c.messages.at(-1)!.id, headChars: 5_333, tailChars: 2_667 });
-    expect(p.after.tokens - 100 - 50 - 30).toBe(8_000 + STUB_TOKENS);
+    // Never over the per-result limit: the marker's tokens are inside it, and the apply step cuts by counting.
+    expect(op).toMatchObject({ maxTokens: 8_000 });
+    expect(p.after.tokens - 100 - 50 - 30).toBe(8_000);
   });
 
   it('masks old tool results oldest first and stops at the target, before any summary', () => {
@@ -167,15 +169,25 @@ describe('strategies, cheapest first', () => {
     expect(p.summary!.keptUserIds).toEqual(userIds.filter((id) => p.summary!.spanIds.includes(id)).slice(-2));
   });
 
-  it('falls back to dropping the oldest rounds when no summarizer is configured, and says so', () => {
+  it('without a summary model, summarizes extractively or drops the oldest rounds, as the policy says', () => {
     const c = context().system().user().reply(40_000).turns(40, 150);
-    const p = plan(c, { strategies: ['summarize'] }, { summarizer: 'none' });
+    const extractive = plan(c, { strategies: ['summarize'] }, { summarizer: 'none' });
+    expect(extractive.steps[0]!.strategy).toBe('summarize');
+    expect(extractive.summary!.writer).toBe('extractive');
+    const p = plan(c, { strategies: ['summarize'], summary: { withoutModel: 'fallback' } }, { summarizer: 'none' });
     expect(p.steps[0]!.strategy).toBe('summarize');
-    expect(p.steps[0]!.note).toBe('no summarizer is configured: truncate-rounds instead');
-    expect(p.summary).toBeUndefined();
+    expect(p.steps[0]!.note).toBe(
+      'no summary model is configured: truncate-rounds instead, with an extractive summary of what it removed',
+    );
+    // Nothing leaves without a trace: the dropped rounds are in an extractive summary.
+    expect(p.summary!.writer).toBe('extractive');
+    expect(p.removed.every((r) => r.replacedBy === 'summary')).toBe(true);
     expect(p.after.tokens).toBeLessThanOrEqual(32_000);
     const failed = plan(c, { strategies: ['summarize'], summary: { fallback: 'halve' } }, { summarizer: 'failed' });
-    expect(failed.steps[0]!.note).toBe('the summarizer failed: halve instead');
+    expect(failed.steps[0]!.note).toBe(
+      'the summary model failed: halve instead, with an extractive summary of what it removed',
+    );
+    expect(failed.summary!.writer).toBe('extractive');
   });
 
   it('drops rounds one at a time, oldest first, and stops at the target', () => {
@@ -253,7 +265,7 @@ describe('when the target cannot be reached', () => {
 
 describe('cooldown', () => {
   it('holds back an automatic compression until the context grew by 10%, 20%, 40%, 80%, 100%', () => {
-    const c = context().system().user().turns(30, 2_000); // 64,950 tokens
+    const c = sized(56_000); // over the trigger (51,200), under the hard limit (60,800)
     for (const [consecutive, growth] of [
       [1, 0.1],
       [2, 0.2],
@@ -298,18 +310,46 @@ describe('pressure levels (Octomind)', () => {
 });
 
 describe('protection', () => {
-  it('the system prompt, the goal and the current summary are fixed; the current turn is current', () => {
+  it('fixed: system prompt, goal, summary and the turn’s request; the newest step; recent: the newest N steps', () => {
     const c = context().system().user().summary().turns(6, 100);
     const protect = protectionOf(
       c.messages,
-      resolvePolicy({ keepTurns: 2, keepMessages: 0, reserveRatio: 0 }),
+      resolvePolicy({ keepSteps: 3, keepTurns: 0, keepMessages: 0, reserveRatio: 0 }),
       WINDOW,
       c.messages[1]!.id,
     );
     expect(protect.slice(0, 3)).toEqual(['fixed', 'fixed', 'fixed']);
-    expect(protect.slice(-4)).toEqual(['current', 'current', 'current', 'current']);
-    expect(protect.slice(-12, -4).every((p) => p === 'recent')).toBe(true);
-    expect(protect.slice(3, -12).every((p) => p === 'none')).toBe(true);
+    // The turn in progress: its request fixed, its tool step recent, its newest step (the reply) newest.
+    expect(protect.slice(-4)).toEqual(['fixed', 'recent', 'recent', 'newest']);
+    // Older steps, of this turn and the ones before, are compressible.
+    expect(protect.slice(3, -4).every((p) => p === 'none')).toBe(true);
+  });
+
+  it('the newest step is protected whatever keepSteps says, and older steps of one long turn are not', () => {
+    const c = context().system().user();
+    for (let i = 0; i < 150; i++) c.tools(200);
+    const protect = protectionOf(
+      c.messages,
+      resolvePolicy({ keepSteps: 0, keepTurns: 0, keepMessages: 0, reserveRatio: 0 }),
+      WINDOW,
+      c.messages[1]!.id,
+    );
+    expect(protect.slice(-2)).toEqual(['newest', 'newest']);
+    expect(protect.slice(2, -2).every((p) => p === 'none')).toBe(true);
+  });
+
+  it('keepTurns protects the user’s words and the final answers of the last turns, not their tool steps', () => {
+    const c = context().system().user().turns(4, 100).user().tools(100);
+    const protect = protectionOf(
+      c.messages,
+      resolvePolicy({ keepSteps: 0, keepTurns: 2, keepMessages: 0, reserveRatio: 0 }),
+      WINDOW,
+      c.messages[1]!.id,
+    );
+    // turns of 4: user, assistant call, tool result, reply; the last two completed ones keep user and reply.
+    expect(protect.slice(-11, -3)).toEqual(['recent', 'none', 'none', 'recent', 'recent', 'none', 'none', 'recent']);
+    expect(protect.slice(-15, -11)).toEqual(['none', 'none', 'none', 'none']);
+    expect(protect.slice(-3)).toEqual(['fixed', 'newest', 'newest']);
   });
 
   it('keepMessages widens to whole atomic groups', () => {
