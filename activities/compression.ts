@@ -8,7 +8,8 @@
 import type OpenAI from 'openai';
 import { applyPlan, replacementBody, summaryMessage } from '../engine/apply.ts';
 import type { ChatMessage } from '../engine/messages.ts';
-import { originalKeyOf } from '../engine/messages.ts';
+import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
+import { headOf } from '../engine/text.ts';
 import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
 import type { CompressionPolicy } from '../engine/policy.ts';
@@ -163,14 +164,17 @@ function missingFactsPrompt(missing: readonly Fact[]): string {
   ].join('\n');
 }
 
-/** The transcript the summarizer reads: one block per message, tool calls and results named. */
-function transcriptOf(messages: readonly ChatMessage[], maxChars = Infinity): string {
+/**
+ * The transcript the summarizer reads: one block per message, tool calls and results named; a message of parts as
+ * its text, an image as `[image]`; a message over `maxChars` cut (never inside a surrogate pair).
+ */
+export function transcriptOf(messages: readonly ChatMessage[], maxChars = Infinity): string {
   return messages
     .map((m) => {
       const calls = (m.tool_calls ?? []).map((c) => `\n→ calls ${c.function.name}(${c.function.arguments}) [${c.id}]`);
       const who = m.role === 'tool' ? `tool result [${m.tool_call_id}]` : m.role;
-      const content = m.content ?? '';
-      const text = content.length > maxChars ? `${content.slice(0, maxChars)}… [cut for the summarizer]` : content;
+      const content = textOf(m.content, partLabel);
+      const text = content.length > maxChars ? `${headOf(content, maxChars)}… [cut for the summarizer]` : content;
       return `### ${who}\n${text}${calls.join('')}`;
     })
     .join('\n\n');
@@ -288,7 +292,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       const span = await Promise.all(input.spanKeys.map((key) => load<ChatMessage>(key)));
       const isPrevious = (i: number) => input.spanKeys[i]!.endsWith('/summary.json');
       const previous = span.filter((_, i) => isPrevious(i));
-      const previousText = previous.map((m) => m.content ?? '').join('\n\n');
+      const previousText = previous.map((m) => textOf(m.content)).join('\n\n');
       const rest = span.filter((_, i) => !isPrevious(i));
       // What leaves the context with this summary (the user's messages kept verbatim stay): its must-keep facts are
       // checked in the summary and the ledger, asked for once more, then pinned.
@@ -296,8 +300,8 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       const leaving = span.filter((_, i) => !isPrevious(i) && !kept.has(input.spanKeys[i]!));
       const facts = extractFacts([...previous, ...leaving]);
       // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
-      const goal = input.goalKey ? ((await load<ChatMessage>(input.goalKey)).content ?? '') : undefined;
-      const userMessages = rest.filter((m) => m.role === 'user').map((m) => m.content ?? '');
+      const goal = input.goalKey ? textOf((await load<ChatMessage>(input.goalKey)).content) : undefined;
+      const userMessages = rest.filter((m) => m.role === 'user').map((m) => textOf(m.content));
       /** A summary's ledger and the facts it (with the ledger) keeps. */
       const judge = (rendered: string, update: LedgerUpdate) => {
         const ledger = updateLedger(input.ledger, { ...(goal !== undefined ? { goal } : {}), userMessages, update });
@@ -437,12 +441,14 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         return originals.get(key)!;
       };
       const byId = new Map(context.map((m) => [m.id, m]));
+      // A truncation with a token budget is cut by counting, in the agent's encoding and with its margin.
+      const counting = { counter: await loadTokenCounter(input.counting.encoding), margin: input.counting.margin };
       const replacements: Record<string, MessageRecord> = {};
       for (const op of plan.operations) {
         if (op.op === 'keep' || op.op === 'drop') continue;
         const meta = byId.get(op.id)!;
         const ref = originalKeyOf(meta);
-        const body = replacementBody(await original(ref), meta, op, policy.toolResults.marker);
+        const body = replacementBody(await original(ref), meta, op, policy.toolResults.marker, counting);
         replacements[op.id] = await save(replacedKey(agent, seq, op.id), body, input.counting, {
           id: op.id,
           kind: REPLACED_KIND[op.op],

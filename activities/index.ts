@@ -204,7 +204,7 @@ export function createActivities({
     };
     return {
       record: await save(agent, replyId, reply, counting),
-      content: reply.content ?? '',
+      content: choice.message.content ?? '',
       toolCalls,
       ...(completion.usage
         ? {

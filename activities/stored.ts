@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage, MessageKind } from '../engine/messages.ts';
-import { previewOf } from '../engine/messages.ts';
+import { previewOf, textOf } from '../engine/messages.ts';
 import type { Counting } from '../engine/models.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
@@ -30,14 +30,14 @@ export function recordOf(
   message: ChatMessage,
   stored: { id: string; key: string; tokens: number; kind?: MessageKind; ref?: string },
 ): MessageRecord {
-  const content = message.content ?? '';
   return {
     id: stored.id,
     role: message.role,
     key: stored.key,
-    chars: content.length,
+    // A message of parts: the characters of its text parts (its images are in `tokens`, by their estimate).
+    chars: textOf(message.content).length,
     tokens: stored.tokens,
-    preview: previewOf(content),
+    preview: previewOf(message.content),
     ...(stored.kind && stored.kind !== 'normal' ? { kind: stored.kind } : {}),
     ...(stored.ref ? { ref: stored.ref } : {}),
     ...(message.tool_calls?.length ? { toolCallIds: message.tool_calls.map((call) => call.id) } : {}),

@@ -15,6 +15,7 @@
 import type { BlobStore } from '../storage/s3.ts';
 import { lifePrefix } from '../storage/keys.ts';
 import type { AgentLife } from '../storage/keys.ts';
+import { safeSlice } from '../engine/text.ts';
 
 /**
  * Thrown by a tool for a call the model got wrong (bad arguments, unknown reference): the model sees the message
@@ -87,7 +88,8 @@ export const contextReload = defineTool({
     if (body === undefined) throw new ToolInputError(`nothing is stored under ${reference}`);
     const pages = Math.max(1, Math.ceil(body.length / RELOAD_PAGE_CHARS));
     if (page > pages) throw new ToolInputError(`page ${page} is past the end: ${reference} has ${pages} page(s)`);
-    const text = body.slice((page - 1) * RELOAD_PAGE_CHARS, page * RELOAD_PAGE_CHARS);
+    // Pages meet at the same boundaries, moved off the middle of a surrogate pair: their concatenation is the body.
+    const text = safeSlice(body, (page - 1) * RELOAD_PAGE_CHARS, page * RELOAD_PAGE_CHARS);
     return `[${reference} · page ${page} of ${pages}]\n${text}`;
   },
 });

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { isReplayedModel, parseSessionJsonl, REPLAYED_LABEL } from '../llm/replay.ts';
+import { textOf } from '../engine/messages.ts';
 import { agentWorkflowId } from '../workflows/contract.ts';
 import { agentState, closeAgent, sendMessage, startAgent } from './agents.ts';
 
@@ -29,7 +30,7 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
   const { log } = options;
   const userMessages = parseSessionJsonl(readFileSync(options.sessionPath, 'utf8'))
     .filter((message) => message.role === 'user')
-    .map((message) => message.content ?? '');
+    .map((message) => textOf(message.content));
   const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-')}`;
   await startAgent(client, {
     agentId,

@@ -3,9 +3,12 @@
  * and the new working context assembled from the plan's operations, the replacements and the summary. Pure: the
  * activity that stores the replacements and counts them calls these.
  */
-import type { ChatMessage, MessageMeta } from './messages.ts';
-import { kindOf, originalKeyOf } from './messages.ts';
+import type { ChatMessage, ContentPart, MessageContent, MessageMeta } from './messages.ts';
+import { kindOf, originalKeyOf, textOf } from './messages.ts';
 import type { Operation, Plan } from './planner.ts';
+import { headOf, tailOf } from './text.ts';
+import { countMessage } from './tokens.ts';
+import type { TokenCounter } from './tokens.ts';
 import { assertToolPairs } from './tool-pairs.ts';
 
 /** Fills `{ref}` and `{omitted}` in a marker template. */
@@ -13,11 +16,72 @@ export function fillMarker(template: string, ref: string, omitted: number): stri
   return template.replaceAll('{ref}', ref).replaceAll('{omitted}', String(omitted));
 }
 
-/** Head and tail of `text` around the marker; the text itself when it is short enough. */
+/**
+ * Head and tail of `text` around the marker (`{omitted}`: the characters left out); the text itself when it is short
+ * enough. Neither cut splits a surrogate pair (a head may end, a tail start, one unit short of the count asked).
+ */
 export function truncateText(text: string, headChars: number, tailChars: number, marker: string, ref: string): string {
   if (headChars + tailChars >= text.length) return text;
-  const omitted = text.length - headChars - tailChars;
-  return `${text.slice(0, headChars)}\n${fillMarker(marker, ref, omitted)}\n${tailChars > 0 ? text.slice(-tailChars) : ''}`;
+  const head = headOf(text, headChars);
+  const tail = tailOf(text, tailChars);
+  const omitted = text.length - head.length - tail.length;
+  return `${head}\n${fillMarker(marker, ref, omitted)}\n${tail}`;
+}
+
+/** Head share of a cut when the operation gives none (both counts 0). */
+export const DEFAULT_HEAD_SHARE = 0.7;
+
+/** What the apply step counts replacements with: the agent's counter and margin. */
+export interface ReplacementCounting {
+  counter: TokenCounter;
+  /** The agent's safety margin (≥ 1), as its messages are counted; default 1. */
+  margin?: number;
+}
+
+/**
+ * The head and tail of `text` around the marker, cut so that `message` with this content counts at most `maxTokens`
+ * (chat overhead, name, tool_call_id and margin included) and as close under it as the text allows: a binary search
+ * over the characters kept, each candidate counted with the real tokenizer, `headShare` of them from the head. The
+ * text itself when it fits whole; the marker alone (with the head and tail empty) when not even that fits.
+ */
+export function truncateToTokens(
+  message: ChatMessage,
+  text: string,
+  maxTokens: number,
+  headShare: number,
+  marker: string,
+  ref: string,
+  { counter, margin = 1 }: ReplacementCounting,
+): string {
+  const fits = (content: string) => countMessage(counter, { ...message, content }, margin) <= maxTokens;
+  const cut = (keep: number) => {
+    const head = Math.round(keep * headShare);
+    return truncateText(text, head, keep - head, marker, ref);
+  };
+  if (fits(text)) return text;
+  // Invariant: `low` characters kept fit (0 is taken as the floor); more than `high` do not.
+  let low = 0;
+  let high = text.length - 1;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (fits(cut(mid))) low = mid;
+    else high = mid - 1;
+  }
+  return cut(low);
+}
+
+/** The stub a part that is not text becomes in a replacement: what it was, and where the original is. */
+export function partStub(part: ContentPart, ref: string): string {
+  const what = part.type === 'image_url' ? 'image' : `${String(part.type)} part`;
+  return `[${what} not kept here: the original message, with it, is stored at ${ref}]`;
+}
+
+/**
+ * The text a replacement is cut from: a string content as it is; an array of parts as its text parts, each other
+ * part (an image, audio, a file) a one-line stub naming the stored original ({@link partStub}), joined by newlines.
+ */
+export function replaceableText(content: MessageContent, ref: string): string {
+  return textOf(content, (part) => partStub(part, ref));
 }
 
 /** The one-line stub that stands for a masked tool result. */
@@ -27,32 +91,45 @@ export function maskText(original: MessageMeta, ref: string): string {
 
 /** A preview of an offloaded message and how to read the rest. */
 export function offloadText(text: string, previewChars: number, ref: string): string {
-  const preview = text.slice(0, previewChars);
+  const preview = headOf(text, previewChars);
   return `${preview}${preview.length < text.length ? '…' : ''}\n[offloaded: ${text.length} characters in all; read them with context_reload("${ref}")]`;
 }
 
 /** The summary message (its text already rendered, header included), or the user message it was prepended to. */
 export function summaryMessage(rendered: string, prependTo?: ChatMessage): ChatMessage {
   if (!prependTo) return { role: 'user', content: rendered };
-  return { ...prependTo, content: `${rendered}\n\n[The user's message continues:]\n${prependTo.content ?? ''}` };
+  const lead = `${rendered}\n\n[The user's message continues:]`;
+  // A message of parts keeps them (its images too), after a text part that carries the summary.
+  if (Array.isArray(prependTo.content)) {
+    return { ...prependTo, content: [{ type: 'text', text: lead }, ...prependTo.content] };
+  }
+  return { ...prependTo, content: `${lead}\n${textOf(prependTo.content)}` };
 }
 
-/** The body that replaces `original` under a truncate, mask or offload operation. */
+/**
+ * The body that replaces `original` under a truncate, mask or offload operation; its content is always text. A
+ * truncate with `maxTokens` is cut by counting with `counting` ({@link truncateToTokens}); one without (a plan
+ * stored before counted cuts) keeps `headChars` + `tailChars` characters. A message of parts is cut from
+ * {@link replaceableText}: its text, with each image or other part as a stub naming the stored original, which
+ * stays byte-identical and reloadable.
+ */
 export function replacementBody(
   original: ChatMessage,
   meta: MessageMeta,
   op: Exclude<Operation, { op: 'keep' } | { op: 'drop' }>,
   marker: string,
+  counting: ReplacementCounting,
 ): ChatMessage {
   const ref = originalKeyOf(meta);
-  const text = original.content ?? '';
-  const content =
-    op.op === 'truncate'
-      ? truncateText(text, op.headChars, op.tailChars, marker, ref)
-      : op.op === 'mask'
-        ? maskText(meta, ref)
-        : offloadText(text, op.previewChars, ref);
-  return { ...original, content };
+  if (op.op === 'mask') return { ...original, content: maskText(meta, ref) };
+  const text = replaceableText(original.content, ref);
+  if (op.op === 'offload') return { ...original, content: offloadText(text, op.previewChars, ref) };
+  if (op.maxTokens === undefined) {
+    return { ...original, content: truncateText(text, op.headChars, op.tailChars, marker, ref) };
+  }
+  const both = op.headChars + op.tailChars;
+  const share = both > 0 ? op.headChars / both : DEFAULT_HEAD_SHARE;
+  return { ...original, content: truncateToTokens(original, text, op.maxTokens, share, marker, ref, counting) };
 }
 
 /**

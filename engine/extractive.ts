@@ -5,7 +5,10 @@
  */
 import { extractFacts, MAX_FACT_CHARS } from './facts.ts';
 import type { FactSource } from './facts.ts';
+import { textOf } from './messages.ts';
+import type { MessageContent } from './messages.ts';
 import type { StructuredSummary } from './summary.ts';
+import { clipLine, headOf } from './text.ts';
 
 /** Characters kept of each user message and of the last answer. */
 const QUOTE_CHARS = 400;
@@ -16,21 +19,21 @@ const USER_MESSAGES = 6;
 
 export const EXTRACTIVE_LABEL = '(extractive summary: no summary model is configured; quoted, not rewritten)';
 
-function quote(text: string | null, chars = QUOTE_CHARS): string {
-  const flat = (text ?? '').replace(/\s+/g, ' ').trim();
-  return flat.length <= chars ? flat : `${flat.slice(0, chars - 1)}…`;
+/** A message's text (its text parts, for parts) on one line, cut with an ellipsis, never inside a character. */
+function quote(content: MessageContent, chars = QUOTE_CHARS): string {
+  return clipLine(textOf(content), chars);
 }
 
 /** The five fields from the span's own words; `previous` (an earlier summary) is kept as the current state's start. */
 export function extractiveSummary(span: readonly FactSource[], previous?: string): StructuredSummary {
-  const users = span.filter((m) => m.role === 'user' && (m.content ?? '').trim() !== '');
-  const lastAnswer = [...span].reverse().find((m) => m.role === 'assistant' && (m.content ?? '').trim() !== '');
+  const users = span.filter((m) => m.role === 'user' && textOf(m.content).trim() !== '');
+  const lastAnswer = [...span].reverse().find((m) => m.role === 'assistant' && textOf(m.content).trim() !== '');
   const facts = extractFacts(span);
   const list = (kinds: string[]) =>
     facts
       .filter((f) => kinds.includes(f.kind))
       .slice(0, LISTED_FACTS)
-      .map((f) => `- ${f.text.slice(0, MAX_FACT_CHARS)}`)
+      .map((f) => `- ${headOf(f.text, MAX_FACT_CHARS)}`)
       .join('\n');
   return {
     task_overview: [EXTRACTIVE_LABEL, ...users.slice(-USER_MESSAGES).map((m) => `- user: ${quote(m.content)}`)].join(

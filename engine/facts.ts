@@ -4,6 +4,10 @@
  * summary (or the task ledger) still holds, and the preserved-facts block that pins the missing ones verbatim.
  */
 
+import type { MessageContent } from './messages.ts';
+import { textOf } from './messages.ts';
+import { clipLine } from './text.ts';
+
 export type FactKind = 'path' | 'url' | 'identifier' | 'quantity' | 'error' | 'constraint';
 
 export interface Fact {
@@ -15,7 +19,8 @@ export interface Fact {
 
 export interface FactSource {
   role: string;
-  content: string | null;
+  /** Text, or parts: the facts are read from the text parts. */
+  content: MessageContent;
 }
 
 /** Longest fact kept (an error line or a constraint sentence is cut here). */
@@ -35,8 +40,7 @@ const ERROR_LINE =
 const CONSTRAINT = /\b(?:must|never|always|don't|do not|should not|shouldn't|mustn't|cannot|can't|required|only)\b/i;
 
 function clip(text: string): string {
-  const trimmed = text.trim().replace(/\s+/g, ' ');
-  return trimmed.length <= MAX_FACT_CHARS ? trimmed : `${trimmed.slice(0, MAX_FACT_CHARS - 1)}…`;
+  return clipLine(text, MAX_FACT_CHARS);
 }
 
 function matches(pattern: RegExp, text: string): string[] {
@@ -68,7 +72,7 @@ export function extractFacts(messages: readonly FactSource[]): Fact[] {
   };
   for (const message of messages) {
     fromUser = message.role === 'user';
-    const text = message.content ?? '';
+    const text = textOf(message.content);
     const urls = matches(URL, text);
     for (const url of urls) add('url', url);
     const withoutUrls = urls.reduce((rest, url) => rest.replaceAll(url, ' '), text);

@@ -3,6 +3,8 @@
  * The engine works on these plus {@link MessageMeta}, plain JSON that can cross activity boundaries.
  */
 
+import { clipLine } from './text.ts';
+
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
 export interface ToolCall {
@@ -11,9 +13,62 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A text part of an array content. */
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/** An image part: a URL or a `data:` URL; `detail` is `low`, `high` or `auto` (the default). */
+export interface ImagePart {
+  type: 'image_url';
+  image_url: { url: string; detail?: string };
+}
+
+/** Any other part a provider takes (`input_audio`, `file`, `refusal`, …): kept as it is, never read as text. */
+export interface OtherPart {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** One part of an array content, as Chat Completions takes it. */
+export type ContentPart = TextPart | ImagePart | OtherPart;
+
+/** What a message may carry: text, an array of parts (text, images, …), or nothing (an assistant's tool calls). */
+export type MessageContent = string | ContentPart[] | null;
+
+export function isTextPart(part: ContentPart): part is TextPart {
+  return part.type === 'text' && typeof (part as Partial<TextPart>).text === 'string';
+}
+
+export function isImagePart(part: ContentPart): part is ImagePart {
+  const image = (part as Partial<ImagePart>).image_url;
+  return part.type === 'image_url' && typeof image === 'object' && image !== null && typeof image.url === 'string';
+}
+
+/**
+ * The text of a message's content: the string itself, or the text parts joined by newlines. Other parts are left
+ * out, or rendered by `other` when given (e.g. {@link partLabel} for a preview). Never "[object Object]".
+ */
+export function textOf(content: MessageContent | undefined, other?: (part: ContentPart) => string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const texts: string[] = [];
+  for (const part of content) {
+    if (isTextPart(part)) texts.push(part.text);
+    else if (other) texts.push(other(part));
+  }
+  return texts.join('\n');
+}
+
+/** How a part that is not text shows in a preview or a transcript: `[image]`, `[input_audio]`, … */
+export function partLabel(part: ContentPart): string {
+  return part.type === 'image_url' ? '[image]' : `[${String(part.type)}]`;
+}
+
 export interface ChatMessage {
   role: ChatRole;
-  content: string | null;
+  content: MessageContent;
   name?: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
@@ -49,6 +104,11 @@ export interface MessageMeta {
   toolCallId?: string;
   /** Milliseconds since the epoch, when known. */
   createdAt?: number;
+  /**
+   * A summary that reaches into a turn: the message that opened the turn, and the steps of it the summary covers
+   * (1 to `steps`), so that the next summary of the same turn counts on from there.
+   */
+  covers?: { turnId: string; steps: number };
 }
 
 /** The kind of a message, `normal` when unset. */
@@ -68,8 +128,7 @@ export function originalKeyOf(message: Pick<MessageMeta, 'key' | 'ref'>): string
 
 const PREVIEW_CHARS = 120;
 
-/** A one-line preview of a message body for state queries and the UI. */
-export function previewOf(content: string | null, chars = PREVIEW_CHARS): string {
-  const text = (content ?? '').replace(/\s+/g, ' ').trim();
-  return text.length <= chars ? text : `${text.slice(0, chars - 1)}…`;
+/** A one-line preview of a message body for state queries and the UI (an image shows as `[image]`). */
+export function previewOf(content: MessageContent | undefined, chars = PREVIEW_CHARS): string {
+  return clipLine(textOf(content, partLabel), chars);
 }

@@ -7,7 +7,8 @@
  * special tokens such as `<|endoftext|>` in user or tool text are counted as the ordinary text they are, never thrown
  * on.
  */
-import type { ChatMessage } from './messages.ts';
+import type { ChatMessage, ContentPart, MessageContent } from './messages.ts';
+import { isImagePart, isTextPart } from './messages.ts';
 import { cl100kPieceEnd, o200kPieceEnd } from './pretokenize.ts';
 import { Tokenizer } from './tokenizer.ts';
 import type { RawRanks } from './tokenizer-ranks.ts';
@@ -27,6 +28,33 @@ export interface TokenCounter {
 
 /** OpenAI's chat format: 3 tokens per message, 1 more per name, 3 to prime the reply. */
 export const CHAT_OVERHEAD = { perMessage: 3, perName: 1, replyPrimer: 3 } as const;
+
+/**
+ * Tokens an image part is counted as. OpenAI's published rule: a `low` detail image costs 85 tokens; `high` (and
+ * `auto`, which picks high for all but small images) costs 85 plus 170 per 512×512 tile of the image scaled to fit
+ * 2048×2048 and then to 768 px on its short side. The image's size is not in the message (a URL, or a `data:` URL
+ * we do not decode), so a high or auto detail image is counted as a typical 1024×1024 one: 4 tiles, 85 + 4 × 170 =
+ * 765 tokens. A larger or smaller image costs up to 1,105 (a 2048×4096 one: 6 tiles) or as few as 255 (1 tile); the
+ * agent's margin and the provider's own count (an overflow reply compacts and retries) cover the difference.
+ */
+export const IMAGE_TOKENS = { low: 85, high: 765 } as const;
+
+/**
+ * Tokens of one content part: a text part by the tokenizer, an image by {@link IMAGE_TOKENS}, any other part
+ * (`input_audio`, `file`, …) by the tokenizer over its JSON, which over-counts a base64 payload: safe, never short.
+ */
+export function countPart(counter: TokenCounter, part: ContentPart): number {
+  if (isTextPart(part)) return counter.count(part.text);
+  if (isImagePart(part)) return part.image_url.detail === 'low' ? IMAGE_TOKENS.low : IMAGE_TOKENS.high;
+  return counter.count(JSON.stringify(part));
+}
+
+/** Tokens of a message's content: a string, or the sum of its parts ({@link countPart}). */
+export function countContent(counter: TokenCounter, content: MessageContent | undefined): number {
+  if (typeof content === 'string') return counter.count(content);
+  if (!Array.isArray(content)) return 0;
+  return content.reduce((sum, part) => sum + countPart(counter, part), 0);
+}
 
 const loaded = new Map<EncodingName, Promise<TokenCounter>>();
 
@@ -56,12 +84,12 @@ export function loadTokenCounter(encoding: EncodingName): Promise<TokenCounter> 
 }
 
 /**
- * Tokens of one chat message as the model sees it: role, content, name, tool calls (function name and arguments)
- * and the per-message overhead; multiplied by `margin` (≥ 1) for models whose tokenizer we only approximate.
+ * Tokens of one chat message as the model sees it: role, content (text, or parts: {@link countContent}), name, tool
+ * calls (function name and arguments) and the per-message overhead; multiplied by `margin` (≥ 1) for models whose tokenizer we only approximate.
  */
 export function countMessage(counter: TokenCounter, message: ChatMessage, margin = 1): number {
   let tokens = CHAT_OVERHEAD.perMessage + counter.count(message.role);
-  if (message.content) tokens += counter.count(message.content);
+  tokens += countContent(counter, message.content);
   if (message.name) tokens += CHAT_OVERHEAD.perName + counter.count(message.name);
   for (const call of message.tool_calls ?? []) {
     tokens += counter.count(call.function.name) + counter.count(call.function.arguments) + CHAT_OVERHEAD.perMessage;

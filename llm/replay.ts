@@ -15,6 +15,7 @@
  * const server = await startChatServer(replayResponder(parseSessionJsonl(text), { source: 'demo/session.jsonl' }));
  */
 import type { ChatMessage } from '../engine/messages.ts';
+import { textOf } from '../engine/messages.ts';
 import type { Responder, ScriptedReply } from './chat-server.ts';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
@@ -27,7 +28,28 @@ export class SessionFormatError extends Error {
   }
 }
 
-/** Parses JSONL chat messages; blank lines are skipped. */
+/**
+ * What is wrong with an array content, if anything: each part must be an object with a string `type`; a text part
+ * needs a string `text`, an image part an `image_url` with a string `url`. Other types are taken as they are.
+ */
+function partProblem(parts: unknown[]): string | undefined {
+  for (const [i, part] of parts.entries()) {
+    const what = `content part ${i + 1}`;
+    if (typeof part !== 'object' || part === null || Array.isArray(part)) return `${what} must be an object`;
+    const { type, text, image_url: image } = part as { type?: unknown; text?: unknown; image_url?: unknown };
+    if (typeof type !== 'string') return `${what} must have a string type`;
+    if (type === 'text' && typeof text !== 'string') return `${what} (text) must have a string text`;
+    if (
+      type === 'image_url' &&
+      (typeof image !== 'object' || image === null || typeof (image as { url?: unknown }).url !== 'string')
+    ) {
+      return `${what} (image_url) must have an image_url with a string url`;
+    }
+  }
+  return undefined;
+}
+
+/** Parses JSONL chat messages; content is a string, null or an array of parts; blank lines are skipped. */
 export function parseSessionJsonl(text: string): ChatMessage[] {
   const messages: ChatMessage[] = [];
   text.split('\n').forEach((raw, index) => {
@@ -42,8 +64,12 @@ export function parseSessionJsonl(text: string): ChatMessage[] {
     if (typeof message !== 'object' || message === null || !ROLES.has(message.role as string)) {
       throw new SessionFormatError(index + 1, 'role must be one of system, user, assistant, tool');
     }
-    if (message.content !== null && message.content !== undefined && typeof message.content !== 'string') {
-      throw new SessionFormatError(index + 1, 'content must be a string or null');
+    const content: unknown = message.content;
+    if (Array.isArray(content)) {
+      const problem = partProblem(content);
+      if (problem) throw new SessionFormatError(index + 1, problem);
+    } else if (content !== null && content !== undefined && typeof content !== 'string') {
+      throw new SessionFormatError(index + 1, 'content must be a string, an array of parts or null');
     }
     messages.push({ ...message, content: message.content ?? null } as ChatMessage);
   });
@@ -58,6 +84,15 @@ function repliesByTurn(session: ChatMessage[]): ChatMessage[][] {
     else if (message.role === 'assistant' && turns.length > 0) turns[turns.length - 1]!.push(message);
   }
   return turns;
+}
+
+/**
+ * A recorded assistant message as the reply a completion carries: its text (a reply recorded as parts is sent as
+ * its text parts, since a completion's message content is text) and its tool calls.
+ */
+export function replyOf(message: ChatMessage): { content: string | null; toolCalls?: ChatMessage['tool_calls'] } {
+  const content = Array.isArray(message.content) ? textOf(message.content) : message.content;
+  return { content, ...(message.tool_calls ? { toolCalls: message.tool_calls } : {}) };
 }
 
 /** What a replayed model calls itself in a completion: the requested model's name behind this prefix. */
@@ -120,9 +155,8 @@ export function replayResponder(session: ChatMessage[], options: ReplayOptions =
     const answered = messages.slice(lastUser + 1).filter((message) => message.role === 'assistant').length;
     const reply = turns[userCount - 1]?.[answered];
     if (!reply) {
-      const said = messages[lastUser]?.content;
-      return { content: offlineReply(typeof said === 'string' ? said : '', options.source), model };
+      return { content: offlineReply(textOf(messages[lastUser]?.content), options.source), model };
     }
-    return { content: reply.content, ...(reply.tool_calls ? { toolCalls: reply.tool_calls } : {}), model };
+    return { ...replyOf(reply), model };
   };
 }

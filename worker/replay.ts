@@ -14,12 +14,13 @@ import type { AgentState } from '../workflows/contract.ts';
 import { loadSettings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import type { ChatMessage } from '../engine/messages.ts';
+import { textOf } from '../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { ScriptedReply } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { parseSessionJsonl } from '../llm/replay.ts';
+import { parseSessionJsonl, replyOf } from '../llm/replay.ts';
 import { BINARIES } from '../stack/binaries.ts';
 import { startEmbeddedStack } from '../stack/index.ts';
 import type { EmbeddedStack } from '../stack/index.ts';
@@ -78,7 +79,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const turns = turnsOf(session);
   if (turns.length === 0) throw new Error(`${options.file}: the recording has no user message`);
   const system = session.find((m) => m.role === 'system');
-  const results = new Map(session.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id!, m.content ?? '']));
+  const results = new Map(session.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id!, textOf(m.content)]));
   const window = options.window ?? 128_000;
   const preset = options.preset ?? 'default';
 
@@ -90,7 +91,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     const answered = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
     const reply = turns[turn]?.replies[answered];
     if (!reply) return { content: '(the recording has no further reply in this turn)' };
-    return { content: reply.content, ...(reply.tool_calls ? { toolCalls: reply.tool_calls } : {}) };
+    return replyOf(reply);
   });
   const tools = new ToolRegistry([], {
     fallback: (_args, context) => Promise.resolve(results.get(context.callId ?? '') ?? 'error: no recorded result'),
@@ -121,13 +122,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     await startAgent(client, {
       agentId,
       model: 'gpt-4o-mini',
-      ...(system?.content ? { systemPrompt: system.content } : {}),
+      ...(system?.content ? { systemPrompt: textOf(system.content) } : {}),
       taskQueue,
       modelOverride: { window },
       compression: { preset },
     });
     for (; turn < turns.length; turn++) {
-      await sendMessage(client, agentId, turns[turn]!.user.content ?? '');
+      await sendMessage(client, agentId, textOf(turns[turn]!.user.content));
       if ((turn + 1) % 10 === 0) log(`[replay] ${turn + 1} of ${turns.length} turns`);
     }
     const state = await closeAgentAndWait(client, agentId);
@@ -198,7 +199,7 @@ async function report(
         strategies: event.strategies as string[],
         tokensBefore: event.tokensBefore,
         tokensAfter: event.tokensAfter,
-        summary: summaryBody ? ((JSON.parse(summaryBody) as ChatMessage).content ?? '') : null,
+        summary: summaryBody ? textOf((JSON.parse(summaryBody) as ChatMessage).content) : null,
         facts: event.facts
           ? { found: event.facts.found, missing: event.facts.missing, pinned: event.facts.pinned }
           : null,

@@ -14,6 +14,7 @@ import {
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { textOf } from '../../engine/messages.ts';
 import { agentPrefix } from '../../storage/keys.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../workflows/contract.ts';
 import type { AgentInput } from '../../workflows/contract.ts';
@@ -26,7 +27,7 @@ import { temporalCli } from '../support/temporal-cli.ts';
 let h: Harness;
 let temporal: (...args: string[]) => Promise<string>;
 beforeAll(async () => {
-  h = await startHarness((request) => ({ content: `reply to ${request.body.messages.at(-1)!.content}` }));
+  h = await startHarness((request) => ({ content: `reply to ${textOf(request.body.messages.at(-1)!.content)}` }));
   temporal = await temporalCli(h);
 });
 afterAll(async () => {

@@ -22,6 +22,7 @@ import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
+import { textOf } from '../../engine/messages.ts';
 import { freePort, freePorts } from '../../stack/ports.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import { sendUpdate } from '../../workflows/contract.ts';
@@ -46,7 +47,7 @@ function hold(text: string): { atModel: Promise<void>; release: () => void } {
 }
 
 async function respond(request: RecordedRequest): Promise<ScriptedReply> {
-  const text = request.body.messages.findLast((m) => m.role === 'user')?.content ?? '';
+  const text = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
   if (text.startsWith('401')) return { status: 401, error: 'Incorrect API key provided' };
   const waiting = held.get(text);
   if (waiting) {

@@ -21,6 +21,7 @@ import {
 } from '../../client/agents.ts';
 import { contextReload, defineTool, ToolRegistry } from '../../activities/tools.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
+import { textOf } from '../../engine/messages.ts';
 import { estimateCost } from '../../engine/cost.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
@@ -57,8 +58,8 @@ beforeAll(async () => {
     (request, index) => {
       if (isSummaryRequest(request)) {
         if (summaryFails) return { status: 400, error: 'summaries are switched off for this test' };
-        const prompt = request.body.messages.at(-1)!.content ?? '';
-        const transcript = request.body.messages.map((m) => m.content ?? '').join('\n');
+        const prompt = textOf(request.body.messages.at(-1)!.content);
+        const transcript = request.body.messages.map((m) => textOf(m.content)).join('\n');
         if (transcript.includes('NO-SCHEMA')) {
           if (request.body.response_format) return { status: 400, error: 'response_format is not supported' };
           return { content: '## Task overview\nCheck NO-SCHEMA.\n\n## Next steps\nGo on.' };
@@ -96,7 +97,7 @@ beforeAll(async () => {
       // The agent: a user message "page N" → call fetch_log(N); after the result → a short answer.
       const last = request.body.messages.at(-1)!;
       if (last.role === 'user') {
-        const line = Number(/page (\d+)/.exec(last.content ?? '')?.[1] ?? 0);
+        const line = Number(/page (\d+)/.exec(textOf(last.content))?.[1] ?? 0);
         return {
           content: null,
           toolCalls: [
@@ -193,7 +194,7 @@ describe('automatic compression in a long session', () => {
         const original = JSON.parse(stored) as ChatMessage;
         if (original.role === 'tool') {
           // The tool's own output, byte for byte: find the call that produced it.
-          const line = Number(/line (\d+)\.0:/.exec(original.content ?? '')?.[1]);
+          const line = Number(/line (\d+)\.0:/.exec(textOf(original.content))?.[1]);
           expect(original.content).toBe(logOf(line));
           const page = await contextReload.run({ reference: item.key }, { agentId, store: h.store });
           expect(page.slice(page.indexOf('\n') + 1)).toBe(stored.slice(0, 8_000));
@@ -356,7 +357,7 @@ describe('summaries that keep what matters', () => {
     expect(event.facts!.pinned).toContain('/srv/app/deploy.yaml');
     expect(event.facts!.pinned.some((f) => f.includes('TypeError: Cannot read properties of undefined'))).toBe(true);
     const asks = h.model.requests.filter(
-      (r) => isSummaryRequest(r) && r.body.messages.some((m) => (m.content ?? '').includes('/srv/app/deploy.yaml')),
+      (r) => isSummaryRequest(r) && r.body.messages.some((m) => textOf(m.content).includes('/srv/app/deploy.yaml')),
     );
     expect(asks).toHaveLength(2);
     expect(asks[1]!.body.messages.at(-1)!.content).toContain('Your summary lost these facts');
@@ -409,7 +410,7 @@ describe('forced compaction', () => {
     expect(result.event!.instructions).toBe('Keep the item ids of page 2');
     expect(result.event!.tokensAfter).toBeLessThan(result.event!.tokensBefore);
     const summaryCalls = h.model.requests.filter(
-      (r) => isSummaryRequest(r) && (r.body.messages.at(-1)!.content ?? '').includes('Keep the item ids of page 2'),
+      (r) => isSummaryRequest(r) && textOf(r.body.messages.at(-1)!.content).includes('Keep the item ids of page 2'),
     );
     expect(summaryCalls).toHaveLength(1);
     expect(summaryCalls[0]!.body.response_format).toMatchObject({ type: 'json_schema' });

@@ -12,6 +12,7 @@ import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '..
 import { DEFAULTS, loadSettings } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
+import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
 import { BINARIES } from '../../stack/binaries.ts';
@@ -72,7 +73,7 @@ beforeAll(async () => {
   };
   [temporal, minio] = await Promise.all([startTemporal(temporalOptions), startMinio(minioOptions)]);
   model = await startChatServer(async (request) => {
-    const last = request.body.messages.at(-1)?.content ?? '';
+    const last = textOf(request.body.messages.at(-1)?.content);
     if (held && last === held.text) {
       const { arrived, release } = held;
       arrived();

@@ -7,6 +7,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
+import { textOf } from '../../engine/messages.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -14,7 +15,7 @@ const attempts = new Map<string, number[]>(); // user text → times of the requ
 
 /** The last user message says how to fail: `500x1`, `429x1`, `401`. */
 function script(request: RecordedRequest): ScriptedReply {
-  const text = request.body.messages.findLast((m) => m.role === 'user')?.content ?? '';
+  const text = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
   const times = attempts.get(text) ?? [];
   times.push(Date.now());
   attempts.set(text, times);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState } from '../../client/agents.ts';
 import { DEMO_SESSION } from '../../llm/endpoint.ts';
+import { textOf } from '../../engine/messages.ts';
 import { parseSessionJsonl, replayResponder } from '../../llm/replay.ts';
 import type { SendResult } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
@@ -16,7 +17,7 @@ import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 const NORMAL_REPLY_MS = 20_000;
 
 const session = parseSessionJsonl(readFileSync(DEMO_SESSION, 'utf8'));
-const recorded = session.filter((m) => m.role === 'assistant').map((m) => m.content ?? '');
+const recorded = session.filter((m) => m.role === 'assistant').map((m) => textOf(m.content));
 
 let h: Harness;
 beforeAll(async () => {
@@ -40,7 +41,7 @@ describe('the offline (replayed) model through the CLI', () => {
     const agentId = newAgentId('offline');
     expect((await longrun(undefined, 'start', agentId)).code).toBe(0);
     const texts = [
-      ...session.filter((m) => m.role === 'user').map((m) => m.content ?? ''),
+      ...session.filter((m) => m.role === 'user').map((m) => textOf(m.content)),
       'Can we add a fourth day?',
       'What is the weather like up there in July?',
       'Thanks! One more:   which rifugio has the best view?',

@@ -10,6 +10,7 @@ import { defineTool } from '../../activities/tools.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { agentHandle, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
+import { textOf } from '../../engine/messages.ts';
 import { agentWorkflowId } from '../../workflows/contract.ts';
 import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
@@ -23,7 +24,7 @@ const echo = defineTool({
 
 function script(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
-  const user = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  const user = textOf(messages.findLast((m) => m.role === 'user')?.content);
   if (user.startsWith('401')) return { status: 401, error: 'bad key' };
   if (user.startsWith('tool') && messages.at(-1)!.role === 'user') {
     return {

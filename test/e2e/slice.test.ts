@@ -11,6 +11,7 @@ import { agentWorkflowId, MAX_MESSAGE_CHARS, sendUpdate } from '../../workflows/
 import type { AgentState } from '../../workflows/contract.ts';
 import { AgentContextTokens, AgentModel } from '../../workflows/search-attributes.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
+import { textOf } from '../../engine/messages.ts';
 import { countMessage, countRequest, countToolSchemas, loadTokenCounter } from '../../engine/tokens.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
@@ -22,7 +23,7 @@ beforeAll(async () => {
   h = await startHarness((request) => {
     const last = request.body.messages.at(-1);
     return {
-      content: `echo(${request.body.messages.length}): ${last?.content ?? ''}`,
+      content: `echo(${request.body.messages.length}): ${textOf(last?.content)}`,
       usage: { prompt_tokens: 12, completion_tokens: 5 },
     };
   });

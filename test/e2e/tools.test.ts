@@ -8,6 +8,7 @@ import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '..
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { messageKey } from '../../storage/keys.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
+import { textOf } from '../../engine/messages.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -53,11 +54,11 @@ const call = (id: string, name: string, args: unknown) => ({
 function script(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
   const user = messages.findLast((m) => m.role === 'user')!;
-  const command = JSON.parse(user.content ?? '{}') as { calls?: [string, string, unknown][]; loop?: boolean };
+  const command = JSON.parse(textOf(user.content) || '{}') as { calls?: [string, string, unknown][]; loop?: boolean };
   if (command.loop) return { content: null, toolCalls: [call(`loop-${messages.length}`, 'add', { a: 1, b: 1 })] };
   if (messages.at(-1)!.role === 'tool') {
     const results = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1);
-    return { content: `results: ${results.map((m) => m.content).join(' | ')}` };
+    return { content: `results: ${results.map((m) => textOf(m.content)).join(' | ')}` };
   }
   return { content: null, toolCalls: (command.calls ?? []).map(([id, name, args]) => call(id, name, args)) };
 }
@@ -139,7 +140,7 @@ describe('tool calls', () => {
     const results = await Promise.all(
       state.messages
         .filter((m) => m.role === 'tool')
-        .map(async (m) => (JSON.parse((await h.store.get(m.key))!) as ChatMessage).content!),
+        .map(async (m) => textOf((JSON.parse((await h.store.get(m.key))!) as ChatMessage).content)),
     );
     const pages = results.slice(0, 3).map((r) => r.slice(r.indexOf('\n') + 1));
     expect(pages.join('')).toBe(body);

@@ -22,6 +22,7 @@ import {
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
+import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
 import { newAgentId } from '../support/harness.ts';
@@ -88,7 +89,7 @@ beforeAll(async () => {
       }
       return { content: SUMMARY, usage: { prompt_tokens: 500, completion_tokens: 60 } };
     }
-    const text = request.body.messages.findLast((m) => m.role === 'user')?.content ?? '';
+    const text = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
     const worker = String(request.headers['x-longrun-worker'] ?? '');
     if (text === 'hold me' && !held) {
       held = true;

@@ -6,6 +6,7 @@ import { planCompression } from '../../../engine/planner.ts';
 import type { PlanInput } from '../../../engine/planner.ts';
 import { MAX_CONTEXT_MESSAGES, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
+import { countMessage, loadTokenCounter } from '../../../engine/tokens.ts';
 import { NO_COOLDOWN } from '../../../engine/trigger.ts';
 import { context } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
@@ -112,22 +113,35 @@ describe('chatgpt-on-wechat', () => {
 });
 
 describe('agentscope', () => {
-  it('truncates tool results over tool_result_limit tokens with the <<<TRUNCATED>>> marker', () => {
+  it('truncates tool results over tool_result_limit tokens with the <<<TRUNCATED>>> marker', async () => {
     const c = context().system().user().tools(3_000);
     const p = plan('agentscope', c, 64_000, { trigger: 'forced' });
     const op = p.operations.at(-1)!;
-    expect(op.op).toBe('truncate');
+    if (op.op !== 'truncate') throw new Error(`expected a truncate, got ${op.op}`);
+    expect(op.maxTokens).toBeLessThanOrEqual(2_048);
     const meta = c.messages.at(-1)!;
-    const body = replacementBody(
-      { role: 'tool', tool_call_id: meta.toolCallId!, content: 'x'.repeat(meta.chars) },
-      meta,
-      op as Extract<typeof op, { op: 'truncate' }>,
-      resolvePolicy({ preset: 'agentscope' }).toolResults.marker,
-    );
-    // 12,000 characters, 3,000 tokens: 2,048 tokens would be 8,192 characters, so head 6,000 + tail 2,000 are kept.
-    expect(body.content).toBe(
-      `${'x'.repeat(6_000)}\n<<<TRUNCATED>>> 4000 characters; the full result is stored at ${meta.key} <<<TRUNCATED>>>\n${'x'.repeat(2_000)}`,
-    );
+    const counter = await loadTokenCounter('o200k_base');
+    // A result of about 3,000 real tokens: "line 1: value 1\n…".
+    const lines = Array.from({ length: 400 }, (_, i) => `line ${i}: value ${i * 7}`).join('\n');
+    const original = { role: 'tool' as const, tool_call_id: meta.toolCallId!, content: lines };
+    const body = replacementBody(original, meta, op, resolvePolicy({ preset: 'agentscope' }).toolResults.marker, {
+      counter,
+    });
+    const text = body.content as string;
+    // Head and tail (6,000 : 2,000 characters in the preset, so three quarters from the head) around the marker.
+    const marker = /\n<<<TRUNCATED>>> (\d+) characters; the full result is stored at (\S+) <<<TRUNCATED>>>\n/.exec(
+      text,
+    )!;
+    expect(marker[2]).toBe(meta.key);
+    expect(text.startsWith('line 0: value 0\n')).toBe(true);
+    expect(text.endsWith('line 399: value 2793')).toBe(true);
+    const tail = text.length - marker.index - marker[0].length;
+    expect(marker.index / (marker.index + tail)).toBeCloseTo(0.75, 2);
+    expect(marker.index + tail + Number(marker[1])).toBe(lines.length);
+    // Counted, it fits the operation's budget, just under it.
+    const tokens = countMessage(counter, body);
+    expect(tokens).toBeLessThanOrEqual(op.maxTokens!);
+    expect(tokens).toBeGreaterThanOrEqual(op.maxTokens! * 0.97);
   });
 
   it('keeps the recent messages within reserve_ratio × window, summarizes the rest', () => {
