@@ -8,6 +8,7 @@ import type { PlanInput } from '../../../engine/planner.ts';
 import { STRATEGIES } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import { toolPairViolations } from '../../../engine/tool-pairs.ts';
+import { layoutSteps } from '../../../engine/turns.ts';
 import { context } from '../../support/contexts.ts';
 
 const sizeArb = fc.oneof(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 400, max: 30_000 }));
@@ -38,6 +39,9 @@ const inputArb = fc.record({
   summarizer: fc.constantFrom<PlanInput['summarizer']>('available', 'none', 'failed'),
   consecutive: fc.integer({ min: 0, max: 6 }),
   lastTokensAfter: fc.integer({ min: 0, max: 100_000 }),
+  /** An agent loop: this many more tool steps in the turn in progress (one user message, hundreds of steps). */
+  loop: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 160 })),
+  loopResult: fc.integer({ min: 1, max: 3_000 }),
 });
 
 type Spec = typeof inputArb extends fc.Arbitrary<infer T> ? T : never;
@@ -53,6 +57,7 @@ function build(spec: Spec): PlanInput {
       else c.tools(...step);
     }
   });
+  for (let i = 0; i < spec.loop; i++) c.tools(((i * 7919) % spec.loopResult) + 1);
   return {
     context: c.messages,
     policy: resolvePolicy({ preset: spec.preset }),
@@ -138,6 +143,53 @@ describe('plans over random histories', () => {
           expect(item.key).toBe(original.ref ?? original.key);
           expect(item.tokens).toBe(original.tokens);
           expect(item.role).toBe(original.role);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('never drop, mask, offload or summarize the newest step, and keep the request of the turn in progress', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompression(input);
+        const { steps, turns } = layoutSteps(input.context);
+        const newest = steps.at(-1)!;
+        for (let i = newest.start; i < newest.end; i++) expect(['keep', 'truncate']).toContain(plan.operations[i]!.op);
+        const opener = turns.at(-1)!.start;
+        const prepended = plan.summary?.placement.mode === 'prepend' && plan.summary.placement.id;
+        if (prepended !== input.context[opener]!.id) expect(['keep', 'truncate']).toContain(plan.operations[opener]!.op);
+      }),
+      RUNS,
+    );
+  });
+
+  it('leave nothing without a trace: every dropped message is in the one summary', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompression(input);
+        const dropped = plan.operations.filter((op) => op.op === 'drop').map((op) => op.id);
+        if (dropped.length === 0) return;
+        expect(plan.summary).toBeDefined();
+        for (const id of dropped) expect(plan.summary!.spanIds).toContain(id);
+        for (const item of plan.removed.filter((r) => dropped.includes(r.id))) expect(item.replacedBy).toBe('summary');
+        expect(plan.summary!.writer).toBe(input.summarizer === 'available' ? 'model' : 'extractive');
+      }),
+      RUNS,
+    );
+  });
+
+  it('fit under the hard limit, or say why not', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompression(input);
+        if (plan.action !== 'compress') return;
+        if (plan.after.tokens > Math.floor(input.policy.hardLimitRatio * input.window)) {
+          expect(plan.reachedTarget).toBe(false);
+          expect(plan.shortfall).toMatch(/protected messages/);
         }
       }),
       RUNS,
