@@ -24,6 +24,7 @@ import type { CompressionPolicy, StrategyName } from './policy.ts';
 import { gateFires, gateOf, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
 import { layoutSteps, opensTurn } from './turns.ts';
+import type { StepLayout } from './turns.ts';
 
 /** Tokens a marker, stub or preview frame adds (an upper bound: about 100 characters). */
 export const STUB_TOKENS = 40;
@@ -183,8 +184,9 @@ export function protectionOf(
   policy: CompressionPolicy,
   window: number,
   goalId?: string,
+  layout: StepLayout = layoutSteps(context),
 ): Protection[] {
-  const { steps, turns } = layoutSteps(context);
+  const { steps, turns } = layout;
   const protect: Protection[] = context.map(() => 'none');
   const raise = (i: number, level: Protection) => {
     if (RANK[level] > RANK[protect[i]!]) protect[i] = level;
@@ -229,7 +231,7 @@ export function protectionOf(
 export function planCompression(input: PlanInput): Plan {
   const { context, policy, window, fixedTokens, trigger } = input;
   const layout = layoutSteps(context);
-  const protect = protectionOf(context, policy, window, input.goalId);
+  const protect = protectionOf(context, policy, window, input.goalId, layout);
   const slots: Slot[] = context.map((meta, i) => ({
     meta,
     index: i,
@@ -246,9 +248,9 @@ export function planCompression(input: PlanInput): Plan {
     }
   });
   const stepSlots = layout.steps.map((step) => slots.slice(step.start, step.end));
+  const slotById = new Map(slots.map((slot) => [slot.meta.id, slot]));
   const currentTurn = layout.turns.length - 1;
   const opener = layout.turns.at(-1) ? slots[layout.turns.at(-1)!.start] : undefined;
-  const live = () => slots.filter((s) => s.op.op !== 'drop');
   const isSummary = (s: Slot) => kindOf(s.meta) === 'summary';
   // Running totals, kept up to date by `replace`, so that every check is O(1).
   const totals = {
@@ -366,16 +368,18 @@ export function planCompression(input: PlanInput): Plan {
   /** Completed turns (not the one in progress) whose non-fixed messages are all removable at `level`, oldest first. */
   const removableTurns = (level: Protection) => {
     const byTurn = new Map<number, number[]>();
-    for (const s of removableSteps(level, (s) => layout.steps[s]!.turn !== currentTurn)) {
+    const blocked = new Set<number>();
+    stepSlots.forEach((inStep, s) => {
       const turn = layout.steps[s]!.turn;
-      byTurn.set(turn, [...(byTurn.get(turn) ?? []), s]);
-    }
-    return [...byTurn.entries()].filter(([turn, found]) => {
-      const all = removableSteps('fixed', (s) => layout.steps[s]!.turn === turn);
-      return found.length === all.length;
+      if (turn < 0 || turn === currentTurn) return;
+      const removable = inStep.filter((slot) => slot.op.op !== 'drop' && slot.protect !== 'fixed');
+      if (removable.some((slot) => RANK[slot.protect] > RANK[level])) blocked.add(turn);
+      else if (removable.length > 0) byTurn.set(turn, [...(byTurn.get(turn) ?? []), s]);
     });
+    return [...byTurn.entries()].filter(([turn]) => !blocked.has(turn));
   };
-  const stepTokens = (s: number) => stepSlots[s]!.reduce((sum, slot) => sum + (slot.op.op === 'drop' ? 0 : slot.tokens), 0);
+  const stepTokens = (s: number) =>
+    stepSlots[s]!.reduce((sum, slot) => sum + (slot.op.op === 'drop' ? 0 : slot.tokens), 0);
   const noModel =
     input.summarizer === 'failed' || (input.summarizer === 'none' && policy.summary.withoutModel === 'fallback');
 
@@ -414,7 +418,8 @@ export function planCompression(input: PlanInput): Plan {
       const { maxTokens, maxChars, headChars, tailChars, olderTurnsOnly } = policy.toolResults;
       const limit: Protection = olderTurnsOnly ? 'none' : 'newest';
       const ids: string[] = [];
-      for (const slot of live()) {
+      for (const slot of slots) {
+        if (slot.op.op === 'drop') continue;
         const m = slot.meta;
         if (m.role !== 'tool' || slot.op.op !== 'keep' || kindOf(m) !== 'normal') continue;
         if (RANK[slot.protect] > RANK[limit] || (m.chars <= maxChars && slot.tokens <= maxTokens)) continue;
@@ -436,7 +441,8 @@ export function planCompression(input: PlanInput): Plan {
     'mask-tool-results': () => {
       const ids: string[] = [];
       // Oldest first, stopping at the target: every masked result is one the model can no longer read directly.
-      for (const slot of live()) {
+      for (const slot of slots) {
+        if (slot.op.op === 'drop') continue;
         if (met()) break;
         const kind = kindOf(slot.meta);
         if (slot.meta.role !== 'tool' || slot.protect !== 'none' || (kind !== 'normal' && kind !== 'truncated'))
@@ -452,7 +458,8 @@ export function planCompression(input: PlanInput): Plan {
       const { minChars, previewChars, includeProtected } = policy.offload;
       const ids: string[] = [];
       const pass = (level: Protection) => {
-        for (const slot of live()) {
+        for (const slot of slots) {
+          if (slot.op.op === 'drop') continue;
           if (met()) break;
           const m = slot.meta;
           if (m.role === 'system' || slot.op.op !== 'keep' || kindOf(m) !== 'normal' || m.chars <= minChars) continue;
@@ -505,16 +512,13 @@ export function planCompression(input: PlanInput): Plan {
    */
   function truncateRounds(): string[] {
     const ids: string[] = [];
-    for (;;) {
-      if (met()) break;
-      const turns = removableTurns('none').slice(0, policy.truncateRounds.perStep);
-      if (turns.length > 0) {
-        ids.push(...summarizeSteps(turns.flatMap(([, found]) => found)));
-        continue;
-      }
-      const inTurn = removableSteps('none', (s) => layout.steps[s]!.turn === currentTurn);
-      if (inTurn.length === 0) break;
-      ids.push(...summarizeSteps(inTurn.slice(0, policy.truncateRounds.perStep)));
+    // Protection does not change while planning: the rounds removable now stay so until dropped.
+    const rounds = [
+      ...removableTurns('none').map(([, found]) => found),
+      ...removableSteps('none', (s) => layout.steps[s]!.turn === currentTurn).map((s) => [s]),
+    ];
+    for (let r = 0; r < rounds.length && !met(); r += policy.truncateRounds.perStep) {
+      ids.push(...summarizeSteps(rounds.slice(r, r + policy.truncateRounds.perStep).flat()));
     }
     return ids;
   }
@@ -569,7 +573,8 @@ export function planCompression(input: PlanInput): Plan {
   if (stats().tokens > hardLimit) {
     run('truncate-oversized', () => {
       const ids: string[] = [];
-      const candidates = live()
+      const candidates = slots
+        .filter((s) => s.op.op !== 'drop')
         .filter((s) => s.meta.role !== 'system' && !isSummary(s) && kindOf(s.meta) !== 'ledger')
         .filter((s) => s.tokens > EMERGENCY_MIN_TOKENS && (s.op.op === 'keep' || s.op.op === 'truncate'))
         .sort((a, b) => b.tokens - a.tokens || a.index - b.index);
@@ -605,7 +610,7 @@ export function planCompression(input: PlanInput): Plan {
     const kept = slots.filter((s) => s.op.op !== 'drop');
     const lastSpanIndex = span.at(-1)!.index;
     const after = kept.filter((s) => s.index > lastSpanIndex);
-    const keptUser = kept.filter((s) => isUserTurn(s.meta) && s.index < lastSpanIndex && s.protect === 'none');
+    const keptUser = new Set(kept.filter((s) => isUserTurn(s.meta) && s.index < lastSpanIndex && s.protect === 'none'));
     const firstUserAfter = after.find((s) => isUserTurn(s.meta) && s.op.op === 'keep');
     const placement: SummarySpec['placement'] =
       policy.summary.placement === 'first-kept-user' && firstUserAfter
@@ -623,10 +628,10 @@ export function planCompression(input: PlanInput): Plan {
       currentTurnSpan = { turnId: opener.meta.id, steps: earlier + now };
     }
     // The summarizer reads the user's messages kept verbatim beside it too (their facts are not at risk).
-    const read = slots.filter((s) => s.summarized || keptUser.includes(s));
+    const read = slots.filter((s) => s.summarized || keptUser.has(s));
     summary = {
       spanIds: read.map((s) => s.meta.id),
-      keptUserIds: keptUser.map((s) => s.meta.id),
+      keptUserIds: [...keptUser].map((s) => s.meta.id),
       placement,
       estimatedTokens: summaryEstimate(),
       maxTokens: summaryBudget + SUMMARY_FRAME_TOKENS,
@@ -640,7 +645,7 @@ export function planCompression(input: PlanInput): Plan {
       fallback: policy.summary.fallback,
     };
     for (const step of steps) {
-      if (step.ids.some((id) => span.some((s) => s.meta.id === id))) step.summary = summary;
+      if (step.ids.some((id) => slotById.get(id)?.summarized)) step.summary = summary;
     }
   }
 
