@@ -201,16 +201,19 @@ export function protectionOf(
   const current = turns.at(-1);
   if (current) raise(current.start, 'fixed'); // the user's request of the turn in progress stays verbatim
   if (steps.length > 0) raiseStep(steps.length - 1, 'newest');
+  // The newest N steps and the last N messages (widened to whole steps), as long as they hold at most half the
+  // target: in a small window a few large tool results would otherwise protect more than compression may leave.
+  // And the reserve: the newest steps within its share of the window.
   const keepSteps = policy.keepSteps ?? DEFAULT_KEEP_STEPS;
-  for (let s = Math.max(0, steps.length - keepSteps); s < steps.length; s++) raiseStep(s, 'recent');
-  // The last N messages and the reserve, widened to whole steps.
   const firstByCount = Math.max(0, context.length - policy.keepMessages);
+  const byCountCap = (policy.targetRatio * window) / 2;
   const reserve = policy.reserveRatio * window;
-  let reserved = 0;
+  let held = 0;
   for (let s = steps.length - 1; s >= 0; s--) {
     const step = steps[s]!;
-    for (let i = step.start; i < step.end; i++) reserved += context[i]!.tokens;
-    if (step.end > firstByCount || reserved <= reserve) raiseStep(s, 'recent');
+    for (let i = step.start; i < step.end; i++) held += context[i]!.tokens;
+    const byCount = (s >= steps.length - keepSteps || step.end > firstByCount) && held <= byCountCap;
+    if (byCount || held <= reserve) raiseStep(s, 'recent');
     else break;
   }
   // The conversation of the last N turns before the one in progress: the user's words and the final answer.
