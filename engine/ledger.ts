@@ -5,6 +5,7 @@
  */
 import { extractFacts } from './facts.ts';
 import { jsonObjectOf, LEDGER_FIELDS } from './summary.ts';
+import { headOf } from './text.ts';
 
 export interface TaskLedger {
   goal: string;
@@ -41,7 +42,7 @@ const ITEM_CHARS = 300;
 const clean = (items: readonly unknown[] | undefined) =>
   (items ?? [])
     .filter((item): item is string => typeof item === 'string')
-    .map((item) => item.replace(/\s+/g, ' ').trim().slice(0, ITEM_CHARS))
+    .map((item) => headOf(item.replace(/\s+/g, ' ').trim(), ITEM_CHARS))
     .filter((item) => item !== '');
 
 function union(previous: readonly string[], added: readonly string[], keep: 'oldest' | 'newest'): string[] {
@@ -70,12 +71,12 @@ export function updateLedger(
     .map((fact) => fact.text);
   const update = input.update ?? {};
   return {
-    goal: base.goal || (input.goal ?? '').trim().slice(0, GOAL_CHARS),
+    goal: base.goal || headOf((input.goal ?? '').trim(), GOAL_CHARS),
     constraints: union(base.constraints, constraints, 'oldest'),
     decisions: union(base.decisions, clean(update.decisions), 'newest'),
     done: union(base.done, clean(update.done), 'newest'),
     pending: update.pending !== undefined ? clean(update.pending).slice(0, LEDGER_ITEMS) : base.pending,
-    nextAction: update.nextAction?.trim() ? update.nextAction.trim().slice(0, ITEM_CHARS) : base.nextAction,
+    nextAction: update.nextAction?.trim() ? headOf(update.nextAction.trim(), ITEM_CHARS) : base.nextAction,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * Cuts that never split a surrogate pair: the helpers of engine/text.ts, and every place that slices text for the
- * model (truncation head and tail, offload previews, previews, fact clips, extractive quotes, the summarizer's
- * transcript, context_reload pages), over random text full of astral characters (fast-check).
+ * model (truncation head and tail, offload previews, previews, fact clips, extractive quotes, the task ledger, the
+ * summarizer's transcript, context_reload pages), over random text full of astral characters (fast-check).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { contextReload, RELOAD_PAGE_CHARS } from '../../../activities/tools.ts';
 import { offloadText, truncateText } from '../../../engine/apply.ts';
 import { extractiveSummary } from '../../../engine/extractive.ts';
 import { extractFacts } from '../../../engine/facts.ts';
+import { renderLedger, updateLedger } from '../../../engine/ledger.ts';
 import { previewOf } from '../../../engine/messages.ts';
 import { clipLine, cutIndex, headOf, safeSlice, tailOf } from '../../../engine/text.ts';
 import type { BlobStore } from '../../../storage/s3.ts';
@@ -106,6 +107,21 @@ describe('every cut for the model keeps the text valid', () => {
         for (const fact of extractFacts(span)) expect(hasLoneSurrogate(fact.text)).toBe(false);
         const summary = extractiveSummary(span, texts.join('').repeat(4));
         for (const field of Object.values(summary) as string[]) expect(hasLoneSurrogate(field)).toBe(false);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('the task ledger’s goal and items', () => {
+    fc.assert(
+      fc.property(mixedText, (t) => {
+        const long = t.repeat(40);
+        const ledger = updateLedger(undefined, {
+          goal: long,
+          userMessages: [],
+          update: { decisions: [long], done: [long], pending: [long], nextAction: long },
+        });
+        expect(hasLoneSurrogate(renderLedger(ledger))).toBe(false);
       }),
       { numRuns: 100 },
     );
