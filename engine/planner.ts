@@ -21,7 +21,7 @@ import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
 import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompressionPolicy, StrategyName } from './policy.ts';
-import { gateFires, gateOf, targetOf } from './trigger.ts';
+import { gateFires, gateOf, oversizedResult, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
 import { layoutSteps, opensTurn } from './turns.ts';
 import type { StepLayout } from './turns.ts';
@@ -290,12 +290,20 @@ export function planCompression(input: PlanInput): Plan {
     );
   };
 
-  const fired =
+  const gate = gateOf(policy, window, input.cooldown);
+  let fired =
     trigger === 'auto'
-      ? gateFires(gateOf(policy, window, input.cooldown), before, input.cooldown.consecutive === 0)
+      ? gateFires(gate, before, input.cooldown.consecutive === 0)
       : trigger === 'forced'
         ? 'forced by request'
         : `the request was over the window (attempt ${input.attempt ?? 1})`;
+  // Under no pressure, a tool result over the policy's limit is cut, and nothing else is done.
+  const oversized = trigger === 'auto' && fired === undefined ? oversizedResult(gate, context) : undefined;
+  if (oversized) {
+    fired = `tool result ${oversized.id} over the limit (${oversized.tokens} tokens, ${oversized.chars} chars)`;
+    target.tokens = before.tokens;
+    target.reason = 'cut the tool results over the limit (the window is not under pressure)';
+  }
   const base = { trigger, target, before, summary: undefined, removed: [], steps: [] };
   if (fired === undefined) {
     return {
@@ -550,6 +558,7 @@ export function planCompression(input: PlanInput): Plan {
   }
 
   const order = input.strategies?.length ? input.strategies : policy.strategies;
+  if (oversized) run('truncate-tool-results', strategies['truncate-tool-results']);
   for (const name of order) {
     if (met()) break;
     if (run(name, strategies[name]) && policy.oneStrategyPerCheck && trigger === 'auto') break;

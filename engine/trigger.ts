@@ -38,6 +38,12 @@ export interface Gate {
   floorWithoutUser: number;
   /** The hard limit: from this many tokens on, compression fires whatever the floors say (absent in old states). */
   hard?: number;
+  /**
+   * A tool result over these limits fires compression to cut it, under any pressure: right after its call
+   * (`newest`, AgentScope), or once the loop has moved on (the step before the newest, chatgpt-on-wechat's
+   * "before each decision loop"). Set when the policy truncates tool results.
+   */
+  toolResults?: { maxTokens: number; maxChars: number; newest: boolean };
 }
 
 /** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
@@ -64,7 +70,49 @@ export function gateOf(policy: CompressionPolicy, window: number, cooldown: Cool
     floorAfterUser: 0,
     floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
     hard: Math.floor(policy.hardLimitRatio * window),
+    ...(policy.strategies.includes('truncate-tool-results')
+      ? {
+          toolResults: {
+            maxTokens: policy.toolResults.maxTokens,
+            maxChars: policy.toolResults.maxChars,
+            newest: !policy.toolResults.olderTurnsOnly,
+          },
+        }
+      : {}),
   };
+}
+
+/** What the tool-result check reads of a message: works on the workflow's records and the engine's metadata. */
+export interface ResultView {
+  id: string;
+  role: string;
+  tokens: number;
+  chars: number;
+  kind?: string;
+  toolCallIds?: readonly string[];
+}
+
+/**
+ * The first uncut tool result over the gate's limits among those it checks: the newest step's results, or those of
+ * the step before it. O(k) over the tail of the context.
+ */
+export function oversizedResult(gate: Gate, messages: readonly ResultView[]): ResultView | undefined {
+  const limits = gate.toolResults;
+  if (!limits) return undefined;
+  let i = messages.length - 1;
+  const stepResults = () => {
+    const results: ResultView[] = [];
+    while (i >= 0 && messages[i]!.role === 'tool') results.push(messages[i--]!);
+    if (i >= 0 && (messages[i]!.toolCallIds?.length ?? 0) > 0)
+      i--; // the assistant message that made the calls
+    else if (results.length === 0) i--; // a step without results (a user message, an answer)
+    return results;
+  };
+  let results = stepResults();
+  if (!limits.newest) results = stepResults();
+  return results.find(
+    (m) => (m.kind ?? 'normal') === 'normal' && (m.tokens > limits.maxTokens || m.chars > limits.maxChars),
+  );
 }
 
 /**
@@ -74,7 +122,9 @@ export function gateOf(policy: CompressionPolicy, window: number, cooldown: Cool
  */
 export function gateAfterSkip(policy: CompressionPolicy, window: number, tokens: number, growth: number): Gate {
   const floor = Math.ceil(tokens * (1 + growth));
-  return { ...gateOf(policy, window), floorAfterUser: floor, floorWithoutUser: floor };
+  // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
+  const { toolResults: _, ...gate } = gateOf(policy, window);
+  return { ...gate, floorAfterUser: floor, floorWithoutUser: floor };
 }
 
 /**

@@ -7,7 +7,7 @@ import { ActivityFailure, proxyActivities, setCurrentDetails, upsertSearchAttrib
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
-import { gateFiresWith } from '../engine/trigger.ts';
+import { gateFiresWith, oversizedResult } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
 import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from './contract.ts';
 import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from './contract.ts';
@@ -40,10 +40,19 @@ export function gateCheckOf(state: WorkflowState): GateCheck | undefined {
   };
 }
 
-/** Whether the automatic trigger fires now: a comparison of a few numbers the last activity returned. */
+/**
+ * Whether the automatic trigger fires now: a comparison of a few numbers the last activity returned, and a look at
+ * the newest tool results (a result over the policy's limit is cut right after its call).
+ */
 export function compactionDue(state: WorkflowState): string | undefined {
   const check = gateCheckOf(state);
-  return check ? gateFiresWith(check) : undefined;
+  if (!check) return undefined;
+  const fired = gateFiresWith(check);
+  if (fired !== undefined) return fired;
+  const result = oversizedResult(check.gate, state.messages);
+  return result
+    ? `tool result ${result.id} over the limit (${result.tokens} tokens, ${result.chars} chars)`
+    : undefined;
 }
 
 /** Counts the turns of a context: the user's own messages (not a summary, not the ledger). */

@@ -5,7 +5,7 @@ import type { PlanInput } from '../../../engine/planner.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import type { PolicyOverrides } from '../../../engine/policy.ts';
 import { toolPairViolations } from '../../../engine/tool-pairs.ts';
-import { NO_COOLDOWN } from '../../../engine/trigger.ts';
+import { gateAfterSkip, gateOf, NO_COOLDOWN, oversizedResult } from '../../../engine/trigger.ts';
 import { context } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
@@ -235,6 +235,34 @@ describe('strategies, cheapest first', () => {
       toolResults: { maxTokens: 1_000 },
     });
     expect(p.steps).toHaveLength(1);
+  });
+});
+
+describe('a tool result over the limit, under no pressure', () => {
+  it('is cut right after its call (the newest step), and nothing else is done', () => {
+    const c = context().system().user().tools(200).tools([9_000, 36_000]);
+    const policy = resolvePolicy();
+    const gate = gateOf(policy, WINDOW);
+    expect(oversizedResult(gate, c.messages)?.id).toBe(c.messages.at(-1)!.id);
+    const p = plan(c);
+    expect(p.action).toBe('compress');
+    expect(p.reason).toBe(`tool result ${c.messages.at(-1)!.id} over the limit (9000 tokens, 36000 chars)`);
+    expect(strategiesOf(p)).toEqual(['truncate-tool-results']);
+    expect(p.operations.filter((o) => o.op !== 'keep').map((o) => o.id)).toEqual([c.messages.at(-1)!.id]);
+    expect(p.reachedTarget).toBe(true);
+  });
+
+  it('once the loop has moved on, when the policy cuts older results only (chatgpt-on-wechat)', () => {
+    const policy = resolvePolicy({ preset: 'chatgpt-on-wechat' });
+    const gate = gateOf(policy, WINDOW);
+    const c = context().system().user().tools([6_000, 24_000]);
+    expect(oversizedResult(gate, c.messages)).toBeUndefined(); // the newest: the model has not seen it yet
+    c.tools(100);
+    expect(oversizedResult(gate, c.messages)?.id).toBe(c.messages[3]!.id);
+    const p = plan(c, { preset: 'chatgpt-on-wechat' });
+    expect(strategiesOf(p)).toEqual(['truncate-tool-results']);
+    // After a plan that found nothing to cut, the gate no longer looks (no plan on every call).
+    expect(gateAfterSkip(policy, WINDOW, 1_000, 0.05).toolResults).toBeUndefined();
   });
 });
 
