@@ -6,22 +6,25 @@
  * duplicates.
  */
 import type OpenAI from 'openai';
-import { applyPlan, replacementBody, summaryMessage } from '../engine/apply.ts';
+import { applyPlan, replacementBody, summaryMessage, truncateToTokens } from '../engine/apply.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
-import { headOf } from '../engine/text.ts';
+import { clipLine, headOf } from '../engine/text.ts';
 import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
 import type { CompressionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
-import { gateOf } from '../engine/trigger.ts';
+import { gateAfterSkip, gateOf } from '../engine/trigger.ts';
 import type { Gate } from '../engine/trigger.ts';
 import {
   DEFAULT_SUMMARY_SYSTEM_PROMPT,
+  loopPositionBlock,
   parseSummary,
+  removedLine,
   renderSummary,
   SUMMARY_JSON_SCHEMA,
   summaryPrompt,
+  summaryTitle,
 } from '../engine/summary.ts';
 import { extractiveSummary } from '../engine/extractive.ts';
 import { resolveModelInfo } from '../engine/models.ts';
@@ -29,10 +32,10 @@ import { nextActionOf, parseLedgerUpdate, renderLedger, updateLedger } from '../
 import type { LedgerUpdate, TaskLedger } from '../engine/ledger.ts';
 import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../engine/facts.ts';
 import type { Fact } from '../engine/facts.ts';
-import { loadTokenCounter } from '../engine/tokens.ts';
+import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import type { BlobStore } from '../storage/s3.ts';
-import { compactionKey, replacedKey } from '../storage/keys.ts';
+import { compactionKey, messageKey, replacedKey } from '../storage/keys.ts';
 import type { AgentLife } from '../storage/keys.ts';
 import { agentLife, keyedRecord, summaryOfEvent, unkeyedRecord } from '../workflows/contract.ts';
 import type { CompressionEvent, CompressionEventSummary, ContextRecord, MessageRecord } from '../workflows/contract.ts';
@@ -62,7 +65,18 @@ export interface PlanOutcome {
   planKey?: string;
   steps: Omit<PlanStep, 'ids' | 'summary'>[];
   /** For the summarizer: the keys of the span's messages, in order, and where the summary goes. */
-  summary?: { spanKeys: string[]; keptKeys: string[]; prependToKey?: string; estimatedTokens: number };
+  summary?: {
+    spanKeys: string[];
+    keptKeys: string[];
+    prependToKey?: string;
+    estimatedTokens: number;
+    /** The summary message's budget, frame and pinned facts included. */
+    maxTokens?: number;
+    writer?: SummarySpec['writer'];
+    coverage?: SummarySpec['coverage'];
+    /** The messages that leave the context with the summary (not a previous summary, not a kept user message). */
+    leavingIds?: string[];
+  };
   tokensBefore: number;
   tokensAfter: number;
   targetTokens: number;
@@ -84,8 +98,15 @@ export interface SummarizeInput extends AgentLife {
   keptKeys?: string[];
   prependToKey?: string;
   instructions?: string;
+  /** The summary message's budget in tokens: the summarizer is asked for less, and the message is cut to fit. */
   maxTokens: number;
   counting: Counting;
+  /** `extractive`: the summary model failed, the extractive summarizer writes it (default: the model, if any). */
+  writer?: SummarySpec['writer'];
+  /** What the summary stands for: its title, and where the loop stands when it reaches into the turn in progress. */
+  coverage?: SummarySpec['coverage'];
+  /** The messages that leave the context, listed in the summary with where their originals are stored. */
+  leavingIds?: string[];
   /** The ledger so far, and the key of the user's first message (the goal). */
   ledger?: TaskLedger;
   goalKey?: string;
@@ -199,6 +220,18 @@ export function chunkByTokens<T>(messages: readonly T[], tokensOf: (m: T) => num
   return chunks;
 }
 
+/** The last tool call of a span and a preview of its results: where a summarized loop stopped. */
+function loopEnd(span: readonly ChatMessage[]): { lastAction?: string; lastResult?: string } {
+  const at = span.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0);
+  if (at === -1) return {};
+  const calls = span[at]!.tool_calls!;
+  const results = span.slice(at + 1).filter((m) => m.role === 'tool');
+  return {
+    lastAction: calls.map((c) => `${c.function.name}(${clipLine(c.function.arguments, 160)})`).join('; '),
+    ...(results.length ? { lastResult: clipLine(results.map((m) => textOf(m.content, partLabel)).join(' | '), 240) } : {}),
+  };
+}
+
 /** Share of the summary model's window a chunk's prompt may take (the rest: instructions, ledger, the answer). */
 const WINDOW_SHARE = 0.6;
 const MIN_CHUNK_TOKENS = 1_000;
@@ -220,10 +253,14 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
   /** Stores the summary message (or the user message it was prepended to) and counts it. */
   async function storeSummary(input: SummarizeInput, rendered: string): Promise<MessageRecord> {
     const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
-    return save(compactionKey(input, input.seq, 'summary.json'), summaryMessage(rendered, host), input.counting, {
-      id: seqId('c', input.seq),
-      kind: 'summary',
-    });
+    const record = await save(
+      compactionKey(input, input.seq, 'summary.json'),
+      summaryMessage(rendered, host),
+      input.counting,
+      { id: seqId('c', input.seq), kind: 'summary' },
+    );
+    const turn = input.coverage?.currentTurn;
+    return turn ? { ...record, covers: { turnId: turn.turnId, steps: turn.steps } } : record;
   }
 
   /** Stores the task ledger's message and counts it. */
@@ -242,8 +279,8 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       const { agentId, life, seq, summarizerFailed, ...rest } = input;
       const agent = agentLife({ agentId, life });
       const context = input.context.map((record) => keyedRecord(agent, record));
-      // Without a summary model the extractive summarizer stands in: a summary is always available until one fails.
-      const summarizer = summarizerFailed ? 'failed' : 'available';
+      // Without a summary model the extractive summarizer stands in (or the policy's fallback, as the policy says).
+      const summarizer = summarizerFailed ? 'failed' : summaryModel ? 'available' : 'none';
       const plan = planCompression({ ...rest, context, summarizer });
       const outcome: PlanOutcome = {
         action: plan.action,
@@ -258,14 +295,15 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         targetTokens: plan.target.tokens,
       };
       if (plan.action === 'skip') {
-        const gate = gateOf(input.policy, input.window, { consecutive: 0, lastTokensAfter: 0 });
-        const floor = Math.ceil(plan.before.tokens * (1 + Math.max(SKIP_GROWTH, input.policy.cooldown[0] ?? 0)));
-        return { ...outcome, gate: { ...gate, floorWithoutUser: Math.max(floor, gate.floorWithoutUser) } };
+        const growth = Math.max(SKIP_GROWTH, input.policy.cooldown[0] ?? 0);
+        return { ...outcome, gate: gateAfterSkip(input.policy, input.window, plan.before.tokens, growth) };
       }
       const planKey = compactionKey(agent, seq, 'plan.json');
       const stored: StoredPlan = { plan, context, policy: input.policy, trigger: input.trigger };
       await store.put(planKey, JSON.stringify(stored), 'application/json');
       const keyOf = new Map(context.map((m) => [m.id, m.key]));
+      const kindById = new Map(context.map((m) => [m.id, m.kind]));
+      const kept = new Set(plan.summary?.keptUserIds);
       const spec: SummarySpec | undefined = plan.summary;
       return {
         ...outcome,
@@ -277,6 +315,10 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
                 keptKeys: spec.keptUserIds.map((id) => keyOf.get(id)!),
                 ...(spec.placement.mode === 'prepend' ? { prependToKey: keyOf.get(spec.placement.id)! } : {}),
                 estimatedTokens: spec.estimatedTokens,
+                maxTokens: spec.maxTokens,
+                writer: spec.writer,
+                coverage: spec.coverage,
+                leavingIds: spec.spanIds.filter((id) => !kept.has(id) && kindById.get(id) !== 'summary'),
               },
             }
           : {}),
@@ -307,13 +349,48 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         const ledger = updateLedger(input.ledger, { ...(goal !== undefined ? { goal } : {}), userMessages, update });
         return { rendered, ledger, check: checkFacts(facts, `${rendered}\n${renderLedger(ledger)}`) };
       };
+      const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
+      const counter = await loadTokenCounter(input.counting.encoding);
+      /**
+       * The summary message: its title (what it covers), the summary, where the loop stands (a summary reaching into
+       * the turn in progress), the facts it lost pinned verbatim, and the list of what left the context. Within its
+       * budget: the pinned facts least worth keeping go first, then the summary's text is cut, never the frame.
+       */
+      const compose = (judged: ReturnType<typeof judge>, missing: readonly Fact[]) => {
+        const body = judged.rendered.replace(/^\[Summary of earlier conversation[^\n]*\]/, summaryTitle(input.coverage));
+        const steps = input.coverage?.currentTurn?.steps;
+        const frame = [
+          ...(steps ? [loopPositionBlock({ steps, ...loopEnd(rest), nextStep: judged.ledger.nextAction })] : []),
+        ];
+        const removed = input.leavingIds?.length ? removedLine(input.leavingIds, messageKey(input, '<id>')) : '';
+        const textWith = (summaryText: string, pins: readonly Fact[]) =>
+          [summaryText, ...frame, ...(pins.length ? [preservedFactsBlock(pins)] : []), ...(removed ? [removed] : [])]
+            .filter(Boolean)
+            .join('\n\n');
+        const fits = (text: string) =>
+          countMessage(counter, summaryMessage(text, host), input.counting.margin) <= input.maxTokens;
+        let pins = prioritizeFacts(missing, MAX_PINNED_FACTS);
+        while (pins.length > 0 && !fits(textWith(body, pins))) pins = pins.slice(0, -1);
+        if (fits(textWith(body, pins))) return { text: textWith(body, pins), pinned: pins };
+        // Still over: cut the summary's own text, by counting, to what the frame leaves.
+        const frameTokens = countMessage(counter, summaryMessage(textWith('', pins), host), input.counting.margin);
+        const cut = truncateToTokens(
+          { role: 'user', content: '' },
+          body,
+          Math.max(64, input.maxTokens - frameTokens),
+          1,
+          '[… the rest of this summary was cut to fit its budget …]',
+          '',
+          { counter, margin: input.counting.margin },
+        );
+        return { text: textWith(cut, pins), pinned: pins };
+      };
       /** Pins what is still missing, stores summary and ledger, and says what happened. */
       const outcome = async (
         judged: ReturnType<typeof judge>,
         how: Pick<SummaryOutcome, 'parsedAs' | 'responseFormat' | 'llm'> & { reprompted: boolean; chunks?: number },
       ): Promise<SummaryOutcome> => {
-        const pinned = prioritizeFacts(judged.check.missing, MAX_PINNED_FACTS);
-        const text = pinned.length > 0 ? `${judged.rendered}\n\n${preservedFactsBlock(pinned)}` : judged.rendered;
+        const { text, pinned } = compose(judged, judged.check.missing);
         return {
           record: await storeSummary(input, text),
           ledger: judged.ledger,
@@ -331,8 +408,8 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
         };
       };
 
-      if (!summaryModel) {
-        // No summary model: the extractive summarizer quotes the span instead (labelled as such in the summary).
+      if (!summaryModel || input.writer === 'extractive') {
+        // No summary model, or it failed: the extractive summarizer quotes the span instead (labelled as such).
         const extracted = extractiveSummary(rest, previousText || undefined);
         return outcome(judge(renderSummary(extracted), { nextAction: nextActionOf(extracted.next_steps) }), {
           parsedAs: 'extractive',
@@ -343,7 +420,6 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       }
 
       // A span too large for the summary model's window is summarized in chunks, each folding in the one before.
-      const counter = await loadTokenCounter(input.counting.encoding);
       const budget = Math.max(MIN_CHUNK_TOKENS, Math.floor(summaryWindow * WINDOW_SHARE) - input.maxTokens);
       const maxChars = budget * 3; // one message alone is cut to fit a chunk
       const promptFor = (
@@ -358,6 +434,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
             ...(before ? { previousSummary: before } : {}),
             ...(input.ledger ? { ledger: renderLedger(input.ledger) } : {}),
             ...(input.instructions ? { instructions: input.instructions } : {}),
+            ...(input.coverage?.currentTurn ? { stepsInProgress: input.coverage.currentTurn.steps } : {}),
           }),
         },
       ];

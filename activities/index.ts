@@ -10,12 +10,12 @@ import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../storage/keys.ts';
 import type { AgentLife } from '../storage/keys.ts';
-import { messageIdOf } from '../workflows/contract.ts';
+import { CONTEXT_OVERFLOW, messageIdOf } from '../workflows/contract.ts';
 import { agentLife, unkeyedRecord } from '../workflows/contract.ts';
 import type { ContextRecord, ViewRef } from '../workflows/contract.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
-import { CHAT_OVERHEAD, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
+import { CHAT_OVERHEAD, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
@@ -72,6 +72,11 @@ export interface CallModelInput extends AgentLife {
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
   counting: Counting;
+  /**
+   * The model's window: a request counted over it is never sent; the call fails with {@link CONTEXT_OVERFLOW}
+   * instead, and the workflow compresses further before it calls again.
+   */
+  window?: number;
   /**
    * The turn's new messages (the user's, and the system prompt on the first turn), to store and count first; they
    * are the last messages of the view. Storing them here rather than in an activity of their own saves a round trip
@@ -172,6 +177,17 @@ export function createActivities({
     const violations = toolPairViolations(messages.map(pairViewOf));
     if (violations.length > 0) {
       throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, 'ToolPairViolation');
+    }
+    // Invariant: no request leaves the worker over the model's window.
+    if (input.window !== undefined) {
+      const counter = await loadTokenCounter(counting.encoding);
+      const tokens = countRequest(counter, messages, tools.schemas(), counting.margin);
+      if (tokens > input.window) {
+        throw ApplicationFailure.nonRetryable(
+          `the request counts ${tokens} tokens, over the model's window of ${input.window}: not sent`,
+          CONTEXT_OVERFLOW,
+        );
+      }
     }
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,

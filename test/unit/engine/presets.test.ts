@@ -37,18 +37,28 @@ describe('astrbot', () => {
     );
   });
 
-  it('summarizes with an LLM, keeping the last 4 rounds', () => {
+  it('summarizes with an LLM, keeping the last 4 rounds’ words and the newest steps', () => {
     const c = context().system().user().turns(30, 2_000);
     const p = plan('astrbot', c, 64_000);
     expect(p.steps.map((s) => s.strategy)).toEqual(['summarize']);
-    expect(keptIds(c, p).slice(-16)).toEqual(c.ids().slice(-16)); // 4 rounds × 4 messages
-    expect(p.operations.at(-17)!.op).toBe('drop');
+    // The round in progress whole (its request, its 2 newest steps), and the user's message and the answer of the 3
+    // rounds before it; their tool steps are summarized like any older step.
+    expect(p.operations.slice(-4).every((o) => o.op === 'keep')).toBe(true);
+    for (const back of [4, 8, 12]) {
+      expect(p.operations.at(-back - 4)!.op, `user message ${back / 4} rounds back`).toBe('keep');
+      expect(p.operations.at(-back - 1)!.op, `answer ${back / 4} rounds back`).toBe('keep');
+      expect(p.operations.at(-back - 2)!.op, `tool result ${back / 4} rounds back`).toBe('drop');
+    }
+    expect(p.summary!.writer).toBe('model');
   });
 
   it('without a summary model, drops the oldest round one at a time; then halves', () => {
     const c = context().system().user().turns(30, 2_000);
     const p = plan('astrbot', c, 64_000, { summarizer: 'none' });
-    expect(p.steps[0]!.note).toBe('no summarizer is configured: truncate-rounds instead');
+    expect(p.steps[0]!.note).toBe(
+      'no summary model is configured: truncate-rounds instead, with an extractive summary of what it removed',
+    );
+    expect(p.summary!.writer).toBe('extractive');
     const dropped = p.operations.filter((o) => o.op === 'drop').map((o) => o.id);
     expect(dropped).toEqual(c.ids().slice(2, 2 + dropped.length)); // oldest first, contiguous
     expect(p.after.tokens).toBeLessThanOrEqual(0.8 * 64_000);
@@ -89,10 +99,13 @@ describe('chatgpt-on-wechat', () => {
     expect(p.reason).toBe('turns 22 > 20');
     const step = p.steps.find((s) => s.strategy === 'summarize')!;
     expect(step.summary!.placement.mode).toBe('prepend');
-    // 20 turns are droppable (the goal's turn is fixed, the last one is current): the oldest half, 40 messages.
-    expect(step.ids).toHaveLength(40);
+    // The oldest half of the compressible steps, oldest first, right after the goal.
+    expect(step.ids[0]).toBe(c.ids()[2]);
     const prependTo = (step.summary!.placement as { id: string }).id;
-    expect(prependTo).toBe(c.ids()[2 + 40]);
+    const host = c.messages.findIndex((m) => m.id === prependTo);
+    expect(c.messages[host]!.role).toBe('user');
+    expect(p.operations[host]!.op).toBe('keep'); // the first kept user message, after everything summarized
+    expect(p.operations.slice(host + 1).some((o) => o.op === 'drop')).toBe(false);
     expect(p.removed.find((r) => r.id === prependTo)?.replacedBy).toBe('summary');
   });
 
@@ -149,9 +162,11 @@ describe('agentscope', () => {
     const p = plan('agentscope', c, 64_000);
     const step = p.steps.find((s) => s.strategy === 'summarize')!;
     expect(step).toBeDefined();
-    // reserve 6,400 tokens: the last 2 turns (2,160 each) are kept, with the current one.
+    // reserve 6,400 tokens: the newest steps within it (9 messages, 80 + 2,030 + 50 + 80 + 2,030 + 50 + 80 tokens)
+    // kept, the tool step before them (2,030 more) summarized.
     const kept = keptIds(c, p);
-    expect(kept.slice(-12)).toEqual(c.ids().slice(-12));
+    expect(kept.slice(-9)).toEqual(c.ids().slice(-9));
+    expect(p.operations.at(-10)!.op).toBe('drop');
   });
 });
 
@@ -187,13 +202,7 @@ describe('octomind', () => {
       context: c.messages,
       policy: resolvePolicy({
         preset: 'octomind',
-        cost: {
-          inputPerMillion: 0.1,
-          summaryOutputPerMillion: 1_000,
-          cacheWriteMultiplier: 1.25,
-          cacheReadMultiplier: 0.1,
-          expectedRemainingTurns: 1,
-        },
+        cost: { inputPerMillion: 0.1, summaryOutputPerMillion: 1_000, expectedRemainingTurns: 1 },
       }),
       window: 1_000_000,
       fixedTokens: 0,
@@ -229,7 +238,7 @@ describe('configuration', () => {
     ],
     [
       { strategies: ['fold'] },
-      'strategies[0]: "fold" is not allowed (one of truncate-tool-results, mask-tool-results, offload-large, summarize, compact-turns, truncate-rounds, halve)',
+      'strategies[0]: "fold" is not allowed (one of truncate-tool-results, mask-tool-results, offload-large, summarize, summarize-current-turn, compact-turns, truncate-rounds, halve)',
     ],
     [{ targetRatio: 0.85 }, 'targetRatio: 0.85 is not allowed (a number > 0 and ≤ 0.8)'],
     [{ triggerRatio: 0.5 }, 'targetRatio: 0.5 is not allowed (below triggerRatio (0.5))'],
