@@ -36,6 +36,7 @@ import {
   stateQuery,
   statsQuery,
   unkeyedRecord,
+  validateAgentInput,
   validateCompactInput,
   validateSendInput,
 } from '../workflows/contract.ts';
@@ -116,7 +117,8 @@ export class AgentClosedError extends Error {
 /**
  * Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent). An agent id
  * whose agent has ended is refused ({@link AgentClosedError}): the workflow id cannot be reused by this call.
- * Throws UnknownModelError for a model the registry does not know unless `modelOverride.window` is given.
+ * Throws UnknownModelError for a model the registry does not know unless `modelOverride.window` is given, and
+ * InvalidInputError for a bad `turnBudget` or `maxSteps` (positive integers up to `TURN_BUDGET_MAX`).
  */
 export async function startAgent(client: Client, options: StartAgentOptions): Promise<WorkflowHandle> {
   assertAgentId(options.agentId);
@@ -125,6 +127,8 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
   // So is a bad compression policy (PolicyError names the field, the value and the allowed range).
   resolvePolicy(options.compression);
   const { taskQueue, ...input } = options;
+  // And a bad turn budget (InvalidInputError names the field and the limit), which the workflow would refuse.
+  validateAgentInput(input);
   try {
     return await client.workflow.start(AGENT_WORKFLOW, {
       workflowId: agentWorkflowId(options.agentId),
@@ -153,7 +157,7 @@ const REOPEN_QUERY_TIMEOUT_MS = 30_000;
 /**
  * Continues an agent that has ended, as the same agent: a new workflow execution under its id that carries the last
  * run's state (messages, ids, summary, ledger, policy) and its life, so new messages take the next ids and the same
- * storage prefix and nothing stored is written again. The agent's input (model, system prompt, step limit, policy)
+ * storage prefix and nothing stored is written again. The agent's input (model, system prompt, turn budget, policy)
  * is the last run's. A running agent is returned as it is.
  *
  * An agent that closed itself (`close`) answers with its final state. One that was terminated, failed or timed out

@@ -41,8 +41,8 @@ import { PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL, SessionFormatError } from '../llm/replay.ts';
 import type { StrategyName } from '../engine/policy.ts';
-import { InvalidInputError, validateCompactInput, validateSendInput } from '../workflows/contract.ts';
-import type { SendResult } from '../workflows/contract.ts';
+import { InvalidInputError, TURN_BUDGET_MAX, validateCompactInput, validateSendInput } from '../workflows/contract.ts';
+import type { SendResult, TurnBudget } from '../workflows/contract.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
 
@@ -50,12 +50,17 @@ const HELP = `longrun — durable long-running LLM agents on Temporal
 
 Usage:
   longrun up [--once] [--no-demo]            the main job: stack, worker and demo (same as npm start)
-  longrun start <agent> [--model M] [--system TEXT] [--max-steps N] [--window TOKENS] [--preset NAME]
+  longrun start <agent> [--model M] [--system TEXT] [--window TOKENS] [--preset NAME]
+                [--max-steps N] [--max-turn-tokens N] [--max-turn-seconds N]
                                               start an agent (idempotent while it runs; an id whose
                                               agent has closed is refused); --window for a model
                                               the registry does not know; --preset: the compression
                                               policy (default, astrbot, chatgpt-on-wechat, agentscope,
-                                              agentscope-java, octomind)
+                                              agentscope-java, octomind); the turn budget: model
+                                              calls (default 500, at most 1,000,000), tokens spent
+                                              (at most 1,000,000,000) and seconds (at most 2,592,000)
+                                              per message, after which the turn stops without a
+                                              final answer (send another message to continue)
   longrun start <agent> --reopen             continue a closed agent: its messages, ids, summary and
                                               settings, under the same id
   longrun send <agent> <text...> [--expect-turn N] [--json]
@@ -112,6 +117,8 @@ const OPTIONS = {
   model: { type: 'string' },
   system: { type: 'string' },
   'max-steps': { type: 'string' },
+  'max-turn-tokens': { type: 'string' },
+  'max-turn-seconds': { type: 'string' },
   window: { type: 'string' },
   preset: { type: 'string' },
   instructions: { type: 'string' },
@@ -213,7 +220,36 @@ function waitOptions(): UpdateWaitOptions {
 
 /** A reply as `send` prints it: labelled when a replayed model served it (the worker has no OPENAI_API_KEY). */
 function shownReply(result: SendResult): string {
+  if (result.stopped) return result.reply; // longrun's own message, not the model's
   return isReplayedModel(result.servedBy) ? `${REPLAYED_LABEL} ${result.reply}` : result.reply;
+}
+
+/** The note on stderr when a turn stopped at its budget (the reply on stdout says it in full). */
+function stoppedNote(result: SendResult): string | undefined {
+  const stop = result.stopped;
+  if (!stop) return undefined;
+  const unit = { steps: 'model calls', tokens: 'tokens', seconds: 's' }[stop.by];
+  return (
+    `longrun: turn ${result.turn} stopped at its ${stop.by} budget (${stop.used} of ${stop.limit} ${unit}) ` +
+    'without a final answer; send another message to continue'
+  );
+}
+
+/** The turn budget flags of `start`, each checked against its range. */
+function turnBudgetFlags(values: {
+  'max-steps'?: string;
+  'max-turn-tokens'?: string;
+  'max-turn-seconds'?: string;
+}): TurnBudget | undefined {
+  const steps = intFlag('max-steps', values['max-steps'], 1, TURN_BUDGET_MAX.steps);
+  const tokens = intFlag('max-turn-tokens', values['max-turn-tokens'], 1, TURN_BUDGET_MAX.tokens);
+  const seconds = intFlag('max-turn-seconds', values['max-turn-seconds'], 1, TURN_BUDGET_MAX.seconds);
+  const budget: TurnBudget = {
+    ...(steps !== undefined ? { steps } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(seconds !== undefined ? { seconds } : {}),
+  };
+  return Object.keys(budget).length > 0 ? budget : undefined;
 }
 
 async function chat(agentId: string, out: (line: string) => void): Promise<number> {
@@ -232,8 +268,16 @@ async function chat(agentId: string, out: (line: string) => void): Promise<numbe
         else if (text !== '') {
           const started = Date.now();
           const result = await sendMessage(client, agentId, text, waitOptions());
-          const speaker = isReplayedModel(result.servedBy) ? `agent ${REPLAYED_LABEL}` : 'agent'; // as the demo shows it
-          out(`${speaker} > ${result.reply}\n        (turn ${result.turn}, ${Date.now() - started} ms)`);
+          // As the demo shows it; a turn stopped at its budget is longrun speaking, not the model.
+          const speaker = result.stopped
+            ? 'longrun'
+            : isReplayedModel(result.servedBy)
+              ? `agent ${REPLAYED_LABEL}`
+              : 'agent';
+          out(
+            `${speaker} > ${result.reply}\n        (turn ${result.turn}, ${result.steps} model call(s), ` +
+              `${Date.now() - started} ms)`,
+          );
         }
         prompt();
       }
@@ -298,7 +342,15 @@ export async function run(argv: string[], out: (line: string) => void = console.
     switch (command) {
       case 'start': {
         if (values.reopen) {
-          const given = ['model', 'system', 'max-steps', 'window', 'preset'].filter((name) => name in values);
+          const given = [
+            'model',
+            'system',
+            'max-steps',
+            'max-turn-tokens',
+            'max-turn-seconds',
+            'window',
+            'preset',
+          ].filter((name) => name in values);
           if (given.length > 0) {
             throw new UsageError(
               `--reopen continues the agent as it was: it cannot go with ${given.map((n) => `--${n}`).join(', ')}`,
@@ -309,7 +361,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
           out(`reopened agent ${agentId}`);
           return EXIT.ok;
         }
-        const maxSteps = intFlag('max-steps', values['max-steps'], 1, 50);
+        const turnBudget = turnBudgetFlags(values);
         const window = intFlag('window', values.window, 1);
         await withClient((client) =>
           startAgent(client, {
@@ -317,7 +369,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
             model: values.model ?? settings.model,
             taskQueue: settings.taskQueue,
             ...(values.system ? { systemPrompt: values.system } : {}),
-            ...(maxSteps ? { maxSteps } : {}),
+            ...(turnBudget ? { turnBudget } : {}),
             ...(window !== undefined ? { modelOverride: { window } } : {}),
             ...(values.preset ? { compression: { preset: values.preset } } : {}),
           }),
@@ -345,6 +397,8 @@ export async function run(argv: string[], out: (line: string) => void = console.
           }),
         );
         out(values.json ? JSON.stringify(result) : shownReply(result));
+        const note = stoppedNote(result);
+        if (note) console.error(note);
         return EXIT.ok;
       }
       case 'chat':

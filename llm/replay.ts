@@ -2,11 +2,14 @@
  * The replayed model: answers from a recorded session (OpenAI chat messages as JSONL) instead of a provider. It is
  * what the worker talks to without OPENAI_API_KEY (llm/endpoint.ts), the offline model.
  *
- * A request with k user messages, of which the last is followed by j assistant messages, gets the (j+1)-th
- * assistant message recorded after the k-th user message, so a retried request gets the same answer. Past the end
- * of the recording (no reply recorded for that position) it never fails: it answers honestly, in text and without
- * tool calls, that it is the offline model and cannot answer, quoting the message it got (see {@link offlineReply}),
- * for any number of turns.
+ * Which recorded reply answers a request is read from the request itself, so a retried request gets the same answer
+ * and compression inside a turn (older steps dropped or summarized, a summary and the task ledger inserted as user
+ * messages) does not shift it ({@link locateRecordedReply}): a request that continues a turn is placed by the tool
+ * call ids of its newest step, and gets the next assistant message recorded in that turn; a turn's first call is
+ * placed by the user's message, matched against the recording's user messages in order
+ * ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for that position, or a message the
+ * recording does not have) it never fails: it answers honestly, in text and without tool calls, that it is the
+ * offline model and cannot answer, quoting the message it got (see {@link offlineReply}), for any number of turns.
  *
  * Every completion names its model `replayed:<requested model>` ({@link replayedModelName}), so a client in
  * another process can tell a replayed reply from a real one by the model that served it ({@link isReplayedModel}).
@@ -16,6 +19,7 @@
  */
 import type { ChatMessage } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';
+import { LEDGER_HEADER } from '../engine/ledger.ts';
 import type { Responder, ScriptedReply } from './chat-server.ts';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
@@ -76,16 +80,6 @@ export function parseSessionJsonl(text: string): ChatMessage[] {
   return messages;
 }
 
-/** The assistant replies recorded after each user message, by turn (0-based). */
-function repliesByTurn(session: ChatMessage[]): ChatMessage[][] {
-  const turns: ChatMessage[][] = [];
-  for (const message of session) {
-    if (message.role === 'user') turns.push([]);
-    else if (message.role === 'assistant' && turns.length > 0) turns[turns.length - 1]!.push(message);
-  }
-  return turns;
-}
-
 /**
  * A recorded assistant message as the reply a completion carries: its text (a reply recorded as parts is sent as
  * its text parts, since a completion's message content is text) and its tool calls.
@@ -144,18 +138,133 @@ export interface ReplayOptions {
   source?: string;
 }
 
-/** A responder that replays `session` by position, then answers with {@link offlineReply}; it never fails. */
+/** How a summary that compression put in the context begins (engine/summary.ts renderSummary). */
+export const SUMMARY_PREFIX = '[Summary of earlier conversation';
+
+/** A user message that compression put in the context (a summary, the task ledger), not one the user sent. */
+export function isCompressionMessage(message: ChatMessage): boolean {
+  if (message.role !== 'user') return false;
+  const text = textOf(message.content);
+  return text.startsWith(SUMMARY_PREFIX) || text.startsWith(LEDGER_HEADER);
+}
+
+/** A place in a recording: a turn (0-based) and an assistant message of it (0-based, among the turn's replies). */
+export interface RecordedStep {
+  turn: number;
+  step: number;
+}
+
+/** A recording indexed for replay. */
+export interface RecordingIndex {
+  /** Each user message, in order, with the assistant messages recorded after it and before the next one. */
+  turns: { user: ChatMessage; replies: ChatMessage[] }[];
+  /** Where each tool call id was made: the recorded assistant message that asked for it. */
+  calls: Map<string, RecordedStep>;
+}
+
+/** Indexes a recording by turn and by tool call id (assistant messages before the first user message are left out). */
+export function indexRecording(session: ChatMessage[]): RecordingIndex {
+  const turns: RecordingIndex['turns'] = [];
+  const calls = new Map<string, RecordedStep>();
+  for (const message of session) {
+    if (message.role === 'user') turns.push({ user: message, replies: [] });
+    else if (message.role === 'assistant' && turns.length > 0) {
+      const turn = turns.at(-1)!;
+      for (const call of message.tool_calls ?? []) {
+        if (!calls.has(call.id)) calls.set(call.id, { turn: turns.length - 1, step: turn.replies.length });
+      }
+      turn.replies.push(message);
+    }
+  }
+  return { turns, calls };
+}
+
+/** Where a request sits in the recording, the reply it gets (if the recording has one), and how it was placed. */
+export interface LocatedReply {
+  at: RecordedStep;
+  reply?: ChatMessage;
+  /** `tool-calls`: by its newest step's call ids; `first-call`: a turn's first call; `count`: ids not recorded. */
+  placedBy: 'tool-calls' | 'first-call' | 'count';
+}
+
+/**
+ * The recorded reply that answers a request, robust to compression inside the turn. Compression may drop or
+ * summarize older steps of the turn in progress and insert a summary and the task ledger as user messages, so
+ * neither counting user messages nor counting assistant messages after the last one places a request. The newest
+ * step is always kept, so:
+ *
+ * - when the request's last assistant message with tool calls comes after its last user message of the user's own
+ *   (not a summary or the ledger, {@link isCompressionMessage}), the request continues a turn: the recorded assistant
+ *   message that made the same tool call ids is found, and the next assistant message recorded in its turn answers
+ *   (`reply` absent when the turn has no further one);
+ * - otherwise it is a turn's first call (no assistant message after the turn's user message, or that message is the
+ *   last one): `firstCallTurn` says which turn, and the turn's first recorded reply answers;
+ * - tool call ids the recording does not have: the turn from `firstCallTurn`, the step by counting the assistant
+ *   messages after the user's last message (the rule before compression inside turns).
+ *
+ * Undefined when `firstCallTurn` cannot place the request.
+ */
+export function locateRecordedReply(
+  index: RecordingIndex,
+  messages: ChatMessage[],
+  firstCallTurn: () => number | undefined,
+): LocatedReply | undefined {
+  const lastUser = messages.findLastIndex((m) => m.role === 'user' && !isCompressionMessage(m));
+  const lastCaller = messages.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0);
+  const located = (at: RecordedStep, placedBy: LocatedReply['placedBy']): LocatedReply => {
+    const reply = index.turns[at.turn]?.replies[at.step];
+    return { at, placedBy, ...(reply ? { reply } : {}) };
+  };
+  if (lastCaller > lastUser) {
+    const made = messages[lastCaller]!.tool_calls!.map((call) => index.calls.get(call.id)).find(Boolean);
+    if (made) return located({ turn: made.turn, step: made.step + 1 }, 'tool-calls');
+    const turn = firstCallTurn();
+    if (turn === undefined) return undefined;
+    const step = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
+    return located({ turn, step }, 'count');
+  }
+  const turn = firstCallTurn();
+  return turn === undefined ? undefined : located({ turn, step: 0 }, 'first-call');
+}
+
+/**
+ * The recorded turn a request's first call belongs to, without a counter (the offline model serves any client): its
+ * last user message of the user's own, matched against the recording's user messages in order. Where the recording
+ * has that text more than once, the newest step before it that the recording made (a tool call id) bounds the turns
+ * it can be, and the k-th occurrence of the text in the request since then picks the k-th recorded one. Undefined
+ * for a message the recording does not have there.
+ */
+export function turnOfUserMessage(index: RecordingIndex, messages: ChatMessage[]): number | undefined {
+  const users = messages.flatMap((m, i) => (m.role === 'user' && !isCompressionMessage(m) ? [i] : []));
+  const last = users.at(-1);
+  if (last === undefined) return undefined;
+  const text = textOf(messages[last]!.content);
+  let afterTurn = -1;
+  let from = -1;
+  for (let i = last - 1; i >= 0 && from === -1; i--) {
+    const made = messages[i]!.tool_calls?.map((call) => index.calls.get(call.id)).find(Boolean);
+    if (made) [afterTurn, from] = [made.turn, i];
+  }
+  const candidates = index.turns.flatMap((t, turn) =>
+    turn > afterTurn && textOf(t.user.content) === text ? [turn] : [],
+  );
+  const occurrence = users.filter((i) => i > from && textOf(messages[i]!.content) === text).length;
+  return candidates[occurrence - 1];
+}
+
+/**
+ * A responder that replays `session` ({@link locateRecordedReply}, the turn of a first call by
+ * {@link turnOfUserMessage}), and answers with {@link offlineReply} where the recording has no reply; it never fails.
+ */
 export function replayResponder(session: ChatMessage[], options: ReplayOptions = {}): Responder {
-  const turns = repliesByTurn(session);
+  const index = indexRecording(session);
   return (request): ScriptedReply => {
     const messages = request.body.messages;
     const model = replayedModelName(request.body.model);
-    const userCount = messages.filter((message) => message.role === 'user').length;
-    const lastUser = messages.findLastIndex((message) => message.role === 'user');
-    const answered = messages.slice(lastUser + 1).filter((message) => message.role === 'assistant').length;
-    const reply = turns[userCount - 1]?.[answered];
+    const reply = locateRecordedReply(index, messages, () => turnOfUserMessage(index, messages))?.reply;
     if (!reply) {
-      return { content: offlineReply(textOf(messages[lastUser]?.content), options.source), model };
+      const said = messages.findLast((m) => m.role === 'user' && !isCompressionMessage(m));
+      return { content: offlineReply(textOf(said?.content), options.source), model };
     }
     return { ...replyOf(reply), model };
   };

@@ -3,6 +3,11 @@
  * a real agent workflow, the recorded assistant messages standing in for the model and the recorded tool results
  * for the tools, under a chosen preset and window, and reports what compression did. Users tune their settings
  * with it before going live. Starts the embedded stack when TEMPORAL_ADDRESS is not set.
+ *
+ * Every recorded step is replayed: the agent's step budget covers the longest recorded turn, and each request is
+ * answered by locating it in the recording (llm/replay.ts locateRecordedReply: by its newest step's tool call ids,
+ * so compression inside a turn does not shift it). The report says how many recorded steps were replayed and, for a
+ * turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,7 +15,7 @@ import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ToolRegistry } from '../activities/tools.ts';
 import { closeAgentAndWait, sendMessage, startAgent, storedCompressionEvents } from '../client/agents.ts';
-import type { AgentState } from '../workflows/contract.ts';
+import type { AgentState, SendResult } from '../workflows/contract.ts';
 import { loadSettings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import type { ChatMessage } from '../engine/messages.ts';
@@ -20,7 +25,8 @@ import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { ScriptedReply } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { parseSessionJsonl, replyOf } from '../llm/replay.ts';
+import { indexRecording, locateRecordedReply, parseSessionJsonl, replyOf } from '../llm/replay.ts';
+import type { RecordingIndex } from '../llm/replay.ts';
 import { BINARIES } from '../stack/binaries.ts';
 import { startEmbeddedStack } from '../stack/index.ts';
 import type { EmbeddedStack } from '../stack/index.ts';
@@ -37,25 +43,53 @@ export interface ReplayOptions {
   log?: (line: string) => void;
 }
 
+/** A recorded turn whose assistant messages were not all replayed, and why. */
+export interface CutShort {
+  /** 1-based. */
+  turn: number;
+  recorded: number;
+  replayed: number;
+  reason: string;
+}
+
 export interface ReplayReport {
   file: string;
+  /** The agent the replay ran (its workflow is agent-<agentId>). */
+  agentId: string;
+  /** Where the agent's objects are stored (messages, compactions): agents/<agentId>/<life>/. */
+  storagePrefix: string;
   preset: string;
   window: number;
   messages: number;
   turns: number;
+  /** Requests the model server received. */
   modelCalls: number;
+  /** Assistant messages in the recording. */
+  recordedSteps: number;
+  /** Model calls answered with a recorded assistant message (each recorded message counted once). */
+  replayedSteps: number;
+  /** The step budget the agent ran under: the longest recorded turn, plus a margin. */
+  stepBudget: number;
+  /** Turns not replayed in full (replayedSteps < recordedSteps), each with its reason. */
+  cutShort: CutShort[];
   compressions: {
     seq: number;
     trigger: string;
     strategies: string[];
     tokensBefore: number;
     tokensAfter: number;
+    /** Storage keys of the event, the removed segment (JSONL) and the context manifest it left. */
+    keys: { event: string; removed: string; context: string };
+    /** Messages that left the context. */
+    removedCount: number;
     summary: string | null;
     facts: { found: number; missing: number; pinned: string[] } | null;
     offloaded: { key: string; reloadIdentical: boolean }[];
   }[];
   toolPairViolations: number;
   maxRequestTokens: number;
+  /** Each request's tokens, in the order the model server received them. */
+  requestTokens: number[];
   tokensSent: number;
   tokensSentWithoutCompression: number;
   historyBytes: number;
@@ -63,35 +97,59 @@ export interface ReplayReport {
   finalView: ChatMessage[];
 }
 
-/** The recording split into turns: each user message with the assistant and tool messages that follow it. */
-function turnsOf(session: ChatMessage[]): { user: ChatMessage; replies: ChatMessage[] }[] {
-  const turns: { user: ChatMessage; replies: ChatMessage[] }[] = [];
-  for (const message of session) {
-    if (message.role === 'user') turns.push({ user: message, replies: [] });
-    else if (message.role === 'assistant') turns.at(-1)?.replies.push(message);
+/** Steps beyond the longest recorded turn the agent may take (it never needs them: past a turn's end it gets text). */
+const STEP_MARGIN = 10;
+
+/** Why a recorded turn was not replayed in full. */
+function cutShortReason(
+  recording: RecordingIndex,
+  turn: number,
+  replayed: Set<number>,
+  result: SendResult,
+  unplaced: number,
+): string {
+  if (result.stopped) {
+    return `the turn stopped at its ${result.stopped.by} budget (${result.stopped.used} of ${result.stopped.limit})`;
   }
-  return turns;
+  const replies = recording.turns[turn]!.replies;
+  const textAt = replies.findIndex((reply, i) => replayed.has(i) && !(reply.tool_calls?.length ?? 0));
+  if (textAt !== -1 && textAt < replies.length - 1) {
+    return (
+      `recorded reply ${textAt + 1} of ${replies.length} has no tool calls, so the agent's turn ended there ` +
+      '(the recording goes on without a user message)'
+    );
+  }
+  if (unplaced > 0) return `${unplaced} request(s) could not be placed in the recording`;
+  return "the agent's turn ended before the recording's";
 }
 
 export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const log = options.log ?? (() => {});
   const session = parseSessionJsonl(readFileSync(options.file, 'utf8'));
-  const turns = turnsOf(session);
+  const recording = indexRecording(session);
+  const turns = recording.turns;
   if (turns.length === 0) throw new Error(`${options.file}: the recording has no user message`);
   const system = session.find((m) => m.role === 'system');
   const results = new Map(session.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id!, textOf(m.content)]));
   const window = options.window ?? 128_000;
   const preset = options.preset ?? 'default';
+  const stepBudget = Math.max(...turns.map((t) => t.replies.length)) + STEP_MARGIN;
 
-  // The recorded replies answer the agent, turn by turn; the recorded results answer its tool calls.
+  // The recorded replies answer the agent, each request placed in the recording by its newest step (a turn's first
+  // call by the turn being sent); the recorded results answer its tool calls.
   let turn = 0;
+  /** Recorded replies sent, by turn: the steps of each recorded turn that were replayed. */
+  const replayed = turns.map(() => new Set<number>());
+  /** Requests that could not be placed in the recording, by turn. */
+  const unplaced = turns.map(() => 0);
   const model = await startChatServer((request): ScriptedReply => {
-    const messages = request.body.messages;
-    const lastUser = messages.findLastIndex((m) => m.role === 'user');
-    const answered = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
-    const reply = turns[turn]?.replies[answered];
-    if (!reply) return { content: '(the recording has no further reply in this turn)' };
-    return replyOf(reply);
+    const located = locateRecordedReply(recording, request.body.messages, () => turn);
+    if (!located?.reply) {
+      if (located?.placedBy === 'count') unplaced[turn] = (unplaced[turn] ?? 0) + 1;
+      return { content: '(the recording has no further reply in this turn)' };
+    }
+    replayed[located.at.turn]?.add(located.at.step);
+    return replyOf(located.reply);
   });
   const tools = new ToolRegistry([], {
     fallback: (_args, context) => Promise.resolve(results.get(context.callId ?? '') ?? 'error: no recorded result'),
@@ -122,20 +180,41 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     await startAgent(client, {
       agentId,
       model: 'gpt-4o-mini',
+      turnBudget: { steps: stepBudget },
       ...(system?.content ? { systemPrompt: textOf(system.content) } : {}),
       taskQueue,
       modelOverride: { window },
       compression: { preset },
     });
+    const cutShort: CutShort[] = [];
     for (; turn < turns.length; turn++) {
-      await sendMessage(client, agentId, textOf(turns[turn]!.user.content));
+      const result = await sendMessage(client, agentId, textOf(turns[turn]!.user.content));
+      const recorded = turns[turn]!.replies.length;
+      if (replayed[turn]!.size < recorded) {
+        const reason = cutShortReason(recording, turn, replayed[turn]!, result, unplaced[turn]!);
+        cutShort.push({ turn: turn + 1, recorded, replayed: replayed[turn]!.size, reason });
+      }
       if ((turn + 1) % 10 === 0) log(`[replay] ${turn + 1} of ${turns.length} turns`);
     }
     const state = await closeAgentAndWait(client, agentId);
+    const before = session.findIndex((m) => m.role === 'user');
+    const orphans = session.slice(0, before).filter((m) => m.role === 'assistant').length;
+    if (orphans > 0) {
+      cutShort.unshift({
+        turn: 0,
+        recorded: orphans,
+        replayed: 0,
+        reason: `${orphans} assistant message(s) come before the recording's first user message`,
+      });
+    }
     return await report(client, store, agentId, state, {
       options,
       window,
       preset,
+      stepBudget,
+      cutShort,
+      recordedSteps: session.filter((m) => m.role === 'assistant').length,
+      replayedSteps: replayed.reduce((n, steps) => n + steps.size, 0),
       requests: model.requests.map((r) => r.body.messages),
       session,
       schemas: tools.schemas(),
@@ -156,6 +235,10 @@ async function report(
     options: ReplayOptions;
     window: number;
     preset: string;
+    stepBudget: number;
+    cutShort: CutShort[];
+    recordedSteps: number;
+    replayedSteps: number;
     requests: ChatMessage[][];
     session: ChatMessage[];
     schemas: unknown[];
@@ -199,6 +282,8 @@ async function report(
         strategies: event.strategies as string[],
         tokensBefore: event.tokensBefore,
         tokensAfter: event.tokensAfter,
+        keys: event.keys,
+        removedCount: event.removedCount,
         summary: summaryBody ? textOf((JSON.parse(summaryBody) as ChatMessage).content) : null,
         facts: event.facts
           ? { found: event.facts.found, missing: event.facts.missing, pinned: event.facts.pinned }
@@ -217,14 +302,21 @@ async function report(
   }
   return {
     file: run.options.file,
+    agentId,
+    storagePrefix: state.storagePrefix ?? '',
     preset: run.preset,
     window: run.window,
     messages: run.session.length,
     turns: state.turns,
     modelCalls: run.requests.length,
+    recordedSteps: run.recordedSteps,
+    replayedSteps: run.replayedSteps,
+    stepBudget: run.stepBudget,
+    cutShort: run.cutShort,
     compressions,
     toolPairViolations: run.requests.reduce((n, r) => n + toolPairViolations(r.map(pairViewOf)).length, 0),
     maxRequestTokens: Math.max(0, ...requestTokens),
+    requestTokens,
     tokensSent: requestTokens.reduce((a, b) => a + b, 0),
     tokensSentWithoutCompression: withoutCompression.reduce((a, b) => a + b, 0),
     historyBytes,
@@ -237,6 +329,14 @@ async function report(
 export function renderReplay(r: ReplayReport): string {
   const lines = [
     `${r.file}: ${r.messages} messages, ${r.turns} turns, ${r.modelCalls} model calls (preset ${r.preset}, window ${r.window})`,
+    r.replayedSteps < r.recordedSteps
+      ? `CUT SHORT: replayed ${r.replayedSteps} of ${r.recordedSteps} recorded steps (assistant messages); ` +
+        `step budget ${r.stepBudget}`
+      : `replayed all ${r.recordedSteps} recorded steps (assistant messages)`,
+    ...r.cutShort.map(
+      (c) =>
+        `  ${c.turn === 0 ? 'before turn 1' : `turn ${c.turn}`}: ${c.replayed} of ${c.recorded} steps replayed: ${c.reason}`,
+    ),
     `largest request ${r.maxRequestTokens} tokens of ${r.window}; tokens sent ${r.tokensSent} vs ${r.tokensSentWithoutCompression} without compression`,
     `tool-pair violations: ${r.toolPairViolations}; history ${r.historyBytes} bytes over ${r.continueAsNew + 1} run(s)`,
   ];

@@ -10,6 +10,7 @@ import {
   condition,
   continueAsNew,
   currentUpdateInfo,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -42,6 +43,9 @@ import {
   summaryOfEvent,
   stateQuery,
   statsQuery,
+  turnBudgetOf,
+  turnStoppedReply,
+  validateAgentInput,
   validateCompactInput,
   validateSendInput,
 } from './contract.ts';
@@ -53,6 +57,8 @@ import type {
   CompactResult,
   SendInput,
   SendResult,
+  TurnBudget,
+  TurnStop,
   ViewRef,
   WorkflowState,
 } from './contract.ts';
@@ -104,8 +110,13 @@ export interface AgentCarry {
 /** Compactions after a context overflow before the turn fails (each aims at half the previous target). */
 const MAX_OVERFLOW_ATTEMPTS = 3;
 
-/** Model calls per turn that may call tools, unless the agent sets maxSteps. */
-const DEFAULT_MAX_STEPS = 8;
+/**
+ * Before turn budgets, a turn made at most `maxSteps` (default 8) model calls that could call tools, then one more
+ * with tool_choice 'none'. A history recorded so replays that way: where the two rules first part in a run, the
+ * workflow asks this patch (see {@link budgetRule}).
+ */
+const TURN_BUDGET_PATCH = 'turn-budget';
+const LEGACY_DEFAULT_MAX_STEPS = 8;
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
 const SEARCH_TOKENS_STEP = 0.02;
@@ -128,6 +139,15 @@ interface PendingCompact {
 type Pending = PendingSend | PendingCompact;
 
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
+  // A new agent's input is checked before anything happens (the client checks it too); a running or reopened agent
+  // keeps the input it was started with.
+  if (!carry) {
+    try {
+      validateAgentInput(input);
+    } catch (error) {
+      throw ApplicationFailure.nonRetryable((error as Error).message, 'InvalidInput');
+    }
+  }
   const state: WorkflowState = carry?.state ?? {
     agentId: input.agentId,
     // A new life: its objects get keys no other life of this agent id shares (storage/keys.ts).
@@ -331,6 +351,20 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   const remember = (updateId: string, result: UpdateResult) => rememberApplied(applied, updateId, result);
 
+  const budget = turnBudgetOf(input);
+  /**
+   * Whether this run follows the step cap of before turn budgets (its history was recorded under it): decided once
+   * per run, by the patch marker, at the first point where the two rules part; undefined until then.
+   */
+  let legacyCap: boolean | undefined;
+  /** What the turn's next step may do: `stop` (the budget is reached), a `forceText` call (the old cap), or go on. */
+  const budgetRule = (step: number, stop: TurnStop | undefined): 'stop' | 'forceText' | 'go' => {
+    const oldCap = input.maxSteps ?? LEGACY_DEFAULT_MAX_STEPS;
+    if (legacyCap === undefined && (stop !== undefined || step > oldCap)) legacyCap = !patched(TURN_BUDGET_PATCH);
+    if (legacyCap) return step > oldCap ? 'forceText' : 'go';
+    return stop ? 'stop' : 'go';
+  };
+
   const newMessageId = () => messageIdOf(nextMessageSeq++);
   /** The last compression's manifest (if any), then every message stored since. */
   const currentView = (): ViewRef => ({
@@ -458,13 +492,26 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   async function runTurn(send: SendInput): Promise<SendResult> {
     const turn = state.turns + 1;
-    // Model → tools → model … until a text answer, at most maxSteps model calls that may call tools; the step
-    // after that forces text (tool_choice 'none'). Every tool call is answered before the next model call.
-    const maxSteps = input.maxSteps ?? DEFAULT_MAX_STEPS;
+    // Model → tools → model … until a text answer, or until the turn's budget is reached: then the turn ends before
+    // another model call, with every tool call answered (the context stays a valid conversation to continue).
+    const began = Date.now(); // workflow time
     let reply!: ModelReply;
     let messageId = '';
     let toolCalls = 0;
+    let steps = 0;
+    let tokens = 0;
+    let stopped: TurnStop | undefined;
     for (let step = 1; ; step++) {
+      let forceText = false;
+      if (step > 1) {
+        const reached = budgetReached(budget, { steps, tokens, ms: Date.now() - began });
+        const rule = budgetRule(step, reached);
+        if (rule === 'stop') {
+          stopped = reached;
+          break;
+        }
+        forceText = rule === 'forceText';
+      }
       // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities. The first
       // call checks it again once the turn's new messages are counted.
       if (compactionDue(state) !== undefined) await compact(state, 'auto', nextMessageSeq);
@@ -482,8 +529,10 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       }
       const view = currentView(); // the context so far, with the new messages, before the reply's id is taken
       const replyId = newMessageId();
-      const forceText = step > maxSteps;
       reply = await callModelFitting(view, replyId, forceText, fresh);
+      steps = step;
+      // The request as sent is the context now (the new messages appended, any compaction applied).
+      tokens += spentTokens(reply, state.contextTokens);
       append(reply.record);
       if (reply.toolCalls.length === 0) break;
       toolCalls += reply.toolCalls.length;
@@ -508,8 +557,42 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     }
     setCurrentDetails(currentDetails(state));
     const servedBy = reply.servedBy ? { servedBy: reply.servedBy } : {};
-    return { turn, reply: reply.content, messageId, replyId: reply.record.id, toolCalls, ...servedBy };
+    return {
+      turn,
+      reply: stopped ? turnStoppedReply(stopped) : reply.content,
+      messageId,
+      replyId: reply.record.id,
+      toolCalls,
+      steps,
+      ...(stopped ? { stopped } : {}),
+      ...servedBy,
+    };
   }
+}
+
+/**
+ * Tokens a model call spent: the provider's reported usage (prompt + completion), or, when it reports none (or a
+ * zero prompt, which no real request has), the request as longrun counted it and the stored reply.
+ */
+function spentTokens(reply: ModelReply, requestTokens: number): number {
+  if (reply.usage && reply.usage.promptTokens > 0) return reply.usage.promptTokens + reply.usage.completionTokens;
+  return requestTokens + reply.record.tokens;
+}
+
+/** The first budget the turn has reached (steps, then tokens, then time), if any. */
+function budgetReached(
+  budget: TurnBudget & { steps: number },
+  used: { steps: number; tokens: number; ms: number },
+): TurnStop | undefined {
+  if (used.steps >= budget.steps) return { by: 'steps', limit: budget.steps, used: used.steps };
+  if (budget.tokens !== undefined && used.tokens >= budget.tokens) {
+    return { by: 'tokens', limit: budget.tokens, used: used.tokens };
+  }
+  const seconds = Math.floor(used.ms / 1000);
+  if (budget.seconds !== undefined && seconds >= budget.seconds) {
+    return { by: 'seconds', limit: budget.seconds, used: seconds };
+  }
+  return undefined;
 }
 
 /** The innermost cause of an activity failure, with the activity's name: what a user needs to fix it. */

@@ -57,12 +57,88 @@ export interface AgentInput {
   agentId: string;
   model: string;
   systemPrompt?: string;
-  /** Model calls per turn that may call tools (default 8); one more forces a text answer. */
+  /**
+   * What one turn (one user message) may spend before it stops without a final answer: model calls, tokens, wall
+   * time. Default: {@link DEFAULT_TURN_STEPS} model calls, no token or time limit.
+   */
+  turnBudget?: TurnBudget;
+  /**
+   * The step budget as agents started before `turnBudget` set it: read as `turnBudget.steps` (which wins when both
+   * are given). Kept so that running agents keep their setting.
+   */
   maxSteps?: number;
   /** Window, encoding and safety margin, for a model the registry does not know or to override it. */
   modelOverride?: ModelOverride;
   /** The compression policy: a preset (default `default`) and overrides of any of its fields. */
   compression?: PolicyOverrides & { preset?: string };
+}
+
+/**
+ * A turn's budget, each part optional. A turn that reaches any of them ends without another model call: every tool
+ * call already made is answered, the context stays valid, and the result says what was reached ({@link TurnStop}).
+ */
+export interface TurnBudget {
+  /** Model calls in the turn (each step is one call and the tools it asked for). */
+  steps?: number;
+  /**
+   * Tokens spent in the turn: per model call, the provider's reported usage (prompt + completion), or, when it
+   * reports none, the request and reply as longrun counted them.
+   */
+  tokens?: number;
+  /** Wall time since the turn began (workflow time), in seconds. */
+  seconds?: number;
+}
+
+/** Model calls a turn may make when the agent sets no step budget: generous, for agents that loop over tools. */
+export const DEFAULT_TURN_STEPS = 500;
+
+/** The largest value of each budget (every budget is a positive integer up to this). */
+export const TURN_BUDGET_MAX = { steps: 1_000_000, tokens: 1_000_000_000, seconds: 2_592_000 } as const;
+
+export type TurnBudgetName = keyof typeof TURN_BUDGET_MAX;
+
+/** The budget an agent's turns run under: its `turnBudget`, its older `maxSteps`, the default. */
+export function turnBudgetOf(input: Pick<AgentInput, 'turnBudget' | 'maxSteps'>): TurnBudget & { steps: number } {
+  const { tokens, seconds } = input.turnBudget ?? {};
+  return {
+    steps: input.turnBudget?.steps ?? input.maxSteps ?? DEFAULT_TURN_STEPS,
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(seconds !== undefined ? { seconds } : {}),
+  };
+}
+
+/** Why a turn ended without a final answer: the budget it reached, its limit and what the turn used. */
+export interface TurnStop {
+  by: TurnBudgetName;
+  limit: number;
+  used: number;
+}
+
+/** 1000000 as 1,000,000. */
+function grouped(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+const STOP_UNITS: Record<TurnBudgetName, (n: number) => string> = {
+  steps: (n) => `${grouped(n)} model call${n === 1 ? '' : 's'}`,
+  tokens: (n) => `${grouped(n)} token${n === 1 ? '' : 's'}`,
+  seconds: (n) => `${grouped(n)} s`,
+};
+
+/** What a budget is called in the stop message. */
+const STOP_NAMES: Record<TurnBudgetName, string> = { steps: 'step', tokens: 'token', seconds: 'time' };
+
+/**
+ * The reply of a turn stopped at its budget: what was reached, and that another message continues the work. It is
+ * the `SendResult`'s reply only; the context holds what the model really said.
+ */
+export function turnStoppedReply(stop: TurnStop): string {
+  return (
+    `[turn stopped at its budget] This turn reached its ${STOP_NAMES[stop.by]} budget: ` +
+    `${STOP_UNITS[stop.by](stop.used)} used of ${STOP_UNITS[stop.by](stop.limit)} allowed. The model has not given ` +
+    'a final answer yet; every tool call it made was answered and the conversation is intact. Send another message ' +
+    '(for example "continue") to go on with the work.'
+  );
 }
 
 export interface SendInput {
@@ -82,6 +158,13 @@ export interface SendResult {
   replyId: string;
   /** Tool calls run during the turn. */
   toolCalls: number;
+  /** Model calls made during the turn (absent in results recorded before this field existed). */
+  steps: number;
+  /**
+   * Set when the turn reached its budget ({@link TurnBudget}) before the model gave a final answer: `reply` then is
+   * {@link turnStoppedReply}'s text (not stored in the context), and another message continues the work.
+   */
+  stopped?: TurnStop;
   /**
    * The model that served the reply, as the provider named it; `replayed:<model>` when the worker's model is the
    * offline replayed one (llm/replay.ts `isReplayedModel`), which clients label. Absent in results recorded before
@@ -338,6 +421,36 @@ export function validateSendInput(send: SendInput): void {
   }
 }
 
+/**
+ * Checks an agent's input where it is not the model's or the policy's (those are checked by resolveModelInfo and
+ * resolvePolicy): the turn budget and the older `maxSteps`. The client library and the CLI check before starting,
+ * and the workflow fails a start with such input (ApplicationFailure `InvalidInput`) before doing anything.
+ */
+export function validateAgentInput(input: AgentInput): void {
+  if (input === null || typeof input !== 'object') throw new InvalidInputError('agent: input must be an object');
+  const positive = (field: string, value: unknown, max: number) => {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+      throw new InvalidInputError(
+        `${field}: ${JSON.stringify(value) ?? String(value)} is not allowed (an integer from 1 to ${grouped(max)})`,
+      );
+    }
+  };
+  if (input.maxSteps !== undefined) positive('maxSteps', input.maxSteps, TURN_BUDGET_MAX.steps);
+  const budget = input.turnBudget as unknown;
+  if (budget === undefined) return;
+  if (budget === null || typeof budget !== 'object' || Array.isArray(budget)) {
+    throw new InvalidInputError('turnBudget: must be an object {steps?, tokens?, seconds?}');
+  }
+  for (const [name, value] of Object.entries(budget)) {
+    if (!(name in TURN_BUDGET_MAX)) {
+      throw new InvalidInputError(
+        `turnBudget.${name}: not a budget (one of ${Object.keys(TURN_BUDGET_MAX).join(', ')})`,
+      );
+    }
+    if (value !== undefined) positive(`turnBudget.${name}`, value, TURN_BUDGET_MAX[name as TurnBudgetName]);
+  }
+}
+
 /** Checks a compaction request's input, as {@link validateSendInput} does for messages. */
 export function validateCompactInput(request: CompactInput): void {
   if (request === null || typeof request !== 'object') throw new InvalidInputError('compact: input must be an object');
@@ -393,7 +506,8 @@ export const contextQuery = defineQuery<MessageRecord[]>('context');
 export const HANDLER_DESCRIPTIONS = {
   send:
     'Send a user message and wait for the reply. Input {"text": "...", "expectedTurn"?: n} (text 1 to 200,000 ' +
-    'characters; expectedTurn: the turn it must open). Returns {turn, reply, messageId, replyId, toolCalls}.',
+    'characters; expectedTurn: the turn it must open). Returns {turn, reply, messageId, replyId, toolCalls, steps, ' +
+    'stopped?}; stopped {by, limit, used} when the turn reached its budget (steps, tokens, seconds) first.',
   message:
     'Queue a user message without waiting (input {"text": "..."}); answered in order. Invalid input is dropped and ' +
     'counted in state.droppedSignals.message.',

@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { turnStoppedReply } from '../../workflows/contract.ts';
 import type { AgentState, CompressionEvent } from '../../workflows/contract.ts';
 import type { ReplayReport } from '../../worker/replay.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
@@ -12,7 +13,15 @@ import type { CliRun } from '../support/longrun-cli.ts';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness((request) => ({ content: `got ${request.body.messages.length} messages` }));
+  h = await startHarness((request) => {
+    const messages = request.body.messages;
+    // "keep calling tools" loops on a tool (unknown here: each call is answered with an error result).
+    if (messages.findLast((m) => m.role === 'user')?.content === 'keep calling tools') {
+      const id = `call-${messages.length}`;
+      return { content: null, toolCalls: [{ id, type: 'function', function: { name: 'noop', arguments: '{}' } }] };
+    }
+    return { content: `got ${messages.length} messages` };
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -96,7 +105,35 @@ describe('longrun CLI', () => {
     expect(window.stderr).toContain('--window: must be an integer ≥ 1 (got "abc")');
     const steps = await longrun('start', newAgentId('cli-steps'), '--max-steps', '-3');
     expect(steps.code).toBe(2);
-    expect(steps.stderr).toContain('--max-steps: must be an integer from 1 to 50 (got "-3")');
+    expect(steps.stderr).toContain('--max-steps: must be an integer from 1 to 1000000 (got "-3")');
+    const tokens = await longrun('start', newAgentId('cli-steps'), '--max-turn-tokens', '1e12');
+    expect(tokens.code).toBe(2);
+    expect(tokens.stderr).toContain('--max-turn-tokens: must be an integer from 1 to 1000000000 (got "1e12")');
+    const seconds = await longrun('start', newAgentId('cli-steps'), '--max-turn-seconds', '0');
+    expect(seconds.code).toBe(2);
+    expect(seconds.stderr).toContain('--max-turn-seconds: must be an integer from 1 to 2592000 (got "0")');
+    await longrun('close', agentId);
+  });
+
+  it('a turn stopped at its budget: the message on stdout, a note on stderr, exit 0; the next message continues', async () => {
+    const agentId = newAgentId('cli-budget');
+    const started = await longrun('start', agentId, '--max-steps', '3', '--max-turn-seconds', '600');
+    expect(started.code, started.stderr).toBe(0);
+    const stopped = await longrun('send', agentId, 'keep calling tools');
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toBe(`${turnStoppedReply({ by: 'steps', limit: 3, used: 3 })}\n`);
+    expect(stopped.stderr).toContain(
+      'longrun: turn 1 stopped at its steps budget (3 of 3 model calls) without a final answer; send another ' +
+        'message to continue',
+    );
+    const json = await longrun('send', agentId, 'keep calling tools', '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ turn: 2, steps: 3, toolCalls: 3, stopped: { by: 'steps' } });
+    expect(json.stderr).toContain('turn 2 stopped at its steps budget');
+    // 2 turns of user, 3 × (call, result): the next message sees all of it and is answered.
+    const next = await longrun('send', agentId, 'go on');
+    expect(next).toMatchObject({ code: 0, stdout: 'got 15 messages\n', stderr: '' });
+    expect((await longrun('start', agentId, '--reopen', '--max-turn-tokens', '5')).code).toBe(2);
     await longrun('close', agentId);
   });
 
@@ -226,29 +263,64 @@ describe('longrun CLI', () => {
       lines.push({ role: 'tool', tool_call_id: id, content: log });
       lines.push({ role: 'assistant', content: `Page ${page} read: all requests answered 200.` });
     }
-    const file = join(await mkdtemp(join(tmpdir(), 'replay-')), 'session.jsonl');
+    // An agent loop: 30 tool steps under one user message (more than the old cap of 8 model calls a turn).
+    lines.push({ role: 'user', content: 'Check the 30 archives one by one.' });
+    for (let archive = 1; archive <= 30; archive++) {
+      const id = `archive_${archive}`;
+      const args = `{"archive":${archive}}`;
+      lines.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: 'check', arguments: args } }],
+      });
+      lines.push({ role: 'tool', tool_call_id: id, content: `archive ${archive}: intact` });
+    }
+    lines.push({ role: 'assistant', content: 'All 30 archives are intact.' });
+    const dir = await mkdtemp(join(tmpdir(), 'replay-'));
+    const file = join(dir, 'session.jsonl');
     await writeFile(file, lines.map((line) => JSON.stringify(line)).join('\n'));
 
     const run = await longrun('replay', file, '--window', '4096', '--json');
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as ReplayReport;
-    expect(report).toMatchObject({ messages: 97, turns: 24, modelCalls: 48, window: 4096, toolPairViolations: 0 });
+    expect(report).toMatchObject({ messages: 159, turns: 25, modelCalls: 79, window: 4096, toolPairViolations: 0 });
+    expect(report).toMatchObject({ recordedSteps: 79, replayedSteps: 79, stepBudget: 41, cutShort: [] });
+    expect(report.agentId).toMatch(/^replay-/);
+    expect(report.storagePrefix).toMatch(new RegExp(`^agents/${report.agentId}/[^/]+/$`));
     expect(report.compressions.length).toBeGreaterThanOrEqual(2);
     for (const compression of report.compressions) {
       expect(compression.tokensAfter).toBeLessThan(compression.tokensBefore);
       expect(compression.offloaded.length).toBeGreaterThan(0);
       expect(compression.offloaded.every((o) => o.reloadIdentical)).toBe(true);
+      expect(compression.removedCount).toBe(compression.offloaded.length);
+      for (const key of Object.values(compression.keys)) expect(key.startsWith(report.storagePrefix)).toBe(true);
+      expect(compression.keys.event).toMatch(new RegExp(`/compactions/0*${compression.seq}/event\\.json$`));
     }
     expect(report.maxRequestTokens).toBeLessThanOrEqual(4096);
     expect(report.tokensSent).toBeLessThan(report.tokensSentWithoutCompression);
     expect(report.historyBytes).toBeGreaterThan(0);
-    expect(report.finalView.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_24' });
+    expect(report.finalView.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'archive_30' });
 
     const bad = await longrun('replay', file, '--preset', 'nope');
     expect(bad.code).toBe(2);
     const table = await longrun('replay', file, '--window', '4096');
     expect(table.stdout).toMatch(
-      /^.*session\.jsonl: 97 messages, 24 turns, 48 model calls \(preset default, window 4096\)/,
+      /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default, window 4096\)\nreplayed all 79 recorded steps/,
+    );
+
+    // A recording the agent cannot follow in full: a text reply, then more replies with no user message between.
+    const odd = join(dir, 'odd.jsonl');
+    const oddLines = [
+      { role: 'user', content: 'Say two things.' },
+      { role: 'assistant', content: 'One.' },
+      { role: 'assistant', content: 'Two.' },
+    ];
+    await writeFile(odd, oddLines.map((line) => JSON.stringify(line)).join('\n'));
+    const short = await longrun('replay', odd);
+    expect(short.code, short.stderr).toBe(0);
+    expect(short.stdout).toContain('CUT SHORT: replayed 1 of 2 recorded steps (assistant messages); step budget 12');
+    expect(short.stdout).toContain(
+      "turn 1: 1 of 2 steps replayed: recorded reply 1 of 2 has no tool calls, so the agent's turn ended there",
     );
   });
 });

@@ -9,6 +9,8 @@ import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { messageKey } from '../../storage/keys.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
+import { WorkflowFailedError } from '@temporalio/client';
+import { AGENT_WORKFLOW, agentWorkflowId, turnStoppedReply } from '../../workflows/contract.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -48,19 +50,43 @@ const call = (id: string, name: string, args: unknown) => ({
 });
 
 /**
- * The script: the user's text says which tools to call (or to loop on tools forever, ignoring tool_choice);
+ * The script: the user's text says which tools to call, or to loop on tools forever (`loop`, ignoring tool_choice;
+ * `usage`: the prompt and completion tokens each completion reports), or to take `steps` tool steps, then answer;
  * after tool results, answer with what came back.
  */
 function script(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
   const user = messages.findLast((m) => m.role === 'user')!;
-  const command = JSON.parse(textOf(user.content) || '{}') as { calls?: [string, string, unknown][]; loop?: boolean };
-  if (command.loop) return { content: null, toolCalls: [call(`loop-${messages.length}`, 'add', { a: 1, b: 1 })] };
+  const command = JSON.parse(textOf(user.content) || '{}') as {
+    calls?: [string, string, unknown][];
+    loop?: boolean;
+    usage?: [number, number];
+    steps?: number;
+  };
+  if (command.loop) {
+    return {
+      content: null,
+      toolCalls: [call(`loop-${messages.length}`, 'add', { a: 1, b: 1 })],
+      ...(command.usage ? { usage: { prompt_tokens: command.usage[0], completion_tokens: command.usage[1] } } : {}),
+    };
+  }
+  if (command.steps !== undefined) {
+    // The step number rides in the call id, so that the count holds whatever compression left of the turn.
+    const last = messages.findLast((m) => m.tool_calls?.[0]?.id.startsWith('step-'))?.tool_calls?.[0]?.id;
+    const done = messages.indexOf(user) < messages.findLastIndex((m) => m.tool_calls) ? Number(last!.slice(5)) : 0;
+    if (done < command.steps) return { content: null, toolCalls: [call(`step-${done + 1}`, 'add', { a: done, b: 1 })] };
+    return { content: `done after ${done} steps` };
+  }
   if (messages.at(-1)!.role === 'tool') {
     const results = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1);
     return { content: `results: ${results.map((m) => textOf(m.content)).join(' | ')}` };
   }
   return { content: null, toolCalls: (command.calls ?? []).map(([id, name, args]) => call(id, name, args)) };
+}
+
+/** The requests the model server got for a user message (each test's text is its own). */
+function requestsWith(text: string): RecordedRequest[] {
+  return h.model.requests.filter((r) => r.body.messages.some((m) => m.content === text));
 }
 
 let h: Harness;
@@ -151,20 +177,122 @@ describe('tool calls', () => {
     await closeAgent(h.client, agentId);
   });
 
-  it('stops a tool loop at the step limit: the last call forces a text answer and every call is answered', async () => {
+  it('a turn of 60 tool steps runs to its answer: no step cap', async () => {
+    const agentId = newAgentId('long-loop');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const text = JSON.stringify({ steps: 60, agentId });
+    const result = await sendMessage(h.client, agentId, text);
+    expect(result).toMatchObject({ reply: 'done after 60 steps', steps: 61, toolCalls: 60 });
+    expect(result.stopped).toBeUndefined();
+    const requests = requestsWith(text);
+    expect(requests).toHaveLength(61);
+    expect(requests.every((r) => r.body.tool_choice === undefined)).toBe(true);
+    for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
+    await closeAgent(h.client, agentId);
+  });
+
+  it('a budget of 5 steps stops the turn after 5 model calls, every call answered; the next message continues', async () => {
+    const agentId = newAgentId('budget');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue, turnBudget: { steps: 5 } });
+    const text = JSON.stringify({ loop: true, agentId });
+    const result = await sendMessage(h.client, agentId, text);
+    expect(result).toMatchObject({ turn: 1, steps: 5, toolCalls: 5, stopped: { by: 'steps', limit: 5, used: 5 } });
+    expect(result.reply).toBe(turnStoppedReply({ by: 'steps', limit: 5, used: 5 }));
+    expect(result.reply).toContain('Send another message');
+    expect(requestsWith(text)).toHaveLength(5); // no sixth call, not even a forced text one
+    const state = await agentState(h.client, agentId);
+    expect(state.turns).toBe(1);
+    expect(state.messages.map((m) => m.role)).toEqual([
+      'user',
+      ...Array.from({ length: 5 }, () => ['assistant', 'tool']).flat(),
+    ]);
+    expect(state.messages.some((m) => m.preview.includes('turn stopped'))).toBe(false); // not stored as the model's
+    expect(result.replyId).toBe(state.messages.at(-2)!.id);
+
+    // The next message continues from there: its request holds the whole stopped turn, every call answered.
+    const next = JSON.stringify({ steps: 2, agentId });
+    const continued = await sendMessage(h.client, agentId, next);
+    expect(continued).toMatchObject({ turn: 2, reply: 'done after 2 steps', steps: 3, toolCalls: 2 });
+    expect(continued.stopped).toBeUndefined();
+    const first = requestsWith(next)[0]!.body.messages;
+    expect(toolPairViolations(first)).toEqual([]);
+    expect(first.map((m) => m.role)).toEqual([...state.messages.map((m) => m.role), 'user']);
+    await closeAgent(h.client, agentId);
+  });
+
+  it('maxSteps of agents started before turn budgets is their step budget', async () => {
     const agentId = newAgentId('loop');
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue, maxSteps: 2 });
-    const text = JSON.stringify({ loop: true });
+    const text = JSON.stringify({ loop: true, agentId });
     const result = await sendMessage(h.client, agentId, text);
-    const requests = h.model.requests.filter((r) => r.body.messages.some((m) => m.content === text));
-    // Two model calls that may call tools, then one with tool_choice 'none' (this script ignores it).
-    expect(requests.map((r) => r.body.tool_choice ?? 'auto')).toEqual(['auto', 'auto', 'none']);
-    expect(result.toolCalls).toBe(3);
+    expect(result).toMatchObject({ steps: 2, toolCalls: 2, stopped: { by: 'steps', limit: 2, used: 2 } });
+    const requests = requestsWith(text);
+    expect(requests.map((r) => r.body.tool_choice ?? 'auto')).toEqual(['auto', 'auto']);
     for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
     const state = await agentState(h.client, agentId);
     expect(state.messages.at(-1)!.role).toBe('tool');
     await closeAgent(h.client, agentId);
     await agentHandle(h.client, agentId).result();
+  });
+
+  it("token and time budgets: the provider's usage, or longrun's count when it reports none; workflow time", async () => {
+    // Reported usage: 1,010 tokens a call, so a budget of 2,500 stops the turn after the third.
+    const reported = newAgentId('tokens');
+    await startAgent(h.client, {
+      agentId: reported,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      turnBudget: { tokens: 2_500 },
+    });
+    const usage = await sendMessage(h.client, reported, JSON.stringify({ loop: true, usage: [1_000, 10], reported }));
+    expect(usage).toMatchObject({ steps: 3, stopped: { by: 'tokens', limit: 2_500, used: 3_030 } });
+    expect(usage.reply).toContain('token budget: 3,030 tokens used of 2,500 tokens allowed');
+
+    // No usage reported (zero): the request and the reply as counted, which any call exceeds at 1 token.
+    const counted = newAgentId('tokens');
+    await startAgent(h.client, {
+      agentId: counted,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      turnBudget: { tokens: 1 },
+    });
+    const one = await sendMessage(h.client, counted, JSON.stringify({ loop: true, counted }));
+    expect(one).toMatchObject({ steps: 1, toolCalls: 1, stopped: { by: 'tokens', limit: 1 } });
+    const state = await agentState(h.client, counted);
+    // What the call sent (every message but the reply and its result, and the fixed tokens) and the reply.
+    expect(one.stopped!.used).toBe(state.contextTokens - state.messages.at(-1)!.tokens);
+
+    const timed = newAgentId('seconds');
+    await startAgent(h.client, {
+      agentId: timed,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      turnBudget: { seconds: 1 },
+    });
+    const started = Date.now();
+    const time = await sendMessage(h.client, timed, JSON.stringify({ loop: true, timed }));
+    expect(time).toMatchObject({ stopped: { by: 'seconds', limit: 1 } });
+    expect(time.stopped!.used).toBeGreaterThanOrEqual(1);
+    expect(time.steps).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    for (const agentId of [reported, counted, timed]) await closeAgent(h.client, agentId);
+  });
+
+  it('a bad budget is refused by the client, and fails the workflow cleanly when started without it', async () => {
+    const agentId = newAgentId('bad-budget');
+    await expect(
+      startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue, turnBudget: { steps: 0 } }),
+    ).rejects.toThrow('turnBudget.steps: 0 is not allowed (an integer from 1 to 1,000,000)');
+    const handle = await h.client.workflow.start(AGENT_WORKFLOW, {
+      workflowId: agentWorkflowId(agentId),
+      taskQueue: h.taskQueue,
+      args: [{ agentId, model: 'gpt-4o-mini', turnBudget: { seconds: 1e9 } }],
+    });
+    const failure: unknown = await (handle.result() as Promise<unknown>).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect(((failure as Error).cause as Error).message).toBe(
+      'turnBudget.seconds: 1000000000 is not allowed (an integer from 1 to 2,592,000)',
+    );
   });
 
   it('a tool that keeps failing fails the turn after its retries; the unanswered call leaves the context', async () => {

@@ -10,6 +10,7 @@ const reply = (turn: number, chars: number): SendResult => ({
   messageId: `m${turn}a`,
   replyId: `m${turn}b`,
   toolCalls: 0,
+  steps: 1,
 });
 
 const event: CompressionEvent = {
