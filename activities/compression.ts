@@ -228,7 +228,9 @@ function loopEnd(span: readonly ChatMessage[]): { lastAction?: string; lastResul
   const results = span.slice(at + 1).filter((m) => m.role === 'tool');
   return {
     lastAction: calls.map((c) => `${c.function.name}(${clipLine(c.function.arguments, 160)})`).join('; '),
-    ...(results.length ? { lastResult: clipLine(results.map((m) => textOf(m.content, partLabel)).join(' | '), 240) } : {}),
+    ...(results.length
+      ? { lastResult: clipLine(results.map((m) => textOf(m.content, partLabel)).join(' | '), 240) }
+      : {}),
   };
 }
 
@@ -357,7 +359,10 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
        * budget: the pinned facts least worth keeping go first, then the summary's text is cut, never the frame.
        */
       const compose = (judged: ReturnType<typeof judge>, missing: readonly Fact[]) => {
-        const body = judged.rendered.replace(/^\[Summary of earlier conversation[^\n]*\]/, summaryTitle(input.coverage));
+        const body = judged.rendered.replace(
+          /^\[Summary of earlier conversation[^\n]*\]/,
+          summaryTitle(input.coverage),
+        );
         const steps = input.coverage?.currentTurn?.steps;
         const frame = [
           ...(steps ? [loopPositionBlock({ steps, ...loopEnd(rest), nextStep: judged.ledger.nextAction })] : []),
@@ -557,7 +562,14 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       // The cost decision's estimate again, from what the compression left and what the summary call used.
       const llm = input.summary?.llm;
       const cost = policy.cost
-        ? estimateCost(policy.cost, plan.before.tokens, tokensAfter, llm?.promptTokens ?? 0, llm?.completionTokens ?? 0)
+        ? estimateCost(
+            policy.cost,
+            plan.before.tokens,
+            tokensAfter,
+            llm?.promptTokens ?? 0,
+            llm?.completionTokens ?? 0,
+            plan.cost?.remainingTurns, // the pace the plan priced
+          )
         : undefined;
       const event: CompressionEvent = {
         seq,

@@ -275,6 +275,15 @@ export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
   if (policy.cost !== undefined) {
     const cost = policy.cost;
+    const known = ['inputPerMillion', 'summaryOutputPerMillion', 'summaryInputPerMillion', 'expectedRemainingTurns'];
+    const unknown = Object.keys(cost).find((key) => !known.includes(key));
+    if (unknown) {
+      throw new PolicyError(
+        `cost.${unknown}`,
+        cost[unknown as keyof CostModel],
+        `not a cost field (${known.join(', ')})`,
+      );
+    }
     ratio('cost.inputPerMillion', cost.inputPerMillion, 0, 10_000, false);
     ratio('cost.summaryOutputPerMillion', cost.summaryOutputPerMillion, 0, 10_000, false);
     if (cost.summaryInputPerMillion !== undefined) {

@@ -451,6 +451,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
               view,
               replyId,
               counting,
+              window: state.modelInfo!.window,
               ...(forceText ? { toolChoice: 'none' as const } : {}),
               ...(unstored.length ? { newMessages: unstored, gateCheck: gateCheckOf(state) } : {}),
             },
@@ -471,7 +472,10 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       }
       append(...result.stored);
       unstored = [];
-      if (result.reply) return result.reply;
+      if (result.reply) {
+        state.callsSinceCompression = (state.callsSinceCompression ?? 0) + 1;
+        return result.reply;
+      }
       // The new messages made compression due: compact, then call with them in the compacted context.
       await compact(state, 'auto', seqOf(replyId));
       view = viewAfterCompaction();

@@ -335,6 +335,8 @@ export interface AgentState {
   /** When compression fires next (checked before every model call). */
   gate?: Gate;
   cooldown?: CooldownState;
+  /** Model calls since the last compression (or the agent's start): the pace the cost decision prices. */
+  callsSinceCompression?: number;
   /** The stored context manifest the working context starts with, and how many of its entries are in use. */
   base?: string;
   baseLength?: number;

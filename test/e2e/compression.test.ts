@@ -480,8 +480,6 @@ describe('forced compaction', () => {
     const cost = {
       inputPerMillion: 3,
       summaryOutputPerMillion: 15,
-      cacheWriteMultiplier: 1.25,
-      cacheReadMultiplier: 0.1,
       expectedRemainingTurns: 50,
     };
     await startAgent(h.client, {

@@ -192,7 +192,49 @@ describe('agentscope-java', () => {
   });
 });
 
+describe('agentscope-java in the current round', () => {
+  it('summarizes the round in progress down to its newest step when nothing older is left', () => {
+    // One user message, then 40 tool steps: all within the last 50 messages' protection, then the current round.
+    const c = context().system().user();
+    for (let i = 0; i < 40; i++) c.tools(900);
+    const p = plan('agentscope-java', c, 64_000, { trigger: 'forced', strategies: ['summarize-current-turn'] });
+    expect(p.steps.map((s) => s.strategy)).toEqual(['summarize-current-turn']);
+    expect(p.operations.slice(-2).every((o) => o.op === 'keep')).toBe(true); // the newest step
+    expect(p.operations[1]!.op).toBe('keep'); // the request
+    expect(p.summary!.coverage.currentTurn).toMatchObject({ turnId: c.messages[1]!.id });
+  });
+});
+
 describe('octomind', () => {
+  it("prices the remaining calls at the session's pace: a context that refilled fast is worth compressing", () => {
+    const c = context().system().user().turns(20, 3_000);
+    const policy = resolvePolicy({ preset: 'octomind', cost: { inputPerMillion: 3, summaryOutputPerMillion: 300 } });
+    const at = (callsSinceCompression: number) =>
+      planCompression({
+        context: c.messages,
+        policy,
+        window: 1_000_000,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: NO_COOLDOWN,
+        summarizer: 'available',
+        goalId: c.messages[1]!.id,
+        callsSinceCompression,
+      });
+    const slow = at(1);
+    expect(slow.action).toBe('skip');
+    expect(slow.reason).toMatch(/over 1 remaining calls \(the session's pace/);
+    const fast = at(40);
+    expect(fast.action).toBe('compress');
+    expect(fast.cost).toMatchObject({ remainingTurns: 40, remainingFrom: 'pace' });
+    // Full input price on both sides, the summary call on one: (before − after) × calls × price > summary call.
+    const saved = ((fast.before.tokens - fast.after.tokens) * 40 * 3) / 1_000_000;
+    expect(fast.cost!.netBenefit).toBeCloseTo(
+      saved - (fast.cost!.withCompression - (fast.after.tokens * 40 * 3) / 1e6),
+      9,
+    );
+  });
+
   it('keeps the last 4 messages and skips a compression that costs more than it saves', () => {
     const c = context().system().user().turns(20, 3_000);
     const p = plan('octomind', c, 1_000_000);
@@ -245,6 +287,15 @@ describe('configuration', () => {
     [{ colour: 'red' }, 'colour: "red" is not allowed (not a policy field)'],
     [{ maxMessages: 5_000 }, 'maxMessages: 5000 is not allowed (an integer from 2 to 2000)'],
     [{ summary: { placement: 'top' } }, 'summary.placement: "top" is not allowed (one of message, first-kept-user)'],
+    [
+      { cost: { inputPerMillion: 3, summaryOutputPerMillion: 15, cacheReadMultiplier: 0.1 } },
+      'cost.cacheReadMultiplier: 0.1 is not allowed (not a cost field (inputPerMillion, summaryOutputPerMillion, summaryInputPerMillion, expectedRemainingTurns))',
+    ],
+    [{ keepSteps: -1 }, 'keepSteps: -1 is not allowed (an integer from 0 to 10000)'],
+    [
+      { summary: { withoutModel: 'drop' } },
+      'summary.withoutModel: "drop" is not allowed (one of extractive, fallback)',
+    ],
   ])('%j is rejected: %s', (overrides, message) => {
     expect(() => resolvePolicy(overrides as never)).toThrow(PolicyError);
     expect(() => resolvePolicy(overrides as never)).toThrow(message);
