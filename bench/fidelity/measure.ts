@@ -1,0 +1,212 @@
+/**
+ * The pure half of `npm run fidelity`: fact matching, and one replay's figures from its report and what its
+ * compressions left in the store (read by bench/fidelity.ts into {@link CompressionSnapshot}s).
+ */
+import type { ChatMessage } from '../../engine/messages.ts';
+import { textOf } from '../../engine/messages.ts';
+
+/** Whitespace runs as one space, trimmed: facts and texts are compared this way. */
+export function normalizeWhitespace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Everything of a message a fact could be found in: its text, and for each tool call its name and arguments (the
+ * string values of the arguments when they are a JSON object, so that a path inside a command is found as written).
+ */
+export function messageText(message: ChatMessage): string {
+  const parts = [textOf(message.content)];
+  for (const call of message.tool_calls ?? []) {
+    parts.push(call.function.name);
+    let args: unknown;
+    try {
+      args = JSON.parse(call.function.arguments);
+    } catch {
+      args = undefined;
+    }
+    if (args && typeof args === 'object') {
+      for (const value of Object.values(args)) parts.push(typeof value === 'string' ? value : JSON.stringify(value));
+    } else parts.push(call.function.arguments);
+  }
+  return parts.join('\n');
+}
+
+/** The facts (case-sensitive, whitespace-normalised substrings) found in any of `texts`. */
+export function factsFound(facts: readonly string[], texts: readonly string[]): Set<string> {
+  const haystack = texts.map(normalizeWhitespace).join('\n');
+  return new Set(facts.filter((fact) => haystack.includes(normalizeWhitespace(fact))));
+}
+
+/** What one compression left, as read from the store. */
+export interface CompressionSnapshot {
+  seq: number;
+  strategies: string[];
+  /** The summary it wrote (text), or null. */
+  summary: string | null;
+  /** Texts of the context after it (context.json's bodies, the ledger and summary included when they are in it). */
+  context: string[];
+  /** Texts of the originals it removed (removed.jsonl). */
+  removed: string[];
+  /** Removed items that nothing replaced but a summary (dropped, or summarized), as opposed to a stub or a cut. */
+  droppedCount: number;
+  removedCount: number;
+  /** Removed items whose stored original reloads byte-identical, of all removed items. */
+  reload: { identical: number; total: number };
+}
+
+/** Facts kept after one compression, of those that had appeared in the session by then. */
+export interface FactsAfter {
+  seq: number;
+  appeared: number;
+  kept: number;
+  /** kept / appeared in %, null when no fact had appeared yet. */
+  pct: number | null;
+  missing: string[];
+}
+
+/**
+ * For each compression: the facts that had appeared so far (in anything removed up to it, or in the context or
+ * summary after it) and those of them still present in its summary or the context after it.
+ */
+export function factsAfterEach(facts: readonly string[], snapshots: readonly CompressionSnapshot[]): FactsAfter[] {
+  const appearedSoFar = new Set<string>();
+  return snapshots.map((s) => {
+    const kept = factsFound(facts, [...(s.summary === null ? [] : [s.summary]), ...s.context]);
+    for (const fact of factsFound(facts, s.removed)) appearedSoFar.add(fact);
+    for (const fact of kept) appearedSoFar.add(fact);
+    const appeared = [...appearedSoFar];
+    return {
+      seq: s.seq,
+      appeared: appeared.length,
+      kept: kept.size,
+      pct: appeared.length === 0 ? null : (100 * kept.size) / appeared.length,
+      missing: appeared.filter((fact) => !kept.has(fact)),
+    };
+  });
+}
+
+/** What bench/fidelity.ts takes from a replay report (worker/replay.ts ReplayReport, optional fields tolerated). */
+export interface ReplayFigures {
+  window: number;
+  modelCalls: number;
+  recordedSteps: number;
+  replayedSteps: number;
+  maxRequestTokens: number;
+  /** Each request's tokens, when the report carries them. */
+  requestTokens?: number[];
+  tokensSent: number;
+  tokensSentWithoutCompression: number;
+  toolPairViolations: number;
+}
+
+/** One row of the fidelity table: a session replayed at a window under a preset. */
+export interface RunResult {
+  session: string;
+  window: number;
+  preset: string;
+  durationMs: number;
+  recordedSteps: number;
+  replayedSteps: number;
+  modelCalls: number;
+  compressions: number;
+  /** Compressions that used each strategy (a compression with two strategies counts for both). */
+  byStrategy: Record<string, number>;
+  summaries: number;
+  /** Compressions that dropped or summarized messages and wrote no summary. */
+  removedWithoutSummary: number;
+  facts: {
+    total: number;
+    /** Over compressions where some fact had appeared; null when there was no compression. */
+    minPct: number | null;
+    meanPct: number | null;
+    /** The compression with the lowest share kept, and the facts it was missing. */
+    worst: { seq: number; missing: string[] } | null;
+    perCompression: FactsAfter[];
+  };
+  maxRequestTokens: number;
+  /**
+   * Requests over the window. Without per-request tokens in the report it is known only when the largest request
+   * fits (0); null means at least one (the largest) is over.
+   */
+  requestsOverWindow: number | null;
+  /** Tokens sent against sending the whole recording so far each time. */
+  tokensRatio: number;
+  toolPairViolations: number;
+  reload: { identical: number; total: number };
+  /** Set when the replay itself failed: the error message (the other figures are then zero). */
+  error?: string;
+}
+
+/** One run's figures. */
+export function runResult(
+  run: { session: string; preset: string; durationMs: number },
+  report: ReplayFigures,
+  facts: readonly string[],
+  snapshots: readonly CompressionSnapshot[],
+): RunResult {
+  const byStrategy: Record<string, number> = {};
+  for (const s of snapshots)
+    for (const strategy of new Set(s.strategies)) byStrategy[strategy] = (byStrategy[strategy] ?? 0) + 1;
+  const after = factsAfterEach(facts, snapshots);
+  const measured = after.filter((a) => a.pct !== null);
+  const worst = measured.reduce<FactsAfter | undefined>(
+    (w, a) => (w === undefined || a.pct! < w.pct! ? a : w),
+    undefined,
+  );
+  return {
+    session: run.session,
+    window: report.window,
+    preset: run.preset,
+    durationMs: run.durationMs,
+    recordedSteps: report.recordedSteps,
+    replayedSteps: report.replayedSteps,
+    modelCalls: report.modelCalls,
+    compressions: snapshots.length,
+    byStrategy,
+    summaries: snapshots.filter((s) => s.summary !== null).length,
+    removedWithoutSummary: snapshots.filter((s) => s.summary === null && s.droppedCount > 0).length,
+    facts: {
+      total: facts.length,
+      minPct: worst ? worst.pct : null,
+      meanPct: measured.length ? measured.reduce((sum, a) => sum + a.pct!, 0) / measured.length : null,
+      worst: worst ? { seq: worst.seq, missing: worst.missing } : null,
+      perCompression: after,
+    },
+    maxRequestTokens: report.maxRequestTokens,
+    requestsOverWindow: report.requestTokens
+      ? report.requestTokens.filter((t) => t > report.window).length
+      : report.maxRequestTokens > report.window
+        ? null
+        : 0,
+    tokensRatio: report.tokensSentWithoutCompression > 0 ? report.tokensSent / report.tokensSentWithoutCompression : 0,
+    toolPairViolations: report.toolPairViolations,
+    reload: snapshots.reduce(
+      (sum, s) => ({ identical: sum.identical + s.reload.identical, total: sum.total + s.reload.total }),
+      { identical: 0, total: 0 },
+    ),
+  };
+}
+
+/** A row for a replay that failed: its error, every figure zero. */
+export function failedRun(
+  run: { session: string; window: number; preset: string; durationMs: number },
+  error: string,
+): RunResult {
+  return {
+    ...run,
+    recordedSteps: 0,
+    replayedSteps: 0,
+    modelCalls: 0,
+    compressions: 0,
+    byStrategy: {},
+    summaries: 0,
+    removedWithoutSummary: 0,
+    facts: { total: 0, minPct: null, meanPct: null, worst: null, perCompression: [] },
+    maxRequestTokens: 0,
+    requestsOverWindow: null,
+    tokensRatio: 0,
+    toolPairViolations: 0,
+    reload: { identical: 0, total: 0 },
+    error,
+  };
+}

@@ -1,0 +1,259 @@
+/** The pure parts of `npm run fidelity`: fact matching, one run's figures, the table and the target checks. */
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../engine/messages.ts';
+import {
+  factsAfterEach,
+  factsFound,
+  failedRun,
+  messageText,
+  normalizeWhitespace,
+  runResult,
+} from '../../bench/fidelity/measure.ts';
+import type { CompressionSnapshot, ReplayFigures } from '../../bench/fidelity/measure.ts';
+import { checkTargets, renderTable, renderTargets, strategiesLabel, windowLabel } from '../../bench/fidelity/table.ts';
+import { constraintSentences, patchedFiles, tracebackErrors } from '../../bench/corpus/derive-facts.ts';
+import { sessionOfTrajectory } from '../../bench/corpus/convert-mini-swe-agent.ts';
+
+const snapshot = (over: Partial<CompressionSnapshot> & { seq: number }): CompressionSnapshot => ({
+  strategies: ['summarize'],
+  summary: null,
+  context: [],
+  removed: [],
+  droppedCount: 0,
+  removedCount: 0,
+  reload: { identical: 0, total: 0 },
+  ...over,
+});
+
+const figures = (over: Partial<ReplayFigures> = {}): ReplayFigures => ({
+  window: 16_000,
+  modelCalls: 157,
+  recordedSteps: 156,
+  replayedSteps: 156,
+  maxRequestTokens: 12_000,
+  tokensSent: 1_000,
+  tokensSentWithoutCompression: 4_000,
+  toolPairViolations: 0,
+  ...over,
+});
+
+describe('fact matching', () => {
+  it('is a case-sensitive substring match with whitespace runs normalised on both sides', () => {
+    const facts = ['TypeError: bad  value', 'src/app.py', 'Do NOT commit'];
+    const found = factsFound(facts, ['Traceback…\nTypeError:\tbad\n value here', 'do not commit', 'see src/app.py:12']);
+    expect([...found].sort()).toEqual(['TypeError: bad  value', 'src/app.py']);
+    expect(normalizeWhitespace('  a \n\t b  ')).toBe('a b');
+  });
+
+  it('does not join the end of one text to the start of the next', () => {
+    expect(factsFound(['ab cd'], ['xx ab', 'cd yy']).size).toBe(0);
+  });
+
+  it('reads the text of a message and the string values of its tool calls’ arguments', () => {
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: 'Let me patch it.',
+      tool_calls: [
+        {
+          id: 'c1',
+          type: 'function',
+          function: { name: 'bash', arguments: '{"command": "sed -i \\"s/a/b/\\" pkg/mod.py"}' },
+        },
+        { id: 'c2', type: 'function', function: { name: 'raw', arguments: 'not json' } },
+      ],
+    };
+    const text = messageText(message);
+    expect(text).toContain('sed -i "s/a/b/" pkg/mod.py');
+    expect(text).toContain('not json');
+    expect(messageText({ role: 'user', content: [{ type: 'text', text: 'part one' }] })).toBe('part one');
+  });
+});
+
+describe('facts after each compression', () => {
+  const facts = ['F1', 'F2', 'F3'];
+
+  it('counts as appeared what was removed so far or is present, and as kept what the summary or context holds', () => {
+    const after = factsAfterEach(facts, [
+      snapshot({ seq: 1, removed: ['F1 was here'], summary: 'F1 summarized', context: ['nothing'] }),
+      snapshot({ seq: 2, removed: ['F2 here'], summary: 'no facts', context: ['F3 now'] }),
+      snapshot({ seq: 3, removed: [], summary: null, context: ['F1 F2 F3'] }),
+    ]);
+    expect(after.map((a) => [a.seq, a.appeared, a.kept])).toEqual([
+      [1, 1, 1],
+      [2, 3, 1],
+      [3, 3, 3],
+    ]);
+    expect(after[0]!.pct).toBe(100);
+    expect(after[1]!.pct).toBeCloseTo(100 / 3);
+    expect(after[1]!.missing.sort()).toEqual(['F1', 'F2']);
+  });
+
+  it('has no share before any fact appeared', () => {
+    expect(factsAfterEach(facts, [snapshot({ seq: 1, context: ['nothing'] })])[0]!.pct).toBeNull();
+  });
+});
+
+describe('one run’s figures', () => {
+  it('aggregates strategies, summaries, removals without a summary, facts, tokens and reloads', () => {
+    const r = runResult(
+      { session: 's', preset: 'default', durationMs: 1500 },
+      figures({ requestTokens: [100, 16_001, 15_999, 17_000] }),
+      ['F1', 'F2'],
+      [
+        snapshot({
+          seq: 1,
+          strategies: ['mask-tool-results'],
+          context: ['F1'],
+          removed: ['F2'],
+          removedCount: 3,
+          reload: { identical: 3, total: 3 },
+        }),
+        snapshot({
+          seq: 2,
+          strategies: ['mask-tool-results', 'summarize', 'summarize'],
+          summary: 'F2',
+          context: ['F1'],
+          droppedCount: 2,
+          removedCount: 4,
+          reload: { identical: 3, total: 4 },
+        }),
+        snapshot({ seq: 3, strategies: ['halve'], context: ['F1', 'F2'], droppedCount: 5, removedCount: 5 }),
+      ],
+    );
+    expect(r.compressions).toBe(3);
+    expect(r.byStrategy).toEqual({ 'mask-tool-results': 2, summarize: 1, halve: 1 });
+    expect(r.summaries).toBe(1);
+    expect(r.removedWithoutSummary).toBe(1); // the halve; the masking kept stubs
+    expect(r.facts.minPct).toBe(50);
+    expect(r.facts.meanPct).toBeCloseTo((50 + 100 + 100) / 3);
+    expect(r.facts.worst).toEqual({ seq: 1, missing: ['F2'] });
+    expect(r.requestsOverWindow).toBe(2);
+    expect(r.tokensRatio).toBe(0.25);
+    expect(r.reload).toEqual({ identical: 6, total: 7 });
+  });
+
+  it('knows no request was over the window from the largest one alone, and not how many were when it was', () => {
+    const fits = runResult({ session: 's', preset: 'p', durationMs: 1 }, figures({ maxRequestTokens: 16_000 }), [], []);
+    const over = runResult({ session: 's', preset: 'p', durationMs: 1 }, figures({ maxRequestTokens: 16_001 }), [], []);
+    expect(fits.requestsOverWindow).toBe(0);
+    expect(over.requestsOverWindow).toBeNull();
+    expect(fits.facts.minPct).toBeNull();
+  });
+});
+
+describe('table and targets', () => {
+  const ok = runResult(
+    { session: 'django-11797', preset: 'default', durationMs: 29_800 },
+    figures({ requestTokens: [12_000] }),
+    ['F1'],
+    [snapshot({ seq: 1, strategies: ['summarize'], summary: 'F1', removedCount: 2, droppedCount: 2 })],
+  );
+  const bad = runResult(
+    { session: 'django-11797', preset: 'astrbot', durationMs: 46_100 },
+    figures({ window: 32_000, maxRequestTokens: 40_000, replayedSteps: 27, toolPairViolations: 1 }),
+    ['F1'],
+    [snapshot({ seq: 1, strategies: ['halve'], context: [], removed: ['F1'], droppedCount: 4 })],
+  );
+  const failed = failedRun({ session: 'astroid-1333', window: 16_000, preset: 'octomind', durationMs: 900 }, 'boom');
+
+  it('renders one aligned row per run under a header', () => {
+    const table = renderTable([ok, bad, failed]);
+    const lines = table.split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^session\s+window\s+preset\s+steps/);
+    expect(lines[1]).toContain('16k');
+    expect(lines[1]).toContain('156/156');
+    expect(lines[1]).toContain('100% / 100%');
+    expect(lines[1]).toContain('12000 (0.75)');
+    expect(lines[1]).toContain('summarize×1');
+    expect(lines[2]).toContain('32k');
+    expect(lines[2]).toContain('≥1');
+    expect(lines[3]).toContain('FAILED: boom');
+    // Every column but the last starts at the same place on every line.
+    const at = (line: string) => (line.indexOf('  16k') === -1 ? line.indexOf('  32k') : line.indexOf('  16k'));
+    expect(new Set([lines[1]!, lines[2]!, lines[3]!].map(at)).size).toBe(1);
+  });
+
+  it('labels windows and strategies', () => {
+    expect(windowLabel(16_000)).toBe('16k');
+    expect(windowLabel(8192)).toBe('8192');
+    expect(strategiesLabel({ halve: 1, summarize: 6, 'mask-tool-results': 6 })).toBe(
+      'mask-tool-results×6 summarize×6 halve×1',
+    );
+  });
+
+  it('checks the issue’s targets, the default preset’s only on default rows', () => {
+    const checks = checkTargets([ok, bad, failed]);
+    const missed = Object.fromEntries(checks.map((c) => [c.target, c.missed]));
+    expect(missed['every replay ran every recorded step']).toEqual([
+      'django-11797 32k astrbot',
+      'astroid-1333 16k octomind',
+    ]);
+    expect(missed['every preset: 0 requests over the window']).toEqual([
+      'django-11797 32k astrbot',
+      'astroid-1333 16k octomind',
+    ]);
+    expect(missed['every preset: 0 tool-pair violations']).toEqual(['django-11797 32k astrbot']);
+    expect(missed['default: 0 compressions without a summary']).toEqual([]);
+    expect(checks.find((c) => c.target.startsWith('default: 0 compressions'))!.rows).toBe(1);
+    const text = renderTargets(checks);
+    expect(text).toContain('met     default: 0 compressions without a summary (1 rows)');
+    expect(text).toContain('MISSED  every preset: 0 tool-pair violations: 1 of 3 rows (django-11797 32k astrbot)');
+  });
+});
+
+describe('corpus preparation', () => {
+  it('derives changed files, traceback exception lines and constraint sentences', () => {
+    expect(patchedFiles('diff --git a/src/a.py b/src/a.py\n+x\ndiff --git a/b.py b/b.py\n')).toEqual([
+      'src/a.py',
+      'b.py',
+    ]);
+    const output =
+      'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n    f()\nValueError: bad thing\n' +
+      'then\nTraceback (most recent call last):\n  File "y.py", line 2\nmod.sub.CustomError: other\n';
+    expect(tracebackErrors(output)).toEqual(['ValueError: bad thing', 'mod.sub.CustomError: other']);
+    expect(
+      constraintSentences(
+        '- DO NOT MODIFY: Tests, configs\nHello there. You MUST use this. Fine.\n<X>Do not push.</X>',
+      ),
+    ).toEqual(['DO NOT MODIFY: Tests, configs', 'You MUST use this.', 'Do not push.']);
+  });
+
+  it('converts a tool-calling trajectory: recorder fields dropped, the exit record answering the final call', () => {
+    const session = sessionOfTrajectory({
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'task' },
+        {
+          role: 'assistant',
+          content: 'look',
+          tool_calls: [{ id: 'a', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }],
+        },
+        { role: 'tool', content: 'out', tool_call_id: 'a' },
+        {
+          role: 'assistant',
+          content: 'submit',
+          tool_calls: [{ id: 'b', type: 'function', function: { name: 'bash', arguments: '{"command":"echo"}' } }],
+        },
+        { role: 'exit', content: 'diff --git a/x b/x' },
+      ],
+    });
+    expect(session).toEqual([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'task' },
+      {
+        role: 'assistant',
+        content: 'look',
+        tool_calls: [{ id: 'a', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'a', content: 'out' },
+      {
+        role: 'assistant',
+        content: 'submit',
+        tool_calls: [{ id: 'b', type: 'function', function: { name: 'bash', arguments: '{"command":"echo"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'b', content: 'diff --git a/x b/x' },
+    ]);
+    expect(() => sessionOfTrajectory({ messages: [{ role: 'critic', content: 'x' }] })).toThrow(/unknown role/);
+  });
+});
