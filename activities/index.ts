@@ -27,7 +27,7 @@ import type { Gate, GateCheck } from '../engine/trigger.ts';
 import { createCompressionActivities } from './compression.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
-import { ToolInputError, ToolRegistry } from './tools.ts';
+import { contextReload, ToolInputError, ToolRegistry } from './tools.ts';
 
 export { modelFailure } from './model-errors.ts';
 
@@ -310,7 +310,8 @@ export function createActivities({
           content = `error: ${error.message}`;
         }
       }
-      return save(agent, resultId, { role: 'tool', tool_call_id: call.id, content }, counting);
+      const record = await save(agent, resultId, { role: 'tool', tool_call_id: call.id, content }, counting);
+      return tool === contextReload ? { ...record, reload: true } : record;
     },
   };
 }

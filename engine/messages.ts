@@ -109,6 +109,11 @@ export interface MessageMeta {
    * (1 to `steps`), so that the next summary of the same turn counts on from there.
    */
   covers?: { turnId: string; steps: number };
+  /**
+   * A tool result that is a page of stored content the model asked to reload (`context_reload`): never cut as it
+   * arrives, or its marker would point the model back to a cut of itself.
+   */
+  reload?: true;
 }
 
 /** The kind of a message, `normal` when unset. */

@@ -434,6 +434,8 @@ export function planCompression(input: PlanInput): Plan {
         const m = slot.meta;
         if (m.role !== 'tool' || slot.op.op !== 'keep' || kindOf(m) !== 'normal') continue;
         if (RANK[slot.protect] > RANK[limit] || (m.chars <= maxChars && slot.tokens <= maxTokens)) continue;
+        // A reloaded page is cut only once the model has seen it (a cut would point back to itself).
+        if (m.reload && RANK[slot.protect] > RANK.none) continue;
         // Keep head + tail: at most the characters the policy allows and the tokens of the per-result limit.
         const budget = Math.min(maxTokens, Math.ceil((slot.tokens * (headChars + tailChars)) / Math.max(1, m.chars)));
         const tokens = Math.min(maxTokens, budget + STUB_TOKENS);

@@ -90,6 +90,7 @@ export interface ResultView {
   chars: number;
   kind?: string;
   toolCallIds?: readonly string[];
+  reload?: true;
 }
 
 /**
@@ -111,7 +112,7 @@ export function oversizedResult(gate: Gate, messages: readonly ResultView[]): Re
   let results = stepResults();
   if (!limits.newest) results = stepResults();
   return results.find(
-    (m) => (m.kind ?? 'normal') === 'normal' && (m.tokens > limits.maxTokens || m.chars > limits.maxChars),
+    (m) => (m.kind ?? 'normal') === 'normal' && !m.reload && (m.tokens > limits.maxTokens || m.chars > limits.maxChars),
   );
 }
 

@@ -19,6 +19,7 @@ import {
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { EXTRACTIVE_MODEL } from '../../activities/compression.ts';
 import { contextReload, defineTool, ToolRegistry } from '../../activities/tools.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
@@ -447,14 +448,20 @@ describe('forced compaction', () => {
     await expect.poll(async () => (await agentState(h.client, agentId)).compressions, { timeout: 20_000 }).toBe(1);
   });
 
-  it('falls back to dropping rounds when the summarizer fails, and the event says so', async () => {
+  it('falls back to dropping rounds when the summarizer fails, summarized extractively, and the event says so', async () => {
     const agentId = await agentAfterPages('fallback', 8);
     summaryFails = true;
     try {
       const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
       expect(result.compressed).toBe(true);
-      expect(result.event!.notes).toEqual(['summarize: the summarizer failed: truncate-rounds instead']);
-      expect(result.event!.summaryTokens).toBeUndefined();
+      expect(result.event!.notes).toEqual([
+        'summarize: the summary model failed: truncate-rounds instead, with an extractive summary of what it removed',
+      ]);
+      // Nothing leaves without a trace: the dropped rounds are in an extractive summary, its facts checked.
+      expect(result.event!.summaryTokens).toBeGreaterThan(0);
+      expect(result.event!.responseFormat).toBe('none');
+      expect(result.event!.llm!.model).toBe(EXTRACTIVE_MODEL);
+      expect(result.event!.facts).toBeDefined();
     } finally {
       summaryFails = false;
     }
