@@ -10,6 +10,7 @@ import { headOf, tailOf } from './text.ts';
 import { countMessage } from './tokens.ts';
 import type { TokenCounter } from './tokens.ts';
 import { assertToolPairs } from './tool-pairs.ts';
+import { extractFacts } from './facts.ts';
 
 /** Fills `{ref}` and `{omitted}` in a marker template. */
 export function fillMarker(template: string, ref: string, omitted: number): string {
@@ -84,15 +85,40 @@ export function replaceableText(content: MessageContent, ref: string): string {
   return textOf(content, (part) => partStub(part, ref));
 }
 
-/** The one-line stub that stands for a masked tool result. */
-export function maskText(original: MessageMeta, ref: string): string {
-  return `[tool result masked to save context: ${original.chars} characters, ${original.tokens} tokens; read it with context_reload("${ref}")]`;
+/** Characters of error lines a mask stub or an offload preview keeps of what it replaces. */
+export const REPORTED_CHARS = 320;
+
+/**
+ * The error lines of `text`, verbatim, the last ones first chosen (the final exception of a traceback), within
+ * {@link REPORTED_CHARS}, in their order: what a masked or offloaded result must not take out of the context.
+ */
+export function reportedErrors(text: string): string[] {
+  const errors = [...new Set(extractFacts([{ role: 'tool', content: text }]).filter((f) => f.kind === 'error'))];
+  const kept: string[] = [];
+  let chars = 0;
+  for (const fact of errors.reverse()) {
+    if (chars + fact.text.length > REPORTED_CHARS) continue;
+    kept.unshift(fact.text);
+    chars += fact.text.length;
+  }
+  return kept;
 }
 
-/** A preview of an offloaded message and how to read the rest. */
+const reportedLine = (errors: readonly string[]) => (errors.length ? `\nIt reported: ${errors.join(' | ')}` : '');
+
+/** The stub that stands for a masked tool result: its size, where it is, and its error lines. */
+export function maskText(original: MessageMeta, ref: string, errors: readonly string[] = []): string {
+  return (
+    `[tool result masked to save context: ${original.chars} characters, ${original.tokens} tokens; read it with ` +
+    `context_reload("${ref}")]${reportedLine(errors)}`
+  );
+}
+
+/** A preview of an offloaded message, how to read the rest, and the error lines past the preview. */
 export function offloadText(text: string, previewChars: number, ref: string): string {
   const preview = headOf(text, previewChars);
-  return `${preview}${preview.length < text.length ? '…' : ''}\n[offloaded: ${text.length} characters in all; read them with context_reload("${ref}")]`;
+  const later = reportedErrors(text.slice(preview.length));
+  return `${preview}${preview.length < text.length ? '…' : ''}\n[offloaded: ${text.length} characters in all; read them with context_reload("${ref}")]${reportedLine(later)}`;
 }
 
 /** The summary message (its text already rendered, header included), or the user message it was prepended to. */
@@ -121,8 +147,8 @@ export function replacementBody(
   counting: ReplacementCounting,
 ): ChatMessage {
   const ref = originalKeyOf(meta);
-  if (op.op === 'mask') return { ...original, content: maskText(meta, ref) };
   const text = replaceableText(original.content, ref);
+  if (op.op === 'mask') return { ...original, content: maskText(meta, ref, reportedErrors(text)) };
   if (op.op === 'offload') return { ...original, content: offloadText(text, op.previewChars, ref) };
   if (op.maxTokens === undefined) {
     return { ...original, content: truncateText(text, op.headChars, op.tailChars, marker, ref) };

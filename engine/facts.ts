@@ -79,7 +79,8 @@ export function extractFacts(messages: readonly FactSource[]): Fact[] {
     for (const path of matches(PATH, withoutUrls)) if (/[/\\.]/.test(path)) add('path', path);
     for (const id of [...matches(UUID, text), ...matches(HASH, text), ...matches(TICKET, text)]) add('identifier', id);
     for (const quantity of matches(QUANTITY, text)) add('quantity', quantity);
-    for (const line of matches(ERROR_LINE, text)) add('error', clip(line));
+    // An error line verbatim, its closing punctuation included (only the ends' spaces go).
+    for (const match of text.matchAll(ERROR_LINE)) add('error', clip(match[0].trim()));
     if (message.role === 'user') for (const sentence of constraints(text)) add('constraint', sentence);
   }
   return facts;

@@ -28,6 +28,8 @@ import type { StepLayout } from './turns.ts';
 
 /** Tokens a marker, stub or preview frame adds (an upper bound: about 100 characters). */
 export const STUB_TOKENS = 40;
+/** Tokens a mask stub is planned at: the stub and the error lines it keeps (`REPORTED_CHARS`, apply.ts). */
+export const MASK_TOKENS = STUB_TOKENS + 80;
 /** The emergency step leaves at least this many tokens of a message it cuts. */
 export const EMERGENCY_MIN_TOKENS = 256;
 /** Tokens the summary's own frame adds: its header, what it covers, where the loop stands, the removed ids. */
@@ -461,8 +463,8 @@ export function planCompression(input: PlanInput): Plan {
         if (slot.meta.role !== 'tool' || slot.protect !== 'none' || (kind !== 'normal' && kind !== 'truncated'))
           continue;
         if (slot.op.op === 'mask' || slot.op.op === 'offload' || slot.tokens < policy.mask.minTokens) continue;
-        if (slot.tokens <= STUB_TOKENS) continue;
-        replace(slot, { op: 'mask', id: slot.meta.id }, STUB_TOKENS);
+        if (slot.tokens <= MASK_TOKENS) continue;
+        replace(slot, { op: 'mask', id: slot.meta.id }, MASK_TOKENS);
         ids.push(slot.meta.id);
       }
       return { ids };
