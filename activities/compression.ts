@@ -415,7 +415,12 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
 
       if (!summaryModel || input.writer === 'extractive') {
         // No summary model, or it failed: the extractive summarizer quotes the span instead (labelled as such).
-        const extracted = extractiveSummary(rest, previousText || undefined);
+        // Within the summary's budget (about 3 characters a token, less the frame), the facts that fit listed.
+        const extracted = extractiveSummary(
+          rest,
+          previousText || undefined,
+          Math.max(1_000, (input.maxTokens - 300) * 3),
+        );
         return outcome(judge(renderSummary(extracted), { nextAction: nextActionOf(extracted.next_steps) }), {
           parsedAs: 'extractive',
           responseFormat: 'none',

@@ -85,23 +85,32 @@ export function replaceableText(content: MessageContent, ref: string): string {
   return textOf(content, (part) => partStub(part, ref));
 }
 
-/** Characters of error lines a mask stub or an offload preview keeps of what it replaces. */
-export const REPORTED_CHARS = 320;
+/** Characters of error lines and paths a mask stub or an offload preview keeps of what it replaces. */
+export const REPORTED_CHARS = 400;
 
 /**
- * The error lines of `text`, verbatim, the last ones first chosen (the final exception of a traceback), within
- * {@link REPORTED_CHARS}, in their order: what a masked or offloaded result must not take out of the context.
+ * The error lines of `text`, verbatim, the last ones first chosen (the final exception of a traceback), then the
+ * file paths it names, within {@link REPORTED_CHARS}, each kind in its order: what a masked or offloaded result must
+ * not take out of the context.
  */
-export function reportedErrors(text: string): string[] {
-  const errors = [...new Set(extractFacts([{ role: 'tool', content: text }]).filter((f) => f.kind === 'error'))];
-  const kept: string[] = [];
+export function reportedErrors(text: string, ref = ''): string[] {
+  // The stored original's own key (named in stubs of parts) is not a path the result reported.
+  const facts = extractFacts([{ role: 'tool', content: text }]).filter(
+    (f) => f.kind !== 'path' || !ref.includes(f.text),
+  );
+  const chosen = new Set<string>();
   let chars = 0;
-  for (const fact of errors.reverse()) {
-    if (chars + fact.text.length > REPORTED_CHARS) continue;
-    kept.unshift(fact.text);
-    chars += fact.text.length;
-  }
-  return kept;
+  const take = (candidates: readonly string[]) => {
+    for (const fact of candidates) {
+      if (chars + fact.length + 3 > REPORTED_CHARS) continue;
+      chosen.add(fact);
+      chars += fact.length + 3;
+    }
+  };
+  const errors = facts.filter((f) => f.kind === 'error').map((f) => f.text);
+  take([...errors].reverse());
+  take(facts.filter((f) => f.kind === 'path').map((f) => f.text));
+  return [...errors, ...facts.filter((f) => f.kind === 'path').map((f) => f.text)].filter((f) => chosen.has(f));
 }
 
 const reportedLine = (errors: readonly string[]) => (errors.length ? `\nIt reported: ${errors.join(' | ')}` : '');
@@ -117,7 +126,7 @@ export function maskText(original: MessageMeta, ref: string, errors: readonly st
 /** A preview of an offloaded message, how to read the rest, and the error lines past the preview. */
 export function offloadText(text: string, previewChars: number, ref: string): string {
   const preview = headOf(text, previewChars);
-  const later = reportedErrors(text.slice(preview.length));
+  const later = reportedErrors(text.slice(preview.length), ref);
   return `${preview}${preview.length < text.length ? '…' : ''}\n[offloaded: ${text.length} characters in all; read them with context_reload("${ref}")]${reportedLine(later)}`;
 }
 
@@ -148,7 +157,7 @@ export function replacementBody(
 ): ChatMessage {
   const ref = originalKeyOf(meta);
   const text = replaceableText(original.content, ref);
-  if (op.op === 'mask') return { ...original, content: maskText(meta, ref, reportedErrors(text)) };
+  if (op.op === 'mask') return { ...original, content: maskText(meta, ref, reportedErrors(text, ref)) };
   if (op.op === 'offload') return { ...original, content: offloadText(text, op.previewChars, ref) };
   if (op.maxTokens === undefined) {
     return { ...original, content: truncateText(text, op.headChars, op.tailChars, marker, ref) };

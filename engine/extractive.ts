@@ -24,29 +24,49 @@ function quote(content: MessageContent, chars = QUOTE_CHARS): string {
   return clipLine(textOf(content), chars);
 }
 
-/** The five fields from the span's own words; `previous` (an earlier summary) is kept as the current state's start. */
-export function extractiveSummary(span: readonly FactSource[], previous?: string): StructuredSummary {
+/**
+ * The five fields from the span's own words, within `maxChars` (the summary's budget: facts that do not fit are left
+ * for the caller's fact check to pin). `previous` (an earlier summary folded in) starts the current state, and its
+ * facts are carried forward with the span's: errors first, then the user's constraints, paths, URLs, identifiers and
+ * quantities, each list in order of first appearance.
+ */
+export function extractiveSummary(
+  span: readonly FactSource[],
+  previous?: string,
+  maxChars = Number.POSITIVE_INFINITY,
+): StructuredSummary {
   const users = span.filter((m) => m.role === 'user' && textOf(m.content).trim() !== '');
   const lastAnswer = [...span].reverse().find((m) => m.role === 'assistant' && textOf(m.content).trim() !== '');
-  const facts = extractFacts(span);
-  const list = (kinds: string[]) =>
-    facts
-      .filter((f) => kinds.includes(f.kind))
-      .slice(0, LISTED_FACTS)
-      .map((f) => `- ${headOf(f.text, MAX_FACT_CHARS)}`)
-      .join('\n');
-  return {
-    task_overview: [EXTRACTIVE_LABEL, ...users.slice(-USER_MESSAGES).map((m) => `- user: ${quote(m.content)}`)].join(
-      '\n',
-    ),
-    current_state: [
-      previous ? quote(previous, 2 * QUOTE_CHARS) : '',
-      lastAnswer ? `Last answer: ${quote(lastAnswer.content)}` : '',
-    ]
-      .filter(Boolean)
-      .join('\n'),
-    important_discoveries: list(['error']),
-    next_steps: users.length ? `Continue from the user's last request: ${quote(users.at(-1)!.content)}` : '',
-    context_to_preserve: list(['constraint', 'path', 'url', 'identifier', 'quantity']),
+  const facts = extractFacts([...(previous ? [{ role: 'assistant', content: previous }] : []), ...span]);
+  const task_overview = [
+    EXTRACTIVE_LABEL,
+    ...users.slice(-USER_MESSAGES).map((m) => `- user: ${quote(m.content)}`),
+  ].join('\n');
+  const current_state = [
+    previous ? quote(previous, 2 * QUOTE_CHARS) : '',
+    lastAnswer ? `Last answer: ${quote(lastAnswer.content)}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+  const next_steps = users.length ? `Continue from the user's last request: ${quote(users.at(-1)!.content)}` : '';
+  let room = maxChars - task_overview.length - current_state.length - next_steps.length;
+  /** The facts of `kinds` as list items, while they fit the room left (a long one is skipped, a shorter may fit). */
+  const list = (kinds: string[], share = 1) => {
+    const items: string[] = [];
+    let budget = Math.floor(room * share);
+    for (const fact of facts.filter((f) => kinds.includes(f.kind))) {
+      if (items.length === LISTED_FACTS) break;
+      const item = `- ${headOf(fact.text, MAX_FACT_CHARS)}`;
+      if (item.length + 1 > budget) continue;
+      items.push(item);
+      budget -= item.length + 1;
+    }
+    room -= items.reduce((sum, item) => sum + item.length + 1, 0);
+    return items.join('\n');
   };
+  const important_discoveries = list(['error'], 0.5);
+  const context_to_preserve = [list(['constraint', 'path']), list(['url', 'identifier', 'quantity'])]
+    .filter(Boolean)
+    .join('\n');
+  return { task_overview, current_state, important_discoveries, next_steps, context_to_preserve };
 }

@@ -21,6 +21,21 @@ export interface FactSource {
   role: string;
   /** Text, or parts: the facts are read from the text parts. */
   content: MessageContent;
+  /** An assistant's tool calls: their arguments name the files it edits, the commands it runs. */
+  tool_calls?: readonly { function: { arguments: string } }[];
+}
+
+/** The text facts are read from: the content's text, then the arguments of the tool calls (JSON unescaped). */
+function sourceText(message: FactSource): string {
+  const calls = (message.tool_calls ?? []).map((call) => {
+    try {
+      const args = JSON.parse(call.function.arguments) as unknown;
+      return typeof args === 'object' && args !== null ? Object.values(args).map(String).join('\n') : String(args);
+    } catch {
+      return call.function.arguments;
+    }
+  });
+  return [textOf(message.content), ...calls].join('\n');
 }
 
 /** Longest fact kept (an error line or a constraint sentence is cut here). */
@@ -72,7 +87,7 @@ export function extractFacts(messages: readonly FactSource[]): Fact[] {
   };
   for (const message of messages) {
     fromUser = message.role === 'user';
-    const text = textOf(message.content);
+    const text = sourceText(message);
     const urls = matches(URL, text);
     for (const url of urls) add('url', url);
     const withoutUrls = urls.reduce((rest, url) => rest.replaceAll(url, ' '), text);

@@ -28,8 +28,8 @@ import type { StepLayout } from './turns.ts';
 
 /** Tokens a marker, stub or preview frame adds (an upper bound: about 100 characters). */
 export const STUB_TOKENS = 40;
-/** Tokens a mask stub is planned at: the stub and the error lines it keeps (`REPORTED_CHARS`, apply.ts). */
-export const MASK_TOKENS = STUB_TOKENS + 80;
+/** Tokens a mask stub is planned at: the stub and the error lines and paths it keeps (`REPORTED_CHARS`, apply.ts). */
+export const MASK_TOKENS = STUB_TOKENS + 100;
 /** The emergency step leaves at least this many tokens of a message it cuts. */
 export const EMERGENCY_MIN_TOKENS = 256;
 /** Tokens the summary's own frame adds: its header, what it covers, where the loop stands, the removed ids. */

@@ -133,16 +133,16 @@ describe('content parts', () => {
     );
   });
 
-  it('offload previews take the text and the error lines past the preview; a mask is the usual stub with them', () => {
+  it('offload previews take the text and the error lines and paths past the preview; a mask is the stub with them', () => {
     const offloaded = replacementBody(message, meta, { op: 'offload', id: meta.id, previewChars: 30, tokens: 20 }, '', {
       counter,
     });
     expect(offloaded.content).toMatch(
-      /^The build fails on src\/api\/pag…\n\[offloaded: \d+ characters in all; read them with context_reload\("agents\/trip\/life-1\/messages\/m000007\.json"\)\]\nIt reported: Error: ECONNREFUSED 10\.0\.0\.7:5432$/,
+      /^The build fails on src\/api\/pag…\n\[offloaded: \d+ characters in all; read them with context_reload\("agents\/trip\/life-1\/messages\/m000007\.json"\)\]\nIt reported: Error: ECONNREFUSED 10\.0\.0\.7:5432( \| [^\n]+)?$/,
     );
     const masked = replacementBody(message, meta, { op: 'mask', id: meta.id, tokens: 20 }, '', { counter });
     expect(masked.content).toContain(`context_reload("${REF}")`);
-    expect(masked.content).toMatch(/\nIt reported: Error: ECONNREFUSED 10\.0\.0\.7:5432$/);
+    expect(masked.content).toMatch(/\nIt reported: Error: ECONNREFUSED 10\.0\.0\.7:5432 \| src\/api\/paginate\.ts$/);
   });
 
   it('a parts message round-trips through replacementBody: the original untouched, the replacement plain JSON', () => {
