@@ -136,7 +136,12 @@ async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const corpus = loadCorpus();
   const options = parseOptions(process.argv.slice(2), corpus);
-  if (corpus.length === 0) throw new Error('the corpus is empty: no session in test/fixtures/sessions');
+  if (corpus.length === 0) {
+    throw new Error(
+      'the corpus is empty: no session in test/fixtures/sessions (build them from their source with the commands in ' +
+        'test/fixtures/sessions/README.md)',
+    );
+  }
   const sessions = corpus.filter((s) => options.sessions.includes(s.name));
   const plan = sessions.flatMap((session) =>
     options.windows.flatMap((window) => options.presets.map((preset) => ({ session, window, preset }))),
