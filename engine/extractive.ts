@@ -3,7 +3,7 @@
  * deployment without a second model). It writes no new sentences; it picks the user's words, the last answer, the
  * errors and the must-keep facts of the span into the five fields, and says that it is extractive.
  */
-import { extractFacts, MAX_FACT_CHARS } from './facts.ts';
+import { agentFirst, extractFacts, MAX_FACT_CHARS } from './facts.ts';
 import type { FactSource } from './facts.ts';
 import { textOf } from './messages.ts';
 import type { MessageContent } from './messages.ts';
@@ -28,7 +28,7 @@ function quote(content: MessageContent, chars = QUOTE_CHARS): string {
  * The five fields from the span's own words, within `maxChars` (the summary's budget: facts that do not fit are left
  * for the caller's fact check to pin). `previous` (an earlier summary folded in) starts the current state, and its
  * facts are carried forward with the span's: errors first, then the user's constraints, paths, URLs, identifiers and
- * quantities, each list in order of first appearance.
+ * quantities, each list with the agent's own actions first (the files it edited), then in order of first appearance.
  */
 export function extractiveSummary(
   span: readonly FactSource[],
@@ -54,7 +54,7 @@ export function extractiveSummary(
   const list = (kinds: string[], share = 1) => {
     const items: string[] = [];
     let budget = Math.floor(room * share);
-    for (const fact of facts.filter((f) => kinds.includes(f.kind))) {
+    for (const fact of agentFirst(facts.filter((f) => kinds.includes(f.kind)))) {
       if (items.length === LISTED_FACTS) break;
       const item = `- ${headOf(fact.text, MAX_FACT_CHARS)}`;
       if (item.length + 1 > budget) continue;

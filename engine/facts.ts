@@ -15,6 +15,8 @@ export interface Fact {
   text: string;
   /** Said by the user (not found in a tool result or a reply): pinned first. */
   fromUser?: boolean;
+  /** In the arguments of the agent's own tool calls (a file it edited, a command it ran): first of its kind. */
+  fromAgent?: boolean;
 }
 
 export interface FactSource {
@@ -25,17 +27,18 @@ export interface FactSource {
   tool_calls?: readonly { function: { arguments: string } }[];
 }
 
-/** The text facts are read from: the content's text, then the arguments of the tool calls (JSON unescaped). */
-function sourceText(message: FactSource): string {
-  const calls = (message.tool_calls ?? []).map((call) => {
-    try {
-      const args = JSON.parse(call.function.arguments) as unknown;
-      return typeof args === 'object' && args !== null ? Object.values(args).map(String).join('\n') : String(args);
-    } catch {
-      return call.function.arguments;
-    }
-  });
-  return [textOf(message.content), ...calls].join('\n');
+/** The arguments of a message's tool calls as text (JSON unescaped): what the agent did. */
+function actionText(message: FactSource): string {
+  return (message.tool_calls ?? [])
+    .map((call) => {
+      try {
+        const args = JSON.parse(call.function.arguments) as unknown;
+        return typeof args === 'object' && args !== null ? Object.values(args).map(String).join('\n') : String(args);
+      } catch {
+        return call.function.arguments;
+      }
+    })
+    .join('\n');
 }
 
 /** Longest fact kept (an error line or a constraint sentence is cut here). */
@@ -75,19 +78,26 @@ export function extractFacts(messages: readonly FactSource[]): Fact[] {
   const facts: Fact[] = [];
   const seen = new Set<string>();
   let fromUser = false;
+  let fromAgent = false;
   const add = (kind: FactKind, text: string) => {
     const key = `${kind}:${text}`;
     if (text.length < 2) return;
     if (seen.has(key)) {
-      if (fromUser) facts.find((f) => f.kind === kind && f.text === text)!.fromUser = true;
+      const fact = facts.find((f) => f.kind === kind && f.text === text)!;
+      if (fromUser) fact.fromUser = true;
+      if (fromAgent) fact.fromAgent = true;
       return;
     }
     seen.add(key);
-    facts.push({ kind, text, ...(fromUser ? { fromUser } : {}) });
+    facts.push({ kind, text, ...(fromUser ? { fromUser } : {}), ...(fromAgent ? { fromAgent } : {}) });
   };
-  for (const message of messages) {
+  const sources = messages.flatMap((message) => [
+    { message, text: textOf(message.content), action: false },
+    ...(message.tool_calls?.length ? [{ message, text: actionText(message), action: true }] : []),
+  ]);
+  for (const { message, text, action } of sources) {
     fromUser = message.role === 'user';
-    const text = sourceText(message);
+    fromAgent = action;
     const urls = matches(URL, text);
     for (const url of urls) add('url', url);
     const withoutUrls = urls.reduce((rest, url) => rest.replaceAll(url, ' '), text);
@@ -162,8 +172,17 @@ export function preservedFactsBlock(missing: readonly Fact[]): string {
 /** Kinds in the order they are worth pinning when there are too many: the user's rules and errors first. */
 const PIN_ORDER: readonly FactKind[] = ['constraint', 'error', 'path', 'url', 'identifier', 'quantity'];
 
-/** At most `max` facts: the user's own first, then the most valuable kinds, each in order of appearance. */
+/** The facts of the agent's own actions first, each part in its order. */
+export function agentFirst(facts: readonly Fact[]): Fact[] {
+  return [...facts.filter((f) => f.fromAgent), ...facts.filter((f) => !f.fromAgent)];
+}
+
+/**
+ * At most `max` facts: the user's own first, then the most valuable kinds, those of the agent's own actions first
+ * within a kind (the files it edited before the paths a search listed), each in order of appearance.
+ */
 export function prioritizeFacts(facts: readonly Fact[], max: number): Fact[] {
-  const byKind = (from: readonly Fact[]) => PIN_ORDER.flatMap((kind) => from.filter((f) => f.kind === kind));
+  const byKind = (from: readonly Fact[]) =>
+    PIN_ORDER.flatMap((kind) => agentFirst(from.filter((f) => f.kind === kind)));
   return [...byKind(facts.filter((f) => f.fromUser)), ...byKind(facts.filter((f) => !f.fromUser))].slice(0, max);
 }

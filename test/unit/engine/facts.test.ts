@@ -87,4 +87,21 @@ describe('must-keep facts', () => {
       '/api/items/1',
     ]);
   });
+
+  it('reads the agent’s tool-call arguments, and puts the files it acted on before the paths a search listed', () => {
+    const facts = extractFacts([
+      { role: 'tool', content: 'src/a.py\nsrc/b.py\nsrc/c.py' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ function: { arguments: JSON.stringify({ path: 'src/c.py', text: 'print(1)' }) } }],
+      },
+    ]);
+    expect(facts.filter((f) => f.kind === 'path').map((f) => [f.text, f.fromAgent ?? false])).toEqual([
+      ['src/a.py', false],
+      ['src/b.py', false],
+      ['src/c.py', true],
+    ]);
+    expect(prioritizeFacts(facts, 2).map((f) => f.text)).toEqual(['src/c.py', 'src/a.py']);
+  });
 });
