@@ -332,7 +332,7 @@ export function planCompression(input: PlanInput): Plan {
   /** Replaces a message (its planned size in `tokens`: an estimate the activity's count replaces) or drops it. */
   const replace = (slot: Slot, op: DistributiveOmit<Operation, 'tokens'>, tokens: number) => {
     if (slot.op.op === 'drop') return;
-    slot.op = op.op === 'keep' || op.op === 'drop' ? op : ({ ...op, tokens } as Operation);
+    slot.op = op.op === 'keep' || op.op === 'drop' ? op : { ...op, tokens };
     totals.tokens += tokens - slot.tokens;
     slot.tokens = tokens;
     if (op.op === 'drop') {

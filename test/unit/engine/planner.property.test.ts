@@ -159,7 +159,8 @@ describe('plans over random histories', () => {
         for (let i = newest.start; i < newest.end; i++) expect(['keep', 'truncate']).toContain(plan.operations[i]!.op);
         const opener = turns.at(-1)!.start;
         const prepended = plan.summary?.placement.mode === 'prepend' && plan.summary.placement.id;
-        if (prepended !== input.context[opener]!.id) expect(['keep', 'truncate']).toContain(plan.operations[opener]!.op);
+        if (prepended !== input.context[opener]!.id)
+          expect(['keep', 'truncate']).toContain(plan.operations[opener]!.op);
       }),
       RUNS,
     );
