@@ -403,9 +403,9 @@ export function planCompression(input: PlanInput): Plan {
     const candidates = found.flatMap((s) => stepSlots[s]!.filter((x) => x.op.op !== 'drop' && x.protect !== 'fixed'));
     if (candidates.length < 2) return [];
     const spanTokens = candidates.reduce((sum, x) => sum + x.tokens, 0);
-    // Worth a summary only if it at most halves what it replaces.
+    // Worth a summary only if it at most halves what it replaces (a forced compaction asked for it anyway).
     const estimate = Math.min(summaryBudget, Math.max(64, Math.ceil(spanTokens * 0.25))) + SUMMARY_FRAME_TOKENS;
-    if (!options.toTarget && spanTokens < 2 * estimate) return [];
+    if (!options.toTarget && trigger !== 'forced' && spanTokens < 2 * estimate) return [];
     // The user's own words, newest first, up to the budget: they stay verbatim beside the summary.
     let budget = policy.summary.keepUserTokens;
     const keptUser = new Set<Slot>();
