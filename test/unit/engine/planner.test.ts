@@ -161,6 +161,13 @@ describe('strategies, cheapest first', () => {
     for (const id of step.ids) expect(p.removed.find((r) => r.id === id)?.by).toBe('summarize');
   });
 
+  it('a forced summarize runs on a small span (the automatic trigger would find it not worth a summary)', () => {
+    const c = context().system().user().turns(4, 30);
+    const policy = { strategies: ['summarize' as const], keepSteps: 1, keepTurns: 0, keepMessages: 0, reserveRatio: 0 };
+    expect(plan(c, policy, { trigger: 'forced' }).steps.map((s) => s.strategy)).toEqual(['summarize']);
+    expect(plan(c, policy, { trigger: 'auto', fixedTokens: 52_000 }).steps).toEqual([]);
+  });
+
   it('keeps the user’s own messages of the span verbatim up to the budget, newest first', () => {
     const c = context().system().user().reply(40_000).turns(40, 150);
     const p = plan(c, { strategies: ['summarize'], summary: { keepUserTokens: 120 } });
