@@ -348,7 +348,12 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       const userMessages = rest.filter((m) => m.role === 'user').map((m) => textOf(m.content));
       /** A summary's ledger and the facts it (with the ledger) keeps. */
       const judge = (rendered: string, update: LedgerUpdate) => {
-        const ledger = updateLedger(input.ledger, { ...(goal !== undefined ? { goal } : {}), userMessages, update });
+        const ledger = updateLedger(input.ledger, {
+          ...(goal !== undefined ? { goal } : {}),
+          userMessages,
+          update,
+          facts,
+        });
         return { rendered, ledger, check: checkFacts(facts, `${rendered}\n${renderLedger(ledger)}`) };
       };
       const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;

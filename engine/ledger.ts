@@ -4,6 +4,7 @@
  * the user's constraints are taken verbatim from the user's messages, so no summary can paraphrase them away.
  */
 import { extractFacts } from './facts.ts';
+import type { Fact } from './facts.ts';
 import { jsonObjectOf, LEDGER_FIELDS } from './summary.ts';
 import { headOf } from './text.ts';
 
@@ -14,6 +15,11 @@ export interface TaskLedger {
   done: string[];
   pending: string[];
   nextAction: string;
+  /**
+   * Key facts of what left the context, carried from compaction to compaction: the error lines the agent met and the
+   * files it acted on (the newest {@link LEDGER_KEY_FACTS}). Absent in ledgers made before.
+   */
+  keyFacts?: string[];
 }
 
 /** What a summary adds to the ledger (the JSON fields `decisions`, `done`, `pending`, and its next step). */
@@ -35,6 +41,8 @@ export const EMPTY_LEDGER: TaskLedger = {
 
 /** Entries kept per list (the newest; constraints: the oldest, since a rule stated first still holds). */
 export const LEDGER_ITEMS = 30;
+/** Key facts kept (the newest): error lines run to about 100 characters, so about 1,000 tokens at most. */
+export const LEDGER_KEY_FACTS = 40;
 /** Characters of the goal kept verbatim. */
 export const GOAL_CHARS = 1_000;
 const ITEM_CHARS = 300;
@@ -45,7 +53,12 @@ const clean = (items: readonly unknown[] | undefined) =>
     .map((item) => headOf(item.replace(/\s+/g, ' ').trim(), ITEM_CHARS))
     .filter((item) => item !== '');
 
-function union(previous: readonly string[], added: readonly string[], keep: 'oldest' | 'newest'): string[] {
+function union(
+  previous: readonly string[],
+  added: readonly string[],
+  keep: 'oldest' | 'newest',
+  max = LEDGER_ITEMS,
+): string[] {
   const seen = new Set(previous.map((item) => item.toLowerCase()));
   const merged = [...previous];
   for (const item of added) {
@@ -53,23 +66,24 @@ function union(previous: readonly string[], added: readonly string[], keep: 'old
     seen.add(item.toLowerCase());
     merged.push(item);
   }
-  return keep === 'oldest' ? merged.slice(0, LEDGER_ITEMS) : merged.slice(-LEDGER_ITEMS);
+  return keep === 'oldest' ? merged.slice(0, max) : merged.slice(-max);
 }
 
 /**
  * The ledger after a compaction: the goal stays (or is set from the user's first message), the user's constraints
  * of the removed span are added verbatim, decisions and done are appended, pending and the next action follow the
- * latest summary.
+ * latest summary, and the key facts of what left (`facts`) are appended.
  */
 export function updateLedger(
   previous: TaskLedger | undefined,
-  input: { goal?: string; userMessages: readonly string[]; update?: LedgerUpdate },
+  input: { goal?: string; userMessages: readonly string[]; update?: LedgerUpdate; facts?: readonly Fact[] },
 ): TaskLedger {
   const base = previous ?? EMPTY_LEDGER;
   const constraints = extractFacts(input.userMessages.map((content) => ({ role: 'user', content })))
     .filter((fact) => fact.kind === 'constraint')
     .map((fact) => fact.text);
   const update = input.update ?? {};
+  const keyFacts = union(base.keyFacts ?? [], keyFactsOf(input.facts ?? []), 'newest', LEDGER_KEY_FACTS);
   return {
     goal: base.goal || headOf((input.goal ?? '').trim(), GOAL_CHARS),
     constraints: union(base.constraints, constraints, 'oldest'),
@@ -77,7 +91,13 @@ export function updateLedger(
     done: union(base.done, clean(update.done), 'newest'),
     pending: update.pending !== undefined ? clean(update.pending).slice(0, LEDGER_ITEMS) : base.pending,
     nextAction: update.nextAction?.trim() ? headOf(update.nextAction.trim(), ITEM_CHARS) : base.nextAction,
+    ...(keyFacts.length > 0 ? { keyFacts } : {}),
   };
+}
+
+/** The facts the ledger carries: error lines, and the paths of the agent's own actions (the files it edited). */
+function keyFactsOf(facts: readonly Fact[]): string[] {
+  return facts.filter((f) => f.kind === 'error' || (f.kind === 'path' && f.fromAgent)).map((f) => f.text);
 }
 
 /** The first line of a summary's next steps: the ledger's next action. */
@@ -111,6 +131,7 @@ export function renderLedger(ledger: TaskLedger): string {
     ...section('Decisions', ledger.decisions),
     ...section('Done', ledger.done),
     ...section('Pending', ledger.pending),
+    ...section('Key facts (errors met, files acted on)', ledger.keyFacts ?? []),
     ...(ledger.nextAction ? ['## Next action', ledger.nextAction] : []),
   ].join('\n');
 }

@@ -342,21 +342,25 @@ describe('summaries that keep what matters', () => {
       compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
     });
 
-  it('the fact check catches a summary that dropped a path and an error, re-prompts once, and pins them', async () => {
+  it('the fact check catches a summary that dropped a path and an error: the error in the ledger, the path re-asked and pinned', async () => {
     const agentId = newAgentId('facts');
     await start(agentId);
     await sendMessage(h.client, agentId, 'Start the deployment checks.');
     await sendMessage(
       h.client,
       agentId,
-      "Deploy with /srv/app/deploy.yaml failed: TypeError: Cannot read properties of undefined (reading 'port')",
+      "Deploy with /srv/app/deploy.yaml failed.\nTypeError: Cannot read properties of undefined (reading 'port')",
     );
     for (let page = 1; page <= 3; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
     const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
     const event = result.event!;
     expect(event.facts!.reprompted).toBe(true);
     expect(event.facts!.pinned).toContain('/srv/app/deploy.yaml');
-    expect(event.facts!.pinned.some((f) => f.includes('TypeError: Cannot read properties of undefined'))).toBe(true);
+    // The error line is carried in the task ledger's key facts, so it is not pinned again.
+    expect(event.facts!.pinned.some((f) => f.includes('TypeError'))).toBe(false);
+    expect((await agentLedger(h.client, agentId)).keyFacts).toContain(
+      "TypeError: Cannot read properties of undefined (reading 'port')",
+    );
     const asks = h.model.requests.filter(
       (r) => isSummaryRequest(r) && r.body.messages.some((m) => textOf(m.content).includes('/srv/app/deploy.yaml')),
     );
@@ -369,7 +373,6 @@ describe('summaries that keep what matters', () => {
     const body = JSON.parse((await h.store.get(summary.key))!) as ChatMessage;
     expect(body.content).toContain('## Preserved facts (verbatim from the removed messages)');
     expect(body.content).toContain('- path: /srv/app/deploy.yaml');
-    expect(body.content).toContain("TypeError: Cannot read properties of undefined (reading 'port')");
   });
 
   it('a provider that rejects response_format gets the plain prompt; the event records the path taken', async () => {

@@ -1,8 +1,10 @@
 /** The task ledger: the user's words verbatim, the summary's lists merged, never summarized away. */
 import { describe, expect, it } from 'vitest';
+import { extractFacts } from '../../../engine/facts.ts';
 import {
   EMPTY_LEDGER,
   LEDGER_HEADER,
+  LEDGER_KEY_FACTS,
   nextActionOf,
   parseLedgerUpdate,
   renderLedger,
@@ -64,5 +66,22 @@ describe('task ledger', () => {
     expect(renderLedger({ ...EMPTY_LEDGER, goal: 'G', constraints: ['Never X.'] })).toBe(
       `${LEDGER_HEADER}\n## Goal\nG\n## Constraints\n- Never X.`,
     );
+  });
+
+  it('carries the key facts of what left: error lines and the files the agent acted on, the newest 40', () => {
+    const facts = extractFacts([
+      { role: 'tool', content: 'src/a.py\nTraceback (most recent call last):\nValueError: bad value' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ function: { arguments: JSON.stringify({ path: 'src/b.py' }) } }],
+      },
+    ]);
+    const ledger = updateLedger(undefined, { goal: 'Fix it.', userMessages: [], facts });
+    expect(ledger.keyFacts).toEqual(['Traceback (most recent call last):', 'ValueError: bad value', 'src/b.py']);
+    expect(renderLedger(ledger)).toContain('## Key facts (errors met, files acted on)\n- Traceback');
+    const many = Array.from({ length: 50 }, (_, i) => ({ kind: 'error' as const, text: `Error: case ${i}` }));
+    expect(updateLedger(ledger, { userMessages: [], facts: many }).keyFacts).toHaveLength(LEDGER_KEY_FACTS);
+    expect(updateLedger(ledger, { userMessages: [], facts: many }).keyFacts!.at(-1)).toBe('Error: case 49');
   });
 });
