@@ -59,48 +59,37 @@ export async function benchDecision(log: (line: string) => void) {
     recount.push((performance.now() - start) * 1_000);
   }
   // Plans are timed warm, as a worker makes them over an agent's life (the first ones also compile the code).
-  const plans: number[] = [];
-  for (let run = -10; run < 20; run++) {
-    const start = performance.now();
-    planCompression({
-      context: meta,
-      policy,
-      window: WINDOW,
-      fixedTokens: 0,
-      trigger: 'forced',
-      cooldown: { consecutive: 0, lastTokensAfter: 0 },
-      summarizer: 'available',
-      goalId: 'm0',
-    });
-    if (run >= 0) plans.push((performance.now() - start) * 1_000);
-  }
+  const timePlans = (context: MessageMeta[]) => {
+    const times: number[] = [];
+    for (let run = -10; run < 20; run++) {
+      const start = performance.now();
+      planCompression({
+        context,
+        policy,
+        window: WINDOW,
+        fixedTokens: 0,
+        trigger: 'forced',
+        cooldown: { consecutive: 0, lastTokensAfter: 0 },
+        summarizer: 'available',
+        goalId: 'm0',
+      });
+      if (run >= 0) times.push((performance.now() - start) * 1_000);
+    }
+    return median(times);
+  };
+  const planUsAt2000 = timePlans(meta);
   // The same 2,000 messages as an agent loop: one user message, then steps of a tool call and its result.
-  const loop: MessageMeta[] = meta.map((m, i) =>
-    i === 0
-      ? { ...m, role: 'user' }
-      : i % 2 === 1
-        ? { ...m, role: 'assistant', toolCallIds: [`call${i}`] }
-        : { ...m, role: 'tool', toolCallId: `call${i - 1}` },
+  const planLoopUsAt2000 = timePlans(
+    meta.map((m, i) =>
+      i === 0
+        ? { ...m, role: 'user' }
+        : i % 2 === 1
+          ? { ...m, role: 'assistant', toolCallIds: [`call${i}`] }
+          : { ...m, role: 'tool', toolCallId: `call${i - 1}` },
+    ),
   );
-  const loopPlans: number[] = [];
-  for (let run = -10; run < 20; run++) {
-    const start = performance.now();
-    planCompression({
-      context: loop,
-      policy,
-      window: WINDOW,
-      fixedTokens: 0,
-      trigger: 'forced',
-      cooldown: { consecutive: 0, lastTokensAfter: 0 },
-      summarizer: 'available',
-      goalId: 'm0',
-    });
-    if (run >= 0) loopPlans.push((performance.now() - start) * 1_000);
-  }
-  const planLoopUsAt2000 = median(loopPlans);
   const usAt2000 = median(incremental);
   const fullRecountUsAt2000 = median(recount);
-  const planUsAt2000 = median(plans);
   log(
     `per-turn decision at ${MESSAGES} messages: ${usAt2000.toFixed(1)} µs incremental vs ` +
       `${(fullRecountUsAt2000 / 1_000).toFixed(1)} ms full recount (${(fullRecountUsAt2000 / usAt2000).toFixed(0)}×); ` +
