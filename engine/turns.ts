@@ -1,6 +1,7 @@
 /**
- * Turn grouping. A user message opens a turn. Inside a turn, an assistant message that calls tools and the tool
- * messages answering it form one atomic group: compression removes or keeps it whole, never half.
+ * Step and turn layout. A step is the unit of compression: a user message, an assistant message that calls tools
+ * together with the tool messages answering it (removed or kept whole, never half), or a final answer. One of the
+ * user's own messages opens a turn; a long-running agent's turn holds hundreds of steps.
  */
 import type { PairView } from './tool-pairs.ts';
 
@@ -8,17 +9,6 @@ import type { PairView } from './tool-pairs.ts';
 export interface Span {
   start: number;
   end: number;
-}
-
-export interface Turn extends Span {
-  /** Atomic groups of the turn, in order, covering it exactly. */
-  groups: Span[];
-}
-
-export interface TurnLayout {
-  /** Messages before the first user message (system prompt, summary, ledger). */
-  preamble: Span;
-  turns: Turn[];
 }
 
 /** Atomic groups of `view[start, end)`: an assistant message with tool calls takes the tool messages after it. */
@@ -34,20 +24,6 @@ export function atomicGroups(view: readonly PairView[], start = 0, end = view.le
     i = j;
   }
   return groups;
-}
-
-export function groupTurns(view: readonly PairView[]): TurnLayout {
-  const firstUser = view.findIndex((message) => message.role === 'user');
-  const preambleEnd = firstUser === -1 ? view.length : firstUser;
-  const turns: Turn[] = [];
-  let start = preambleEnd;
-  while (start < view.length) {
-    let end = start + 1;
-    while (end < view.length && view[end]!.role !== 'user') end++;
-    turns.push({ start, end, groups: atomicGroups(view, start, end) });
-    start = end;
-  }
-  return { preamble: { start: 0, end: preambleEnd }, turns };
 }
 
 /** The fields of a message the step layout needs. */

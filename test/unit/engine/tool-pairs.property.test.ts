@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toolPairViolations } from '../../../engine/tool-pairs.ts';
 import type { PairView } from '../../../engine/tool-pairs.ts';
-import { groupTurns } from '../../../engine/turns.ts';
+import { layoutSteps } from '../../../engine/turns.ts';
 
 /** A turn: a user message, then steps that are a text reply or a call group (1–3 calls, answered in any order). */
 const turnArb = fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 4 });
@@ -65,26 +65,24 @@ describe('tool pairs over random histories', () => {
     );
   });
 
-  it('turns and their atomic groups cover the history exactly, and no group splits a call from its results', () => {
+  it('steps and turns cover the history exactly, and no step splits a call from its results', () => {
     fc.assert(
       fc.property(historyArb, (history) => {
         const view = build(history);
-        const { preamble, turns } = groupTurns(view);
-        let cursor = preamble.end;
-        for (const turn of turns) {
-          expect(turn.start).toBe(cursor);
-          expect(view[turn.start]!.role).toBe('user');
-          let inner = turn.start;
-          for (const group of turn.groups) {
-            expect(group.start).toBe(inner);
-            // Each group is valid on its own: keeping or dropping it whole never breaks a pair.
-            expect(toolPairViolations(view.slice(group.start, group.end))).toEqual([]);
-            inner = group.end;
-          }
-          expect(inner).toBe(turn.end);
-          cursor = turn.end;
+        const { steps, turns } = layoutSteps(view);
+        let cursor = 0;
+        for (const step of steps) {
+          expect(step.start).toBe(cursor);
+          // Each step is valid on its own: keeping or dropping it whole never breaks a pair.
+          expect(toolPairViolations(view.slice(step.start, step.end))).toEqual([]);
+          if (step.turn >= 0) expect(step.end).toBeLessThanOrEqual(turns[step.turn]!.end);
+          cursor = step.end;
         }
         expect(cursor).toBe(view.length);
+        for (const [t, turn] of turns.entries()) {
+          expect(view[turn.start]!.role).toBe('user');
+          expect(turn.end).toBe(turns[t + 1]?.start ?? view.length);
+        }
       }),
     );
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertToolPairs, pairViewOf, ToolPairError, toolPairViolations } from '../../../engine/tool-pairs.ts';
 import type { PairView } from '../../../engine/tool-pairs.ts';
-import { atomicGroups, groupTurns } from '../../../engine/turns.ts';
+import { atomicGroups, layoutSteps } from '../../../engine/turns.ts';
 
 const sys: PairView = { role: 'system' };
 const user: PairView = { role: 'user' };
@@ -52,34 +52,36 @@ describe('tool-pair validator', () => {
   });
 });
 
-describe('turn grouping', () => {
-  it('a user message opens a turn; a call and its results form one atomic group', () => {
+describe('step and turn layout', () => {
+  it('a user message opens a turn; a call and its results form one atomic step', () => {
     const view = [sys, user, calls('a', 'b'), result('a'), result('b'), text, user, text];
-    const layout = groupTurns(view);
-    expect(layout.preamble).toEqual({ start: 0, end: 1 });
-    expect(layout.turns).toEqual([
-      {
-        start: 1,
-        end: 6,
-        groups: [
-          { start: 1, end: 2 },
-          { start: 2, end: 5 },
-          { start: 5, end: 6 },
-        ],
-      },
-      {
-        start: 6,
-        end: 8,
-        groups: [
-          { start: 6, end: 7 },
-          { start: 7, end: 8 },
-        ],
-      },
-    ]);
+    expect(layoutSteps(view)).toEqual({
+      steps: [
+        { start: 0, end: 1, turn: -1 },
+        { start: 1, end: 2, turn: 0 },
+        { start: 2, end: 5, turn: 0 },
+        { start: 5, end: 6, turn: 0 },
+        { start: 6, end: 7, turn: 1 },
+        { start: 7, end: 8, turn: 1 },
+      ],
+      turns: [
+        { start: 1, end: 6 },
+        { start: 6, end: 8 },
+      ],
+    });
   });
 
-  it('a view without a user message is all preamble', () => {
-    expect(groupTurns([sys, text])).toEqual({ preamble: { start: 0, end: 2 }, turns: [] });
+  it('a summary or the ledger (user messages of the engine) opens no turn; a view without a user message has none', () => {
+    const summary = { role: 'user', kind: 'summary' };
+    const ledger = { role: 'user', kind: 'ledger' };
+    expect(layoutSteps([sys, ledger, user, summary, text]).turns).toEqual([{ start: 2, end: 5 }]);
+    expect(layoutSteps([sys, text])).toEqual({
+      steps: [
+        { start: 0, end: 1, turn: -1 },
+        { start: 1, end: 2, turn: -1 },
+      ],
+      turns: [],
+    });
   });
 
   it('atomic groups cover a range exactly', () => {
