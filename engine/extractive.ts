@@ -7,6 +7,7 @@ import { agentFirst, extractFacts, MAX_FACT_CHARS } from './facts.ts';
 import type { FactSource } from './facts.ts';
 import { textOf } from './messages.ts';
 import type { MessageContent } from './messages.ts';
+import { parseSummary } from './summary.ts';
 import type { StructuredSummary } from './summary.ts';
 import { clipLine, headOf } from './text.ts';
 
@@ -16,6 +17,9 @@ const QUOTE_CHARS = 400;
 const LISTED_FACTS = 40;
 /** User messages quoted, at most (the newest). */
 const USER_MESSAGES = 6;
+
+const USER_QUOTE = '- user: ';
+const LAST_ANSWER = 'Last answer: ';
 
 export const EXTRACTIVE_LABEL = '(extractive summary: no summary model is configured; quoted, not rewritten)';
 
@@ -38,16 +42,24 @@ export function extractiveSummary(
   const users = span.filter((m) => m.role === 'user' && textOf(m.content).trim() !== '');
   const lastAnswer = [...span].reverse().find((m) => m.role === 'assistant' && textOf(m.content).trim() !== '');
   const facts = extractFacts([...(previous ? [{ role: 'assistant', content: previous }] : []), ...span]);
-  const task_overview = [
-    EXTRACTIVE_LABEL,
-    ...users.slice(-USER_MESSAGES).map((m) => `- user: ${quote(m.content)}`),
-  ].join('\n');
-  const current_state = [
-    previous ? quote(previous, 2 * QUOTE_CHARS) : '',
-    lastAnswer ? `Last answer: ${quote(lastAnswer.content)}` : '',
-  ]
-    .filter(Boolean)
-    .join('\n');
+  // The previous summary is folded, not quoted whole (quoting nests every earlier summary inside the next): its
+  // quotes of the user and its last answer carry over, a model's account of the state is quoted, and its facts are
+  // listed with the span's.
+  const earlier = previous ? parseSummary(previous).summary : undefined;
+  const earlierWasExtractive = earlier?.task_overview.includes(EXTRACTIVE_LABEL) ?? false;
+  const userQuotes = [
+    ...new Set([
+      ...(earlier?.task_overview.split('\n').filter((line) => line.startsWith(USER_QUOTE)) ?? []),
+      ...users.map((m) => `${USER_QUOTE}${quote(m.content)}`),
+    ]),
+  ];
+  const task_overview = [EXTRACTIVE_LABEL, ...userQuotes.slice(-USER_MESSAGES)].join('\n');
+  const earlierState = earlier && !earlierWasExtractive ? clipLine(earlier.current_state, 2 * QUOTE_CHARS) : '';
+  const earlierAnswer = earlierWasExtractive
+    ? earlier?.current_state.split('\n').findLast((line) => line.startsWith(LAST_ANSWER))
+    : undefined;
+  const answer = lastAnswer ? `${LAST_ANSWER}${quote(lastAnswer.content)}` : earlierAnswer;
+  const current_state = [earlierState, answer ?? ''].filter(Boolean).join('\n');
   const next_steps = users.length ? `Continue from the user's last request: ${quote(users.at(-1)!.content)}` : '';
   let room = maxChars - task_overview.length - current_state.length - next_steps.length;
   /** The facts of `kinds` as list items, while they fit the room left (a long one is skipped, a shorter may fit). */

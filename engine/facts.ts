@@ -17,6 +17,10 @@ export interface Fact {
   fromUser?: boolean;
   /** In the arguments of the agent's own tool calls (a file it edited, a command it ran): first of its kind. */
   fromAgent?: boolean;
+  /** Messages it appears in (1 when absent): a file named again and again outranks one line of a listing. */
+  mentions?: number;
+  /** A path named with a line number (a traceback's frame, a compiler's `file:line:`): where something happened. */
+  located?: boolean;
 }
 
 export interface FactSource {
@@ -48,13 +52,52 @@ const URL = /\bhttps?:\/\/[^\s<>"'`)\]]+/g;
 // Unix paths with at least two segments or an extension, ~/ and ./ forms, and Windows paths.
 const PATH =
   /(?:~|\.{1,2})?\/?(?:[\w.@-]+\/)+[\w.@-]+|\b[A-Za-z]:\\(?:[\w. -]+\\)*[\w. -]+|\b[\w-]+\.(?:ts|tsx|js|mjs|cjs|py|go|rs|java|kt|rb|json|ya?ml|toml|md|txt|sql|sh|css|html|csv|lock|env|ini|cfg|conf)\b/g;
+/** What follows a path named with its line: `:12`, `", line 12` (Python), `(12,5)` (tsc), `#L12`. */
+const LINE_NUMBER_AFTER = /^(?::\d+|", line \d+|\(\d+,\d+\)|#L\d+)/;
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
 const HASH = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b/g;
 const TICKET = /\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b|(?<![\w&])#\d{1,7}\b/g;
 const QUANTITY =
   /(?<![\w.])[-+]?\d+(?:[.,]\d+)*\s?(?:ms|s|sec|secs|seconds?|min|minutes?|h|hrs?|hours?|days?|weeks?|KB|MB|GB|TB|KiB|MiB|GiB|TiB|B|bytes?|%|px|pt|em|rem|tokens?|km|m|cm|mm|kg|g|°C|°F|€|USD|EUR|\$|rpm|rps|qps|req\/s)(?![\w])/g;
-const ERROR_LINE =
-  /^.*(?:\b[A-Z]\w*(?:Error|Exception)\b|\b[Ee]rror:|\bE[A-Z]{3,}\b|\bHTTP [45]\d\d\b|\bexit (?:code|status) \d+|\bpanic:|Traceback \(most recent call last\)|\bFAIL(?:ED)?\b|\bfatal:).*$/gm;
+/**
+ * A line that reports an error, as opposed to code or prose that names one (`raise ValueError(`, `except
+ * TypeError:`, `print("Error:", e)` are not): an exception with its message (Python, JS, Java; pytest's `E   `
+ * prefix), a traceback's first line, a compiler's or tool's `error:`/`fatal:`/`panic:` (after a `file:line:`
+ * location), a log line at ERROR level, an errno, an HTTP 4xx/5xx, a non-zero exit, a test failure, a shell's
+ * "command not found" and "No such file or directory". Tested on one line, bullets and labels taken off.
+ */
+const ERROR_PATTERNS: readonly RegExp[] = [
+  /(?:^|\s)(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt):\s+\S/,
+  /^(?:E\s+)?(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)$/,
+  /^Traceback \(most recent call last\)/,
+  /^(?:Exception in thread|Caused by:|Uncaught \w)/,
+  /^(?:\S+?(?::\d+(?::\d+)?|\(\d+,\d+\)):?\s*(?:-\s*)?)?(?:fatal\s+)?(?:error|fatal|panic)(?:\[\w+\]|\s+TS\d+)?:/i,
+  /^npm ERR!/,
+  /(?:^|[\s[])(?:ERROR|FATAL|CRITICAL)(?:\]|:|\s)/,
+  /\bE(?:NOENT|ACCES|PERM|CONNREFUSED|CONNRESET|ADDRINUSE|TIMEDOUT|EXIST|ISDIR|NOTDIR|PIPE|NOTFOUND|NOSPC)\b/,
+  /\bHTTP(?:\/[\d.]+)? [45]\d\d\b/,
+  /\b(?:exit(?:ed with)? (?:code|status)|non-zero exit status) [1-9]\d*/i,
+  /^(?:FAIL(?:ED)?\b|--- FAIL:)|\b[1-9]\d* (?:failed|errors?)\b/,
+  /: command not found$|\bNo such file or directory\b|\bPermission denied\b/,
+];
+/** A list item's bullets, and the kind label of a pinned fact (`- error: …`), which are not part of the fact. */
+const LIST_PREFIX = /^(?:[-*•]\s+)+(?:(?:path|url|identifier|quantity|error|constraint):\s+)?/;
+/**
+ * What the engine itself writes into the context and that no fact is read from: reload references (their keys hold
+ * the agent's id), a mask's or an offload's note (its sizes), and a summary's title and removed-items line (message
+ * ids). The error lines a stub keeps after its note are read.
+ */
+const OWN_MARKERS =
+  /context_reload\("[^"]*"\)|\[(?:Summary of earlier conversation|Removed from the context|tool result masked to save context|offloaded: )[^\]\n]*\]/g;
+
+/** The lines of `text` that report an error, verbatim (ends' spaces, bullets and labels taken off). */
+function errorLines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim().replace(LIST_PREFIX, ''))
+    .filter((line) => ERROR_PATTERNS.some((pattern) => pattern.test(line)));
+}
+
 const CONSTRAINT = /\b(?:must|never|always|don't|do not|should not|shouldn't|mustn't|cannot|can't|required|only)\b/i;
 
 function clip(text: string): string {
@@ -69,7 +112,7 @@ function matches(pattern: RegExp, text: string): string[] {
 function constraints(text: string): string[] {
   return text
     .split(/(?<=[.!?])\s+|\n+/)
-    .filter((sentence) => CONSTRAINT.test(sentence) && !new RegExp(ERROR_LINE.source, 'm').test(sentence))
+    .filter((sentence) => CONSTRAINT.test(sentence) && errorLines(sentence).length === 0)
     .map(clip);
 }
 
@@ -79,33 +122,53 @@ export function extractFacts(messages: readonly FactSource[]): Fact[] {
   const seen = new Set<string>();
   let fromUser = false;
   let fromAgent = false;
-  const add = (kind: FactKind, text: string) => {
+  /** Facts already counted for the message being read. */
+  let counted = new Set<string>();
+  const add = (kind: FactKind, text: string, located = false) => {
     const key = `${kind}:${text}`;
     if (text.length < 2) return;
     if (seen.has(key)) {
       const fact = facts.find((f) => f.kind === kind && f.text === text)!;
       if (fromUser) fact.fromUser = true;
       if (fromAgent) fact.fromAgent = true;
+      if (located) fact.located = true;
+      if (!counted.has(key)) fact.mentions = (fact.mentions ?? 1) + 1;
+      counted.add(key);
       return;
     }
     seen.add(key);
-    facts.push({ kind, text, ...(fromUser ? { fromUser } : {}), ...(fromAgent ? { fromAgent } : {}) });
+    counted.add(key);
+    facts.push({
+      kind,
+      text,
+      ...(fromUser ? { fromUser } : {}),
+      ...(fromAgent ? { fromAgent } : {}),
+      ...(located ? { located } : {}),
+    });
   };
   const sources = messages.flatMap((message) => [
     { message, text: textOf(message.content), action: false },
     ...(message.tool_calls?.length ? [{ message, text: actionText(message), action: true }] : []),
   ]);
-  for (const { message, text, action } of sources) {
+  let reading: FactSource | undefined;
+  for (const { message, text: raw, action } of sources) {
+    if (message !== reading) counted = new Set();
+    reading = message;
+    const text = raw.replace(OWN_MARKERS, ' ');
     fromUser = message.role === 'user';
     fromAgent = action;
     const urls = matches(URL, text);
     for (const url of urls) add('url', url);
     const withoutUrls = urls.reduce((rest, url) => rest.replaceAll(url, ' '), text);
-    for (const path of matches(PATH, withoutUrls)) if (/[/\\.]/.test(path)) add('path', path);
+    for (const match of withoutUrls.matchAll(PATH)) {
+      const path = match[0].replace(/[.,;:!?]+$/, '');
+      const after = withoutUrls.slice(match.index + match[0].length, match.index + match[0].length + 12);
+      if (/[/\\.]/.test(path)) add('path', path, LINE_NUMBER_AFTER.test(after));
+    }
     for (const id of [...matches(UUID, text), ...matches(HASH, text), ...matches(TICKET, text)]) add('identifier', id);
     for (const quantity of matches(QUANTITY, text)) add('quantity', quantity);
     // An error line verbatim, its closing punctuation included (only the ends' spaces go).
-    for (const match of text.matchAll(ERROR_LINE)) add('error', clip(match[0].trim()));
+    for (const line of errorLines(text)) add('error', clip(line));
     if (message.role === 'user') for (const sentence of constraints(text)) add('constraint', sentence);
   }
   return facts;
@@ -172,14 +235,24 @@ export function preservedFactsBlock(missing: readonly Fact[]): string {
 /** Kinds in the order they are worth pinning when there are too many: the user's rules and errors first. */
 const PIN_ORDER: readonly FactKind[] = ['constraint', 'error', 'path', 'url', 'identifier', 'quantity'];
 
-/** The facts of the agent's own actions first, each part in its order. */
+/**
+ * The facts of the agent's own actions first, then the others; each part those named with a line number first (a
+ * traceback's frames before a listing's lines), then by mentions (the most often named first), then in order of
+ * appearance.
+ */
 export function agentFirst(facts: readonly Fact[]): Fact[] {
-  return [...facts.filter((f) => f.fromAgent), ...facts.filter((f) => !f.fromAgent)];
+  const weight = (fact: Fact) => (fact.located ? 1_000_000 : 0) + (fact.mentions ?? 1);
+  const byMentions = (part: readonly Fact[]) =>
+    part
+      .map((fact, order) => ({ fact, order }))
+      .sort((a, b) => weight(b.fact) - weight(a.fact) || a.order - b.order)
+      .map(({ fact }) => fact);
+  return [...byMentions(facts.filter((f) => f.fromAgent)), ...byMentions(facts.filter((f) => !f.fromAgent))];
 }
 
 /**
  * At most `max` facts: the user's own first, then the most valuable kinds, those of the agent's own actions first
- * within a kind (the files it edited before the paths a search listed), each in order of appearance.
+ * within a kind (the files it edited before the paths a search listed), each by mentions, then in order of appearance.
  */
 export function prioritizeFacts(facts: readonly Fact[], max: number): Fact[] {
   const byKind = (from: readonly Fact[]) =>

@@ -32,4 +32,20 @@ describe('extractive summary', () => {
     const text = renderSummary(extractiveSummary(span));
     expect(checkFacts(extractFacts(span), text).missing).toEqual([]);
   });
+
+  it('folds an earlier extractive summary in without nesting it: its quotes of the user carry over, once', () => {
+    const first = renderSummary(extractiveSummary(span.slice(0, 4)));
+    const second = renderSummary(extractiveSummary(span.slice(4), first));
+    const third = renderSummary(extractiveSummary([{ role: 'tool', content: 'ok' }], second));
+    for (const summary of [second, third]) {
+      expect(summary.split('[Summary of earlier conversation').length).toBe(2);
+      expect(summary.split('## Current state').length).toBe(2);
+      expect(summary).toContain('- user: Fix the flaky test in test/queue.test.ts. Never change the public API.');
+      expect(summary).toContain('- user: Go ahead, and see https://example.com/issues/42 first.');
+      expect(summary).toContain('Error: timeout after 5000 ms');
+    }
+    // The span of the third has no answer: the last one summarized carries over.
+    expect(third).toContain('Last answer: The consumer retries forever; I will add a limit of 3 retries.');
+    expect(third.split('- Error: timeout after 5000 ms').length).toBe(2);
+  });
 });

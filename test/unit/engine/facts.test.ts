@@ -104,4 +104,76 @@ describe('must-keep facts', () => {
     ]);
     expect(prioritizeFacts(facts, 2).map((f) => f.text)).toEqual(['src/c.py', 'src/a.py']);
   });
+
+  it('takes lines that report an error, not code or prose that names one', () => {
+    const output = [
+      'Traceback (most recent call last):',
+      '  File "/testbed/app/models.py", line 12, in <module>',
+      "NameError: name 'Query' is not defined",
+      'django.db.utils.OperationalError: no such table: auth_user',
+      "E       AssertionError: 'a' != 'b'",
+      "src/x.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+      'main.c:4:10: fatal error: stdio.h: No such file or directory',
+      'error[E0308]: mismatched types',
+      'bash: pyhton: command not found',
+      'FAILED tests/test_app.py::test_join - KeyError: 3',
+      'Process exited with code 2',
+      '        raise ValueError(',
+      '    except TypeError:',
+      '    print("Error:", e)',
+      "    'ENGINE': 'django.db.backends.sqlite3',",
+      '# remove ordering since EXISTS does not need it',
+      'Process exited with code 0',
+    ].join('\n');
+    expect(kinds(extractFacts([{ role: 'tool', content: output }]), 'error')).toEqual([
+      'Traceback (most recent call last):',
+      "NameError: name 'Query' is not defined",
+      'django.db.utils.OperationalError: no such table: auth_user',
+      "E AssertionError: 'a' != 'b'",
+      "src/x.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+      'main.c:4:10: fatal error: stdio.h: No such file or directory',
+      'error[E0308]: mismatched types',
+      'bash: pyhton: command not found',
+      'FAILED tests/test_app.py::test_join - KeyError: 3',
+      'Process exited with code 2',
+    ]); // spaces inside a line are folded to one
+  });
+
+  it('reads a fact in a list item (a summary, a ledger, a pinned block) as the same fact, however often carried', () => {
+    const summary = [
+      "- NameError: name 'Query' is not defined",
+      "- - error: NameError: name 'Query' is not defined",
+      '- path: src/app/models.py',
+    ].join('\n');
+    const facts = extractFacts([{ role: 'user', content: summary }]);
+    expect(kinds(facts, 'error')).toEqual(["NameError: name 'Query' is not defined"]);
+    expect(kinds(facts, 'path')).toEqual(['src/app/models.py']);
+  });
+
+  it('reads no fact from the engine’s own reload references and summary titles', () => {
+    const facts = extractFacts([
+      {
+        role: 'user',
+        content:
+          '[Summary of earlier conversation: m000003–m000054 (52 messages)]\n' +
+          '[tool result masked to save context: 900 characters, 300 tokens; read it with ' +
+          'context_reload("agents/a1/01a2092f-cc73-7c98-a204-8fb9cbc1b4ea/messages/m000007.json")]',
+      },
+    ]);
+    expect(facts.map((f) => f.text)).toEqual([]);
+  });
+
+  it('ranks a file named with a line number, then one named often, before one line of a listing', () => {
+    const facts = extractFacts([
+      { role: 'tool', content: './pkg/a.py\n./pkg/b.py\n./pkg/c.py\n./pkg/d.py' },
+      { role: 'tool', content: 'grep: ./pkg/c.py matched' },
+      { role: 'tool', content: 'Traceback (most recent call last):\n  File "./pkg/d.py", line 9, in run\nKeyError: 1' },
+    ]);
+    expect(
+      prioritizeFacts(
+        facts.filter((f) => f.kind === 'path'),
+        3,
+      ).map((f) => f.text),
+    ).toEqual(['./pkg/d.py', './pkg/c.py', './pkg/a.py']);
+  });
 });
