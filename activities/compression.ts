@@ -14,8 +14,8 @@ import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
 import type { CompressionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
-import { gateAfterSkip, gateOf } from '../engine/trigger.ts';
-import type { Gate } from '../engine/trigger.ts';
+import { cooldownAfter, gateAfterMaskSkip, gateAfterSkip, gateOf } from '../engine/trigger.ts';
+import type { CooldownState, Gate } from '../engine/trigger.ts';
 import {
   DEFAULT_SUMMARY_SYSTEM_PROMPT,
   loopPositionBlock,
@@ -62,6 +62,8 @@ export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'con
 export interface PlanOutcome {
   action: Plan['action'];
   reason: string;
+  /** A masking pass below the trigger: it takes no step of the cooldown. */
+  maskPass?: true;
   planKey?: string;
   steps: Omit<PlanStep, 'ids' | 'summary'>[];
   /** For the summarizer: the keys of the span's messages, in order, and where the summary goes. */
@@ -89,6 +91,8 @@ interface StoredPlan {
   context: MessageRecord[];
   policy: CompressionPolicy;
   trigger: Plan['trigger'];
+  /** The cooldown the plan was made under (absent in plans stored before masking passes). */
+  cooldown?: CooldownState;
 }
 
 export interface SummarizeInput extends AgentLife {
@@ -287,6 +291,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       const outcome: PlanOutcome = {
         action: plan.action,
         reason: plan.reason,
+        ...(plan.maskPass ? { maskPass: true as const } : {}),
         steps: plan.steps.map(({ strategy, tokensSaved, note }) => ({
           strategy,
           tokensSaved,
@@ -298,10 +303,19 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       };
       if (plan.action === 'skip') {
         const growth = Math.max(SKIP_GROWTH, input.policy.cooldown[0] ?? 0);
-        return { ...outcome, gate: gateAfterSkip(input.policy, input.window, plan.before.tokens, growth) };
+        const gate = plan.maskPass
+          ? gateAfterMaskSkip(input.policy, input.window, input.cooldown, plan.before.tokens, growth)
+          : gateAfterSkip(input.policy, input.window, plan.before.tokens, growth);
+        return { ...outcome, gate };
       }
       const planKey = compactionKey(agent, seq, 'plan.json');
-      const stored: StoredPlan = { plan, context, policy: input.policy, trigger: input.trigger };
+      const stored: StoredPlan = {
+        plan,
+        context,
+        policy: input.policy,
+        trigger: input.trigger,
+        cooldown: input.cooldown,
+      };
       await store.put(planKey, JSON.stringify(stored), 'application/json');
       const keyOf = new Map(context.map((m) => [m.id, m.key]));
       const kindById = new Map(context.map((m) => [m.id, m.kind]));
@@ -525,7 +539,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
     async applyCompaction(input: ApplyCompactionInput): Promise<ApplyOutcome> {
       const { seq } = input;
       const agent = agentLife(input);
-      const { plan, context, policy, trigger } = await load<StoredPlan>(input.planKey);
+      const { plan, context, policy, trigger, cooldown } = await load<StoredPlan>(input.planKey);
       // Each original is read once, for its replacement and for the removed segment.
       const originals = new Map<string, Promise<ChatMessage>>();
       const original = (key: string) => {
@@ -614,7 +628,12 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
       };
       await store.put(keys.event, JSON.stringify(event), 'application/json');
       // The cooldown counts from the tokens this compression actually left, as the workflow's state does.
-      const gate = gateOf(policy, input.window, { consecutive: input.consecutive, lastTokensAfter: tokensAfter });
+      // As the workflow's state has it (cooldownAfter): a masking pass moves only its own floor.
+      const after =
+        plan.maskPass && cooldown
+          ? cooldownAfter(cooldown, { trigger, maskPass: true, tokensAfter })
+          : { consecutive: input.consecutive, lastTokensAfter: tokensAfter };
+      const gate = gateOf(policy, input.window, after);
       const held = next.map((record) => unkeyedRecord(agent, record));
       return { context: held, event: summaryOfEvent(event), gate };
     },

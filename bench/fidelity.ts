@@ -17,7 +17,8 @@ import { cpus } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../engine/messages.ts';
-import { PRESET_NAMES } from '../engine/presets.ts';
+import { PRESET_NAMES, resolvePolicy } from '../engine/presets.ts';
+import { triggerTokens } from '../engine/trigger.ts';
 import { DEFAULTS, loadSettings, PROJECT_ROOT } from '../config/settings.ts';
 import { BINARIES } from '../stack/binaries.ts';
 import { startEmbeddedStack } from '../stack/index.ts';
@@ -172,7 +173,13 @@ async function main(): Promise<void> {
         const report = await runReplay({ file: session.file, window, preset });
         const snapshots = await snapshotsOf(store, report);
         const durationMs = performance.now() - runStarted;
-        result = runResult({ session: session.name, preset, durationMs }, report, session.facts, snapshots);
+        const trigger = triggerTokens(resolvePolicy({ preset }), report.window);
+        result = runResult(
+          { session: session.name, preset, durationMs, triggerTokens: trigger },
+          report,
+          session.facts,
+          snapshots,
+        );
       } catch (error) {
         const durationMs = performance.now() - runStarted;
         result = failedRun({ session: session.name, window, preset, durationMs }, (error as Error).message);

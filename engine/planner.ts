@@ -21,7 +21,7 @@ import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
 import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompressionPolicy, StrategyName } from './policy.ts';
-import { gateFires, gateOf, oversizedResult, targetOf } from './trigger.ts';
+import { gateFires, gateOf, maskFires, oversizedResult, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
 import { layoutSteps, opensTurn } from './turns.ts';
 import type { StepLayout } from './turns.ts';
@@ -154,6 +154,11 @@ export interface Plan {
   reachedTarget: boolean;
   /** When the target is out of reach: why, and what the plan did instead. */
   shortfall?: string;
+  /**
+   * The masking pass below the trigger (policy `mask.fromRatio`): it takes no step of the cooldown, and its skip
+   * holds back only itself.
+   */
+  maskPass?: true;
   steps: PlanStep[];
   /** One operation per message of the context, in order. */
   operations: Operation[];
@@ -306,6 +311,14 @@ export function planCompression(input: PlanInput): Plan {
     target.tokens = before.tokens;
     target.reason = 'cut the tool results over the limit (the window is not under pressure)';
   }
+  // Below the trigger, from the policy's mask threshold: the old tool results masked, all of them at once (the
+  // pass changes the context once), and nothing else.
+  const maskPass = trigger === 'auto' && fired === undefined && !oversized ? maskFires(gate, before) : undefined;
+  if (maskPass) {
+    fired = maskPass;
+    target.tokens = before.tokens - gate.mask!.atLeast;
+    target.reason = `mask the tool results older than the protected steps, saving at least ${gate.mask!.atLeast} tokens`;
+  }
   const base = { trigger, target, before, summary: undefined, removed: [], steps: [] };
   if (fired === undefined) {
     return {
@@ -455,10 +468,11 @@ export function planCompression(input: PlanInput): Plan {
     },
     'mask-tool-results': () => {
       const ids: string[] = [];
-      // Oldest first, stopping at the target: every masked result is one the model can no longer read directly.
+      // Oldest first, stopping at the target: every masked result is one the model can no longer read directly. A
+      // mask pass below the trigger masks every old result: it changes the context once, not once per result.
       for (const slot of slots) {
         if (slot.op.op === 'drop') continue;
-        if (met()) break;
+        if (!maskPass && met()) break;
         const kind = kindOf(slot.meta);
         if (slot.meta.role !== 'tool' || slot.protect !== 'none' || (kind !== 'normal' && kind !== 'truncated'))
           continue;
@@ -563,7 +577,22 @@ export function planCompression(input: PlanInput): Plan {
 
   const order = input.strategies?.length ? input.strategies : policy.strategies;
   if (oversized) run('truncate-tool-results', strategies['truncate-tool-results']);
-  for (const name of order) {
+  if (maskPass) {
+    run('mask-tool-results', strategies['mask-tool-results']);
+    const saved = before.tokens - stats().tokens;
+    if (saved < gate.mask!.atLeast) {
+      return {
+        ...base,
+        action: 'skip',
+        maskPass: true,
+        reason: `${maskPass}: masking would save ${saved} tokens, less than ${gate.mask!.atLeast}`,
+        after: before,
+        reachedTarget: false,
+        operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
+      };
+    }
+  }
+  for (const name of maskPass ? [] : order) {
     if (met()) break;
     if (run(name, strategies[name]) && policy.oneStrategyPerCheck && trigger === 'auto') break;
   }
@@ -742,6 +771,7 @@ export function planCompression(input: PlanInput): Plan {
   return {
     trigger,
     action: 'compress',
+    ...(maskPass ? { maskPass: true as const } : {}),
     reason: fired,
     target,
     before,

@@ -98,6 +98,17 @@ export interface CompressionPolicy {
   mask: {
     /** Tool results under this many tokens are not worth masking. */
     minTokens: number;
+    /**
+     * From this share of the window on, below the trigger, the tool results older than the protected steps are
+     * masked (reloadable stubs that keep their error lines and paths), with no summary and no other strategy, as
+     * Anthropic's context editing clears old tool uses. Absent: masking only as part of a compression.
+     */
+    fromRatio?: number;
+    /**
+     * Such a pass runs only when it saves at least this share of the window: each pass changes the context in the
+     * middle, which costs the provider's prompt cache from there on once. Set with `fromRatio`.
+     */
+    atLeastRatio?: number;
   };
   offload: {
     /** Messages over this many characters are offloaded to a preview. */
@@ -147,7 +158,8 @@ export class PolicyError extends Error {
 /** Partial policy for overrides: nested groups may be given in part. */
 export type PolicyOverrides = Partial<Omit<CompressionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary'>> & {
   toolResults?: Partial<CompressionPolicy['toolResults']>;
-  mask?: Partial<CompressionPolicy['mask']>;
+  /** `fromRatio: null` turns the masking pass below the trigger off. */
+  mask?: Partial<Omit<CompressionPolicy['mask'], 'fromRatio'>> & { fromRatio?: number | null };
   offload?: Partial<CompressionPolicy['offload']>;
   summary?: Partial<CompressionPolicy['summary']>;
   truncateRounds?: Partial<CompressionPolicy['truncateRounds']>;
@@ -157,7 +169,9 @@ export type PolicyOverrides = Partial<Omit<CompressionPolicy, 'toolResults' | 'm
 export function mergePolicy(base: CompressionPolicy, overrides: PolicyOverrides): CompressionPolicy {
   const merged = { ...base, ...overrides } as CompressionPolicy;
   merged.toolResults = { ...base.toolResults, ...overrides.toolResults };
-  merged.mask = { ...base.mask, ...overrides.mask };
+  const { fromRatio, ...mask } = { ...base.mask, ...overrides.mask };
+  merged.mask =
+    fromRatio === null ? { minTokens: mask.minTokens } : { ...mask, ...(fromRatio !== undefined ? { fromRatio } : {}) };
   merged.offload = { ...base.offload, ...overrides.offload };
   merged.summary = { ...base.summary, ...overrides.summary };
   merged.truncateRounds = { ...base.truncateRounds, ...overrides.truncateRounds };
@@ -255,6 +269,10 @@ export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
   }
   flag('toolResults.olderTurnsOnly', tool.olderTurnsOnly);
   count('mask.minTokens', policy.mask?.minTokens, 0, MAX_TOKENS);
+  if (policy.mask.fromRatio !== undefined || policy.mask.atLeastRatio !== undefined) {
+    ratio('mask.fromRatio', policy.mask.fromRatio, 0, 1); // at or above the trigger it never runs alone
+    ratio('mask.atLeastRatio', policy.mask.atLeastRatio, 0, 1);
+  }
   count('offload.minChars', policy.offload?.minChars, 64, MAX_CHARS);
   count('offload.previewChars', policy.offload.previewChars, 0, 100_000);
   if (policy.offload.previewChars >= policy.offload.minChars) {

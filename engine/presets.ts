@@ -33,7 +33,7 @@ const DEFAULT: CompressionPolicy = {
     marker: '[… {omitted} characters cut; the full result is stored: context_reload("{ref}") …]',
     olderTurnsOnly: false,
   },
-  mask: { minTokens: 200 },
+  mask: { minTokens: 200, fromRatio: 0.5, atLeastRatio: 0.1 },
   offload: { minChars: 16_000, previewChars: 600, includeProtected: false },
   summary: {
     maxTokens: 2_000,
@@ -62,6 +62,7 @@ const ASTRBOT: CompressionPolicy = {
   reserveRatio: 0,
   cooldown: [],
   strategies: ['summarize', 'halve'],
+  mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   summary: { ...DEFAULT.summary, keepUserTokens: 0, fallback: 'truncate-rounds', withoutModel: 'fallback' },
   truncateRounds: { perStep: 1 },
 };
@@ -84,6 +85,7 @@ const CHATGPT_ON_WECHAT: CompressionPolicy = {
   reserveRatio: 0,
   cooldown: [],
   strategies: ['truncate-tool-results', 'summarize', 'compact-turns', 'halve'],
+  mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   toolResults: {
     maxTokens: 10_000_000,
     maxChars: 20_000,
@@ -117,6 +119,7 @@ const AGENTSCOPE: CompressionPolicy = {
   reserveRatio: 0.1,
   cooldown: [],
   strategies: ['truncate-tool-results', 'summarize', 'halve'],
+  mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   toolResults: {
     maxTokens: 2_048,
     maxChars: 100_000_000,
@@ -171,6 +174,7 @@ const OCTOMIND: CompressionPolicy = {
   reserveRatio: 0,
   cooldown: [0.1, 0.2, 0.4, 0.8, 1],
   strategies: ['summarize', 'halve'],
+  mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   summary: { ...DEFAULT.summary, keepUserTokens: 0 },
   cost: {
     inputPerMillion: 3,

@@ -22,6 +22,21 @@ export interface ContextStats {
 export interface CooldownState {
   consecutive: number;
   lastTokensAfter: number;
+  /** The tokens the last masking pass below the trigger left, when it came after the last compression. */
+  maskedTokensAfter?: number;
+}
+
+/**
+ * The cooldown after a compression that left `tokensAfter`: a forced or overflow compaction resets it, an automatic
+ * one takes its next step, a masking pass below the trigger takes none and only moves its own floor.
+ */
+export function cooldownAfter(
+  before: CooldownState,
+  compression: { trigger: Trigger; maskPass?: boolean; tokensAfter: number },
+): CooldownState {
+  if (compression.maskPass) return { ...before, maskedTokensAfter: compression.tokensAfter };
+  const consecutive = compression.trigger === 'auto' ? before.consecutive + 1 : 0;
+  return { consecutive, lastTokensAfter: compression.tokensAfter };
 }
 
 export const NO_COOLDOWN: CooldownState = { consecutive: 0, lastTokensAfter: 0 };
@@ -44,6 +59,13 @@ export interface Gate {
    * "before each decision loop"). Set when the policy truncates tool results.
    */
   toolResults?: { maxTokens: number; maxChars: number; newest: boolean };
+  /**
+   * Below the trigger, from `tokens` on, the old tool results are masked (policy `mask.fromRatio`) when that saves at
+   * least `atLeast` tokens (the plan decides, and a pass that would save less is a skip that holds until growth).
+   * Not before `floor`: the last compression's tokens after it plus `atLeast` (what a pass must find new), or the
+   * tokens of a skip plus its growth.
+   */
+  mask?: { tokens: number; atLeast: number; floor: number };
 }
 
 /** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
@@ -79,7 +101,24 @@ export function gateOf(policy: CompressionPolicy, window: number, cooldown: Cool
           },
         }
       : {}),
+    ...maskGate(policy, window, cooldown.maskedTokensAfter ?? cooldown.lastTokensAfter),
   };
+}
+
+/** The masking pass's part of the gate, held until `from` tokens plus the least it must save. */
+function maskGate(policy: CompressionPolicy, window: number, from: number): Pick<Gate, 'mask'> {
+  if (policy.mask.fromRatio === undefined || !policy.strategies.includes('mask-tool-results')) return {};
+  const atLeast = Math.ceil((policy.mask.atLeastRatio ?? 0) * window);
+  return { mask: { tokens: Math.floor(policy.mask.fromRatio * window), atLeast, floor: from + atLeast } };
+}
+
+/**
+ * Whether the masking pass fires (below the trigger, `gate.mask`): from its tokens on, once the context has grown
+ * past its floor. It takes no step of the cooldown: each pass must find `atLeast` new tokens, so it cannot loop.
+ */
+export function maskFires(gate: Gate, stats: ContextStats): string | undefined {
+  if (!gate.mask || stats.tokens < gate.mask.tokens || stats.tokens < gate.mask.floor) return undefined;
+  return `tokens ${stats.tokens} ≥ ${gate.mask.tokens}: mask the old tool results`;
 }
 
 /** What the tool-result check reads of a message: works on the workflow's records and the engine's metadata. */
@@ -125,7 +164,27 @@ export function gateAfterSkip(policy: CompressionPolicy, window: number, tokens:
   const floor = Math.ceil(tokens * (1 + growth));
   // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
   const { toolResults: _, ...gate } = gateOf(policy, window);
-  return { ...gate, floorAfterUser: floor, floorWithoutUser: floor };
+  return {
+    ...gate,
+    floorAfterUser: floor,
+    floorWithoutUser: floor,
+    ...(gate.mask ? { mask: { ...gate.mask, floor } } : {}),
+  };
+}
+
+/**
+ * The gate after a masking pass that found less than its minimum to mask at `tokens`: the pass holds until the
+ * context has grown by `growth`; the token trigger and everything else stay as they were (`cooldown`).
+ */
+export function gateAfterMaskSkip(
+  policy: CompressionPolicy,
+  window: number,
+  cooldown: CooldownState,
+  tokens: number,
+  growth: number,
+): Gate {
+  const gate = gateOf(policy, window, cooldown);
+  return gate.mask ? { ...gate, mask: { ...gate.mask, floor: Math.ceil(tokens * (1 + growth)) } } : gate;
 }
 
 /**
@@ -165,7 +224,8 @@ export function gateFiresWith(
     messages: check.stats.messages + added.length,
     turns: check.stats.turns + turns,
   };
-  return gateFires(check.gate, stats, check.consecutive === 0 || turns > 0);
+  const userSince = check.consecutive === 0 || turns > 0;
+  return gateFires(check.gate, stats, userSince) ?? maskFires(check.gate, stats);
 }
 
 /** What a compression aims for: tokens, and messages and turns when a count limit fired. */

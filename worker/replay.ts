@@ -90,6 +90,8 @@ export interface ReplayReport {
   maxRequestTokens: number;
   /** Each request's tokens, in the order the model server received them. */
   requestTokens: number[];
+  /** What each request would have carried without compression: the whole recording up to its last message. */
+  requestTokensWithoutCompression: number[];
   tokensSent: number;
   tokensSentWithoutCompression: number;
   historyBytes: number;
@@ -318,6 +320,7 @@ async function report(
     maxRequestTokens: Math.max(0, ...requestTokens),
     requestTokens,
     tokensSent: requestTokens.reduce((a, b) => a + b, 0),
+    requestTokensWithoutCompression: withoutCompression,
     tokensSentWithoutCompression: withoutCompression.reduce((a, b) => a + b, 0),
     historyBytes,
     continueAsNew: Math.max(0, runs - 1),

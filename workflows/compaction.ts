@@ -7,7 +7,7 @@ import { ActivityFailure, proxyActivities, setCurrentDetails, upsertSearchAttrib
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
-import { gateFiresWith, oversizedResult } from '../engine/trigger.ts';
+import { cooldownAfter, gateFiresWith, oversizedResult } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
 import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from './contract.ts';
 import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from './contract.ts';
@@ -136,8 +136,9 @@ export async function compact(
         continue;
       }
     }
-    // A forced or overflow compaction resets the cooldown; an automatic one takes its next step.
-    const consecutive = trigger === 'auto' ? cooldown.consecutive + 1 : 0;
+    // A forced or overflow compaction resets the cooldown; an automatic one takes its next step, a masking pass
+    // below the trigger none (it must find new tokens to run at all).
+    const consecutive = cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter: 0 }).consecutive;
     const applied = await applyCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `apply compression ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
       [
@@ -158,7 +159,7 @@ export async function compact(
     );
     const event = summaryOfEvent(applied.event); // (a result recorded before summaries listed the removed items)
     swapIn(state, applied.context, event, nextMessageSeq);
-    state.cooldown = { consecutive, lastTokensAfter: event.tokensAfter };
+    state.cooldown = cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter: event.tokensAfter });
     state.gate = applied.gate;
     if (summary) state.ledger = summary.ledger;
     return { compressed: true, reason: event.reason, event };

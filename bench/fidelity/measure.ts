@@ -94,9 +94,29 @@ export interface ReplayFigures {
   maxRequestTokens: number;
   /** Each request's tokens, when the report carries them. */
   requestTokens?: number[];
+  /** Each request's tokens without compression, when the report carries them. */
+  requestTokensWithoutCompression?: number[];
   tokensSent: number;
   tokensSentWithoutCompression: number;
   toolPairViolations: number;
+}
+
+/**
+ * The tokens sent by the best compression that runs only when a request reaches `trigger` tokens: every request
+ * below it goes whole, and each compression leaves nothing at all (the context then grows by the recording's own
+ * steps until it reaches the trigger again). No compression at that trigger sends less.
+ */
+export function sentFloor(withoutCompression: readonly number[], trigger: number): number {
+  let sent = 0;
+  let current = 0;
+  let previous = 0;
+  for (const whole of withoutCompression) {
+    current += whole - previous;
+    previous = whole;
+    if (current >= trigger) current = 0;
+    sent += current;
+  }
+  return sent;
 }
 
 /** One row of the fidelity table: a session replayed at a window under a preset. */
@@ -131,6 +151,11 @@ export interface RunResult {
   requestsOverWindow: number | null;
   /** Tokens sent against sending the whole recording so far each time. */
   tokensRatio: number;
+  /**
+   * The least `tokensRatio` any compression that runs at the preset's trigger could reach ({@link sentFloor}), when
+   * the report carries the requests without compression.
+   */
+  tokensRatioFloor?: number;
   toolPairViolations: number;
   reload: { identical: number; total: number };
   /** Set when the replay itself failed: the error message (the other figures are then zero). */
@@ -139,7 +164,7 @@ export interface RunResult {
 
 /** One run's figures. */
 export function runResult(
-  run: { session: string; preset: string; durationMs: number },
+  run: { session: string; preset: string; durationMs: number; triggerTokens?: number },
   report: ReplayFigures,
   facts: readonly string[],
   snapshots: readonly CompressionSnapshot[],
@@ -179,6 +204,14 @@ export function runResult(
         ? null
         : 0,
     tokensRatio: report.tokensSentWithoutCompression > 0 ? report.tokensSent / report.tokensSentWithoutCompression : 0,
+    ...(report.requestTokensWithoutCompression &&
+    run.triggerTokens !== undefined &&
+    report.tokensSentWithoutCompression > 0
+      ? {
+          tokensRatioFloor:
+            sentFloor(report.requestTokensWithoutCompression, run.triggerTokens) / report.tokensSentWithoutCompression,
+        }
+      : {}),
     toolPairViolations: report.toolPairViolations,
     reload: snapshots.reduce(
       (sum, s) => ({ identical: sum.identical + s.reload.identical, total: sum.total + s.reload.total }),

@@ -42,7 +42,12 @@ const COLUMNS: Column[] = [
     cell: (r) => `${r.maxRequestTokens} (${(r.maxRequestTokens / r.window).toFixed(2)})`,
   },
   { title: 'over', align: 'right', cell: (r) => (r.requestsOverWindow === null ? '≥1' : String(r.requestsOverWindow)) },
-  { title: 'sent', align: 'right', cell: (r) => r.tokensRatio.toFixed(2) },
+  {
+    title: 'sent (floor)',
+    align: 'right',
+    cell: (r) =>
+      `${r.tokensRatio.toFixed(2)}${r.tokensRatioFloor !== undefined ? ` (${r.tokensRatioFloor.toFixed(2)})` : ''}`,
+  },
   { title: 'pairs', align: 'right', cell: (r) => String(r.toolPairViolations) },
   { title: 'reload', align: 'right', cell: (r) => `${r.reload.identical}/${r.reload.total}` },
   { title: 'time', align: 'right', cell: (r) => `${(r.durationMs / 1000).toFixed(1)}s` },

@@ -146,6 +146,15 @@ describe('a long agent loop under one user message', () => {
         expect(await h.store.get(item.key)).toBe(JSON.stringify(item.message));
       }
     }
+    // Below the trigger, from half the window, old tool results were masked in passes of their own: masks only.
+    const maskPasses = events.filter((e) => e.reason.endsWith('mask the old tool results'));
+    expect(maskPasses.length).toBeGreaterThanOrEqual(1);
+    for (const pass of maskPasses) {
+      expect(pass.strategies).toEqual(['mask-tool-results']);
+      expect(pass.summaryTokens).toBeUndefined();
+      expect(pass.removed.every((r) => r.replacedBy === 'masked')).toBe(true);
+      expect(pass.tokensBefore - pass.tokensAfter).toBeGreaterThanOrEqual(Math.ceil(0.1 * WINDOW) - 50);
+    }
     const summarized = events.filter((e) => (e.summaryTokens ?? 0) > 0);
     expect(summarized.length).toBeGreaterThanOrEqual(2);
     // No emergency: the older steps are masked and summarized, never halved or cut to fit.

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../engine/messages.ts';
 import {
+  sentFloor,
   factsAfterEach,
   factsFound,
   failedRun,
@@ -130,6 +131,15 @@ describe('one run’s figures', () => {
     expect(r.requestsOverWindow).toBe(2);
     expect(r.tokensRatio).toBe(0.25);
     expect(r.reload).toEqual({ identical: 6, total: 7 });
+  });
+
+  it('the floor of tokens sent at a trigger: requests below it whole, each compression leaving nothing', () => {
+    // Without compression: 10, 20, …, 80. Trigger 35: 10, 20, 30, then 40 ≥ 35 → 0, 10, 20, 30, then 80 → 0.
+    const whole = [10, 20, 30, 40, 50, 60, 70, 80];
+    expect(sentFloor(whole, 35)).toBe(10 + 20 + 30 + 0 + 10 + 20 + 30 + 0);
+    expect(sentFloor(whole, 1_000)).toBe(whole.reduce((a, b) => a + b, 0)); // never reached: everything goes whole
+    // A context that shrank in the recording itself (a new session) carries on from where it is.
+    expect(sentFloor([100, 50, 60], 1_000)).toBe(100 + 50 + 60);
   });
 
   it('knows no request was over the window from the largest one alone, and not how many were when it was', () => {

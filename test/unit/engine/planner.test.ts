@@ -5,7 +5,14 @@ import type { PlanInput } from '../../../engine/planner.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import type { PolicyOverrides } from '../../../engine/policy.ts';
 import { toolPairViolations } from '../../../engine/tool-pairs.ts';
-import { gateAfterSkip, gateOf, NO_COOLDOWN, oversizedResult } from '../../../engine/trigger.ts';
+import {
+  gateAfterMaskSkip,
+  gateAfterSkip,
+  gateFiresWith,
+  gateOf,
+  NO_COOLDOWN,
+  oversizedResult,
+} from '../../../engine/trigger.ts';
 import { context } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
@@ -43,8 +50,9 @@ describe('triggers', () => {
     // 51,200 = 0.8 × 64,000
     const below = sized(51_199);
     expect(below.tokens).toBe(51_199);
-    expect(plan(below).action).toBe('skip');
-    expect(plan(below).reason).toMatch(/below the trigger/);
+    const noMaskPass = { mask: { fromRatio: null } };
+    expect(plan(below, noMaskPass).action).toBe('skip');
+    expect(plan(below, noMaskPass).reason).toMatch(/below the trigger/);
     const at = sized(51_200);
     expect(at.tokens).toBe(51_200);
     const p = plan(at);
@@ -56,8 +64,9 @@ describe('triggers', () => {
   it('counts the tool schemas and reply primer (fixed tokens) toward the trigger', () => {
     const c = context().system(100).user(100).turns(19, 2_400);
     expect(c.tokens).toBeLessThan(51_200);
-    expect(plan(c).action).toBe('skip');
-    expect(plan(c, {}, { fixedTokens: 51_200 - c.tokens }).action).toBe('compress');
+    const noMaskPass = { mask: { fromRatio: null } };
+    expect(plan(c, noMaskPass).action).toBe('skip');
+    expect(plan(c, noMaskPass, { fixedTokens: 51_200 - c.tokens }).action).toBe('compress');
   });
 
   it('fires on a message-count limit and aims at half of it', () => {
@@ -273,6 +282,78 @@ describe('a tool result over the limit, under no pressure', () => {
   });
 });
 
+describe('the masking pass below the trigger (default: from 0.5 × window, saving at least 0.1 × window)', () => {
+  // One user message, then a loop of tool steps: 64,000 × 0.5 = 32,000 tokens; at least 6,400 saved.
+  const loop = (steps: number) => {
+    const c = context().system().user();
+    for (let i = 0; i < steps; i++) c.tools(1_500);
+    return c;
+  };
+
+  it('masks every old tool result at once, outside the protected steps, and does nothing else', () => {
+    const c = loop(22);
+    expect(c.tokens).toBeGreaterThanOrEqual(32_000);
+    expect(c.tokens).toBeLessThan(51_200);
+    const gate = gateOf(resolvePolicy(), WINDOW);
+    expect(gate.mask).toEqual({ tokens: 32_000, atLeast: 6_400, floor: 6_400 });
+    const p = plan(c);
+    expect(p.action).toBe('compress');
+    expect(p.reason).toBe(`tokens ${c.tokens} ≥ 32000: mask the old tool results`);
+    expect(strategiesOf(p)).toEqual(['mask-tool-results']);
+    expect(p.summary).toBeUndefined();
+    const protect = protectionOf(c.messages, resolvePolicy(), WINDOW, c.messages[1]!.id);
+    p.operations.forEach((op, i) => {
+      const m = c.messages[i]!;
+      // Every tool result the protection leaves open is masked; nothing else changes.
+      if (m.role === 'tool' && protect[i] === 'none') expect(op.op).toBe('mask');
+      else expect(op.op).toBe('keep');
+    });
+    expect(p.before.tokens - p.after.tokens).toBeGreaterThanOrEqual(6_400);
+    expect(toolPairViolations(c.messages.filter((_, i) => p.operations[i]!.op !== 'drop'))).toEqual([]);
+  });
+
+  it('is a skip that says why when it would save less than its minimum, and does not run below its threshold', () => {
+    // The user's long request is fixed; 8 small results, 4 of them protected, leave less than 6,400 to save.
+    const small = context().system().user(24_000);
+    for (let i = 0; i < 8; i++) small.tools(1_000);
+    expect(small.tokens).toBeGreaterThanOrEqual(32_000);
+    const skipped = plan(small);
+    expect(skipped.action).toBe('skip');
+    expect(skipped.reason).toMatch(/mask the old tool results: masking would save \d+ tokens, less than 6400$/);
+    expect(skipped.operations.every((o) => o.op === 'keep')).toBe(true);
+    expect(plan(loop(18)).action).toBe('skip'); // under 32,000 tokens
+    expect(plan(loop(18)).reason).toMatch(/below the trigger/);
+  });
+
+  it('is off in the seed presets and with fromRatio: null; it runs again only once the context has grown by its minimum', () => {
+    for (const preset of ['astrbot', 'chatgpt-on-wechat', 'agentscope', 'agentscope-java', 'octomind']) {
+      expect(gateOf(resolvePolicy({ preset }), WINDOW).mask).toBeUndefined();
+    }
+    expect(gateOf(resolvePolicy({ mask: { fromRatio: null } }), WINDOW).mask).toBeUndefined();
+    expect(() => resolvePolicy({ mask: { fromRatio: 1.5 } })).toThrow(/mask.fromRatio: 1.5 is not allowed/);
+    const stats = { tokens: 40_000, messages: 10, turns: 1 };
+    const fresh = gateOf(resolvePolicy(), WINDOW);
+    expect(gateFiresWith({ gate: fresh, stats, consecutive: 0 })).toBe(
+      'tokens 40000 ≥ 32000: mask the old tool results',
+    );
+    // After a compression that left 34,000 tokens: not before 40,400, whatever the cooldown's step.
+    const after = gateOf(resolvePolicy(), WINDOW, { consecutive: 0, lastTokensAfter: 34_000 });
+    expect(after.mask!.floor).toBe(40_400);
+    expect(gateFiresWith({ gate: after, stats, consecutive: 0 })).toBeUndefined();
+    expect(gateFiresWith({ gate: after, stats: { ...stats, tokens: 40_400 }, consecutive: 3 })).toMatch(/mask the old/);
+    // After a skip at 40,000 (it found less than its minimum to mask): held until the skip's growth.
+    const skipped = gateAfterSkip(resolvePolicy(), WINDOW, 40_000, 0.05);
+    expect(gateFiresWith({ gate: skipped, stats: { ...stats, tokens: 41_999 }, consecutive: 1 })).toBeUndefined();
+    expect(gateFiresWith({ gate: skipped, stats: { ...stats, tokens: 42_000 }, consecutive: 1 })).toMatch(/mask/);
+    // A masking pass's own skip holds back only the pass: the token trigger still fires at 51,200.
+    const maskSkipped = gateAfterMaskSkip(resolvePolicy(), WINDOW, NO_COOLDOWN, 40_000, 0.05);
+    expect(gateFiresWith({ gate: maskSkipped, stats: { ...stats, tokens: 41_999 }, consecutive: 0 })).toBeUndefined();
+    expect(gateFiresWith({ gate: maskSkipped, stats: { ...stats, tokens: 51_200 }, consecutive: 0 })).toBe(
+      'tokens 51200 ≥ 51200',
+    );
+  });
+});
+
 describe('when the target cannot be reached', () => {
   it('a single message bigger than the window is cut to fit, and the plan says what it did', () => {
     const c = context().system(100).user(100).user(90_000, 360_000);
@@ -310,7 +391,8 @@ describe('cooldown', () => {
       [9, 1],
     ] as const) {
       const lastTokensAfter = Math.floor(c.tokens / (1 + growth)) + 1; // just short of the required growth
-      const held = plan(c, {}, { cooldown: { consecutive, lastTokensAfter } });
+      // (The masking pass below the trigger has its own floor: it is off here.)
+      const held = plan(c, { mask: { fromRatio: null } }, { cooldown: { consecutive, lastTokensAfter } });
       expect(held.action, `consecutive ${consecutive}`).toBe('skip');
       const passes = plan(c, {}, { cooldown: { consecutive, lastTokensAfter: Math.floor(c.tokens / (1 + growth)) } });
       expect(passes.action, `consecutive ${consecutive}`).toBe('compress');
