@@ -11,11 +11,11 @@ import type { ChatMessage } from '../engine/messages.ts';
 import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
 import { clipLine, headOf } from '../engine/text.ts';
 import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
-import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
+import type { Plan, SummarySpec } from '../engine/planner.ts';
 import type { CompressionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
 import { cooldownAfter, gateAfterMaskSkip, gateAfterSkip, gateOf } from '../engine/trigger.ts';
-import type { CooldownState, Gate } from '../engine/trigger.ts';
+import type { CooldownState } from '../engine/trigger.ts';
 import {
   DEFAULT_SUMMARY_SYSTEM_PROMPT,
   loopPositionBlock,
@@ -33,12 +33,18 @@ import type { LedgerUpdate, TaskLedger } from '../engine/ledger.ts';
 import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '../engine/facts.ts';
 import type { Fact } from '../engine/facts.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
-import type { Counting } from '../engine/models.ts';
 import type { BlobStore } from '../storage/s3.ts';
-import { compactionKey, messageKey, replacedKey } from '../storage/keys.ts';
-import type { AgentLife } from '../storage/keys.ts';
-import { agentLife, keyedRecord, summaryOfEvent, unkeyedRecord } from '../workflows/contract.ts';
-import type { CompressionEvent, CompressionEventSummary, ContextRecord, MessageRecord } from '../workflows/contract.ts';
+import { compactionKey, messageKey, replacedKey } from '../contract/keys.ts';
+import { agentLife, keyedRecord, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
+import type { CompressionEvent, MessageRecord } from '../contract/agent.ts';
+import type {
+  ApplyCompactionInput,
+  ApplyOutcome,
+  PlanCompactionInput,
+  PlanOutcome,
+  SummarizeInput,
+  SummaryOutcome,
+} from '../contract/activities.ts';
 import { modelFailure } from './model-errors.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 
@@ -51,41 +57,6 @@ export interface CompressionDeps {
   summaryWindow?: number;
 }
 
-export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'>, AgentLife {
-  seq: number;
-  /** The working context as the workflow holds it (records without their own keys). */
-  context: ContextRecord[];
-  summarizerFailed?: boolean;
-}
-
-/** What the workflow needs of a plan; the plan itself is stored under `planKey`. */
-export interface PlanOutcome {
-  action: Plan['action'];
-  reason: string;
-  /** A masking pass below the trigger: it takes no step of the cooldown. */
-  maskPass?: true;
-  planKey?: string;
-  steps: Omit<PlanStep, 'ids' | 'summary'>[];
-  /** For the summarizer: the keys of the span's messages, in order, and where the summary goes. */
-  summary?: {
-    spanKeys: string[];
-    keptKeys: string[];
-    prependToKey?: string;
-    estimatedTokens: number;
-    /** The summary message's budget, frame and pinned facts included. */
-    maxTokens?: number;
-    writer?: SummarySpec['writer'];
-    coverage?: SummarySpec['coverage'];
-    /** The messages that leave the context with the summary (not a previous summary, not a kept user message). */
-    leavingIds?: string[];
-  };
-  tokensBefore: number;
-  tokensAfter: number;
-  targetTokens: number;
-  /** After a skip: the gate to check next, so that a plan that found nothing to do is not remade every step. */
-  gate?: Gate;
-}
-
 interface StoredPlan {
   plan: Plan;
   context: MessageRecord[];
@@ -93,72 +64,6 @@ interface StoredPlan {
   trigger: Plan['trigger'];
   /** The cooldown the plan was made under (absent in plans stored before masking passes). */
   cooldown?: CooldownState;
-}
-
-export interface SummarizeInput extends AgentLife {
-  seq: number;
-  spanKeys: string[];
-  /** The user's messages of the span that stay in the context verbatim (their facts are not at risk). */
-  keptKeys?: string[];
-  prependToKey?: string;
-  instructions?: string;
-  /** The summary message's budget in tokens: the summarizer is asked for less, and the message is cut to fit. */
-  maxTokens: number;
-  counting: Counting;
-  /** `extractive`: the summary model failed, the extractive summarizer writes it (default: the model, if any). */
-  writer?: SummarySpec['writer'];
-  /** What the summary stands for: its title, and where the loop stands when it reaches into the turn in progress. */
-  coverage?: SummarySpec['coverage'];
-  /** The messages that leave the context, listed in the summary with where their originals are stored. */
-  leavingIds?: string[];
-  /** The ledger so far, and the key of the user's first message (the goal). */
-  ledger?: TaskLedger;
-  goalKey?: string;
-}
-
-/** What the fact check of a summary found: facts kept, lost after one re-prompt, and pinned verbatim. */
-export interface FactCheck {
-  found: number;
-  missing: number;
-  reprompted: boolean;
-  pinned: string[];
-}
-
-export interface SummaryOutcome {
-  record: MessageRecord;
-  parsedAs: string;
-  /** Structured output, the plain-text fallback when the provider rejected it, or none (extractive). */
-  responseFormat: 'json_schema' | 'text' | 'none';
-  /** Summary calls the span took: more than 1 when it did not fit the summary model's window at once. */
-  chunks?: number;
-  facts: FactCheck;
-  /** The task ledger after this summary, and its message for the context. */
-  ledger: TaskLedger;
-  ledgerRecord: MessageRecord;
-  llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
-}
-
-export interface ApplyCompactionInput extends AgentLife {
-  seq: number;
-  planKey: string;
-  summary?: SummaryOutcome;
-  at: string;
-  instructions?: string;
-  counting: Counting;
-  fixedTokens: number;
-  startedAt: number;
-  /** Consecutive compressions without a user message, this one included (the cooldown's step). */
-  consecutive: number;
-  window: number;
-}
-
-export interface ApplyOutcome {
-  /** The new working context, its records without their own keys (as the workflow holds them). */
-  context: ContextRecord[];
-  /** The event without its removed items (stored in full at `event.keys.event`). */
-  event: CompressionEventSummary;
-  /** When compression fires next. */
-  gate: Gate;
 }
 
 /** After a skip, the automatic trigger waits for at least this much growth (or a user message). */

@@ -8,22 +8,31 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
-import { messageKey } from '../storage/keys.ts';
-import type { AgentLife } from '../storage/keys.ts';
-import { CONTEXT_OVERFLOW, messageIdOf } from '../workflows/contract.ts';
-import { agentLife, unkeyedRecord } from '../workflows/contract.ts';
-import type { ContextRecord, ViewRef } from '../workflows/contract.ts';
+import { messageKey } from '../contract/keys.ts';
+import type { AgentLife } from '../contract/keys.ts';
+import { messageIdOf } from '../contract/agent.ts';
+import { FAILURE } from '../contract/failures.ts';
+import { agentLife, unkeyedRecord } from '../contract/agent.ts';
+import type { ContextRecord } from '../contract/agent.ts';
 import { resolveModelInfo } from '../engine/models.ts';
-import type { ModelInfo, ModelOverride } from '../engine/models.ts';
+import type { ModelInfo } from '../engine/models.ts';
 import { CHAT_OVERHEAD, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import type { Counting } from '../engine/models.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { isUserTurn } from '../engine/messages.ts';
-import type { CompressionPolicy, PolicyOverrides } from '../engine/policy.ts';
+import type { CompressionPolicy } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { gateFiresWith, gateOf } from '../engine/trigger.ts';
-import type { Gate, GateCheck } from '../engine/trigger.ts';
+import type {
+  CallModelInput,
+  CallModelResult,
+  DescribeModelInput,
+  ModelDescription,
+  ModelReply,
+  RunToolInput,
+  StoreMessageInput,
+} from '../contract/activities.ts';
 import { createCompressionActivities } from './compression.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
@@ -42,86 +51,6 @@ export interface ActivityDeps {
 }
 
 export type { Counting } from '../engine/models.ts';
-
-export interface StoreMessageInput extends AgentLife {
-  messageId: string;
-  message: ChatMessage;
-  counting: Counting;
-}
-
-export interface DescribeModelInput {
-  model: string;
-  override?: ModelOverride;
-  compression?: PolicyOverrides & { preset?: string };
-}
-
-export interface ModelDescription {
-  info: ModelInfo;
-  /** Tokens every request spends on the tool schemas and the reply primer. */
-  fixedTokens: number;
-  policy: CompressionPolicy;
-  gate: Gate;
-}
-
-export interface CallModelInput extends AgentLife {
-  model: string;
-  /** The messages to send, by reference (constant size in history, however long the context). */
-  view: ViewRef;
-  /** Id under which the reply is stored. */
-  replyId: string;
-  /** 'none' forces a text answer (the turn's step limit is reached). */
-  toolChoice?: 'auto' | 'none';
-  counting: Counting;
-  /**
-   * The model's window: a request counted over it is never sent; the call fails with {@link CONTEXT_OVERFLOW}
-   * instead, and the workflow compresses further before it calls again.
-   */
-  window?: number;
-  /**
-   * The turn's new messages (the user's, and the system prompt on the first turn), to store and count first; they
-   * are the last messages of the view. Storing them here rather than in an activity of their own saves a round trip
-   * through the server on every turn; the store runs while the model answers.
-   */
-  newMessages?: NewMessage[];
-  /**
-   * With `newMessages`: the automatic trigger's gate and counters before them. When the new messages make it fire,
-   * the model is not called and the result says so: the workflow compacts, then calls again.
-   */
-  gateCheck?: GateCheck;
-}
-
-export interface NewMessage {
-  messageId: string;
-  message: ChatMessage;
-}
-
-export interface ModelReply {
-  record: ContextRecord;
-  content: string;
-  /** Tool calls the model asked for, to run before the next model call. */
-  toolCalls: ToolCall[];
-  usage?: { promptTokens: number; completionTokens: number };
-  /**
-   * The model that served the reply, as the provider names it (the completion's `model`, e.g. a dated version of
-   * the requested one; `replayed:<model>` from the offline replayed model). Absent when the provider names none.
-   */
-  servedBy?: string;
-}
-
-export interface CallModelResult {
-  /** Records of the stored `newMessages`, in order. */
-  stored: ContextRecord[];
-  /** What fired when the new messages made compression due: the model was not called, `reply` is absent. */
-  compactionDue?: string;
-  reply?: ModelReply;
-}
-
-export interface RunToolInput extends AgentLife {
-  call: ToolCall;
-  /** Id under which the tool result message is stored. */
-  resultId: string;
-  counting: Counting;
-}
 
 function parseToolArguments(call: ToolCall): Record<string, unknown> {
   let args: unknown;
@@ -176,7 +105,7 @@ export function createActivities({
     // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
     const violations = toolPairViolations(messages.map(pairViewOf));
     if (violations.length > 0) {
-      throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, 'ToolPairViolation');
+      throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, FAILURE.toolPairViolation);
     }
     // Invariant: no request leaves the worker over the model's window.
     if (input.window !== undefined) {
@@ -185,7 +114,7 @@ export function createActivities({
       if (tokens > input.window) {
         throw ApplicationFailure.nonRetryable(
           `the request counts ${tokens} tokens, over the model's window of ${input.window}: not sent`,
-          CONTEXT_OVERFLOW,
+          FAILURE.contextOverflow,
         );
       }
     }
@@ -205,7 +134,8 @@ export function createActivities({
       throw modelFailure(error, model);
     }
     const choice = completion.choices[0];
-    if (!choice) throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: 'EmptyReply' });
+    if (!choice)
+      throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: FAILURE.emptyReply });
     const toolCalls: ToolCall[] = (choice.message.tool_calls ?? [])
       .filter((call) => call.type === 'function')
       .map((call) => ({
@@ -258,7 +188,7 @@ export function createActivities({
         info = resolveModelInfo(model, override);
         policy = resolvePolicy(compression);
       } catch (error) {
-        throw ApplicationFailure.nonRetryable((error as Error).message, (error as Error).name);
+        throw ApplicationFailure.nonRetryable((error as Error).message, FAILURE.badConfiguration, error);
       }
       const counter = await loadTokenCounter(info.encoding);
       const fixedTokens = CHAT_OVERHEAD.replyPrimer + countToolSchemas(counter, tools.schemas(), info.margin);

@@ -5,12 +5,13 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE } from '../contract/failures.ts';
 import type { ChatMessage, MessageKind } from '../engine/messages.ts';
 import { previewOf, textOf } from '../engine/messages.ts';
 import type { Counting } from '../engine/models.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
-import type { MessageRecord } from '../workflows/contract.ts';
+import type { MessageRecord } from '../contract/agent.ts';
 
 /** How often a long activity heartbeats (the workflow sets a heartbeat timeout of a few times this). */
 export const HEARTBEAT_EVERY_MS = 2_000;
@@ -49,7 +50,8 @@ export function recordOf(
 export function storedObjects(store: BlobStore) {
   async function loadText(key: string): Promise<string> {
     const body = await store.get(key);
-    if (body === undefined) throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, 'MissingObject');
+    if (body === undefined)
+      throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, FAILURE.missingObject);
     return body;
   }
 

@@ -13,8 +13,8 @@
  *   await createAgentWorker({ ..., tools: [weather] });
  */
 import type { BlobStore } from '../storage/s3.ts';
-import { lifePrefix } from '../storage/keys.ts';
-import type { AgentLife } from '../storage/keys.ts';
+import { lifePrefix } from '../contract/keys.ts';
+import type { AgentLife } from '../contract/keys.ts';
 import { safeSlice } from '../engine/text.ts';
 
 /**

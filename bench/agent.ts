@@ -18,7 +18,7 @@ import type { Client } from '@temporalio/client';
 import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
-import { unkeyedRecord } from '../workflows/contract.ts';
+import { unkeyedRecord } from '../contract/agent.ts';
 import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';

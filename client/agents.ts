@@ -12,10 +12,10 @@ import type { QueryDefinition, WorkflowHandle } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModelInfo } from '../engine/models.ts';
-import { AGENT_ID_PATTERN, compactionKey, compactionPrefix, lifePrefix, messageKey } from '../storage/keys.ts';
-import type { AgentLife } from '../storage/keys.ts';
+import { AGENT_ID_PATTERN, compactionKey, compactionPrefix, lifePrefix, messageKey } from '../contract/keys.ts';
+import type { AgentLife } from '../contract/keys.ts';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import type { AgentCarry } from '../workflows/agent.ts';
+import type { AgentCarry } from '../contract/agent.ts';
 import {
   AGENT_WORKFLOW,
   AGENT_WORKFLOW_ID_PREFIX,
@@ -39,8 +39,8 @@ import {
   validateAgentInput,
   validateCompactInput,
   validateSendInput,
-} from '../workflows/contract.ts';
-import { AgentModel, AgentStatus } from '../workflows/search-attributes.ts';
+} from '../contract/agent.ts';
+import { AgentModel, AgentStatus } from '../contract/search-attributes.ts';
 import { executeAgentUpdate } from './updates.ts';
 import type { UpdateWaitOptions } from './updates.ts';
 import type {
@@ -54,7 +54,7 @@ import type {
   MessageRecord,
   SendResult,
   WorkflowState,
-} from '../workflows/contract.ts';
+} from '../contract/agent.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 

@@ -13,7 +13,7 @@ import { loadSettings, readInt } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import { loadTemporalTarget } from '../config/temporal.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
-import { agentPrefix } from '../storage/keys.ts';
+import { agentPrefix } from '../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
 import { main as runMainJob } from '../worker/main.ts';
 import {
@@ -41,10 +41,20 @@ import { PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL, SessionFormatError } from '../llm/replay.ts';
 import type { StrategyName } from '../engine/policy.ts';
-import { InvalidInputError, TURN_BUDGET_MAX, validateCompactInput, validateSendInput } from '../workflows/contract.ts';
-import type { SendResult, TurnBudget } from '../workflows/contract.ts';
+import { InvalidInputError, TURN_BUDGET_MAX, validateCompactInput, validateSendInput } from '../contract/agent.ts';
+import type { SendResult, TurnBudget } from '../contract/agent.ts';
+import { FAILURE } from '../contract/failures.ts';
+import type { FailureType } from '../contract/failures.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
+
+/** The exit code and wording of each failure an Update reports (contract/failures.ts); any other is an error. */
+const UPDATE_FAILURES: Partial<Record<FailureType, { exit: number; prefix: string }>> = {
+  [FAILURE.turnFailed]: { exit: EXIT.error, prefix: 'the turn failed' },
+  [FAILURE.compactionFailed]: { exit: EXIT.error, prefix: 'the compaction failed' },
+  [FAILURE.agentClosed]: { exit: EXIT.closed, prefix: 'rejected' },
+  [FAILURE.invalidInput]: { exit: EXIT.error, prefix: 'rejected' },
+};
 
 const HELP = `longrun — durable long-running LLM agents on Temporal
 
@@ -195,10 +205,8 @@ async function classify(error: unknown, agentId: string): Promise<unknown> {
     return new CliExit(EXIT.unknownAgent, `unknown agent ${agentId}: no such workflow (start it with longrun start)`);
   }
   if (error instanceof AgentUpdateError) {
-    if (error.type === 'TurnFailed') return new CliExit(EXIT.error, `the turn failed: ${error.message}`);
-    if (error.type === 'CompactionFailed') return new CliExit(EXIT.error, `the compaction failed: ${error.message}`);
-    const closed = /is closed/.test(error.message);
-    return new CliExit(closed ? EXIT.closed : EXIT.error, `rejected: ${error.message}`);
+    const known = UPDATE_FAILURES[error.type as FailureType] as { exit: number; prefix: string } | undefined;
+    return new CliExit(known?.exit ?? EXIT.error, `${known?.prefix ?? 'rejected'}: ${error.message}`);
   }
   return error;
 }

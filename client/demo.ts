@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { isReplayedModel, parseSessionJsonl, REPLAYED_LABEL } from '../llm/replay.ts';
 import { textOf } from '../engine/messages.ts';
-import { agentWorkflowId } from '../workflows/contract.ts';
+import { agentWorkflowId } from '../contract/agent.ts';
 import { agentState, closeAgent, sendMessage, startAgent } from './agents.ts';
 
 export interface DemoOptions {

@@ -5,7 +5,7 @@ import type {
   CompressionStats,
   AgentState,
   MessageRecord,
-} from '../workflows/contract.ts';
+} from '../contract/agent.ts';
 import type { AgentSummary } from './agents.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */

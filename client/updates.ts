@@ -72,7 +72,8 @@ export interface UpdateWaitOptions {
 
 /**
  * Thrown when the workflow fails or rejects an Update: `message` is the workflow's own message, `type` its failure
- * type ('TurnFailed', 'CompactionFailed', the error's name for input the validator refused, …). Still a
+ * type (one of contract/failures.ts: 'TurnFailed' and 'CompactionFailed' with the activity's failure as their cause,
+ * 'InvalidInput' and 'AgentClosed' for input the validator refused). Still a
  * WorkflowUpdateFailedError whose `cause` is the failure the workflow raised.
  *
  * @example

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.ts';
+import { SEARCH_ATTRIBUTE_TYPES } from '../contract/search-attributes.ts';
 import { LOOPBACK } from './ports.ts';
 import { ServerProcess } from './process.ts';
 

@@ -15,7 +15,7 @@ import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ToolRegistry } from '../activities/tools.ts';
 import { closeAgentAndWait, sendMessage, startAgent, storedCompressionEvents } from '../client/agents.ts';
-import type { AgentState, SendResult } from '../workflows/contract.ts';
+import type { AgentState, SendResult } from '../contract/agent.ts';
 import { loadSettings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import type { ChatMessage } from '../engine/messages.ts';
@@ -32,7 +32,7 @@ import { startEmbeddedStack } from '../stack/index.ts';
 import type { EmbeddedStack } from '../stack/index.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
-import { compactionKey } from '../storage/keys.ts';
+import { compactionKey } from '../contract/keys.ts';
 import { startInProcessAgents } from './in-process.ts';
 
 export interface ReplayOptions {

@@ -19,7 +19,7 @@ import {
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { ModelReply, NewMessage } from '../activities/index.ts';
+import type { ModelReply, NewMessage } from '../contract/activities.ts';
 import { EMPTY_LEDGER, updateLedger } from '../engine/ledger.ts';
 import { compact, compactionDue, gateCheckOf } from './compaction.ts';
 import {
@@ -29,7 +29,6 @@ import {
   compactUpdate,
   compressionEventsQuery,
   agentLife,
-  CONTEXT_OVERFLOW,
   contextQuery,
   endAtLastCompleteStep,
   HANDLER_DESCRIPTIONS,
@@ -48,7 +47,8 @@ import {
   validateAgentInput,
   validateCompactInput,
   validateSendInput,
-} from './contract.ts';
+} from '../contract/agent.ts';
+import { agentClosed, FAILURE, invalidInput } from '../contract/failures.ts';
 import type {
   AgentInput,
   AgentState,
@@ -61,11 +61,11 @@ import type {
   TurnStop,
   ViewRef,
   WorkflowState,
-} from './contract.ts';
+} from '../contract/agent.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { appliedFromCarry, appliedResult, rememberApplied } from './applied-updates.ts';
-import type { UpdateResult } from './applied-updates.ts';
-import { AgentContextTokens, AgentModel, AgentStatus } from './search-attributes.ts';
+import type { AgentCarry, UpdateResult } from '../contract/agent.ts';
+import { AgentContextTokens, AgentModel, AgentStatus } from '../contract/search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -94,19 +94,6 @@ const TOOL_OPTIONS: ActivityOptions = {
 const { runTool, describeModel, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 
-/** State carried across continue-as-new. */
-export interface AgentCarry {
-  state: WorkflowState;
-  nextMessageSeq: number;
-  /** The latest Updates applied, by id (see applied-updates.ts): answered, not re-applied, when delivered again. */
-  applied: [updateId: string, result: UpdateResult | null][];
-  /**
-   * Set when a client reopens a closed agent (`longrun start --reopen`): a new workflow execution that continues the
-   * closed one's life, with its messages, ids and storage keys. `closedAs` is how the last run ended.
-   */
-  reopened?: { closedAs: string };
-}
-
 /** Compactions after a context overflow before the turn fails (each aims at half the previous target). */
 const MAX_OVERFLOW_ATTEMPTS = 3;
 
@@ -127,6 +114,8 @@ interface PendingSend {
   result?: SendResult;
   /** Why the turn failed (after the activity's own retries): the Update fails with it, the agent lives on. */
   failure?: string;
+  /** The activity's failure: the Update's failure carries it as its cause. */
+  cause?: ActivityFailure;
 }
 
 interface PendingCompact {
@@ -134,6 +123,7 @@ interface PendingCompact {
   input: CompactInput;
   result?: CompactResult;
   failure?: string;
+  cause?: ActivityFailure;
 }
 
 type Pending = PendingSend | PendingCompact;
@@ -142,11 +132,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   // A new agent's input is checked before anything happens (the client checks it too); a running or reopened agent
   // keeps the input it was started with.
   if (!carry) {
-    try {
-      validateAgentInput(input);
-    } catch (error) {
-      throw ApplicationFailure.nonRetryable((error as Error).message, 'InvalidInput');
-    }
+    asInvalidInput(() => validateAgentInput(input));
   }
   const state: WorkflowState = carry?.state ?? {
     agentId: input.agentId,
@@ -251,7 +237,11 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       queue.push(pending);
       await condition(() => pending.result !== undefined || pending.failure !== undefined);
       if (pending.failure !== undefined) {
-        throw ApplicationFailure.create({ message: pending.failure, type: 'CompactionFailed' });
+        throw ApplicationFailure.create({
+          message: pending.failure,
+          type: FAILURE.compactionFailed,
+          cause: pending.cause,
+        });
       }
       if (updateId !== undefined) remember(updateId, pending.result!);
       return pending.result!;
@@ -291,7 +281,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       queue.push(pending);
       await condition(() => pending.result !== undefined || pending.failure !== undefined);
       if (pending.failure !== undefined)
-        throw ApplicationFailure.create({ message: pending.failure, type: 'TurnFailed' });
+        throw ApplicationFailure.create({ message: pending.failure, type: FAILURE.turnFailed, cause: pending.cause });
       if (updateId !== undefined) remember(updateId, pending.result!);
       return pending.result!;
     },
@@ -384,6 +374,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
         pending.failure = failureMessage(error);
+        pending.cause = error;
         state.lastError = pending.failure;
       }
       continue;
@@ -397,6 +388,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         // not the agent: the stored messages stay, and the next input can succeed once the cause is fixed.
         if (!(error instanceof ActivityFailure)) throw error;
         pending.failure = failureMessage(error);
+        pending.cause = error;
         state.lastError = pending.failure;
         nextMessageSeq = endAtLastCompleteStep(state);
       } finally {
@@ -464,7 +456,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         const overflow =
           error instanceof ActivityFailure &&
           error.cause instanceof ApplicationFailure &&
-          error.cause.type === CONTEXT_OVERFLOW;
+          error.cause.type === FAILURE.contextOverflow;
         if (!overflow || attempt > MAX_OVERFLOW_ATTEMPTS) throw error;
         await compact(state, 'overflow', seqOf(replyId), {}, attempt++);
         view = viewAfterCompaction();
@@ -623,8 +615,17 @@ function currentDetails(state: WorkflowState): string {
 
 /** Rejects a compaction request with a clear error naming the field (the input's rules are the contract's). */
 function validateCompact(request: CompactInput, state: WorkflowState, closing: boolean): void {
-  if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
-  validateCompactInput(request);
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateCompactInput(request));
+}
+
+/** Runs a contract check; what it rejects is thrown as an {@link FAILURE.invalidInput} failure, message kept. */
+function asInvalidInput(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    throw invalidInput((error as Error).message);
+  }
 }
 
 /**
@@ -632,10 +633,10 @@ function validateCompact(request: CompactInput, state: WorkflowState, closing: b
  * this message would open, checked against the sender's `expectedTurn`.
  */
 function validateSend(send: SendInput, state: WorkflowState, closing: boolean, nextTurn: number): void {
-  if (state.status === 'closed' || closing) throw new Error(`agent ${state.agentId} is closed`);
-  validateSendInput(send);
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateSendInput(send));
   if (send.expectedTurn !== undefined && send.expectedTurn !== nextTurn) {
-    throw new Error(
+    throw invalidInput(
       `expectedTurn: this message would open turn ${nextTurn}, not ${send.expectedTurn} ` +
         '(another message came first; read the state and try again)',
     );

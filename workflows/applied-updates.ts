@@ -7,10 +7,8 @@
  * first. A reply can be long, and the state is what the worker caches and what continue-as-new carries (the server
  * refuses a payload over 2 MB). An Update whose result was let go is refused when it comes again, not re-applied.
  */
-import { summaryOfEvent } from './contract.ts';
-import type { CompactResult, SendResult } from './contract.ts';
-
-export type UpdateResult = SendResult | CompactResult;
+import { summaryOfEvent } from '../contract/agent.ts';
+import type { UpdateResult } from '../contract/agent.ts';
 
 /** By Update id: its result, or `null` once the result was let go. Oldest first. */
 export type AppliedUpdates = Map<string, UpdateResult | null>;

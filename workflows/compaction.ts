@@ -9,9 +9,9 @@ import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
 import { cooldownAfter, gateFiresWith, oversizedResult } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
-import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from './contract.ts';
-import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from './contract.ts';
-import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from './search-attributes.ts';
+import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from '../contract/agent.ts';
+import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from '../contract/agent.ts';
+import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from '../contract/search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 

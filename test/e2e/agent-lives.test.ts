@@ -15,9 +15,9 @@ import {
   startAgent,
 } from '../../client/agents.ts';
 import { textOf } from '../../engine/messages.ts';
-import { agentPrefix } from '../../storage/keys.ts';
-import { AGENT_WORKFLOW, agentWorkflowId } from '../../workflows/contract.ts';
-import type { AgentInput } from '../../workflows/contract.ts';
+import { agentPrefix } from '../../contract/keys.ts';
+import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
+import type { AgentInput } from '../../contract/agent.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';

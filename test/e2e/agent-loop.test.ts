@@ -12,7 +12,7 @@ import { textOf } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { pairViewOf, toolPairViolations } from '../../engine/tool-pairs.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { compactionKey } from '../../storage/keys.ts';
+import { compactionKey } from '../../contract/keys.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 

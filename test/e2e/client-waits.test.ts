@@ -12,7 +12,7 @@ import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentHandle, agentState, closeAgent, connectClient, sendMessage, startAgent } from '../../client/agents.ts';
@@ -25,7 +25,8 @@ import { createOpenAI } from '../../llm/openai.ts';
 import { textOf } from '../../engine/messages.ts';
 import { freePort, freePorts } from '../../stack/ports.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
-import { sendUpdate } from '../../workflows/contract.ts';
+import { sendUpdate } from '../../contract/agent.ts';
+import { FAILURE } from '../../contract/failures.ts';
 import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
@@ -260,11 +261,16 @@ describe('failures carry the workflow message and type', () => {
     expect(failed.updateId).toMatch(/^[0-9a-f-]{36}$/);
     expect(failed).toMatchObject({ agentId, update: 'send', name: 'AgentUpdateError' });
     expect((failed.cause as Error).message).toBe(failed.message);
+    // The failure keeps its cause: the model-call activity's failure, and under it the provider's HTTP status.
+    const activity = (failed.cause as ApplicationFailure).cause;
+    expect(activity).toBeInstanceOf(ActivityFailure);
+    expect((activity as ActivityFailure).cause).toMatchObject({ type: 'ModelHttp401' });
 
     const rejected = await sendMessage(h.client, agentId, 'x', { expectedTurn: 7 }).catch((e: unknown) => e);
     expect(rejected).toBeInstanceOf(AgentUpdateError);
     expect(rejected).toMatchObject({ update: 'send' });
     expect((rejected as Error).message).toContain('expectedTurn: this message would open turn');
+    expect(rejected).toMatchObject({ type: FAILURE.invalidInput });
 
     const run = await longrun(['send', agentId, '401 again']);
     expect(run.code).toBe(1);

@@ -27,7 +27,7 @@ import { estimateCost } from '../../engine/cost.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { agentWorkflowId, compactUpdate } from '../../workflows/contract.ts';
+import { agentWorkflowId, compactUpdate } from '../../contract/agent.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 

@@ -23,11 +23,11 @@ import type { ServerProcess } from '../../stack/process.ts';
 import { ensureBinaries } from '../../stack/setup.ts';
 import { startTemporal } from '../../stack/temporal.ts';
 import type { RunningTemporal, TemporalDevServerOptions } from '../../stack/temporal.ts';
-import { messageKey } from '../../storage/keys.ts';
+import { messageKey } from '../../contract/keys.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import type { InProcessAgents } from '../../worker/in-process.ts';
-import { sendUpdate } from '../../workflows/contract.ts';
+import { sendUpdate } from '../../contract/agent.ts';
 import { newAgentId } from '../support/harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'longrun-crashes-'));

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { agentHandle, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
-import { agentWorkflowId } from '../../workflows/contract.ts';
+import { agentWorkflowId } from '../../contract/agent.ts';
 import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 

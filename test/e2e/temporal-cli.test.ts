@@ -1,8 +1,8 @@
 /** The workflow contract as the README documents it for the temporal CLI: update, signal and query by name. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, compressionEvents, sendMessage, startAgent } from '../../client/agents.ts';
-import { agentWorkflowId } from '../../workflows/contract.ts';
-import type { AgentState, CompressionEvent, SendResult } from '../../workflows/contract.ts';
+import { agentWorkflowId } from '../../contract/agent.ts';
+import type { AgentState, CompressionEvent, SendResult } from '../../contract/agent.ts';
 import { renderState } from '../../client/render.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, RELOAD_PAGE_CHARS } from '../../activities/tools.ts';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
-import { messageKey } from '../../storage/keys.ts';
+import { messageKey } from '../../contract/keys.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { WorkflowFailedError } from '@temporalio/client';
-import { AGENT_WORKFLOW, agentWorkflowId, turnStoppedReply } from '../../workflows/contract.ts';
+import { AGENT_WORKFLOW, agentWorkflowId, turnStoppedReply } from '../../contract/agent.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 

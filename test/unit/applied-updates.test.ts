@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { appliedFromCarry, appliedResult, rememberApplied } from '../../workflows/applied-updates.ts';
 import type { AppliedUpdates } from '../../workflows/applied-updates.ts';
-import { summaryOfEvent } from '../../workflows/contract.ts';
-import type { CompressionEvent, SendResult } from '../../workflows/contract.ts';
+import { summaryOfEvent } from '../../contract/agent.ts';
+import type { CompressionEvent, SendResult } from '../../contract/agent.ts';
 
 const reply = (turn: number, chars: number): SendResult => ({
   turn,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { messageKey } from '../../storage/keys.ts';
-import { keyedRecord, publicState, recordKey, unkeyedRecord } from '../../workflows/contract.ts';
-import type { MessageRecord, WorkflowState } from '../../workflows/contract.ts';
+import { messageKey } from '../../contract/keys.ts';
+import { keyedRecord, publicState, recordKey, unkeyedRecord } from '../../contract/agent.ts';
+import type { MessageRecord, WorkflowState } from '../../contract/agent.ts';
 
 /** One life of agent `trip`. */
 const trip = { agentId: 'trip', life: '0194-life' };

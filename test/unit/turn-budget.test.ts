@@ -7,8 +7,8 @@ import {
   turnBudgetOf,
   turnStoppedReply,
   validateAgentInput,
-} from '../../workflows/contract.ts';
-import type { AgentInput } from '../../workflows/contract.ts';
+} from '../../contract/agent.ts';
+import type { AgentInput } from '../../contract/agent.ts';
 
 const agent = (extra: Partial<AgentInput>): AgentInput => ({ agentId: 'a', model: 'gpt-4o-mini', ...extra });
 

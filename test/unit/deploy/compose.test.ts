@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULTS, PROJECT_ROOT } from '../../../config/settings.ts';
 import { DEFAULT_DYNAMIC_CONFIG } from '../../../stack/temporal.ts';
-import { SEARCH_ATTRIBUTE_TYPES } from '../../../workflows/search-attributes.ts';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../../contract/search-attributes.ts';
 
 interface Service {
   image?: string;

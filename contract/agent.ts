@@ -8,8 +8,8 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { MessageMeta } from '../engine/messages.ts';
-import { lifePrefix, messageKey } from '../storage/keys.ts';
-import type { AgentLife } from '../storage/keys.ts';
+import { lifePrefix, messageKey } from './keys.ts';
+import type { AgentLife } from './keys.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { STRATEGIES } from '../engine/policy.ts';
 import type { CompressionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
@@ -530,8 +530,21 @@ export const HANDLER_DESCRIPTIONS = {
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
 } as const;
 
-/** The failure type of a model call over the provider's context window: the workflow compacts and calls again. */
-export const CONTEXT_OVERFLOW = 'ContextOverflow';
-
 /** How many compression events the workflow keeps in its state (all of them are in S3). */
 export const EVENTS_KEPT = 10;
+
+/** An Update's result, as kept to answer it again when it is delivered twice. */
+export type UpdateResult = SendResult | CompactResult;
+
+/** State carried across continue-as-new. */
+export interface AgentCarry {
+  state: WorkflowState;
+  nextMessageSeq: number;
+  /** The latest Updates applied, by id (see workflows/applied-updates.ts): answered, not re-applied, when delivered again. */
+  applied: [updateId: string, result: UpdateResult | null][];
+  /**
+   * Set when a client reopens a closed agent (`longrun start --reopen`): a new workflow execution that continues the
+   * closed one's life, with its messages, ids and storage keys. `closedAs` is how the last run ended.
+   */
+  reopened?: { closedAs: string };
+}

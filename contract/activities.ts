@@ -1,0 +1,194 @@
+/**
+ * The activities' inputs and outputs: what crosses between the workflow and its activities, recorded in the
+ * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
+ * (activities/) implement them.
+ */
+import type { CompressionEventSummary, ContextRecord, MessageRecord, ViewRef } from './agent.ts';
+import type { AgentLife } from './keys.ts';
+import type { TaskLedger } from '../engine/ledger.ts';
+import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
+import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
+import type { CompressionPolicy, PolicyOverrides } from '../engine/policy.ts';
+import type { Gate, GateCheck } from '../engine/trigger.ts';
+
+export interface StoreMessageInput extends AgentLife {
+  messageId: string;
+  message: ChatMessage;
+  counting: Counting;
+}
+
+export interface DescribeModelInput {
+  model: string;
+  override?: ModelOverride;
+  compression?: PolicyOverrides & { preset?: string };
+}
+
+export interface ModelDescription {
+  info: ModelInfo;
+  /** Tokens every request spends on the tool schemas and the reply primer. */
+  fixedTokens: number;
+  policy: CompressionPolicy;
+  gate: Gate;
+}
+
+export interface CallModelInput extends AgentLife {
+  model: string;
+  /** The messages to send, by reference (constant size in history, however long the context). */
+  view: ViewRef;
+  /** Id under which the reply is stored. */
+  replyId: string;
+  /** 'none' forces a text answer (the turn's step limit is reached). */
+  toolChoice?: 'auto' | 'none';
+  counting: Counting;
+  /**
+   * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
+   * instead, and the workflow compresses further before it calls again.
+   */
+  window?: number;
+  /**
+   * The turn's new messages (the user's, and the system prompt on the first turn), to store and count first; they
+   * are the last messages of the view. Storing them here rather than in an activity of their own saves a round trip
+   * through the server on every turn; the store runs while the model answers.
+   */
+  newMessages?: NewMessage[];
+  /**
+   * With `newMessages`: the automatic trigger's gate and counters before them. When the new messages make it fire,
+   * the model is not called and the result says so: the workflow compacts, then calls again.
+   */
+  gateCheck?: GateCheck;
+}
+
+export interface NewMessage {
+  messageId: string;
+  message: ChatMessage;
+}
+
+export interface ModelReply {
+  record: ContextRecord;
+  content: string;
+  /** Tool calls the model asked for, to run before the next model call. */
+  toolCalls: ToolCall[];
+  usage?: { promptTokens: number; completionTokens: number };
+  /**
+   * The model that served the reply, as the provider names it (the completion's `model`, e.g. a dated version of
+   * the requested one; `replayed:<model>` from the offline replayed model). Absent when the provider names none.
+   */
+  servedBy?: string;
+}
+
+export interface CallModelResult {
+  /** Records of the stored `newMessages`, in order. */
+  stored: ContextRecord[];
+  /** What fired when the new messages made compression due: the model was not called, `reply` is absent. */
+  compactionDue?: string;
+  reply?: ModelReply;
+}
+
+export interface RunToolInput extends AgentLife {
+  call: ToolCall;
+  /** Id under which the tool result message is stored. */
+  resultId: string;
+  counting: Counting;
+}
+
+export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'>, AgentLife {
+  seq: number;
+  /** The working context as the workflow holds it (records without their own keys). */
+  context: ContextRecord[];
+  summarizerFailed?: boolean;
+}
+
+/** What the workflow needs of a plan; the plan itself is stored under `planKey`. */
+export interface PlanOutcome {
+  action: Plan['action'];
+  reason: string;
+  /** A masking pass below the trigger: it takes no step of the cooldown. */
+  maskPass?: true;
+  planKey?: string;
+  steps: Omit<PlanStep, 'ids' | 'summary'>[];
+  /** For the summarizer: the keys of the span's messages, in order, and where the summary goes. */
+  summary?: {
+    spanKeys: string[];
+    keptKeys: string[];
+    prependToKey?: string;
+    estimatedTokens: number;
+    /** The summary message's budget, frame and pinned facts included. */
+    maxTokens?: number;
+    writer?: SummarySpec['writer'];
+    coverage?: SummarySpec['coverage'];
+    /** The messages that leave the context with the summary (not a previous summary, not a kept user message). */
+    leavingIds?: string[];
+  };
+  tokensBefore: number;
+  tokensAfter: number;
+  targetTokens: number;
+  /** After a skip: the gate to check next, so that a plan that found nothing to do is not remade every step. */
+  gate?: Gate;
+}
+
+export interface SummarizeInput extends AgentLife {
+  seq: number;
+  spanKeys: string[];
+  /** The user's messages of the span that stay in the context verbatim (their facts are not at risk). */
+  keptKeys?: string[];
+  prependToKey?: string;
+  instructions?: string;
+  /** The summary message's budget in tokens: the summarizer is asked for less, and the message is cut to fit. */
+  maxTokens: number;
+  counting: Counting;
+  /** `extractive`: the summary model failed, the extractive summarizer writes it (default: the model, if any). */
+  writer?: SummarySpec['writer'];
+  /** What the summary stands for: its title, and where the loop stands when it reaches into the turn in progress. */
+  coverage?: SummarySpec['coverage'];
+  /** The messages that leave the context, listed in the summary with where their originals are stored. */
+  leavingIds?: string[];
+  /** The ledger so far, and the key of the user's first message (the goal). */
+  ledger?: TaskLedger;
+  goalKey?: string;
+}
+
+/** What the fact check of a summary found: facts kept, lost after one re-prompt, and pinned verbatim. */
+export interface FactCheck {
+  found: number;
+  missing: number;
+  reprompted: boolean;
+  pinned: string[];
+}
+
+export interface SummaryOutcome {
+  record: MessageRecord;
+  parsedAs: string;
+  /** Structured output, the plain-text fallback when the provider rejected it, or none (extractive). */
+  responseFormat: 'json_schema' | 'text' | 'none';
+  /** Summary calls the span took: more than 1 when it did not fit the summary model's window at once. */
+  chunks?: number;
+  facts: FactCheck;
+  /** The task ledger after this summary, and its message for the context. */
+  ledger: TaskLedger;
+  ledgerRecord: MessageRecord;
+  llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+}
+
+export interface ApplyCompactionInput extends AgentLife {
+  seq: number;
+  planKey: string;
+  summary?: SummaryOutcome;
+  at: string;
+  instructions?: string;
+  counting: Counting;
+  fixedTokens: number;
+  startedAt: number;
+  /** Consecutive compressions without a user message, this one included (the cooldown's step). */
+  consecutive: number;
+  window: number;
+}
+
+export interface ApplyOutcome {
+  /** The new working context, its records without their own keys (as the workflow holds them). */
+  context: ContextRecord[];
+  /** The event without its removed items (stored in full at `event.keys.event`). */
+  event: CompressionEventSummary;
+  /** When compression fires next. */
+  gate: Gate;
+}

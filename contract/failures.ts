@@ -1,0 +1,51 @@
+/**
+ * The failures that cross Temporal, by their `ApplicationFailure` type: what a client, the CLI or the workflow can
+ * match on. Each says who throws it and when. Nothing else throws an `ApplicationFailure` with a type of its own.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+
+export const FAILURE = {
+  /**
+   * `callModel`: the request is over the model's window, counted before sending or reported by the provider
+   * (`context_length_exceeded`). Not retried: the workflow compacts with the `overflow` trigger and calls again.
+   */
+  contextOverflow: 'ContextOverflow',
+  /** `callModel`: the provider answered with no choices. Retried. */
+  emptyReply: 'EmptyReply',
+  /** `callModel`: the view breaks a tool call from its result (a bug, never a user's input). Not retried. */
+  toolPairViolation: 'ToolPairViolation',
+  /** Any activity: an object the workflow refers to is not in the store (deleted under it). Not retried. */
+  missingObject: 'MissingObject',
+  /** `describeModel`: the model or the compression policy is unknown or out of range; the message names the field. */
+  badConfiguration: 'BadConfiguration',
+  /**
+   * The workflow at its start, and the Update validators: input that breaks the contract (the message names the
+   * field and the limit). A rejected Update never enters history.
+   */
+  invalidInput: 'InvalidInput',
+  /** The Update validators: the agent is closed (or closing) and takes no more input. */
+  agentClosed: 'AgentClosed',
+  /** The `send` Update: the turn could not finish (retries exhausted); its cause is the activity's failure. */
+  turnFailed: 'TurnFailed',
+  /** The `compact` Update: the compaction could not finish; its cause is the activity's failure. */
+  compactionFailed: 'CompactionFailed',
+} as const;
+
+export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];
+
+/** `callModel`: the provider's HTTP status, as `ModelHttp<status>`; 400, 401, 403, 404, 422 are not retried. */
+export const MODEL_HTTP_PREFIX = 'ModelHttp';
+
+export function modelHttpType(status: number): string {
+  return `${MODEL_HTTP_PREFIX}${status}`;
+}
+
+/** The Update validators' and the workflow's rejection of bad input (see {@link FAILURE.invalidInput}). */
+export function invalidInput(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, FAILURE.invalidInput);
+}
+
+/** The Update validators' rejection of input to a closed agent (see {@link FAILURE.agentClosed}). */
+export function agentClosed(agentId: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`agent ${agentId} is closed`, FAILURE.agentClosed);
+}
