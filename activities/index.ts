@@ -214,7 +214,7 @@ export function createActivities({
         : undefined;
       if (due !== undefined) {
         await storing;
-        return { stored, compactionDue: due };
+        return { stored, compactionDue: due.reason };
       }
       const [reply] = await Promise.all([answer(input, fresh), storing]);
       return { stored, reply };

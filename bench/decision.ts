@@ -8,7 +8,7 @@ import { planCompression } from '../engine/planner.ts';
 import { MAX_CONTEXT_MESSAGES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
-import { gateFires, gateOf } from '../engine/trigger.ts';
+import { compactionDue, gateOf } from '../engine/trigger.ts';
 import type { ContextStats } from '../engine/trigger.ts';
 import { mixedMessages } from './corpus.ts';
 
@@ -47,7 +47,7 @@ export async function benchDecision(log: (line: string) => void) {
     const start = performance.now();
     const tokens = countMessage(counter, message);
     const next = { tokens: stats.tokens + tokens, messages: stats.messages + 1, turns: stats.turns + 1 };
-    gateFires(gate, next, true);
+    compactionDue(gate, next, true);
     incremental.push((performance.now() - start) * 1_000);
   }
   const recount: number[] = [];
@@ -55,7 +55,7 @@ export async function benchDecision(log: (line: string) => void) {
     const view = [...history.slice(run + 1), fresh[run]!];
     const start = performance.now();
     const tokens = view.reduce((sum, m) => sum + countMessage(counter, m), 0);
-    gateFires(gate, { tokens, messages: view.length, turns: view.length / 2 }, true);
+    compactionDue(gate, { tokens, messages: view.length, turns: view.length / 2 }, true);
     recount.push((performance.now() - start) * 1_000);
   }
   // Plans are timed warm, as a worker makes them over an agent's life (the first ones also compile the code).

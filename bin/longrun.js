@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The `longrun` command. The CLI is TypeScript run by Node's type stripping (Node >= 22.18); on an older Node,
-// re-run on the Node 24 the project pins as a devDependency (node_modules/node).
+// The `longrun` command. Installed as a package, it runs the built JavaScript (dist/). In the repository, the CLI is
+// TypeScript run by Node's type stripping (Node >= 22.18); on an older Node, re-run on the Node 24 the project pins
+// as a devDependency (node_modules/node).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -9,8 +10,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const [major, minor] = process.versions.node.split('.').map(Number);
 const canStripTypes = major > 22 || (major === 22 && minor >= 18);
 
-if (canStripTypes) {
-  const { cliMain } = await import('../client/cli.ts');
+if (!existsSync(`${root}commands/cli.ts`)) {
+  // The published package: no sources (Node does not strip types under node_modules anyway).
+  const { cliMain } = await import('../dist/commands/cli.js');
+  cliMain();
+} else if (canStripTypes) {
+  const { cliMain } = await import('../commands/cli.ts');
   cliMain();
 } else {
   const pinned = `${root}node_modules/node/bin/node`;

@@ -1,16 +1,16 @@
 /**
  * Client library for longrun agents: connect, start an agent, send it a message, read its state.
- * The CLI (client/cli.ts) and the demo are built on these; scripts can import them too.
+ * The CLI (commands/cli.ts) and the demo are built on these; scripts can import them too.
  *
  * @example
- *   const client = await connectClient(loadTemporalTarget());
+ *   const client = await connectClient(loadTemporalTarget()); // both from config/temporal.ts
  *   await startAgent(client, { agentId: 'trip', model: 'gpt-4o-mini', taskQueue: 'longrun-agents' });
  *   const { reply } = await sendMessage(client, 'trip', 'Plan a hike');
  */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { QueryDefinition, WorkflowHandle } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModelInfo } from '../engine/models.ts';
 import { AGENT_ID_PATTERN, compactionKey, compactionPrefix, lifePrefix, messageKey } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
@@ -71,23 +71,6 @@ export class InvalidAgentIdError extends Error {
 
 export function assertAgentId(agentId: string): void {
   if (!AGENT_ID_PATTERN.test(agentId)) throw new InvalidAgentIdError(agentId);
-}
-
-const CONNECT_TIMEOUT_MS = 5_000;
-
-/**
- * gRPC's reconnect backoff grows to 2 minutes by default: a client waiting through a server restart would notice the
- * server back only that long after. Capped so that a waiting Update is sent again within seconds of its return.
- */
-const MAX_RECONNECT_BACKOFF_MS = 5_000;
-
-export async function connectClient(target: TemporalTarget): Promise<Client> {
-  const connection = await Connection.connect({
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    ...target.connectionOptions,
-    channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS },
-  });
-  return new Client({ connection, namespace: target.namespace });
 }
 
 export interface StartAgentOptions extends AgentInput {

@@ -3,6 +3,7 @@
  * (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
  * and the CLI's config profiles).
  */
+import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 
@@ -25,4 +26,23 @@ export function loadTemporalTarget(env: Readonly<Record<string, string | undefin
 /** The same target, pointed at the embedded dev server instead. */
 export function localTemporalTarget(address: string, namespace: string): TemporalTarget {
   return { connectionOptions: { address }, namespace, configured: false };
+}
+
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * gRPC's reconnect backoff grows to 2 minutes by default: a client waiting through a server restart would notice the
+ * server back only that long after. Capped so that a waiting Update is sent again within seconds of its return.
+ */
+const MAX_RECONNECT_BACKOFF_MS = 5_000;
+
+/** A client of the target's server and namespace: what the client library, the commands and the worker's own
+ * in-process agents use. */
+export async function connectClient(target: TemporalTarget): Promise<Client> {
+  const connection = await Connection.connect({
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    ...target.connectionOptions,
+    channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS },
+  });
+  return new Client({ connection, namespace: target.namespace });
 }

@@ -21,7 +21,7 @@ import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
 import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompressionPolicy, StrategyName } from './policy.ts';
-import { gateFires, gateOf, maskFires, oversizedResult, targetOf } from './trigger.ts';
+import { compactionDue, gateOf, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
 import { layoutSteps, opensTurn } from './turns.ts';
 import type { StepLayout } from './turns.ts';
@@ -298,24 +298,23 @@ export function planCompression(input: PlanInput): Plan {
   };
 
   const gate = gateOf(policy, window, input.cooldown);
-  let fired =
+  const due = trigger === 'auto' ? compactionDue(gate, before, input.cooldown.consecutive === 0, context) : undefined;
+  const fired =
     trigger === 'auto'
-      ? gateFires(gate, before, input.cooldown.consecutive === 0)
+      ? due?.reason
       : trigger === 'forced'
         ? 'forced by request'
         : `the request was over the window (attempt ${input.attempt ?? 1})`;
   // Under no pressure, a tool result over the policy's limit is cut, and nothing else is done.
-  const oversized = trigger === 'auto' && fired === undefined ? oversizedResult(gate, context) : undefined;
+  const oversized = due?.kind === 'tool-result';
   if (oversized) {
-    fired = `tool result ${oversized.id} over the limit (${oversized.tokens} tokens, ${oversized.chars} chars)`;
     target.tokens = before.tokens;
     target.reason = 'cut the tool results over the limit (the window is not under pressure)';
   }
   // Below the trigger, from the policy's mask threshold: the old tool results masked, all of them at once (the
   // pass changes the context once), and nothing else.
-  const maskPass = trigger === 'auto' && fired === undefined && !oversized ? maskFires(gate, before) : undefined;
+  const maskPass = due?.kind === 'mask' ? due.reason : undefined;
   if (maskPass) {
-    fired = maskPass;
     target.tokens = before.tokens - gate.mask!.atLeast;
     target.reason = `mask the tool results older than the protected steps, saving at least ${gate.mask!.atLeast} tokens`;
   }

@@ -210,22 +210,54 @@ export interface GateCheck {
   consecutive: number;
 }
 
+/** Why compaction is due: the trigger (tokens, messages, turns), a tool result over its limit, or the masking pass. */
+export type Due =
+  | { kind: 'trigger'; reason: string }
+  | { kind: 'tool-result'; reason: string; result: ResultView }
+  | { kind: 'mask'; reason: string };
+
 /**
- * Whether the automatic trigger fires once `added` messages join the context: their tokens and count add up, and a
- * user's message (a new turn) resets the cooldown.
+ * Whether compaction is due: the one decision, made by the workflow before every model call, by the model-call
+ * activity for the messages it stores, and by the planner (which acts on its kind). The trigger first (the hard
+ * limit, the cooldown), then a tool result over the per-result limit among the newest (when `messages` are given),
+ * then the masking pass below the trigger. O(1), and O(k) over the context's tail for the tool results.
+ */
+export function compactionDue(
+  gate: Gate,
+  stats: ContextStats,
+  userSinceLastCompression: boolean,
+  messages?: readonly ResultView[],
+): Due | undefined {
+  const fired = gateFires(gate, stats, userSinceLastCompression);
+  if (fired !== undefined) return { kind: 'trigger', reason: fired };
+  const result = messages ? oversizedResult(gate, messages) : undefined;
+  if (result) {
+    return {
+      kind: 'tool-result',
+      reason: `tool result ${result.id} over the limit (${result.tokens} tokens, ${result.chars} chars)`,
+      result,
+    };
+  }
+  const mask = maskFires(gate, stats);
+  return mask === undefined ? undefined : { kind: 'mask', reason: mask };
+}
+
+/**
+ * {@link compactionDue} for the gate check the workflow keeps, once `added` messages join the context: their tokens
+ * and count add up, and a user's message (a new turn) resets the cooldown.
  */
 export function gateFiresWith(
   check: GateCheck,
   added: { tokens: number; userTurn: boolean }[] = [],
-): string | undefined {
+  messages?: readonly ResultView[],
+): Due | undefined {
   const turns = added.filter((m) => m.userTurn).length;
   const stats = {
     tokens: check.stats.tokens + added.reduce((sum, m) => sum + m.tokens, 0),
     messages: check.stats.messages + added.length,
     turns: check.stats.turns + turns,
   };
-  const userSince = check.consecutive === 0 || turns > 0;
-  return gateFires(check.gate, stats, userSince) ?? maskFires(check.gate, stats);
+  return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages);
 }
 
 /** What a compression aims for: tokens, and messages and turns when a count limit fired. */

@@ -3,7 +3,7 @@
  * The main job, `longrun replay`, the benchmark and the e2e tests all run agents this way.
  */
 import type { Client } from '@temporalio/client';
-import { connectClient } from '../client/agents.ts';
+import { connectClient } from '../config/temporal.ts';
 import type { ActivityInterceptorsFactory, Worker } from '@temporalio/worker';
 import { createAgentWorker } from './worker.ts';
 import type { AgentWorkerOptions } from './worker.ts';

@@ -1,168 +1,22 @@
 /**
- * The main job (`npm start`, `longrun up`): setup, the embedded stack (unless TEMPORAL_ADDRESS / AWS_ENDPOINT_URL_S3
- * point at running servers), the worker, then a short demo conversation. It keeps the worker and the stack running
- * until Ctrl-C.
- *
- *   --once      exit 0 after the demo, leaving no process behind
- *   --no-demo   just the worker (the Docker image runs this)
+ * The worker's entry point (`node worker/main.ts`; the Docker image runs `dist/worker/main.js`): the worker process
+ * alone (worker/process.ts), until Ctrl-C. `--no-demo` is accepted for the commands written before `longrun up`
+ * (commands/up.ts) took the demo; it changes nothing.
  */
-import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { runDemo } from '../client/demo.ts';
 import { loadSettings } from '../config/settings.ts';
-import type { Settings } from '../config/settings.ts';
-import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
-import { DEMO_SESSION, resolveModel } from '../llm/endpoint.ts';
-import { createOpenAI } from '../llm/openai.ts';
-import { MINIO, TEMPORAL } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import type { EmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
-import { S3BlobStore, s3EndpointConfigured, s3TargetFromEnv } from '../storage/s3.ts';
-import { startInProcessAgents } from './in-process.ts';
-import { describeInFlight, listenForStop, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
-import type { StopSignals } from './stopping.ts';
-
-const log = (line: string) => console.log(line);
-
-/** This worker's name in Temporal (the UI shows which worker ran what) and on its model requests. */
-const WORKER_IDENTITY = `longrun-worker-${process.pid}@${hostname()}`;
+import { runWorkerProcess } from './process.ts';
+import { listenForStop } from './stopping.ts';
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { once: { type: 'boolean', default: false }, 'no-demo': { type: 'boolean', default: false } },
-    strict: true,
-  });
-  const env = process.env;
-  const settings = loadSettings(env);
+  parseArgs({ args: argv, options: { 'no-demo': { type: 'boolean', default: false } }, strict: true });
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  // Ctrl-C / SIGTERM: the first stops gracefully, a second at once (worker/stopping.ts).
   const stop = listenForStop();
   try {
-    await run(values, settings, env, stop);
+    await runWorkerProcess({ settings: loadSettings(process.env), env: process.env, stop, log: console.log });
   } finally {
     stop.dispose();
-  }
-}
-
-async function run(
-  values: { once: boolean; 'no-demo': boolean },
-  settings: Settings,
-  env: NodeJS.ProcessEnv,
-  stop: StopSignals,
-): Promise<void> {
-  // 1. Servers: the configured ones, or the embedded stack.
-  let temporal = loadTemporalTarget(env);
-  const needTemporal = !temporal.configured;
-  const needMinio = !s3EndpointConfigured(env);
-  const binaries = await ensureBinaries([...(needTemporal ? [TEMPORAL] : []), ...(needMinio ? [MINIO] : [])], {
-    cacheDir: settings.cacheDir,
-    log,
-  });
-  let stack: EmbeddedStack | undefined;
-  if (needTemporal || needMinio) {
-    log(
-      `[stack] starting ${[needTemporal && 'Temporal dev server', needMinio && 'MinIO'].filter(Boolean).join(' and ')}`,
-    );
-    stack = await startEmbeddedStack({ mode: 'persistent', settings, binaries, log });
-  }
-  const servers = [needTemporal && 'the Temporal server', needMinio && 'MinIO'].filter(Boolean).join(' and ');
-  const cleanups: (() => Promise<void>)[] = [
-    async () => {
-      if (stack && stop.requested) log(`[stack] stopping ${servers}`);
-      await stack?.stop();
-    },
-  ];
-  const cleanup = async () => {
-    for (const step of cleanups.splice(0).reverse()) await step().catch((error: unknown) => console.error(error));
-  };
-  let reporting: NodeJS.Timeout | undefined;
-
-  try {
-    if (stop.requested) return; // stopped while the servers started
-    if (stack?.temporal) temporal = localTemporalTarget(stack.temporal.address, stack.temporal.namespace);
-    const s3 = stack?.minio ? stack.minio.target : s3TargetFromEnv(settings, env);
-    const store = new S3BlobStore(s3);
-    if (!stack?.minio) await store.ensureBucket();
-    const uiUrl = stack?.temporal?.uiUrl;
-    log(`[stack] Temporal ${String(temporal.connectionOptions.address)} (namespace ${temporal.namespace})`);
-    if (uiUrl) log(`[stack] Temporal UI ${uiUrl}`);
-    log(`[stack] S3 ${s3.endpoint ?? 'from the AWS SDK configuration'}, bucket ${s3.bucket}`);
-
-    // 2. The model and the worker.
-    const model = await resolveModel(env, settings.modelTimeoutMs);
-    cleanups.push(() => model.close());
-    log(`[model] ${settings.model} via ${model.label}`);
-    log(
-      model.replayed
-        ? '[model] summaries: EXTRACTIVE (replayed model, no summary model): compression quotes, it does not rewrite'
-        : `[model] summaries: ${settings.summaryModel}`,
-    );
-    const agents = await startInProcessAgents({
-      temporal,
-      taskQueue: settings.taskQueue,
-      identity: WORKER_IDENTITY,
-      maxCachedWorkflows: settings.workflowCacheSize,
-      deps: {
-        store,
-        openai: createOpenAI({
-          ...model.endpoint,
-          headers: { ...settings.modelHeaders, 'x-longrun-worker': WORKER_IDENTITY },
-        }),
-        // A replayed model answers with recorded turns, not summaries: the extractive summarizer stands in.
-        ...(model.replayed ? {} : { summaryModel: settings.summaryModel }),
-        ...(settings.summaryWindow ? { summaryWindow: settings.summaryWindow } : {}),
-      },
-    });
-    cleanups.push(() => agents.close());
-    log(`[worker] polling task queue ${settings.taskQueue}`);
-
-    // 3. The demo conversation (a Ctrl-C meanwhile stops the job without waiting for the demo's next turn).
-    if (!values['no-demo'] && !stop.requested) {
-      const demo = runDemo(agents.client, {
-        taskQueue: settings.taskQueue,
-        model: settings.model,
-        sessionPath: DEMO_SESSION,
-        namespace: temporal.namespace,
-        ...(uiUrl ? { uiUrl } : {}),
-        replayed: model.replayed,
-        close: values.once,
-        log,
-      });
-      demo.catch(() => {}); // left behind when a signal comes first; rethrown below otherwise
-      if ((await Promise.race([demo.then(() => 'done' as const), stop.first])) === 'done') await demo;
-    }
-    if (values.once && !stop.requested) return;
-
-    if (!stop.requested) {
-      log(`\n[worker] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
-      await Promise.race([stop.first, agents.running]);
-    }
-    // Say what stopping waits for, and offer the way out.
-    const work = describeInFlight(agents.inFlight());
-    log(
-      work === 'nothing'
-        ? '\n[worker] stopping (no work in flight). Ctrl-C again to stop at once.'
-        : `\n[worker] stopping: waiting for ${work} to finish. Ctrl-C again to stop at once (the work in flight ` +
-            'then runs again when a worker next starts).',
-    );
-    stop.onSecond(() => {
-      log(
-        `[worker] stopping at once: abandoning ${describeInFlight(agents.inFlight())} ` +
-          `(Temporal runs it again when a worker next starts)${stack ? `; stopping ${servers}` : ''}`,
-      );
-      void (stack?.stop() ?? Promise.resolve()).catch(() => {}).finally(() => process.exit(STOPPED_AT_ONCE_EXIT_CODE));
-    });
-    reporting = setInterval(() => {
-      const work = agents.inFlight();
-      if (work.activities.length > 0 || work.workflowTasks > 0)
-        log(`[worker] still waiting for ${describeInFlight(work)}`);
-    }, STOP_REPORT_EVERY_MS);
-  } finally {
-    await cleanup();
-    clearInterval(reporting);
   }
 }
 

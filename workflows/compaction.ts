@@ -7,7 +7,7 @@ import { ActivityFailure, proxyActivities, setCurrentDetails, upsertSearchAttrib
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
-import { cooldownAfter, gateFiresWith, oversizedResult } from '../engine/trigger.ts';
+import { cooldownAfter, gateFiresWith } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
 import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from '../contract/agent.ts';
 import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from '../contract/agent.ts';
@@ -41,18 +41,12 @@ export function gateCheckOf(state: WorkflowState): GateCheck | undefined {
 }
 
 /**
- * Whether the automatic trigger fires now: a comparison of a few numbers the last activity returned, and a look at
- * the newest tool results (a result over the policy's limit is cut right after its call).
+ * Whether compaction is due now (engine/trigger.ts `compactionDue`, the one decision): a comparison of a few numbers
+ * the last activity returned, and a look at the newest tool results.
  */
 export function compactionDue(state: WorkflowState): string | undefined {
   const check = gateCheckOf(state);
-  if (!check) return undefined;
-  const fired = gateFiresWith(check);
-  if (fired !== undefined) return fired;
-  const result = oversizedResult(check.gate, state.messages);
-  return result
-    ? `tool result ${result.id} over the limit (${result.tokens} tokens, ${result.chars} chars)`
-    : undefined;
+  return check ? gateFiresWith(check, [], state.messages)?.reason : undefined;
 }
 
 /** Counts the turns of a context: the user's own messages (not a summary, not the ledger). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnStoppedReply } from '../../contract/agent.ts';
 import type { AgentState, CompressionEvent } from '../../contract/agent.ts';
-import type { ReplayReport } from '../../worker/replay.ts';
+import type { ReplayReport } from '../../commands/replay.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';

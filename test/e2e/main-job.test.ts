@@ -43,7 +43,7 @@ async function mainJobEnv(): Promise<NodeJS.ProcessEnv> {
 }
 
 function startMainJob(args: string[], env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, [join(PROJECT_ROOT, 'worker/main.ts'), ...args], { env, cwd: PROJECT_ROOT });
+  return spawn(process.execPath, [join(PROJECT_ROOT, 'commands/up.ts'), ...args], { env, cwd: PROJECT_ROOT });
 }
 
 function collect(child: ChildProcessWithoutNullStreams): { output: () => string; exit: Promise<number | null> } {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, compressionEvents, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState, CompressionEvent, SendResult } from '../../contract/agent.ts';
-import { renderState } from '../../client/render.ts';
+import { renderState } from '../../commands/render.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { temporalCli } from '../support/temporal-cli.ts';

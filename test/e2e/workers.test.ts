@@ -15,12 +15,11 @@ import {
   closeAgent,
   compactAgent,
   compressionHistory,
-  connectClient,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
-import { localTemporalTarget } from '../../config/temporal.ts';
+import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';

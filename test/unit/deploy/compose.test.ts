@@ -26,7 +26,7 @@ const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
 
 /** Where each family of variables is read: our own code, or the library our code leaves it to. */
 const readers: Record<string, string> = {
-  'our code': ['config/settings.ts', 'config/temporal.ts', 'storage/s3.ts', 'llm/endpoint.ts', 'worker/main.ts']
+  'our code': ['config/settings.ts', 'config/temporal.ts', 'storage/s3.ts', 'llm/endpoint.ts', 'worker/process.ts']
     .map(read)
     .join('\n'),
   '@temporalio/envconfig': read('node_modules/@temporalio/envconfig/lib/envconfig-toml.js'),

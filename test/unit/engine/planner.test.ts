@@ -8,6 +8,7 @@ import { toolPairViolations } from '../../../engine/tool-pairs.ts';
 import {
   gateAfterMaskSkip,
   gateAfterSkip,
+  compactionDue,
   gateFiresWith,
   gateOf,
   NO_COOLDOWN,
@@ -333,24 +334,47 @@ describe('the masking pass below the trigger (default: from 0.5 × window, savin
     expect(() => resolvePolicy({ mask: { fromRatio: 1.5 } })).toThrow(/mask.fromRatio: 1.5 is not allowed/);
     const stats = { tokens: 40_000, messages: 10, turns: 1 };
     const fresh = gateOf(resolvePolicy(), WINDOW);
-    expect(gateFiresWith({ gate: fresh, stats, consecutive: 0 })).toBe(
+    expect(gateFiresWith({ gate: fresh, stats, consecutive: 0 })?.reason).toBe(
       'tokens 40000 ≥ 32000: mask the old tool results',
     );
     // After a compression that left 34,000 tokens: not before 40,400, whatever the cooldown's step.
     const after = gateOf(resolvePolicy(), WINDOW, { consecutive: 0, lastTokensAfter: 34_000 });
     expect(after.mask!.floor).toBe(40_400);
-    expect(gateFiresWith({ gate: after, stats, consecutive: 0 })).toBeUndefined();
-    expect(gateFiresWith({ gate: after, stats: { ...stats, tokens: 40_400 }, consecutive: 3 })).toMatch(/mask the old/);
+    expect(gateFiresWith({ gate: after, stats, consecutive: 0 })?.reason).toBeUndefined();
+    expect(gateFiresWith({ gate: after, stats: { ...stats, tokens: 40_400 }, consecutive: 3 })?.reason).toMatch(
+      /mask the old/,
+    );
     // After a skip at 40,000 (it found less than its minimum to mask): held until the skip's growth.
     const skipped = gateAfterSkip(resolvePolicy(), WINDOW, 40_000, 0.05);
-    expect(gateFiresWith({ gate: skipped, stats: { ...stats, tokens: 41_999 }, consecutive: 1 })).toBeUndefined();
-    expect(gateFiresWith({ gate: skipped, stats: { ...stats, tokens: 42_000 }, consecutive: 1 })).toMatch(/mask/);
+    expect(
+      gateFiresWith({ gate: skipped, stats: { ...stats, tokens: 41_999 }, consecutive: 1 })?.reason,
+    ).toBeUndefined();
+    expect(gateFiresWith({ gate: skipped, stats: { ...stats, tokens: 42_000 }, consecutive: 1 })?.reason).toMatch(
+      /mask/,
+    );
     // A masking pass's own skip holds back only the pass: the token trigger still fires at 51,200.
     const maskSkipped = gateAfterMaskSkip(resolvePolicy(), WINDOW, NO_COOLDOWN, 40_000, 0.05);
-    expect(gateFiresWith({ gate: maskSkipped, stats: { ...stats, tokens: 41_999 }, consecutive: 0 })).toBeUndefined();
-    expect(gateFiresWith({ gate: maskSkipped, stats: { ...stats, tokens: 51_200 }, consecutive: 0 })).toBe(
+    expect(
+      gateFiresWith({ gate: maskSkipped, stats: { ...stats, tokens: 41_999 }, consecutive: 0 })?.reason,
+    ).toBeUndefined();
+    expect(gateFiresWith({ gate: maskSkipped, stats: { ...stats, tokens: 51_200 }, consecutive: 0 })?.reason).toBe(
       'tokens 51200 ≥ 51200',
     );
+  });
+});
+
+describe('compactionDue: the one decision, in one order', () => {
+  it('the trigger first, then a tool result over its limit, then the masking pass', () => {
+    const gate = gateOf(resolvePolicy(), WINDOW);
+    const big = context().system().user().tools(200).tools([9_000, 36_000]).messages;
+    const stats = (tokens: number) => ({ tokens, messages: 10, turns: 1 });
+    expect(compactionDue(gate, stats(51_200), true, big)).toEqual({ kind: 'trigger', reason: 'tokens 51200 ≥ 51200' });
+    expect(compactionDue(gate, stats(40_000), true, big)).toMatchObject({
+      kind: 'tool-result',
+      result: { id: big.at(-1)!.id },
+    });
+    expect(compactionDue(gate, stats(40_000), true)).toMatchObject({ kind: 'mask' });
+    expect(compactionDue(gate, stats(20_000), true, big.slice(0, -2))).toBeUndefined();
   });
 });
 

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { isReplayedModel, parseSessionJsonl, REPLAYED_LABEL } from '../llm/replay.ts';
 import { textOf } from '../engine/messages.ts';
 import { agentWorkflowId } from '../contract/agent.ts';
-import { agentState, closeAgent, sendMessage, startAgent } from './agents.ts';
+import { agentState, closeAgent, sendMessage, startAgent } from '../client/agents.ts';
 
 export interface DemoOptions {
   taskQueue: string;

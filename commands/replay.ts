@@ -33,7 +33,7 @@ import type { EmbeddedStack } from '../stack/index.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
 import { compactionKey } from '../contract/keys.ts';
-import { startInProcessAgents } from './in-process.ts';
+import { startInProcessAgents } from '../worker/in-process.ts';
 
 export interface ReplayOptions {
   file: string;

@@ -6,7 +6,7 @@ import type {
   AgentState,
   MessageRecord,
 } from '../contract/agent.ts';
-import type { AgentSummary } from './agents.ts';
+import type { AgentSummary } from '../client/agents.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {

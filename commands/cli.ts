@@ -11,18 +11,16 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { loadSettings, readInt } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
-import { loadTemporalTarget } from '../config/temporal.ts';
+import { connectClient, loadTemporalTarget } from '../config/temporal.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
 import { agentPrefix } from '../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
-import { main as runMainJob } from '../worker/main.ts';
 import {
   agentHandle,
   agentState,
   assertAgentId,
   closeAgent,
   closeAgentAndWait,
-  connectClient,
   InvalidAgentIdError,
   listAgents,
   queueMessage,
@@ -33,10 +31,10 @@ import {
   compactAgent,
   compressionHistory,
   requestCompaction,
-} from './agents.ts';
+} from '../client/agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
-import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from './updates.ts';
-import type { UpdateWaitOptions } from './updates.ts';
+import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
+import type { UpdateWaitOptions } from '../client/updates.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL, SessionFormatError } from '../llm/replay.ts';
@@ -205,7 +203,7 @@ async function classify(error: unknown, agentId: string): Promise<unknown> {
     return new CliExit(EXIT.unknownAgent, `unknown agent ${agentId}: no such workflow (start it with longrun start)`);
   }
   if (error instanceof AgentUpdateError) {
-    const known = UPDATE_FAILURES[error.type as FailureType] as { exit: number; prefix: string } | undefined;
+    const known = UPDATE_FAILURES[error.type as FailureType];
     return new CliExit(known?.exit ?? EXIT.error, `${known?.prefix ?? 'rejected'}: ${error.message}`);
   }
   return error;
@@ -313,6 +311,8 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return command ? EXIT.ok : EXIT.usage;
   }
   if (command === 'up') {
+    // Loaded only here: the worker's native runtime is not for `longrun state` and the other client commands.
+    const { main: runMainJob } = await import('./up.ts');
     await runMainJob(rest);
     return EXIT.ok;
   }
@@ -328,7 +328,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     if (!file) throw new UsageError('replay: missing <FILE.jsonl>');
     if (values.preset !== undefined) resolvePolicy({ preset: values.preset }); // a bad preset: exit 2 before anything starts
     const window = intFlag('window', values.window, 1);
-    const { runReplay, renderReplay } = await import('../worker/replay.ts');
+    const { runReplay, renderReplay } = await import('./replay.ts');
     const report = await runReplay({
       file,
       ...(values.preset ? { preset: values.preset } : {}),

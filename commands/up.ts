@@ -1,0 +1,66 @@
+/**
+ * The main job (`npm start`, `longrun up`): the worker process (worker/process.ts: setup, the embedded stack unless
+ * TEMPORAL_ADDRESS / AWS_ENDPOINT_URL_S3 point at running servers, the worker), then a short demo conversation. It
+ * keeps the worker and the stack running until Ctrl-C.
+ *
+ *   --once      exit 0 after the demo, leaving no process behind
+ *   --no-demo   just the worker (as worker/main.ts, which the Docker image runs)
+ */
+import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadSettings } from '../config/settings.ts';
+import { DEMO_SESSION } from '../llm/endpoint.ts';
+import { runWorkerProcess } from '../worker/process.ts';
+import { listenForStop } from '../worker/stopping.ts';
+import { runDemo } from './demo.ts';
+
+const log = (line: string) => console.log(line);
+
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { once: { type: 'boolean', default: false }, 'no-demo': { type: 'boolean', default: false } },
+    strict: true,
+  });
+  const env = process.env;
+  const settings = loadSettings(env);
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Ctrl-C / SIGTERM: the first stops gracefully, a second at once (worker/stopping.ts).
+  const stop = listenForStop();
+  try {
+    await runWorkerProcess({
+      settings,
+      env,
+      stop,
+      log,
+      exitWhenDone: values.once,
+      ...(values['no-demo']
+        ? {}
+        : {
+            whenReady: (ready) =>
+              runDemo(ready.client, {
+                taskQueue: settings.taskQueue,
+                model: settings.model,
+                sessionPath: DEMO_SESSION,
+                namespace: ready.temporal.namespace,
+                ...(ready.uiUrl ? { uiUrl: ready.uiUrl } : {}),
+                replayed: ready.replayed,
+                close: values.once,
+                log,
+              }),
+          }),
+    });
+  } finally {
+    stop.dispose();
+  }
+}
+
+if (import.meta.main) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,162 @@
+/**
+ * The worker process: the servers (the configured ones, or the embedded stack when TEMPORAL_ADDRESS /
+ * AWS_ENDPOINT_URL_S3 name none), the model, the worker, then running until Ctrl-C (a second Ctrl-C stops at once).
+ * The worker's entry point (worker/main.ts) runs it alone; `longrun up` (commands/up.ts) runs its demo once the
+ * worker is up.
+ */
+import { hostname } from 'node:os';
+import type { Client } from '@temporalio/client';
+import type { Settings } from '../config/settings.ts';
+import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
+import type { TemporalTarget } from '../config/temporal.ts';
+import { resolveModel } from '../llm/endpoint.ts';
+import { createOpenAI } from '../llm/openai.ts';
+import { MINIO, TEMPORAL } from '../stack/binaries.ts';
+import { startEmbeddedStack } from '../stack/index.ts';
+import type { EmbeddedStack } from '../stack/index.ts';
+import { ensureBinaries } from '../stack/setup.ts';
+import { S3BlobStore, s3EndpointConfigured, s3TargetFromEnv } from '../storage/s3.ts';
+import { startInProcessAgents } from './in-process.ts';
+import { describeInFlight, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
+import type { StopSignals } from './stopping.ts';
+
+/** This worker's name in Temporal (the UI shows which worker ran what) and on its model requests. */
+const WORKER_IDENTITY = `longrun-worker-${process.pid}@${hostname()}`;
+
+/** The running worker, as what runs beside it sees it. */
+export interface ReadyWorker {
+  client: Client;
+  temporal: TemporalTarget;
+  /** The embedded Temporal UI, when the process started the server. */
+  uiUrl?: string;
+  /** The model is the offline replayed one (no API key): it answers with recorded turns. */
+  replayed: boolean;
+}
+
+export interface WorkerProcessOptions {
+  settings: Settings;
+  env: NodeJS.ProcessEnv;
+  stop: StopSignals;
+  log: (line: string) => void;
+  /** Runs once the worker polls (a Ctrl-C meanwhile stops the process without waiting for it). */
+  whenReady?: (ready: ReadyWorker) => Promise<unknown>;
+  /** Exit once `whenReady` is done instead of running until Ctrl-C. */
+  exitWhenDone?: boolean;
+}
+
+export async function runWorkerProcess({
+  settings,
+  env,
+  stop,
+  log,
+  whenReady,
+  exitWhenDone = false,
+}: WorkerProcessOptions): Promise<void> {
+  // 1. Servers: the configured ones, or the embedded stack.
+  let temporal = loadTemporalTarget(env);
+  const needTemporal = !temporal.configured;
+  const needMinio = !s3EndpointConfigured(env);
+  const binaries = await ensureBinaries([...(needTemporal ? [TEMPORAL] : []), ...(needMinio ? [MINIO] : [])], {
+    cacheDir: settings.cacheDir,
+    log,
+  });
+  let stack: EmbeddedStack | undefined;
+  if (needTemporal || needMinio) {
+    log(
+      `[stack] starting ${[needTemporal && 'Temporal dev server', needMinio && 'MinIO'].filter(Boolean).join(' and ')}`,
+    );
+    stack = await startEmbeddedStack({ mode: 'persistent', settings, binaries, log });
+  }
+  const servers = [needTemporal && 'the Temporal server', needMinio && 'MinIO'].filter(Boolean).join(' and ');
+  const cleanups: (() => Promise<void>)[] = [
+    async () => {
+      if (stack && stop.requested) log(`[stack] stopping ${servers}`);
+      await stack?.stop();
+    },
+  ];
+  const cleanup = async () => {
+    for (const step of cleanups.splice(0).reverse()) await step().catch((error: unknown) => console.error(error));
+  };
+  let reporting: NodeJS.Timeout | undefined;
+
+  try {
+    if (stop.requested) return; // stopped while the servers started
+    if (stack?.temporal) temporal = localTemporalTarget(stack.temporal.address, stack.temporal.namespace);
+    const s3 = stack?.minio ? stack.minio.target : s3TargetFromEnv(settings, env);
+    const store = new S3BlobStore(s3);
+    if (!stack?.minio) await store.ensureBucket();
+    const uiUrl = stack?.temporal?.uiUrl;
+    log(`[stack] Temporal ${String(temporal.connectionOptions.address)} (namespace ${temporal.namespace})`);
+    if (uiUrl) log(`[stack] Temporal UI ${uiUrl}`);
+    log(`[stack] S3 ${s3.endpoint ?? 'from the AWS SDK configuration'}, bucket ${s3.bucket}`);
+
+    // 2. The model and the worker.
+    const model = await resolveModel(env, settings.modelTimeoutMs);
+    cleanups.push(() => model.close());
+    log(`[model] ${settings.model} via ${model.label}`);
+    log(
+      model.replayed
+        ? '[model] summaries: EXTRACTIVE (replayed model, no summary model): compression quotes, it does not rewrite'
+        : `[model] summaries: ${settings.summaryModel}`,
+    );
+    const agents = await startInProcessAgents({
+      temporal,
+      taskQueue: settings.taskQueue,
+      identity: WORKER_IDENTITY,
+      maxCachedWorkflows: settings.workflowCacheSize,
+      deps: {
+        store,
+        openai: createOpenAI({
+          ...model.endpoint,
+          headers: { ...settings.modelHeaders, 'x-longrun-worker': WORKER_IDENTITY },
+        }),
+        // A replayed model answers with recorded turns, not summaries: the extractive summarizer stands in.
+        ...(model.replayed ? {} : { summaryModel: settings.summaryModel }),
+        ...(settings.summaryWindow ? { summaryWindow: settings.summaryWindow } : {}),
+      },
+    });
+    cleanups.push(() => agents.close());
+    log(`[worker] polling task queue ${settings.taskQueue}`);
+
+    // 3. What runs beside the worker (the demo of `longrun up`).
+    if (whenReady && !stop.requested) {
+      const ready = whenReady({
+        client: agents.client,
+        temporal,
+        ...(uiUrl ? { uiUrl } : {}),
+        replayed: model.replayed,
+      });
+      ready.catch(() => {}); // left behind when a signal comes first; rethrown below otherwise
+      if ((await Promise.race([ready.then(() => 'done' as const), stop.first])) === 'done') await ready;
+    }
+    if (exitWhenDone && !stop.requested) return;
+
+    if (!stop.requested) {
+      log(`\n[worker] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
+      await Promise.race([stop.first, agents.running]);
+    }
+    // Say what stopping waits for, and offer the way out.
+    const work = describeInFlight(agents.inFlight());
+    log(
+      work === 'nothing'
+        ? '\n[worker] stopping (no work in flight). Ctrl-C again to stop at once.'
+        : `\n[worker] stopping: waiting for ${work} to finish. Ctrl-C again to stop at once (the work in flight ` +
+            'then runs again when a worker next starts).',
+    );
+    stop.onSecond(() => {
+      log(
+        `[worker] stopping at once: abandoning ${describeInFlight(agents.inFlight())} ` +
+          `(Temporal runs it again when a worker next starts)${stack ? `; stopping ${servers}` : ''}`,
+      );
+      void (stack?.stop() ?? Promise.resolve()).catch(() => {}).finally(() => process.exit(STOPPED_AT_ONCE_EXIT_CODE));
+    });
+    reporting = setInterval(() => {
+      const work = agents.inFlight();
+      if (work.activities.length > 0 || work.workflowTasks > 0)
+        log(`[worker] still waiting for ${describeInFlight(work)}`);
+    }, STOP_REPORT_EVERY_MS);
+  } finally {
+    await cleanup();
+    clearInterval(reporting);
+  }
+}
