@@ -46,6 +46,39 @@ import type { FailureType } from '../contract/failures.ts';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
 
+type Flag = keyof typeof OPTIONS;
+
+/**
+ * The commands and the flags each takes (`up` and `help` parse their own): a flag given to a command that does not
+ * take it is a usage error, never silently ignored.
+ */
+const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
+  replay: ['preset', 'window', 'json'],
+  list: ['json'],
+  start: ['model', 'system', 'max-steps', 'max-turn-tokens', 'max-turn-seconds', 'window', 'preset', 'reopen'],
+  send: ['no-wait', 'expect-turn', 'json'],
+  chat: [],
+  state: ['json'],
+  context: ['json'],
+  reload: [],
+  compact: ['instructions', 'strategy', 'if-due', 'no-wait', 'json'],
+  events: ['since', 'limit', 'json'],
+  close: ['wait', 'json'],
+};
+
+/** Rejects a flag the command does not take, naming the command's own flags. */
+function checkFlags(command: string, given: readonly string[]): void {
+  const allowed = COMMAND_FLAGS[command];
+  if (!allowed) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  const foreign = given.filter((flag) => !(allowed as readonly string[]).includes(flag));
+  if (foreign.length > 0) {
+    const own = allowed.length ? allowed.map((f) => `--${f}`).join(', ') : 'none';
+    throw new UsageError(
+      `${command}: ${foreign.map((f) => `--${f}`).join(', ')} is not an option of this command (its options: ${own})`,
+    );
+  }
+}
+
 /** The exit code and wording of each failure an Update reports (contract/failures.ts); any other is an error. */
 const UPDATE_FAILURES: Partial<Record<FailureType, { exit: number; prefix: string }>> = {
   [FAILURE.turnFailed]: { exit: EXIT.error, prefix: 'the turn failed' },
@@ -316,12 +349,14 @@ export async function run(argv: string[], out: (line: string) => void = console.
     await runMainJob(rest);
     return EXIT.ok;
   }
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: joinNegativeNumbers(rest),
     allowPositionals: true,
     strict: true,
     options: OPTIONS,
+    tokens: true,
   });
+  checkFlags(command, [...new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name))]);
   const settings = loadSettings();
   if (command === 'replay') {
     const file = positionals[0];

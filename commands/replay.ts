@@ -2,7 +2,7 @@
  * `longrun replay FILE.jsonl`: runs a recorded session (OpenAI chat messages as JSONL, tool calls included) through
  * a real agent workflow, the recorded assistant messages standing in for the model and the recorded tool results
  * for the tools, under a chosen preset and window, and reports what compression did. Users tune their settings
- * with it before going live. Starts the embedded stack when TEMPORAL_ADDRESS is not set.
+ * with it before going live. Runs against the servers stack/servers.ts picks: the configured ones, else embedded ones.
  *
  * Every recorded step is replayed: the agent's step budget covers the longest recorded turn, and each request is
  * answered by locating it in the recording (llm/replay.ts locateRecordedReply: by its newest step's tool call ids,
@@ -17,7 +17,6 @@ import { ToolRegistry } from '../activities/tools.ts';
 import { closeAgentAndWait, sendMessage, startAgent, storedCompressionEvents } from '../client/agents.ts';
 import type { AgentState, SendResult } from '../contract/agent.ts';
 import { loadSettings } from '../config/settings.ts';
-import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../engine/tokens.ts';
@@ -27,11 +26,8 @@ import type { ScriptedReply } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
 import { indexRecording, locateRecordedReply, parseSessionJsonl, replyOf } from '../llm/replay.ts';
 import type { RecordingIndex } from '../llm/replay.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import type { EmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
-import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
+import { startServers } from '../stack/servers.ts';
+import { S3BlobStore } from '../storage/s3.ts';
 import { compactionKey } from '../contract/keys.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 
@@ -159,18 +155,12 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
 
   Runtime.install({ logger: new DefaultLogger('WARN') }); // the report is the output; the worker's INFO lines are noise
   const settings = loadSettings();
-  let stack: EmbeddedStack | undefined;
-  const external = Boolean(process.env.TEMPORAL_ADDRESS);
-  if (!external) {
-    log('[replay] starting the embedded stack (set TEMPORAL_ADDRESS to use a running server)');
-    const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-    stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
-  }
-  const temporal = stack?.temporal
-    ? localTemporalTarget(stack.temporal.address, stack.temporal.namespace)
-    : loadTemporalTarget();
-  const store = new S3BlobStore(stack?.minio ? stack.minio.target : s3TargetFromEnv(settings));
-  if (!stack?.minio) await store.ensureBucket();
+  // The same servers as the worker process would use (stack/servers.ts): the configured ones, else embedded ones in
+  // a temporary folder.
+  const servers = await startServers({ settings, mode: 'ephemeral', log });
+  const { temporal } = servers;
+  const store = new S3BlobStore(servers.s3);
+  if (!servers.stack?.minio) await store.ensureBucket();
   const agents = await startInProcessAgents({
     temporal,
     taskQueue: `replay-${randomUUID()}`,
@@ -224,7 +214,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   } finally {
     await agents.close();
     await model.close();
-    await stack?.stop();
+    await servers.stop();
   }
 }
 

@@ -7,15 +7,11 @@
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { Settings } from '../config/settings.ts';
-import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModel } from '../llm/endpoint.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { MINIO, TEMPORAL } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import type { EmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
-import { S3BlobStore, s3EndpointConfigured, s3TargetFromEnv } from '../storage/s3.ts';
+import { startServers } from '../stack/servers.ts';
+import { S3BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from './in-process.ts';
 import { describeInFlight, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
 import type { StopSignals } from './stopping.ts';
@@ -52,26 +48,13 @@ export async function runWorkerProcess({
   whenReady,
   exitWhenDone = false,
 }: WorkerProcessOptions): Promise<void> {
-  // 1. Servers: the configured ones, or the embedded stack.
-  let temporal = loadTemporalTarget(env);
-  const needTemporal = !temporal.configured;
-  const needMinio = !s3EndpointConfigured(env);
-  const binaries = await ensureBinaries([...(needTemporal ? [TEMPORAL] : []), ...(needMinio ? [MINIO] : [])], {
-    cacheDir: settings.cacheDir,
-    log,
-  });
-  let stack: EmbeddedStack | undefined;
-  if (needTemporal || needMinio) {
-    log(
-      `[stack] starting ${[needTemporal && 'Temporal dev server', needMinio && 'MinIO'].filter(Boolean).join(' and ')}`,
-    );
-    stack = await startEmbeddedStack({ mode: 'persistent', settings, binaries, log });
-  }
-  const servers = [needTemporal && 'the Temporal server', needMinio && 'MinIO'].filter(Boolean).join(' and ');
+  // 1. Servers: the configured ones, or the embedded stack (stack/servers.ts decides).
+  const servers = await startServers({ settings, env, mode: 'persistent', log });
+  const { stack, temporal, s3 } = servers;
   const cleanups: (() => Promise<void>)[] = [
     async () => {
-      if (stack && stop.requested) log(`[stack] stopping ${servers}`);
-      await stack?.stop();
+      if (stack && stop.requested) log(`[stack] stopping ${servers.started}`);
+      await servers.stop();
     },
   ];
   const cleanup = async () => {
@@ -81,8 +64,6 @@ export async function runWorkerProcess({
 
   try {
     if (stop.requested) return; // stopped while the servers started
-    if (stack?.temporal) temporal = localTemporalTarget(stack.temporal.address, stack.temporal.namespace);
-    const s3 = stack?.minio ? stack.minio.target : s3TargetFromEnv(settings, env);
     const store = new S3BlobStore(s3);
     if (!stack?.minio) await store.ensureBucket();
     const uiUrl = stack?.temporal?.uiUrl;
@@ -146,7 +127,7 @@ export async function runWorkerProcess({
     stop.onSecond(() => {
       log(
         `[worker] stopping at once: abandoning ${describeInFlight(agents.inFlight())} ` +
-          `(Temporal runs it again when a worker next starts)${stack ? `; stopping ${servers}` : ''}`,
+          `(Temporal runs it again when a worker next starts)${stack ? `; stopping ${servers.started}` : ''}`,
       );
       void (stack?.stop() ?? Promise.resolve()).catch(() => {}).finally(() => process.exit(STOPPED_AT_ONCE_EXIT_CODE));
     });
