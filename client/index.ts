@@ -1,0 +1,46 @@
+/**
+ * `longrun/client`: start agents, talk to them, force and read their compactions, from any Node process. It loads no
+ * worker runtime.
+ */
+export {
+  agentContext,
+  AgentClosedError,
+  agentHandle,
+  agentLedger,
+  agentState,
+  closeAgent,
+  closeAgentAndWait,
+  compactAgent,
+  compressionEvents,
+  compressionHistory,
+  compressionStats,
+  InvalidAgentIdError,
+  listAgents,
+  queueMessage,
+  reopenAgent,
+  requestCompaction,
+  sendMessage,
+  startAgent,
+  storedCompressionEvents,
+} from './agents.ts';
+export type { AgentSummary, StartAgentOptions, StoredLister, StoredReader } from './agents.ts';
+export { AgentUpdateError, NoWorkerError, TemporalUnreachableError, UpdateOutcomeUnknownError } from './updates.ts';
+export type { UpdateWaitOptions } from './updates.ts';
+export { InvalidInputError } from '../contract/agent.ts';
+export type {
+  AgentInput,
+  AgentState,
+  CompactInput,
+  CompactResult,
+  CompressionEvent,
+  CompressionEventSummary,
+  CompressionStats,
+  MessageRecord,
+  SendResult,
+  TurnBudget,
+  TurnStop,
+} from '../contract/agent.ts';
+export { loadSettings } from '../config/settings.ts';
+export { connectClient, loadTemporalTarget } from '../config/temporal.ts';
+export type { TemporalTarget } from '../config/temporal.ts';
+export { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';

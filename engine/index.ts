@@ -1,0 +1,18 @@
+/**
+ * `longrun/engine`: the pure compaction engine (no I/O, no Temporal): policies and presets, the planner, token
+ * counting and the model-window registry, over chat messages in the OpenAI shape.
+ */
+export { PRESET_NAMES, PRESETS, resolvePolicy } from './presets.ts';
+export { mergePolicy, PolicyError, STRATEGIES, validatePolicy } from './policy.ts';
+export type { CompressionPolicy, PolicyOverrides, StrategyName } from './policy.ts';
+export { planCompression } from './planner.ts';
+export type { Operation, Plan, PlanInput, PlanStep } from './planner.ts';
+export { gateOf, triggerTokens } from './trigger.ts';
+export type { Gate } from './trigger.ts';
+export { countMessage, countRequest, countToolSchemas, loadTokenCounter } from './tokens.ts';
+export type { EncodingName, TokenCounter } from './tokens.ts';
+export { resolveModelInfo, UnknownModelError } from './models.ts';
+export type { ModelInfo, ModelOverride } from './models.ts';
+export { textOf } from './messages.ts';
+export type { ChatMessage, ContentPart, MessageContent, MessageMeta, ToolCall } from './messages.ts';
+export { pairViewOf, toolPairViolations } from './tool-pairs.ts';
