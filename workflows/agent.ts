@@ -179,6 +179,29 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     state.droppedSignals = { ...state.droppedSignals, [signal]: (state.droppedSignals?.[signal] ?? 0) + 1 };
   };
 
+  /**
+   * Applies an Update once, for both Update handlers: one delivered again (to the next run, after continue-as-new)
+   * is answered with its result; otherwise it is queued (`onQueued` first) and awaited. A failure is the Update's,
+   * of `failureType`, with the activity's failure as its cause.
+   */
+  const applyOnce = async <R extends UpdateResult>(
+    pending: (PendingSend | PendingCompact) & { result?: R },
+    failureType: string,
+    onQueued?: () => void,
+  ): Promise<R> => {
+    updatesThisRun++;
+    const updateId = currentUpdateInfo()?.id;
+    const done = appliedResultOf(updateId);
+    if (done) return done as R;
+    onQueued?.();
+    queue.push(pending);
+    await condition(() => pending.result !== undefined || pending.failure !== undefined);
+    if (pending.failure !== undefined) {
+      throw ApplicationFailure.create({ message: pending.failure, type: failureType, cause: pending.cause });
+    }
+    if (updateId !== undefined) remember(updateId, pending.result!);
+    return pending.result!;
+  };
   setHandler(stateQuery, () => publicState(state), { description: HANDLER_DESCRIPTIONS.state });
   setHandler(
     closeSignal,
@@ -227,25 +250,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   );
   setHandler(
     compactUpdate,
-    async (request: CompactInput = {}): Promise<CompactResult> => {
-      updatesThisRun++;
+    (request: CompactInput = {}): Promise<CompactResult> =>
       // Delivered again to the next run after continue-as-new: answered with its result, not compacted twice.
-      const updateId = currentUpdateInfo()?.id;
-      const done = appliedResultOf(updateId);
-      if (done) return done as CompactResult;
-      const pending: PendingCompact = { kind: 'compact', input: request };
-      queue.push(pending);
-      await condition(() => pending.result !== undefined || pending.failure !== undefined);
-      if (pending.failure !== undefined) {
-        throw ApplicationFailure.create({
-          message: pending.failure,
-          type: FAILURE.compactionFailed,
-          cause: pending.cause,
-        });
-      }
-      if (updateId !== undefined) remember(updateId, pending.result!);
-      return pending.result!;
-    },
+      applyOnce<CompactResult>({ kind: 'compact', input: request }, FAILURE.compactionFailed),
     {
       description: HANDLER_DESCRIPTIONS.compactUpdate,
       validator: (request: CompactInput = {}) => {
@@ -271,20 +278,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, { description: HANDLER_DESCRIPTIONS.ledger });
   setHandler(
     sendUpdate,
-    async (send: SendInput): Promise<SendResult> => {
-      updatesThisRun++;
-      const updateId = currentUpdateInfo()?.id;
-      const done = appliedResultOf(updateId);
-      if (done) return done as SendResult;
-      const pending: PendingSend = { kind: 'send', input: send };
-      openSends++;
-      queue.push(pending);
-      await condition(() => pending.result !== undefined || pending.failure !== undefined);
-      if (pending.failure !== undefined)
-        throw ApplicationFailure.create({ message: pending.failure, type: FAILURE.turnFailed, cause: pending.cause });
-      if (updateId !== undefined) remember(updateId, pending.result!);
-      return pending.result!;
-    },
+    (send: SendInput): Promise<SendResult> =>
+      applyOnce<SendResult>({ kind: 'send', input: send }, FAILURE.turnFailed, () => openSends++),
     {
       description: HANDLER_DESCRIPTIONS.send,
       validator: (send: SendInput) => {
