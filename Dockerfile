@@ -8,7 +8,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY activities activities
 COPY bin bin
 COPY client client
+COPY commands commands
 COPY config config
+COPY contract contract
 COPY engine engine
 COPY llm llm
 COPY stack stack

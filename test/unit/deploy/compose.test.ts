@@ -55,6 +55,12 @@ describe('docker-compose.yml', () => {
     expect(read('Dockerfile')).toContain('--omit=dev');
   });
 
+  it('copies every folder the build compiles into the build stage of the image', () => {
+    const build = JSON.parse(read('tsconfig.build.json')) as { include: string[] };
+    const copied = [...read('Dockerfile').matchAll(/^COPY (\S+) \1$/gm)].map((m) => m[1]);
+    expect(build.include.filter((folder) => !copied.includes(folder))).toEqual([]);
+  });
+
   it('sets only variables that the code reads', () => {
     const variables = Object.keys(worker.environment ?? {});
     expect(variables.length).toBeGreaterThan(5);
