@@ -9,10 +9,10 @@ import type { Client } from '@temporalio/client';
 import type { Settings } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModel } from '../llm/endpoint.ts';
-import { createOpenAI } from '../llm/openai.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from './in-process.ts';
+import { activityDeps } from './worker.ts';
 import { describeInFlight, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
 import type { StopSignals } from './stopping.ts';
 
@@ -85,16 +85,12 @@ export async function runWorkerProcess({
       taskQueue: settings.taskQueue,
       identity: WORKER_IDENTITY,
       maxCachedWorkflows: settings.workflowCacheSize,
-      deps: {
+      deps: activityDeps(settings, {
         store,
-        openai: createOpenAI({
-          ...model.endpoint,
-          headers: { ...settings.modelHeaders, 'x-longrun-worker': WORKER_IDENTITY },
-        }),
-        // A replayed model answers with recorded turns, not summaries: the extractive summarizer stands in.
-        ...(model.replayed ? {} : { summaryModel: settings.summaryModel }),
-        ...(settings.summaryWindow ? { summaryWindow: settings.summaryWindow } : {}),
-      },
+        endpoint: model.endpoint,
+        headers: { 'x-longrun-worker': WORKER_IDENTITY },
+        extractive: model.replayed,
+      }),
     });
     cleanups.push(() => agents.close());
     log(`[worker] polling task queue ${settings.taskQueue}`);

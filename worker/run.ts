@@ -9,9 +9,8 @@ import type { ToolDefinition } from '../activities/tools.ts';
 import { loadSettings } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 import { loadTemporalTarget } from '../config/temporal.ts';
-import { createOpenAI } from '../llm/openai.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
-import { createAgentWorker } from './worker.ts';
+import { activityDeps, createAgentWorker } from './worker.ts';
 
 export interface RunAgentWorkerOptions {
   /** The team's tools, made with `defineTool` (`context_reload` is built in). */
@@ -36,18 +35,16 @@ export async function runAgentWorker(options: RunAgentWorkerOptions = {}): Promi
     temporal,
     taskQueue: settings.taskQueue,
     maxCachedWorkflows: settings.workflowCacheSize,
-    deps: {
+    deps: activityDeps(settings, {
       store,
-      openai: createOpenAI({
+      endpoint: {
         ...(baseURL !== undefined ? { baseURL } : {}),
         ...(apiKey !== undefined ? { apiKey } : {}),
         timeoutMs: settings.modelTimeoutMs,
-        headers: { ...settings.modelHeaders, ...headers },
-      }),
+      },
+      ...(headers ? { headers } : {}),
       tools: new ToolRegistry(options.tools),
-      summaryModel: settings.summaryModel,
-      ...(settings.summaryWindow ? { summaryWindow: settings.summaryWindow } : {}),
-    },
+    }),
   });
   const address = String(temporal.connectionOptions.address ?? 'localhost:7233');
   log(`[worker] polling task queue ${settings.taskQueue} at ${address} (namespace ${temporal.namespace})`);

@@ -5,6 +5,11 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import type { WorkerInterceptors, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDeps } from '../activities/index.ts';
+import type { ToolRegistry } from '../activities/tools.ts';
+import type { Settings } from '../config/settings.ts';
+import { createOpenAI } from '../llm/openai.ts';
+import type { ModelEndpoint } from '../llm/openai.ts';
+import type { BlobStore } from '../storage/s3.ts';
 import { DEFAULTS, modulePath } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { CachedBlobStore } from '../storage/cache.ts';
@@ -12,9 +17,9 @@ import { CachedBlobStore } from '../storage/cache.ts';
 export const WORKFLOWS_PATH = modulePath(import.meta.url, '../workflows/index');
 
 /**
- * Cached workflows per worker. Each costs about 0.34 MB plus 4.4× its state (measured with SDK 1.24), so the size is
- * set explicitly rather than derived from the heap limit (an oversized cache can crash the worker: sdk-typescript
- * #2227). LONGRUN_WORKFLOW_CACHE_SIZE sets it for the main job.
+ * Cached workflows per worker. Each costs a fixed amount plus a multiple of its state (measured with SDK 1.24: see
+ * BENCHMARKS.md, The workflow's state), so the size is set explicitly rather than derived from the heap limit (an
+ * oversized cache can crash the worker: sdk-typescript #2227). LONGRUN_WORKFLOW_CACHE_SIZE sets it for the main job.
  */
 export const DEFAULT_WORKFLOW_CACHE_SIZE = DEFAULTS.workflowCacheSize;
 
@@ -31,6 +36,30 @@ const quietBundlerLogger = {
   warn: (message: string) => console.warn(message),
   error: (message: string) => console.error(message),
 };
+
+/**
+ * The activities' dependencies as the settings say: the store, the model client on `endpoint` with the settings'
+ * headers (and `headers`, which win), the summary model and its window, the tools. `extractive`: no summary model
+ * (a replayed model answers with recorded turns, not summaries; the extractive summarizer stands in).
+ */
+export function activityDeps(
+  settings: Settings,
+  parts: {
+    store: BlobStore;
+    endpoint: ModelEndpoint;
+    headers?: Record<string, string>;
+    tools?: ToolRegistry;
+    extractive?: boolean;
+  },
+): ActivityDeps {
+  return {
+    store: parts.store,
+    openai: createOpenAI({ ...parts.endpoint, headers: { ...settings.modelHeaders, ...parts.headers } }),
+    ...(parts.tools ? { tools: parts.tools } : {}),
+    ...(parts.extractive ? {} : { summaryModel: settings.summaryModel }),
+    ...(settings.summaryWindow ? { summaryWindow: settings.summaryWindow } : {}),
+  };
+}
 
 export interface AgentWorkerOptions {
   temporal: TemporalTarget;
