@@ -327,7 +327,8 @@ class UpdateWait {
           }
           const failure = transientFailure(error);
           if (failure === undefined || callerGaveUp()) throw error;
-          // Lost since Temporal last answered: the SDK's own retries (about 20 s) came before this failure.
+          // Lost since Temporal last answered: the SDK's own retries came before this failure (about 20 s: the SDK's
+          // documented default gRPC backoff, 10 attempts from 100 ms growing 1.7× up to 5 s; not our measurement).
           state.lostSince ??= state.lastReached;
           const lostFor = Date.now() - state.lostSince;
           if (lostFor >= this.reconnectTimeoutMs) {

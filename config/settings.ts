@@ -53,7 +53,7 @@ export const DEFAULTS = {
   minioPassword: 'longrun-local-secret',
   region: 'us-east-1',
   modelTimeoutMs: 60_000,
-  /** Cached workflows per worker (each about 0.34 MB plus 4.4× its state, measured with SDK 1.24). */
+  /** Cached workflows per worker (what each costs in memory, measured: see BENCHMARKS.md, The workflow's state). */
   workflowCacheSize: 500,
 } as const;
 

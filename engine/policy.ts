@@ -204,8 +204,9 @@ function oneOf(field: string, value: unknown, allowed: readonly string[]): void 
  * The working context holds at most this many messages, whatever the policy (presets without a message limit get
  * this one): each message's record is part of the workflow's state, which the worker caches, continue-as-new carries
  * and the planner takes as input, and the server refuses a payload over 2 MB (ending the workflow). 2,000 records
- * are about 0.3 MB (136 B each measured for ~400-character messages), about 1 MB with full previews and several tool
- * calls each.
+ * stay under that limit, with full previews and several tool calls each too (a record's size measured for
+ * ~400-character messages, and what 2,000 come to: see BENCHMARKS.md, The workflow's state and Figures from earlier
+ * sessions).
  */
 export const MAX_CONTEXT_MESSAGES = 2_000;
 

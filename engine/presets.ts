@@ -1,7 +1,7 @@
 /**
  * Named presets: each seed system's documented compaction behaviour as a complete policy (configuration, not
  * forked code), and `default`, ours. Where a system's documentation and its current code differ, the preset follows
- * the documentation; the README says what the code does now.
+ * the documentation; docs/compaction.md (section Presets) says what the code does now.
  *
  * @example
  *   resolvePolicy({ preset: 'octomind' }) // pressure levels 60k/120k/160k → 2×/4×/8×, cooldown, cost decision

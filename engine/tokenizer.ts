@@ -42,7 +42,10 @@ export class Tokenizer {
   private readonly utf8 = new Utf8Buffer();
   private readonly memo = new PieceMemo();
 
-  /** Builds the rank tables from `raw` (about 0.1 s for o200k_base); `pieceEnd` is the encoding's split. */
+  /**
+   * Builds the rank tables from `raw` (how long for o200k_base: see BENCHMARKS.md, Figures from earlier sessions);
+   * `pieceEnd` is the encoding's split.
+   */
   constructor(raw: RawRanks, pieceEnd: PieceScanner) {
     const ranks = new ByteRanks(raw);
     this.ranks = ranks;

@@ -67,8 +67,9 @@ async function rankData(encoding: EncodingName): Promise<RawRanks> {
 }
 
 /**
- * The production counter for `encoding`, loaded once per process: about 0.3 s and 30 MB the first time (parsing the
- * rank data, building the tables, and a warm-up on built-in text so that V8 has optimized the hot code).
+ * The production counter for `encoding`, loaded once per process: the first time costs a fraction of a second and
+ * some memory (parsing the rank data, building the tables, and a warm-up on built-in text so that V8 has optimized
+ * the hot code; measured: see BENCHMARKS.md, Figures from earlier sessions).
  */
 export function loadTokenCounter(encoding: EncodingName): Promise<TokenCounter> {
   let counter = loaded.get(encoding);

@@ -23,13 +23,14 @@ export interface TemporalDevServerOptions {
 const START_TIMEOUT_MS = 60_000;
 
 /**
- * Dynamic config the embedded server always runs with, measured with the zero-latency model (`npm run bench`):
+ * Dynamic config the embedded server always runs with, measured with the zero-latency model (`npm run bench`; what
+ * each setting gained: see BENCHMARKS.md, The agent, session 3):
  * - Eager activity execution hands an activity scheduled by a workflow task straight back to the worker that
- *   completed it, skipping a poll: a turn's median went from about 200 ms to about 70 ms.
+ *   completed it, skipping a poll: the largest cut of a turn's median.
  * - The transfer queue (what hands a workflow task to matching after an activity completes) is read at most 20
  *   times a second per shard by default, and the dev server has one shard: every agent's turn then waits for the
- *   next read, and a run of quick turns settles at 50 ms each. 1,000 reads a second lifts that floor (an echo
- *   Update + activity round trip: about 50 ms → about 24 ms here); reads happen only when tasks are written.
+ *   next read, and a run of quick turns settles at one read interval each. 1,000 reads a second lifts that floor
+ *   (measured on an echo Update + activity round trip); reads happen only when tasks are written.
  */
 export const DEFAULT_DYNAMIC_CONFIG: DynamicConfig = {
   'system.enableActivityEagerExecution': true,

@@ -541,7 +541,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     }
     state.turns = turn;
     // The search attribute follows the context in steps of 2% of the window (each upsert is a visibility write,
-    // measured at about 4 ms of a quick turn); compressions and the details below show every change.
+    // measured: see BENCHMARKS.md, The agent, session 3); compressions and the details below show every change.
     const shown = workflowInfo().typedSearchAttributes.get(AgentContextTokens);
     if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
       upsertSearchAttributes([{ key: AgentContextTokens, value: state.contextTokens }]);

@@ -14,7 +14,8 @@ export interface HistoryBudget {
   /**
    * A run lives at least this long (ms) before it hands over. The server delays the first workflow task of a run
    * that continued-as-new sooner than its minimum interval (1 s), and Server 1.29 lets that delay accumulate over
-   * back-to-back short runs (temporalio/temporal#11839): measured here, 40 s during which the agent answered nothing.
+   * back-to-back short runs (temporalio/temporal#11839): measured here, a stall during which the agent answered
+   * nothing (how long: see BENCHMARKS.md, Figures from earlier sessions).
    */
   minRunMs: number;
 }

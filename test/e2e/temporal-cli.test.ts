@@ -1,4 +1,4 @@
-/** The workflow contract as the README documents it for the temporal CLI: update, signal and query by name. */
+/** The workflow contract as docs/temporal-ui.md documents it for the temporal CLI: update, signal and query by name. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, compressionEvents, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
