@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
 
 const nodeBuiltins = [
   'fs',
@@ -51,6 +52,13 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
     },
+  },
+  {
+    // No import cycle anywhere in the project's code (a cycle would also break the direction below).
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/extensions': ['.ts', '.js'], 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } } },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   // The direction of imports: contract/ and engine/ at the bottom; workflows and activities beside each other (the
   // workflow sees the activities as types only); client/ and worker/ apart; commands/ on top. Each rule lists what
