@@ -40,7 +40,7 @@ import {
   validateCompactInput,
   validateSendInput,
 } from '../contract/agent.ts';
-import { AgentModel, AgentStatus } from '../contract/search-attributes.ts';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { executeAgentUpdate } from './updates.ts';
 import type { UpdateWaitOptions } from './updates.ts';
 import type {
@@ -410,8 +410,8 @@ export async function listAgents(client: Client, limit = 100): Promise<AgentSumm
     const attributes = workflow.typedSearchAttributes;
     agents.push({
       agentId: workflow.workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),
-      status: attributes.get(AgentStatus) ?? '',
-      model: attributes.get(AgentModel) ?? '',
+      status: attributes.get(SEARCH_ATTRIBUTES.status) ?? '',
+      model: attributes.get(SEARCH_ATTRIBUTES.model) ?? '',
       startedAt: workflow.startTime,
       workflowStatus: workflow.status.name,
     });

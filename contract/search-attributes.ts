@@ -5,17 +5,22 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-export const AgentContextTokens = defineSearchAttributeKey('AgentContextTokens', SearchAttributeType.INT);
-export const AgentCompressions = defineSearchAttributeKey('AgentCompressions', SearchAttributeType.INT);
-export const AgentStatus = defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD);
-export const AgentModel = defineSearchAttributeKey('AgentModel', SearchAttributeType.KEYWORD);
-export const AgentLastCompactedAt = defineSearchAttributeKey('AgentLastCompactedAt', SearchAttributeType.DATETIME);
+/** The keys, by what they hold (the names are what the UI and queries use). */
+export const SEARCH_ATTRIBUTES = {
+  contextTokens: defineSearchAttributeKey('AgentContextTokens', SearchAttributeType.INT),
+  compactions: defineSearchAttributeKey('AgentCompressions', SearchAttributeType.INT),
+  status: defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD),
+  model: defineSearchAttributeKey('AgentModel', SearchAttributeType.KEYWORD),
+  lastCompactedAt: defineSearchAttributeKey('AgentLastCompactedAt', SearchAttributeType.DATETIME),
+} as const;
+
+const CLI_TYPE_NAMES = {
+  [SearchAttributeType.INT]: 'Int',
+  [SearchAttributeType.KEYWORD]: 'Keyword',
+  [SearchAttributeType.DATETIME]: 'Datetime',
+} as const;
 
 /** Name → type as the temporal CLI's `--search-attribute Name=Type` and `operator search-attribute create` take it. */
-export const SEARCH_ATTRIBUTE_TYPES: Readonly<Record<string, 'Int' | 'Keyword' | 'Datetime'>> = {
-  AgentContextTokens: 'Int',
-  AgentCompressions: 'Int',
-  AgentStatus: 'Keyword',
-  AgentModel: 'Keyword',
-  AgentLastCompactedAt: 'Datetime',
-};
+export const SEARCH_ATTRIBUTE_TYPES: Readonly<Record<string, 'Int' | 'Keyword' | 'Datetime'>> = Object.fromEntries(
+  Object.values(SEARCH_ATTRIBUTES).map((key) => [key.name, CLI_TYPE_NAMES[key.type]]),
+);

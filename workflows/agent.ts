@@ -65,7 +65,7 @@ import type {
 import { continueAsNewReason } from './continue-as-new.ts';
 import { appliedFromCarry, appliedResult, rememberApplied } from './applied-updates.ts';
 import type { AgentCarry, UpdateResult } from '../contract/agent.ts';
-import { AgentContextTokens, AgentModel, AgentStatus } from '../contract/search-attributes.ts';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -169,8 +169,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   if (!carry || carry.reopened) {
     upsertSearchAttributes([
-      { key: AgentStatus, value: 'running' },
-      { key: AgentModel, value: input.model },
+      { key: SEARCH_ATTRIBUTES.status, value: 'running' },
+      { key: SEARCH_ATTRIBUTES.model, value: input.model },
     ]);
   }
 
@@ -404,8 +404,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   state.status = 'closed';
   upsertSearchAttributes([
-    { key: AgentStatus, value: 'closed' },
-    { key: AgentContextTokens, value: state.contextTokens },
+    { key: SEARCH_ATTRIBUTES.status, value: 'closed' },
+    { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
   ]);
   await condition(allHandlersFinished);
   return publicState(state);
@@ -542,9 +542,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     state.turns = turn;
     // The search attribute follows the context in steps of 2% of the window (each upsert is a visibility write,
     // measured: see BENCHMARKS.md, The agent, session 3); compressions and the details below show every change.
-    const shown = workflowInfo().typedSearchAttributes.get(AgentContextTokens);
+    const shown = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.contextTokens);
     if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
-      upsertSearchAttributes([{ key: AgentContextTokens, value: state.contextTokens }]);
+      upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens }]);
     }
     setCurrentDetails(currentDetails(state));
     const servedBy = reply.servedBy ? { servedBy: reply.servedBy } : {};

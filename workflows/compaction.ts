@@ -11,7 +11,7 @@ import { cooldownAfter, gateFiresWith } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
 import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from '../contract/agent.ts';
 import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from '../contract/agent.ts';
-import { AgentCompressions, AgentContextTokens, AgentLastCompactedAt } from '../contract/search-attributes.ts';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -187,9 +187,9 @@ function swapIn(
       : {}),
   };
   upsertSearchAttributes([
-    { key: AgentCompressions, value: event.seq },
-    { key: AgentLastCompactedAt, value: new Date(Date.now()) },
-    { key: AgentContextTokens, value: state.contextTokens },
+    { key: SEARCH_ATTRIBUTES.compactions, value: event.seq },
+    { key: SEARCH_ATTRIBUTES.lastCompactedAt, value: new Date(Date.now()) },
+    { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
   ]);
   setCurrentDetails(
     `compression ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,

@@ -9,7 +9,7 @@ import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '..
 import { messageKey } from '../../contract/keys.ts';
 import { agentWorkflowId, MAX_MESSAGE_CHARS, sendUpdate } from '../../contract/agent.ts';
 import type { AgentState } from '../../contract/agent.ts';
-import { AgentContextTokens, AgentModel } from '../../contract/search-attributes.ts';
+import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { countMessage, countRequest, countToolSchemas, loadTokenCounter } from '../../engine/tokens.ts';
@@ -87,8 +87,8 @@ describe('one agent turn', () => {
     // by 2% of the window (these two turns did not), and at close.
     const attributes = (await agentHandle(h.client, agentId).describe()).typedSearchAttributes;
     const afterFirst = state.messages.slice(0, 3).reduce((sum, m) => sum + m.tokens, state.fixedTokens!);
-    expect(attributes.get(AgentContextTokens)).toBe(afterFirst);
-    expect(attributes.get(AgentModel)).toBe('gpt-4o-mini');
+    expect(attributes.get(SEARCH_ATTRIBUTES.contextTokens)).toBe(afterFirst);
+    expect(attributes.get(SEARCH_ATTRIBUTES.model)).toBe('gpt-4o-mini');
 
     // The Temporal UI shows a summary line for each activity and the agent's current details.
     // (The first run's history: the test stack's low threshold may already have continued the agent as new.)
