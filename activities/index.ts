@@ -21,7 +21,7 @@ import type { Counting } from '../engine/models.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { isUserTurn } from '../engine/messages.ts';
-import type { CompressionPolicy } from '../engine/policy.ts';
+import type { CompactionPolicy } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { gateFiresWith, gateOf } from '../engine/trigger.ts';
 import type {
@@ -33,7 +33,7 @@ import type {
   RunToolInput,
   StoreMessageInput,
 } from '../contract/activities.ts';
-import { createCompressionActivities } from './compression.ts';
+import { createCompactionActivities } from './compaction.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { contextReload, ToolInputError, ToolRegistry } from './tools.ts';
@@ -165,7 +165,7 @@ export function createActivities({
   }
 
   return {
-    ...createCompressionActivities({
+    ...createCompactionActivities({
       store,
       openai,
       ...(summaryModel ? { summaryModel } : {}),
@@ -183,7 +183,7 @@ export function createActivities({
      */
     async describeModel({ model, override, compression }: DescribeModelInput): Promise<ModelDescription> {
       let info: ModelInfo;
-      let policy: CompressionPolicy;
+      let policy: CompactionPolicy;
       try {
         info = resolveModelInfo(model, override);
         policy = resolvePolicy(compression);

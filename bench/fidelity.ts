@@ -30,7 +30,7 @@ import type { ReplayReport } from '../commands/replay.ts';
 import { loadCorpus } from './fidelity/corpus.ts';
 import type { CorpusSession } from './fidelity/corpus.ts';
 import { failedRun, messageText, runResult } from './fidelity/measure.ts';
-import type { CompressionSnapshot, RunResult } from './fidelity/measure.ts';
+import type { CompactionSnapshot, RunResult } from './fidelity/measure.ts';
 import { checkTargets, renderTable, renderTargets, windowLabel } from './fidelity/table.ts';
 
 export const DEFAULT_WINDOWS = [16_000, 32_000];
@@ -88,7 +88,7 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
 }
 
 /** What each compression of a replay left in the store: its context after, its removed originals, its summary. */
-async function snapshotsOf(store: BlobStore, report: ReplayReport): Promise<CompressionSnapshot[]> {
+async function snapshotsOf(store: BlobStore, report: ReplayReport): Promise<CompactionSnapshot[]> {
   const bodies = new Map<string, Promise<string>>();
   const body = (key: string) => {
     if (!bodies.has(key)) {

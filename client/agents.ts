@@ -31,7 +31,7 @@ import {
   ledgerQuery,
   messageIdOf,
   messageSignal,
-  NO_COMPRESSIONS,
+  NO_COMPACTIONS,
   sendUpdate,
   stateQuery,
   statsQuery,
@@ -48,9 +48,9 @@ import type {
   AgentState,
   CompactInput,
   CompactResult,
-  CompressionEvent,
-  CompressionEventSummary,
-  CompressionStats,
+  CompactionEvent,
+  CompactionEventSummary,
+  CompactionStats,
   MessageRecord,
   SendResult,
   WorkflowState,
@@ -298,7 +298,7 @@ export function compressionEvents(
   client: Client,
   agentId: string,
   query: { since?: number; limit?: number } = {},
-): Promise<CompressionEventSummary[]> {
+): Promise<CompactionEventSummary[]> {
   return queryAgent(client, agentId, compressionEventsQuery, query);
 }
 
@@ -318,14 +318,14 @@ export async function storedCompressionEvents(
   store: StoredReader,
   agent: AgentLife,
   seqs: number[],
-): Promise<CompressionEvent[]> {
-  const events: CompressionEvent[] = [];
+): Promise<CompactionEvent[]> {
+  const events: CompactionEvent[] = [];
   for (let i = 0; i < seqs.length; i += EVENT_READS_AT_ONCE) {
     const batch = seqs.slice(i, i + EVENT_READS_AT_ONCE).map(async (seq) => {
       const key = compactionKey(agent, seq, 'event.json');
       const body = await store.get(key);
       if (body === undefined) throw new Error(`compression event ${seq} is missing from storage (${key})`);
-      const event = JSON.parse(body) as CompressionEvent;
+      const event = JSON.parse(body) as CompactionEvent;
       return { ...event, removedCount: event.removed.length };
     });
     events.push(...(await Promise.all(batch)));
@@ -343,18 +343,18 @@ export async function compressionHistory(
   store: StoredReader,
   agentId: string,
   query: { since?: number; limit?: number } = {},
-): Promise<{ events: CompressionEvent[]; stats: CompressionStats }> {
+): Promise<{ events: CompactionEvent[]; stats: CompactionStats }> {
   const since = query.since ?? 0;
   const limit = query.limit ?? Infinity;
   // The state names the agent's life (where its events are stored) and holds the totals.
   const state = await agentState(client, agentId);
-  const stats = state.stats ?? NO_COMPRESSIONS;
+  const stats = state.stats ?? NO_COMPACTIONS;
   const seqs: number[] = [];
   for (let seq = since + 1; seq <= stats.count && seqs.length < limit; seq++) seqs.push(seq);
   return { events: await storedCompressionEvents(store, state, seqs), stats };
 }
 
-export function compressionStats(client: Client, agentId: string): Promise<CompressionStats> {
+export function compressionStats(client: Client, agentId: string): Promise<CompactionStats> {
   return queryAgent(client, agentId, statsQuery);
 }
 

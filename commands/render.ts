@@ -1,8 +1,8 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
 import type {
   CompactResult,
-  CompressionEventSummary,
-  CompressionStats,
+  CompactionEventSummary,
+  CompactionStats,
   AgentState,
   MessageRecord,
 } from '../contract/agent.ts';
@@ -70,7 +70,7 @@ export function renderAgents(agents: AgentSummary[]): string {
 }
 
 /** One line per compression event, then the totals. */
-export function renderEvents(events: CompressionEventSummary[], stats: CompressionStats): string {
+export function renderEvents(events: CompactionEventSummary[], stats: CompactionStats): string {
   const rows = events.map((e) => [
     e.seq,
     e.at.replace('T', ' ').slice(0, 19),

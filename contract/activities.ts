@@ -3,13 +3,13 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
-import type { CompressionEventSummary, ContextRecord, MessageRecord, ViewRef } from './agent.ts';
+import type { CompactionEventSummary, ContextRecord, MessageRecord, ViewRef } from './agent.ts';
 import type { AgentLife } from './keys.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
-import type { CompressionPolicy, PolicyOverrides } from '../engine/policy.ts';
+import type { CompactionPolicy, PolicyOverrides } from '../engine/policy.ts';
 import type { Gate, GateCheck } from '../engine/trigger.ts';
 
 export interface StoreMessageInput extends AgentLife {
@@ -28,7 +28,7 @@ export interface ModelDescription {
   info: ModelInfo;
   /** Tokens every request spends on the tool schemas and the reply primer. */
   fixedTokens: number;
-  policy: CompressionPolicy;
+  policy: CompactionPolicy;
   gate: Gate;
 }
 
@@ -188,7 +188,7 @@ export interface ApplyOutcome {
   /** The new working context, its records without their own keys (as the workflow holds them). */
   context: ContextRecord[];
   /** The event without its removed items (stored in full at `event.keys.event`). */
-  event: CompressionEventSummary;
+  event: CompactionEventSummary;
   /** When compression fires next. */
   gate: Gate;
 }

@@ -12,7 +12,7 @@ import { lifePrefix, messageKey } from './keys.ts';
 import type { AgentLife } from './keys.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { STRATEGIES } from '../engine/policy.ts';
-import type { CompressionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
+import type { CompactionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
 import type { RemovedItem } from '../engine/planner.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
@@ -205,10 +205,10 @@ export function unkeyedRecord(agent: AgentLife, record: MessageRecord): ContextR
 /**
  * What a compression did, as the workflow keeps it (the last few in state; the queries and the compact Update return
  * it): everything but the list of removed items, which can run to thousands and lives in the full
- * {@link CompressionEvent} in S3. Keeping it out holds the state (which the worker caches and continue-as-new
+ * {@link CompactionEvent} in S3. Keeping it out holds the state (which the worker caches and continue-as-new
  * carries) and each activity result to a size that does not grow with the context.
  */
-export interface CompressionEventSummary {
+export interface CompactionEventSummary {
   /** 1, 2, 3, … per agent. */
   seq: number;
   trigger: Trigger;
@@ -250,7 +250,7 @@ export interface CompressionEventSummary {
 }
 
 /** The full compression event, stored at `keys.event` (all of them, for as long as the agent's objects are kept). */
-export interface CompressionEvent extends CompressionEventSummary {
+export interface CompactionEvent extends CompactionEventSummary {
   /** Every message that left the context, with the storage key of its original. */
   removed: RemovedItem[];
 }
@@ -259,8 +259,8 @@ export interface CompressionEvent extends CompressionEventSummary {
  * The summary of an event. Also reads events recorded before summaries existed (no `removedCount`, a `removed`
  * list), which a running agent may still hold in its state.
  */
-export function summaryOfEvent(event: CompressionEventSummary | CompressionEvent): CompressionEventSummary {
-  const { removed, ...summary } = event as CompressionEventSummary & { removed?: RemovedItem[] };
+export function summaryOfEvent(event: CompactionEventSummary | CompactionEvent): CompactionEventSummary {
+  const { removed, ...summary } = event as CompactionEventSummary & { removed?: RemovedItem[] };
   return { ...summary, removedCount: summary.removedCount ?? removed?.length ?? 0 };
 }
 
@@ -281,13 +281,13 @@ export interface CompactInput {
 export interface CompactResult {
   compressed: boolean;
   reason: string;
-  event?: CompressionEventSummary;
+  event?: CompactionEventSummary;
 }
 
 /** The stats of an agent that has not compressed yet. */
-export const NO_COMPRESSIONS: CompressionStats = { count: 0, averageReduction: 0, tokensSaved: 0 };
+export const NO_COMPACTIONS: CompactionStats = { count: 0, averageReduction: 0, tokensSaved: 0 };
 
-export interface CompressionStats {
+export interface CompactionStats {
   count: number;
   /** Mean of tokensAfter / tokensBefore over all compressions. */
   averageReduction: number;
@@ -331,7 +331,7 @@ export interface AgentState {
   /** Messages and turns in the working context. */
   contextTurns?: number;
   /** The compression policy (resolved and validated at the agent's start). */
-  policy?: CompressionPolicy;
+  policy?: CompactionPolicy;
   /** When compression fires next (checked before every model call). */
   gate?: Gate;
   cooldown?: CooldownState;
@@ -348,8 +348,8 @@ export interface AgentState {
   /** The task ledger (goal, constraints, decisions, done, pending, next action), updated by each summary. */
   ledger?: TaskLedger;
   /** The last compression events, without their removed items (the full events are in S3: `keys.event`). */
-  events?: CompressionEventSummary[];
-  stats?: CompressionStats;
+  events?: CompactionEventSummary[];
+  stats?: CompactionStats;
 }
 
 /** Dropped signals by name; `earlier` counts those dropped before they were counted by name. */
@@ -491,11 +491,11 @@ export const compactUpdate = defineUpdate<CompactResult, [CompactInput]>('compac
  * `since` (a seq; events after it), `limit`. Every full event is in S3 (`keys.event`; the client's
  * `compressionHistory`, `longrun events`).
  */
-export const compressionEventsQuery = defineQuery<CompressionEventSummary[], [{ since?: number; limit?: number }?]>(
+export const compressionEventsQuery = defineQuery<CompactionEventSummary[], [{ since?: number; limit?: number }?]>(
   'compressionEvents',
 );
 /** Compressions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
-export const statsQuery = defineQuery<CompressionStats>('stats');
+export const statsQuery = defineQuery<CompactionStats>('stats');
 /** The task ledger (empty until the first summary). */
 export const ledgerQuery = defineQuery<TaskLedger>('ledger');
 /** The working context as previews (full bodies: `longrun reload`). */

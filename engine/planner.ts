@@ -20,7 +20,7 @@ import type { CostEstimate } from './cost.ts';
 import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
 import { MAX_CONTEXT_MESSAGES } from './policy.ts';
-import type { CompressionPolicy, StrategyName } from './policy.ts';
+import type { CompactionPolicy, StrategyName } from './policy.ts';
 import { compactionDue, gateOf, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
 import { layoutSteps, opensTurn } from './turns.ts';
@@ -43,7 +43,7 @@ export type Protection = 'none' | 'recent' | 'newest' | 'fixed';
 
 export interface PlanInput {
   context: readonly MessageMeta[];
-  policy: CompressionPolicy;
+  policy: CompactionPolicy;
   window: number;
   /** Tokens every request spends besides its messages (tool schemas, reply primer). */
   fixedTokens: number;
@@ -188,7 +188,7 @@ const RANK: Record<Protection, number> = { none: 0, recent: 1, newest: 2, fixed:
 /** The protection of each message of `context` under `policy`. */
 export function protectionOf(
   context: readonly MessageMeta[],
-  policy: CompressionPolicy,
+  policy: CompactionPolicy,
   window: number,
   goalId?: string,
   layout: StepLayout = layoutSteps(context),

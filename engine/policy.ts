@@ -42,7 +42,7 @@ export interface CostModel {
   expectedRemainingTurns?: number;
 }
 
-export interface CompressionPolicy {
+export interface CompactionPolicy {
   /** The preset this policy came from. */
   preset: string;
   /** Compress when tokens (system prompt, tool schemas, summary, context) reach this share of the window. */
@@ -156,18 +156,18 @@ export class PolicyError extends Error {
 }
 
 /** Partial policy for overrides: nested groups may be given in part. */
-export type PolicyOverrides = Partial<Omit<CompressionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary'>> & {
-  toolResults?: Partial<CompressionPolicy['toolResults']>;
+export type PolicyOverrides = Partial<Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary'>> & {
+  toolResults?: Partial<CompactionPolicy['toolResults']>;
   /** `fromRatio: null` turns the masking pass below the trigger off. */
-  mask?: Partial<Omit<CompressionPolicy['mask'], 'fromRatio'>> & { fromRatio?: number | null };
-  offload?: Partial<CompressionPolicy['offload']>;
-  summary?: Partial<CompressionPolicy['summary']>;
-  truncateRounds?: Partial<CompressionPolicy['truncateRounds']>;
+  mask?: Partial<Omit<CompactionPolicy['mask'], 'fromRatio'>> & { fromRatio?: number | null };
+  offload?: Partial<CompactionPolicy['offload']>;
+  summary?: Partial<CompactionPolicy['summary']>;
+  truncateRounds?: Partial<CompactionPolicy['truncateRounds']>;
 };
 
 /** Merges overrides into a base policy (nested groups field by field); does not validate. */
-export function mergePolicy(base: CompressionPolicy, overrides: PolicyOverrides): CompressionPolicy {
-  const merged = { ...base, ...overrides } as CompressionPolicy;
+export function mergePolicy(base: CompactionPolicy, overrides: PolicyOverrides): CompactionPolicy {
+  const merged = { ...base, ...overrides } as CompactionPolicy;
   merged.toolResults = { ...base.toolResults, ...overrides.toolResults };
   const { fromRatio, ...mask } = { ...base.mask, ...overrides.mask };
   merged.mask =
@@ -214,7 +214,7 @@ const MAX_TOKENS = 10_000_000;
 const MAX_CHARS = 100_000_000;
 
 /** Throws {@link PolicyError} for the first field out of range; returns the policy otherwise. */
-export function validatePolicy(policy: CompressionPolicy): CompressionPolicy {
+export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   ratio('triggerRatio', policy.triggerRatio, 0, 0.9);
   ratio('targetRatio', policy.targetRatio, 0, policy.triggerRatio);
   if (policy.targetRatio >= policy.triggerRatio) {

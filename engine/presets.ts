@@ -7,12 +7,12 @@
  *   resolvePolicy({ preset: 'octomind' }) // pressure levels 60k/120k/160k → 2×/4×/8×, cooldown, cost decision
  */
 import { MAX_CONTEXT_MESSAGES, mergePolicy, PolicyError, validatePolicy } from './policy.ts';
-import type { CompressionPolicy, PolicyOverrides } from './policy.ts';
+import type { CompactionPolicy, PolicyOverrides } from './policy.ts';
 
 /** Ours: cheap deterministic steps first (masking old tool output matches LLM summaries at half the cost), then a
  * structured summary that keeps the user's words, then truncation; the newest 4 steps and the last 3 exchanges of
  * the conversation protected; a cooldown against loops; the hard limit. */
-const DEFAULT: CompressionPolicy = {
+const DEFAULT: CompactionPolicy = {
   preset: 'default',
   triggerRatio: 0.8,
   targetRatio: 0.5,
@@ -50,7 +50,7 @@ const DEFAULT: CompressionPolicy = {
 /** AstrBot: 82% of the window before every request; an LLM summary keeping the last 4 rounds, falling back to
  * dropping the oldest round at a time without a summary model (inside an agent loop, a round is a step); then
  * halving until it fits. */
-const ASTRBOT: CompressionPolicy = {
+const ASTRBOT: CompactionPolicy = {
   ...DEFAULT,
   preset: 'astrbot',
   triggerRatio: 0.82,
@@ -71,7 +71,7 @@ const ASTRBOT: CompressionPolicy = {
  * 20,000 characters cut to head and tail; the oldest half of the turns (of the steps, inside one long turn)
  * summarized into the first kept user message; then only the user's text and the last reply per turn; then halving
  * (the oldest half of the turns). */
-const CHATGPT_ON_WECHAT: CompressionPolicy = {
+const CHATGPT_ON_WECHAT: CompactionPolicy = {
   ...DEFAULT,
   preset: 'chatgpt-on-wechat',
   triggerRatio: 0.9,
@@ -107,7 +107,7 @@ const CHATGPT_ON_WECHAT: CompressionPolicy = {
  * and tool schemas; a tool result over tool_result_limit tokens cut with `<<<TRUNCATED>>>` right after its call; a
  * five-field summary of the older messages, its boundary inside the current reply; the recent ones within
  * reserve_ratio × window kept. */
-const AGENTSCOPE: CompressionPolicy = {
+const AGENTSCOPE: CompactionPolicy = {
   ...DEFAULT,
   preset: 'agentscope',
   triggerRatio: 0.8,
@@ -135,7 +135,7 @@ const AGENTSCOPE: CompressionPolicy = {
  * strategy per check: large messages (> 5 KiB) offloaded to 200-character previews (first outside the last 50
  * messages, then inside), old tool runs and old rounds summarized by the LLM, large current-round results cut, the
  * current round summarized down to its newest step, then halving; the latest final answer protected. */
-const AGENTSCOPE_JAVA: CompressionPolicy = {
+const AGENTSCOPE_JAVA: CompactionPolicy = {
   ...DEFAULT,
   preset: 'agentscope-java',
   triggerRatio: 0.75,
@@ -156,7 +156,7 @@ const AGENTSCOPE_JAVA: CompressionPolicy = {
 /** Octomind: pressure levels 60k → 2×, 120k → 4×, 160k → 8× over the whole request, escalating with consecutive
  * compressions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves over
  * the remaining calls, estimated from the session's pace (the hard limit and the message bound override it). */
-const OCTOMIND: CompressionPolicy = {
+const OCTOMIND: CompactionPolicy = {
   ...DEFAULT,
   preset: 'octomind',
   triggerRatio: 0.9,
@@ -182,7 +182,7 @@ const OCTOMIND: CompressionPolicy = {
   },
 };
 
-export const PRESETS: Readonly<Record<string, CompressionPolicy>> = {
+export const PRESETS: Readonly<Record<string, CompactionPolicy>> = {
   default: DEFAULT,
   astrbot: ASTRBOT,
   'chatgpt-on-wechat': CHATGPT_ON_WECHAT,
@@ -194,7 +194,7 @@ export const PRESETS: Readonly<Record<string, CompressionPolicy>> = {
 export const PRESET_NAMES = Object.keys(PRESETS);
 
 /** A preset by name, with overrides applied and the result validated. Throws {@link PolicyError}. */
-export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}): CompressionPolicy {
+export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}): CompactionPolicy {
   const name = config.preset ?? 'default';
   const base = PRESETS[name];
   if (!base) throw new PolicyError('preset', name, `one of ${PRESET_NAMES.join(', ')}`);
@@ -205,7 +205,7 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   if (unknown.length > 0)
     throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');
   const policy = mergePolicy(base, config);
-  for (const key of Object.keys(policy) as (keyof CompressionPolicy)[]) {
+  for (const key of Object.keys(policy) as (keyof CompactionPolicy)[]) {
     if (policy[key] === undefined) delete policy[key];
   }
   policy.maxMessages ??= MAX_CONTEXT_MESSAGES; // the state's bound, for presets without a message limit

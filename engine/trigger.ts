@@ -5,7 +5,7 @@
  * The workflow checks a {@link Gate} before every model call: a handful of numbers computed here (by an activity,
  * so the result is recorded) and compared there in O(1), whatever the size of the context.
  */
-import type { CompressionPolicy } from './policy.ts';
+import type { CompactionPolicy } from './policy.ts';
 
 /** Why a compression runs: the budget check, a user's request, or the provider reporting an overflow. */
 export type Trigger = 'auto' | 'forced' | 'overflow';
@@ -69,7 +69,7 @@ export interface Gate {
 }
 
 /** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
-export function triggerTokens(policy: CompressionPolicy, window: number): number {
+export function triggerTokens(policy: CompactionPolicy, window: number): number {
   let tokens = Math.floor(policy.triggerRatio * window);
   if (policy.maxTokens !== undefined) tokens = Math.min(tokens, policy.maxTokens);
   if (policy.pressureLevels?.length) tokens = Math.min(tokens, policy.pressureLevels[0]!.atTokens);
@@ -77,13 +77,13 @@ export function triggerTokens(policy: CompressionPolicy, window: number): number
 }
 
 /** Growth required before the next compression, after `consecutive` compressions without a user message. */
-export function requiredGrowth(policy: CompressionPolicy, consecutive: number): number {
+export function requiredGrowth(policy: CompactionPolicy, consecutive: number): number {
   if (consecutive <= 0 || policy.cooldown.length === 0) return 0;
   return policy.cooldown[Math.min(consecutive, policy.cooldown.length) - 1]!;
 }
 
 /** The gate after a compression that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
-export function gateOf(policy: CompressionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
+export function gateOf(policy: CompactionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
   const floor = Math.ceil(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
   return {
     tokens: triggerTokens(policy, window),
@@ -106,7 +106,7 @@ export function gateOf(policy: CompressionPolicy, window: number, cooldown: Cool
 }
 
 /** The masking pass's part of the gate, held until `from` tokens plus the least it must save. */
-function maskGate(policy: CompressionPolicy, window: number, from: number): Pick<Gate, 'mask'> {
+function maskGate(policy: CompactionPolicy, window: number, from: number): Pick<Gate, 'mask'> {
   if (policy.mask.fromRatio === undefined || !policy.strategies.includes('mask-tool-results')) return {};
   const atLeast = Math.ceil((policy.mask.atLeastRatio ?? 0) * window);
   return { mask: { tokens: Math.floor(policy.mask.fromRatio * window), atLeast, floor: from + atLeast } };
@@ -160,7 +160,7 @@ export function oversizedResult(gate: Gate, messages: readonly ResultView[]): Re
  * `growth`, a user message or not (else every model call of a long loop would plan again for nothing). The hard
  * limit still fires.
  */
-export function gateAfterSkip(policy: CompressionPolicy, window: number, tokens: number, growth: number): Gate {
+export function gateAfterSkip(policy: CompactionPolicy, window: number, tokens: number, growth: number): Gate {
   const floor = Math.ceil(tokens * (1 + growth));
   // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
   const { toolResults: _, ...gate } = gateOf(policy, window);
@@ -177,7 +177,7 @@ export function gateAfterSkip(policy: CompressionPolicy, window: number, tokens:
  * context has grown by `growth`; the token trigger and everything else stay as they were (`cooldown`).
  */
 export function gateAfterMaskSkip(
-  policy: CompressionPolicy,
+  policy: CompactionPolicy,
   window: number,
   cooldown: CooldownState,
   tokens: number,
@@ -280,7 +280,7 @@ export interface Target {
  * halved again on each further attempt.
  */
 export function targetOf(
-  policy: CompressionPolicy,
+  policy: CompactionPolicy,
   window: number,
   stats: ContextStats,
   trigger: Trigger,

@@ -142,7 +142,7 @@ export interface ReplayOptions {
 export const SUMMARY_PREFIX = '[Summary of earlier conversation';
 
 /** A user message that compression put in the context (a summary, the task ledger), not one the user sent. */
-export function isCompressionMessage(message: ChatMessage): boolean {
+export function isCompactionMessage(message: ChatMessage): boolean {
   if (message.role !== 'user') return false;
   const text = textOf(message.content);
   return text.startsWith(SUMMARY_PREFIX) || text.startsWith(LEDGER_HEADER);
@@ -194,7 +194,7 @@ export interface LocatedReply {
  * step is always kept, so:
  *
  * - when the request's last assistant message with tool calls comes after its last user message of the user's own
- *   (not a summary or the ledger, {@link isCompressionMessage}), the request continues a turn: the recorded assistant
+ *   (not a summary or the ledger, {@link isCompactionMessage}), the request continues a turn: the recorded assistant
  *   message that made the same tool call ids is found, and the next assistant message recorded in its turn answers
  *   (`reply` absent when the turn has no further one);
  * - otherwise it is a turn's first call (no assistant message after the turn's user message, or that message is the
@@ -209,7 +209,7 @@ export function locateRecordedReply(
   messages: ChatMessage[],
   firstCallTurn: () => number | undefined,
 ): LocatedReply | undefined {
-  const lastUser = messages.findLastIndex((m) => m.role === 'user' && !isCompressionMessage(m));
+  const lastUser = messages.findLastIndex((m) => m.role === 'user' && !isCompactionMessage(m));
   const lastCaller = messages.findLastIndex((m) => m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0);
   const located = (at: RecordedStep, placedBy: LocatedReply['placedBy']): LocatedReply => {
     const reply = index.turns[at.turn]?.replies[at.step];
@@ -235,7 +235,7 @@ export function locateRecordedReply(
  * for a message the recording does not have there.
  */
 export function turnOfUserMessage(index: RecordingIndex, messages: ChatMessage[]): number | undefined {
-  const users = messages.flatMap((m, i) => (m.role === 'user' && !isCompressionMessage(m) ? [i] : []));
+  const users = messages.flatMap((m, i) => (m.role === 'user' && !isCompactionMessage(m) ? [i] : []));
   const last = users.at(-1);
   if (last === undefined) return undefined;
   const text = textOf(messages[last]!.content);
@@ -263,7 +263,7 @@ export function replayResponder(session: ChatMessage[], options: ReplayOptions =
     const model = replayedModelName(request.body.model);
     const reply = locateRecordedReply(index, messages, () => turnOfUserMessage(index, messages))?.reply;
     if (!reply) {
-      const said = messages.findLast((m) => m.role === 'user' && !isCompressionMessage(m));
+      const said = messages.findLast((m) => m.role === 'user' && !isCompactionMessage(m));
       return { content: offlineReply(textOf(said?.content), options.source), model };
     }
     return { ...replyOf(reply), model };

@@ -35,7 +35,7 @@ import {
   ledgerQuery,
   messageIdOf,
   messageSignal,
-  NO_COMPRESSIONS,
+  NO_COMPACTIONS,
   publicState,
   seqOf,
   sendUpdate,
@@ -271,7 +271,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     },
     { description: HANDLER_DESCRIPTIONS.compressionEvents },
   );
-  setHandler(statsQuery, () => state.stats ?? NO_COMPRESSIONS, {
+  setHandler(statsQuery, () => state.stats ?? NO_COMPACTIONS, {
     description: HANDLER_DESCRIPTIONS.stats,
   });
   setHandler(contextQuery, () => publicState(state).messages, { description: HANDLER_DESCRIPTIONS.context });

@@ -9,8 +9,8 @@ import type * as activities from '../activities/index.ts';
 import { isUserTurn } from '../engine/messages.ts';
 import { cooldownAfter, gateFiresWith } from '../engine/trigger.ts';
 import type { GateCheck, Trigger } from '../engine/trigger.ts';
-import { agentLife, EVENTS_KEPT, NO_COMPRESSIONS, recordKey, summaryOfEvent } from '../contract/agent.ts';
-import type { CompactInput, CompactResult, CompressionEventSummary, WorkflowState } from '../contract/agent.ts';
+import { agentLife, EVENTS_KEPT, NO_COMPACTIONS, recordKey, summaryOfEvent } from '../contract/agent.ts';
+import type { CompactInput, CompactResult, CompactionEventSummary, WorkflowState } from '../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -164,7 +164,7 @@ export async function compact(
 function swapIn(
   state: WorkflowState,
   context: WorkflowState['messages'],
-  event: CompressionEventSummary,
+  event: CompactionEventSummary,
   nextSeq: number,
 ): void {
   state.messages = context;
@@ -176,7 +176,7 @@ function swapIn(
   state.compressions = event.seq;
   state.callsSinceCompression = 0;
   state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
-  const previous = state.stats ?? NO_COMPRESSIONS;
+  const previous = state.stats ?? NO_COMPACTIONS;
   const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
   state.stats = {
     count: previous.count + 1,

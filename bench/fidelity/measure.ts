@@ -1,6 +1,6 @@
 /**
  * The pure half of `npm run fidelity`: fact matching, and one replay's figures from its report and what its
- * compressions left in the store (read by bench/fidelity.ts into {@link CompressionSnapshot}s).
+ * compressions left in the store (read by bench/fidelity.ts into {@link CompactionSnapshot}s).
  */
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
@@ -38,7 +38,7 @@ export function factsFound(facts: readonly string[], texts: readonly string[]): 
 }
 
 /** What one compression left, as read from the store. */
-export interface CompressionSnapshot {
+export interface CompactionSnapshot {
   seq: number;
   strategies: string[];
   /** The summary it wrote (text), or null. */
@@ -68,7 +68,7 @@ export interface FactsAfter {
  * For each compression: the facts that had appeared so far (in anything removed up to it, or in the context or
  * summary after it) and those of them still present in its summary or the context after it.
  */
-export function factsAfterEach(facts: readonly string[], snapshots: readonly CompressionSnapshot[]): FactsAfter[] {
+export function factsAfterEach(facts: readonly string[], snapshots: readonly CompactionSnapshot[]): FactsAfter[] {
   const appearedSoFar = new Set<string>();
   return snapshots.map((s) => {
     const kept = factsFound(facts, [...(s.summary === null ? [] : [s.summary]), ...s.context]);
@@ -167,7 +167,7 @@ export function runResult(
   run: { session: string; preset: string; durationMs: number; triggerTokens?: number },
   report: ReplayFigures,
   facts: readonly string[],
-  snapshots: readonly CompressionSnapshot[],
+  snapshots: readonly CompactionSnapshot[],
 ): RunResult {
   const byStrategy: Record<string, number> = {};
   for (const s of snapshots)

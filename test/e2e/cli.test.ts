@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnStoppedReply } from '../../contract/agent.ts';
-import type { AgentState, CompressionEvent } from '../../contract/agent.ts';
+import type { AgentState, CompactionEvent } from '../../contract/agent.ts';
 import type { ReplayReport } from '../../commands/replay.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
@@ -203,7 +203,7 @@ describe('longrun CLI', () => {
     expect(table.stdout).toMatch(/1\s+\S+ \S+\s+forced\s+\d+ → \d+\s+12 → \d+\s+truncate-rounds/);
     expect(table.stdout).toContain('1 compression(s)');
     const { events, stats } = JSON.parse((await longrun('events', agentId, '--json')).stdout) as {
-      events: CompressionEvent[];
+      events: CompactionEvent[];
       stats: { count: number };
     };
     expect(stats.count).toBe(1);
@@ -223,10 +223,10 @@ describe('longrun CLI', () => {
 
   it('events lists every compression, the older ones from S3; --if-due and --expect-turn', async () => {
     const { agentId, turns } = await agentWithCompactions(h, 'cli', 11);
-    const all = JSON.parse((await longrun('events', agentId, '--json')).stdout) as { events: CompressionEvent[] };
+    const all = JSON.parse((await longrun('events', agentId, '--json')).stdout) as { events: CompactionEvent[] };
     expect(all.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const first = JSON.parse((await longrun('events', agentId, '--limit', '2', '--json')).stdout) as {
-      events: CompressionEvent[];
+      events: CompactionEvent[];
     };
     expect(first.events.map((e) => e.seq)).toEqual([1, 2]);
     const none = await longrun('events', agentId, '--limit', '0');

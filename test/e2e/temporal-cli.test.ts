@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, compressionEvents, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentState, CompressionEvent, SendResult } from '../../contract/agent.ts';
+import type { AgentState, CompactionEvent, SendResult } from '../../contract/agent.ts';
 import { renderState } from '../../commands/render.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
@@ -83,7 +83,7 @@ describe('the temporal CLI on an agent', () => {
     await expect.poll(async () => (await agentState(h.client, agentId)).compressions, { timeout: 20_000 }).toBe(1);
     const events = JSON.parse(
       await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'compressionEvents'),
-    ) as { queryResult: CompressionEvent[][] };
+    ) as { queryResult: CompactionEvent[][] };
     expect(events.queryResult[0]).toHaveLength(1);
     expect(events.queryResult[0]![0]).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['truncate-rounds'] });
     const stats = JSON.parse(await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'stats')) as {

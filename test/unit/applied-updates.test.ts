@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { appliedFromCarry, appliedResult, rememberApplied } from '../../workflows/applied-updates.ts';
 import type { AppliedUpdates } from '../../workflows/applied-updates.ts';
 import { summaryOfEvent } from '../../contract/agent.ts';
-import type { CompressionEvent, SendResult } from '../../contract/agent.ts';
+import type { CompactionEvent, SendResult } from '../../contract/agent.ts';
 
 const reply = (turn: number, chars: number): SendResult => ({
   turn,
@@ -13,7 +13,7 @@ const reply = (turn: number, chars: number): SendResult => ({
   steps: 1,
 });
 
-const event: CompressionEvent = {
+const event: CompactionEvent = {
   seq: 3,
   trigger: 'forced',
   reason: 'forced',
@@ -44,7 +44,7 @@ describe('compression event summaries', () => {
 
   it('count the removed items of an event recorded before summaries (no removedCount)', () => {
     const { removedCount: _, ...old } = event;
-    expect(summaryOfEvent(old as CompressionEvent).removedCount).toBe(2);
+    expect(summaryOfEvent(old as CompactionEvent).removedCount).toBe(2);
   });
 
   it('pass a summary through unchanged', () => {

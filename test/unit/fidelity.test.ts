@@ -10,12 +10,12 @@ import {
   normalizeWhitespace,
   runResult,
 } from '../../bench/fidelity/measure.ts';
-import type { CompressionSnapshot, ReplayFigures } from '../../bench/fidelity/measure.ts';
+import type { CompactionSnapshot, ReplayFigures } from '../../bench/fidelity/measure.ts';
 import { checkTargets, renderTable, renderTargets, strategiesLabel, windowLabel } from '../../bench/fidelity/table.ts';
 import { constraintSentences, patchedFiles, tracebackErrors } from '../../bench/corpus/derive-facts.ts';
 import { sessionOfTrajectory } from '../../bench/corpus/convert-mini-swe-agent.ts';
 
-const snapshot = (over: Partial<CompressionSnapshot> & { seq: number }): CompressionSnapshot => ({
+const snapshot = (over: Partial<CompactionSnapshot> & { seq: number }): CompactionSnapshot => ({
   strategies: ['summarize'],
   summary: null,
   context: [],

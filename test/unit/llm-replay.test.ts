@@ -7,7 +7,7 @@ import { DEMO_SESSION } from '../../llm/endpoint.ts';
 import { LEDGER_HEADER } from '../../engine/ledger.ts';
 import {
   indexRecording,
-  isCompressionMessage,
+  isCompactionMessage,
   isReplayedModel,
   locateRecordedReply,
   OFFLINE_QUOTE_CHARS,
@@ -202,9 +202,9 @@ describe('replayResponder inside a compressed turn', () => {
       () => 1,
     );
     expect(counted).toMatchObject({ at: { turn: 1, step: 1 }, placedBy: 'count', reply: { content: 'step 2' } });
-    expect(isCompressionMessage(SUMMARY)).toBe(true);
-    expect(isCompressionMessage(LEDGER)).toBe(true);
-    expect(isCompressionMessage(session[1]!)).toBe(false);
+    expect(isCompactionMessage(SUMMARY)).toBe(true);
+    expect(isCompactionMessage(LEDGER)).toBe(true);
+    expect(isCompactionMessage(session[1]!)).toBe(false);
   });
 });
 

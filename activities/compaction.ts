@@ -12,7 +12,7 @@ import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
 import { clipLine, headOf } from '../engine/text.ts';
 import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, SummarySpec } from '../engine/planner.ts';
-import type { CompressionPolicy } from '../engine/policy.ts';
+import type { CompactionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
 import { cooldownAfter, gateAfterMaskSkip, gateAfterSkip, gateOf } from '../engine/trigger.ts';
 import type { CooldownState } from '../engine/trigger.ts';
@@ -36,7 +36,7 @@ import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, messageKey, replacedKey } from '../contract/keys.ts';
 import { agentLife, keyedRecord, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
-import type { CompressionEvent, MessageRecord } from '../contract/agent.ts';
+import type { CompactionEvent, MessageRecord } from '../contract/agent.ts';
 import type {
   ApplyCompactionInput,
   ApplyOutcome,
@@ -48,7 +48,7 @@ import type {
 import { modelFailure } from './model-errors.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
 
-export interface CompressionDeps {
+export interface CompactionDeps {
   store: BlobStore;
   openai: OpenAI;
   /** The model that writes summaries; without one, the extractive summarizer quotes the span instead. */
@@ -60,7 +60,7 @@ export interface CompressionDeps {
 interface StoredPlan {
   plan: Plan;
   context: MessageRecord[];
-  policy: CompressionPolicy;
+  policy: CompactionPolicy;
   trigger: Plan['trigger'];
   /** The cooldown the plan was made under (absent in plans stored before masking passes). */
   cooldown?: CooldownState;
@@ -156,7 +156,7 @@ function registryWindow(model: string | undefined): number {
   }
 }
 
-export function createCompressionActivities({ store, openai, summaryModel, summaryWindow: window }: CompressionDeps) {
+export function createCompactionActivities({ store, openai, summaryModel, summaryWindow: window }: CompactionDeps) {
   const summaryWindow = window ?? registryWindow(summaryModel);
   const { load, save } = storedObjects(store);
   const seqId = (prefix: string, seq: number) => `${prefix}${String(seq).padStart(6, '0')}`;
@@ -500,7 +500,7 @@ export function createCompressionActivities({ store, openai, summaryModel, summa
             plan.cost?.remainingTurns, // the pace the plan priced
           )
         : undefined;
-      const event: CompressionEvent = {
+      const event: CompactionEvent = {
         seq,
         trigger,
         reason: plan.reason,
