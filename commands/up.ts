@@ -7,11 +7,9 @@
  *   --no-demo   just the worker (as worker/main.ts, which the Docker image runs)
  */
 import { parseArgs } from 'node:util';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadSettings } from '../config/settings.ts';
 import { DEMO_SESSION } from '../llm/endpoint.ts';
-import { runWorkerProcess } from '../worker/process.ts';
-import { listenForStop } from '../worker/stopping.ts';
+import { runAsEntryPoint, runWorkerProcess } from '../worker/process.ts';
 import { runDemo } from './demo.ts';
 
 const log = (line: string) => console.log(line);
@@ -24,43 +22,27 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   });
   const env = process.env;
   const settings = loadSettings(env);
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  // Ctrl-C / SIGTERM: the first stops gracefully, a second at once (worker/stopping.ts).
-  const stop = listenForStop();
-  try {
-    await runWorkerProcess({
-      settings,
-      env,
-      stop,
-      log,
-      exitWhenDone: values.once,
-      ...(values['no-demo']
-        ? {}
-        : {
-            whenReady: (ready) =>
-              runDemo(ready.client, {
-                taskQueue: settings.taskQueue,
-                model: settings.model,
-                sessionPath: DEMO_SESSION,
-                namespace: ready.temporal.namespace,
-                ...(ready.uiUrl ? { uiUrl: ready.uiUrl } : {}),
-                replayed: ready.replayed,
-                close: values.once,
-                log,
-              }),
-          }),
-    });
-  } finally {
-    stop.dispose();
-  }
+  await runWorkerProcess({
+    settings,
+    env,
+    log,
+    exitWhenDone: values.once,
+    ...(values['no-demo']
+      ? {}
+      : {
+          whenReady: (ready) =>
+            runDemo(ready.client, {
+              taskQueue: settings.taskQueue,
+              model: settings.model,
+              sessionPath: DEMO_SESSION,
+              namespace: ready.temporal.namespace,
+              ...(ready.uiUrl ? { uiUrl: ready.uiUrl } : {}),
+              replayed: ready.replayed,
+              close: values.once,
+              log,
+            }),
+        }),
+  });
 }
 
-if (import.meta.main) {
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    },
-  );
-}
+if (import.meta.main) runAsEntryPoint(main);

@@ -13,7 +13,8 @@ import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from './in-process.ts';
 import { activityDeps } from './worker.ts';
-import { describeInFlight, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { describeInFlight, listenForStop, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
 import type { StopSignals } from './stopping.ts';
 
 /** This worker's name in Temporal (the UI shows which worker ran what) and on its model requests. */
@@ -32,7 +33,6 @@ export interface ReadyWorker {
 export interface WorkerProcessOptions {
   settings: Settings;
   env: NodeJS.ProcessEnv;
-  stop: StopSignals;
   log: (line: string) => void;
   /** Runs once the worker polls (a Ctrl-C meanwhile stops the process without waiting for it). */
   whenReady?: (ready: ReadyWorker) => Promise<unknown>;
@@ -40,14 +40,33 @@ export interface WorkerProcessOptions {
   exitWhenDone?: boolean;
 }
 
-export async function runWorkerProcess({
-  settings,
-  env,
-  stop,
-  log,
-  whenReady,
-  exitWhenDone = false,
-}: WorkerProcessOptions): Promise<void> {
+/** Runs the worker process: the runtime's logger at WARN, and Ctrl-C / SIGTERM (the first stops gracefully, a second
+ * at once: worker/stopping.ts) listened to until it ends. */
+export async function runWorkerProcess(options: WorkerProcessOptions): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const stop = listenForStop();
+  try {
+    await serve(options, stop);
+  } finally {
+    stop.dispose();
+  }
+}
+
+/** Runs an entry point's `main`: exit 0 when it is done, 1 with its message when it fails. */
+export function runAsEntryPoint(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(`longrun: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
+
+async function serve(
+  { settings, env, log, whenReady, exitWhenDone = false }: WorkerProcessOptions,
+  stop: StopSignals,
+): Promise<void> {
   // 1. Servers: the configured ones, or the embedded stack (stack/servers.ts decides).
   const servers = await startServers({ settings, env, mode: 'persistent', log });
   const { stack, temporal, s3 } = servers;
