@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { freePorts } from '../../stack/ports.ts';
+import { sharedStackEnv } from '../support/harness.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -127,11 +128,7 @@ describe('npm start (the main job)', () => {
     const stack = inject('stack');
     const env: NodeJS.ProcessEnv = {
       ...(await mainJobEnv()),
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.namespace,
-      AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-      AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
+      ...sharedStackEnv(),
       LONGRUN_S3_BUCKET: 'longrun-external-test',
       LONGRUN_TASK_QUEUE: `main-job-external-${Date.now()}`,
     };

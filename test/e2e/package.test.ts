@@ -11,12 +11,11 @@ import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer, RecordedRequest } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
-import { newAgentId } from '../support/harness.ts';
+import { newAgentId, sharedStackEnv } from '../support/harness.ts';
 
 const EXAMPLE = join(PROJECT_ROOT, 'examples', 'own-worker');
 const SUMMARY_MODEL = 'summary-model';
@@ -104,19 +103,13 @@ let workerOutput = '';
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'longrun-package-'));
   model = await startChatServer(respond);
-  const stack = inject('stack');
   // The app's own settings only: no OpenAI variables (the model endpoint is the app's), no Temporal profile.
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(OPENAI_|TEMPORAL_|AWS_|LONGRUN_)/.test(name)),
   );
   env = {
     ...inherited,
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    TEMPORAL_NAMESPACE: stack.namespace,
-    AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-    AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-    LONGRUN_S3_BUCKET: stack.s3.bucket,
+    ...sharedStackEnv(),
     LONGRUN_TASK_QUEUE: `package-${newAgentId('queue')}`,
     LONGRUN_SUMMARY_MODEL: SUMMARY_MODEL,
     TEAM_MODEL_URL: model.baseURL,

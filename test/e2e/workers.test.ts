@@ -24,7 +24,7 @@ import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
-import { newAgentId } from '../support/harness.ts';
+import { newAgentId, sharedStackEnv } from '../support/harness.ts';
 
 let model: ChatServer;
 let releaseHeld: () => void = () => {};
@@ -45,17 +45,11 @@ const dataDir = mkdtempSync(join(tmpdir(), 'longrun-workers-'));
 const taskQueue = `workers-${Date.now()}`;
 
 function startWorker(): Promise<ChildProcessWithoutNullStreams> {
-  const stack = inject('stack');
   const child = spawn(process.execPath, [join(PROJECT_ROOT, 'worker/main.ts'), '--no-demo'], {
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.namespace,
-      AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-      AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-      LONGRUN_S3_BUCKET: stack.s3.bucket,
+      ...sharedStackEnv(),
       LONGRUN_TASK_QUEUE: taskQueue,
       LONGRUN_DATA_DIR: dataDir,
       OPENAI_API_KEY: 'test-key',

@@ -41,6 +41,19 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** The variables that point a child process at the shared stack: its Temporal server and its MinIO, bucket included. */
+export function sharedStackEnv(): NodeJS.ProcessEnv {
+  const stack = inject('stack');
+  return {
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: stack.namespace,
+    AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
+    AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
+    LONGRUN_S3_BUCKET: stack.s3.bucket,
+  };
+}
+
 export async function startHarness(
   responder: Responder,
   tools: ToolDefinition[] = [],

@@ -1,8 +1,9 @@
 /** The `longrun` command (bin/longrun.js) as a child process, against a harness's server and the shared MinIO. */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { inject } from 'vitest';
+
 import { PROJECT_ROOT } from '../../config/settings.ts';
+import { sharedStackEnv } from './harness.ts';
 import type { Harness } from './harness.ts';
 
 /** What a run of the CLI gave: its exit code, output and how long it took. */
@@ -15,17 +16,13 @@ export interface CliRun {
 
 /** The environment the CLI needs to reach the harness's server and task queue and the shared MinIO, then `extra`. */
 export function cliEnv(h: Harness, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const stack = inject('stack');
   return {
     ...process.env,
+    ...sharedStackEnv(),
     TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
     TEMPORAL_NAMESPACE: h.temporal.namespace,
     LONGRUN_TASK_QUEUE: h.taskQueue,
     LONGRUN_MODEL: 'gpt-4o-mini',
-    AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-    AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-    LONGRUN_S3_BUCKET: stack.s3.bucket,
     ...extra,
   };
 }
