@@ -8,6 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY activities activities
 COPY bin bin
 COPY client client
+COPY codec codec
 COPY commands commands
 COPY config config
 COPY contract contract

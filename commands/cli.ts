@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import { loadSettings, readInt } from '../config/settings.ts';
+import { loadSettings, parseOrigins, readInt } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import { connectClient, loadTemporalTarget } from '../config/temporal.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
@@ -64,6 +64,7 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   compact: ['instructions', 'strategy', 'if-due', 'no-wait', 'json'],
   events: ['since', 'limit', 'json'],
   close: ['wait', 'json'],
+  'codec-server': ['port', 'host', 'origins', 'namespaces'],
 };
 
 /** Rejects a flag the command does not take, naming the command's own flags. */
@@ -123,6 +124,9 @@ Usage:
                                               through a real agent and report what compression did
   longrun list [--json]                      agents in this namespace
   longrun close <agent> [--wait] [--json]    close the agent (--wait: until done, print the final state)
+  longrun codec-server [--port N] [--host H] [--origins A,B] [--namespaces A,B]
+                                              serve POST /encode and /decode with the encryption keys, for
+                                              the Temporal UI and the temporal CLI (docs/encryption.md)
   longrun help                               this text
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"),
@@ -169,6 +173,10 @@ const OPTIONS = {
   'expect-turn': { type: 'string' },
   'if-due': { type: 'boolean', default: false },
   reopen: { type: 'boolean', default: false },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  origins: { type: 'string' },
+  namespaces: { type: 'string' },
 } as const;
 
 /**
@@ -198,6 +206,15 @@ function intFlag(name: string, raw: string | undefined, min = 0, max = Infinity)
     throw new UsageError(`--${name}: must be an integer ${range} (got ${JSON.stringify(raw)})`);
   }
   return value;
+}
+
+/** `--origins`: the browser origins, each checked as LONGRUN_CODEC_ORIGINS is. */
+function flagOrigins(raw: string): string[] {
+  try {
+    return parseOrigins(raw, '--origins');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
@@ -371,6 +388,24 @@ export async function run(argv: string[], out: (line: string) => void = console.
       log: (line) => console.error(line),
     });
     out(values.json ? JSON.stringify(report, null, 2) : renderReplay(report));
+    return EXIT.ok;
+  }
+  if (command === 'codec-server') {
+    const { runCodecServer } = await import('./codec-server.ts');
+    const port = intFlag('port', values.port, 1, 65_535);
+    const origins = values.origins === undefined ? undefined : flagOrigins(values.origins);
+    const namespaces = values.namespaces
+      ?.split(',')
+      .map((namespace) => namespace.trim())
+      .filter(Boolean);
+    await runCodecServer({
+      settings,
+      ...(port !== undefined ? { port } : {}),
+      ...(values.host ? { host: values.host } : {}),
+      ...(origins ? { origins } : {}),
+      ...(namespaces ? { namespaces } : {}),
+      log: out,
+    });
     return EXIT.ok;
   }
   if (command === 'list') {

@@ -11,9 +11,10 @@
  * Everything below is longrun's own, prefixed LONGRUN_. A bad value is a {@link SettingsError} naming the variable.
  */
 import { homedir } from 'node:os';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { KEY_BYTES, KEY_ID, Keyring } from '../codec/keys.ts';
 
 /** Thrown when an environment variable holds a value longrun cannot use. The message names the variable. */
 export class SettingsError extends Error {
@@ -55,6 +56,8 @@ export const DEFAULTS = {
   modelTimeoutMs: 60_000,
   /** Cached workflows per worker (what each costs in memory, measured: see BENCHMARKS.md, The workflow's state). */
   workflowCacheSize: 500,
+  /** The codec server's port (`longrun codec-server`, and the main job's when encryption is on). */
+  codecPort: 8081,
 } as const;
 
 export interface Settings {
@@ -82,6 +85,22 @@ export interface Settings {
   cacheDir: string;
   /** Ports of the embedded stack (main job only; tests choose free ports). */
   ports: { temporal: number; temporalUi: number; minio: number; minioConsole: number };
+  /**
+   * The keys that encrypt Temporal payloads and S3 objects, the last the newest; absent: encryption is off.
+   * LONGRUN_ENCRYPTION_KEYS or LONGRUN_ENCRYPTION_KEYS_FILE (docs/encryption.md).
+   */
+  encryptionKeys?: Keyring;
+  /** The codec server the Temporal UI decodes payloads through (docs/encryption.md#the-codec-server). */
+  codecServer: CodecServerSettings;
+}
+
+export interface CodecServerSettings {
+  /** LONGRUN_CODEC_PORT (default 8081) */
+  port: number;
+  /** Browser origins allowed to call it besides the embedded UI's. LONGRUN_CODEC_ORIGINS, comma-separated. */
+  origins: string[];
+  /** The exact Authorization header value a request must carry. LONGRUN_CODEC_AUTHORIZATION */
+  authorization?: string;
 }
 
 function readString(env: Env, name: string, fallback: string): string {
@@ -89,6 +108,13 @@ function readString(env: Env, name: string, fallback: string): string {
   if (raw === undefined || raw === '') return fallback;
   if (raw.trim() !== raw)
     throw new SettingsError(name, `must not start or end with spaces (got ${JSON.stringify(raw)})`);
+  return raw;
+}
+
+/** A value that must never reach a message or a log (a key, a password): errors name the variable only. */
+function readSecret(env: Env, name: string): string {
+  const raw = env[name] ?? '';
+  if (raw.trim() !== raw) throw new SettingsError(name, 'must not start or end with spaces');
   return raw;
 }
 
@@ -138,6 +164,92 @@ function readHeaders(env: Env, name: string): Record<string, string> {
   return value as Record<string, string>;
 }
 
+/** At most this many keys: enough for years of rotations, and a typo (a pasted file) is caught. */
+export const MAX_ENCRYPTION_KEYS = 100;
+const KEY_HINT = 'id:base64key, the key 32 random bytes in base64 (e.g. `openssl rand -base64 32`)';
+
+/**
+ * The encryption keys: LONGRUN_ENCRYPTION_KEYS (`id:base64key,…`) or LONGRUN_ENCRYPTION_KEYS_FILE (a file of the same
+ * entries, one a line or comma-separated; blank lines and `#` comments skipped). The last entry is the newest key.
+ * Undefined when neither is set. Errors name the variable and the entry, never a key's bytes.
+ */
+export function readEncryptionKeys(env: Env): Keyring | undefined {
+  const inline = (env.LONGRUN_ENCRYPTION_KEYS ?? '').trim();
+  const file = readString(env, 'LONGRUN_ENCRYPTION_KEYS_FILE', '');
+  if (inline && file) {
+    throw new SettingsError('LONGRUN_ENCRYPTION_KEYS_FILE', 'cannot go with LONGRUN_ENCRYPTION_KEYS: set one of them');
+  }
+  if (!inline && !file) return undefined;
+  const variable = file ? 'LONGRUN_ENCRYPTION_KEYS_FILE' : 'LONGRUN_ENCRYPTION_KEYS';
+  let text = inline;
+  if (file) {
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new SettingsError(variable, `cannot read ${file} (${(error as Error).message})`);
+    }
+  }
+  const entries = text
+    .split(/[\n,]/)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '' && !entry.startsWith('#'));
+  if (entries.length === 0) throw new SettingsError(variable, `names no key (each entry: ${KEY_HINT})`);
+  if (entries.length > MAX_ENCRYPTION_KEYS) {
+    throw new SettingsError(variable, `names ${entries.length} keys; at most ${MAX_ENCRYPTION_KEYS}`);
+  }
+  const seen = new Set<string>();
+  const keys = entries.map((entry, index) => {
+    const colon = entry.indexOf(':');
+    const id = colon < 0 ? '' : entry.slice(0, colon).trim();
+    const encoded = colon < 0 ? '' : entry.slice(colon + 1).trim();
+    const which = `entry ${index + 1}`;
+    if (colon < 0 || !id || !encoded) throw new SettingsError(variable, `${which} must be ${KEY_HINT}`);
+    if (!KEY_ID.test(id)) {
+      throw new SettingsError(variable, `${which}: the key id must be 1 to 64 letters, digits, '.', '_' or '-'`);
+    }
+    if (seen.has(id)) throw new SettingsError(variable, `key id ${id} appears twice; every key needs its own id`);
+    seen.add(id);
+    const key = Buffer.from(encoded, 'base64');
+    if (
+      !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) ||
+      key.toString('base64').replace(/=+$/, '') !== encoded.replace(/=+$/, '')
+    ) {
+      throw new SettingsError(variable, `key ${id} is not valid base64 (${KEY_HINT})`);
+    }
+    if (key.length !== KEY_BYTES) {
+      throw new SettingsError(
+        variable,
+        `key ${id} is ${key.length} bytes; AES-256 needs exactly ${KEY_BYTES} (${KEY_HINT})`,
+      );
+    }
+    return { id, key: new Uint8Array(key) };
+  });
+  return new Keyring(keys, file ? `LONGRUN_ENCRYPTION_KEYS_FILE (${file})` : 'LONGRUN_ENCRYPTION_KEYS');
+}
+
+/** Browser origins, comma-separated: each `scheme://host[:port]`, nothing after it. `name` is what errors name. */
+export function parseOrigins(raw: string, name: string): string[] {
+  return raw
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean)
+    .map((origin) => {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(origin);
+      } catch {
+        parsed = undefined;
+      }
+      if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+        throw new SettingsError(
+          name,
+          `${JSON.stringify(origin)} is not an origin like http://localhost:8080 (no path)`,
+        );
+      }
+      return origin;
+    });
+}
+
 /** S3 bucket names: 3–63 characters of lowercase letters, digits, dots and hyphens. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
@@ -152,6 +264,8 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   const port = (name: string, fallback: number) => readInt(env, name, fallback, 1, 65_535);
   const xdgCache = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
+  const encryptionKeys = readEncryptionKeys(env);
+  const codecAuthorization = readSecret(env, 'LONGRUN_CODEC_AUTHORIZATION');
   return {
     taskQueue: readString(env, 'LONGRUN_TASK_QUEUE', DEFAULTS.taskQueue),
     bucket,
@@ -171,6 +285,12 @@ export function loadSettings(env: Env = process.env): Settings {
       temporalUi: port('LONGRUN_TEMPORAL_UI_PORT', DEFAULTS.temporalUiPort),
       minio: port('LONGRUN_MINIO_PORT', DEFAULTS.minioPort),
       minioConsole: port('LONGRUN_MINIO_CONSOLE_PORT', DEFAULTS.minioConsolePort),
+    },
+    ...(encryptionKeys ? { encryptionKeys } : {}),
+    codecServer: {
+      port: port('LONGRUN_CODEC_PORT', DEFAULTS.codecPort),
+      origins: parseOrigins(readString(env, 'LONGRUN_CODEC_ORIGINS', ''), 'LONGRUN_CODEC_ORIGINS'),
+      ...(codecAuthorization ? { authorization: codecAuthorization } : {}),
     },
   };
 }

@@ -7,17 +7,22 @@
  * - `ephemeral` (tests): free ports, Temporal in memory, MinIO in a temporary folder removed on stop. A server that
  *   finds one of its ports taken meanwhile is started again on other ports.
  *
- * Either server can be left out (when TEMPORAL_ADDRESS or AWS_ENDPOINT_URL_S3 point at running ones).
+ * Either server can be left out (when TEMPORAL_ADDRESS or AWS_ENDPOINT_URL_S3 point at running ones). With encryption
+ * on (`codec`), a codec server runs in this process beside Temporal, on loopback (LONGRUN_CODEC_PORT, or a free port
+ * when ephemeral), and the UI decodes payloads through it (docs/encryption.md).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { PayloadCodec } from '@temporalio/common';
+import { startCodecServer } from '../codec/server.ts';
+import type { CodecServer } from '../codec/server.ts';
 import { DEFAULTS } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { S3Target } from '../storage/s3.ts';
 import { startMinio } from './minio.ts';
 import type { RunningMinio } from './minio.ts';
-import { assertPortsFree, freePorts } from './ports.ts';
+import { assertPortsFree, freePorts, LOOPBACK } from './ports.ts';
 import { ServerStartError } from './process.ts';
 import { startTemporal, temporalDbFile } from './temporal.ts';
 import type { DynamicConfig, RunningTemporal } from './temporal.ts';
@@ -29,11 +34,14 @@ export interface EmbeddedStackOptions {
   binaries: { temporal?: string; minio?: string };
   dynamicConfig?: DynamicConfig;
   namespace?: string;
+  /** Encryption on: the codec the Temporal UI decodes payloads with, through a codec server beside it. */
+  codec?: PayloadCodec;
   log?: (line: string) => void;
 }
 
 export interface EmbeddedStack {
-  temporal?: { address: string; namespace: string; uiUrl: string };
+  /** `codecEndpoint`: the UI's codec server, when encryption is on. */
+  temporal?: { address: string; namespace: string; uiUrl: string; codecEndpoint?: string };
   minio?: { endpoint: string; consoleUrl: string; target: S3Target };
   /** Folder holding the servers' data and logs. */
   dataDir: string;
@@ -85,6 +93,9 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
         ? [
             { port: ports.temporal, service: 'Temporal server', variable: 'LONGRUN_TEMPORAL_PORT' },
             { port: ports.temporalUi, service: 'Temporal UI', variable: 'LONGRUN_TEMPORAL_UI_PORT' },
+            ...(options.codec
+              ? [{ port: settings.codecServer.port, service: 'codec server', variable: 'LONGRUN_CODEC_PORT' }]
+              : []),
           ]
         : []),
       ...(options.binaries.minio
@@ -98,12 +109,25 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
 
   let temporal: RunningTemporal | undefined;
   let minio: RunningMinio | undefined;
+  let codecServer: CodecServer | undefined;
   const stop = async () => {
-    await Promise.all([temporal?.process.stop(), minio?.process.stop()]);
+    await Promise.all([temporal?.process.stop(), minio?.process.stop(), codecServer?.close()]);
     if (ephemeral) rmSync(dataDir, { recursive: true, force: true });
   };
+  const namespace = options.namespace ?? 'default';
   try {
     const started = Date.now();
+    if (options.codec && options.binaries.temporal) {
+      // In this process, so on a port of its own choosing when ephemeral: the UI is told its address.
+      const ui = [`http://${LOOPBACK}:${ports.temporalUi}`, `http://localhost:${ports.temporalUi}`];
+      codecServer = await startCodecServer({
+        codec: options.codec,
+        namespaces: [namespace],
+        origins: [...ui, ...settings.codecServer.origins],
+        host: LOOPBACK,
+        port: ephemeral ? 0 : settings.codecServer.port,
+      });
+    }
     const [temporalResult, minioResult] = await Promise.allSettled([
       options.binaries.temporal
         ? startTemporal({
@@ -113,7 +137,8 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
             ...(ephemeral ? {} : { dbFile: temporalDbFile(dataDir) }),
             ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
             logPath: join(dataDir, 'logs', 'temporal.log'),
-            namespace: options.namespace ?? 'default',
+            namespace,
+            ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
           })
         : undefined,
       options.binaries.minio
@@ -142,7 +167,14 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
   }
   return {
     ...(temporal
-      ? { temporal: { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl } }
+      ? {
+          temporal: {
+            address: temporal.address,
+            namespace: temporal.namespace,
+            uiUrl: temporal.uiUrl,
+            ...(temporal.uiCodecEndpoint ? { codecEndpoint: temporal.uiCodecEndpoint } : {}),
+          },
+        }
       : {}),
     ...(minio ? { minio: { endpoint: minio.endpoint, consoleUrl: minio.consoleUrl, target: minio.target } } : {}),
     dataDir,

@@ -4,6 +4,7 @@
  * profile names a server (config/temporal.ts), S3 the configured one when AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL is
  * set; whatever is not configured is started embedded, built from the pinned versions when missing.
  */
+import { EncryptionCodec } from '../codec/payload-codec.ts';
 import type { Settings } from '../config/settings.ts';
 import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
@@ -52,11 +53,17 @@ export async function startServers({
       `[stack] starting ${[needTemporal && 'Temporal dev server', needMinio && 'MinIO'].filter(Boolean).join(' and ')}` +
         ' (set TEMPORAL_ADDRESS and AWS_ENDPOINT_URL_S3 to use running servers)',
     );
-    stack = await startEmbeddedStack({ mode, settings, binaries, log });
+    // Encryption on: the embedded UI decodes payloads through a codec server with the same keys.
+    const codec = settings.encryptionKeys ? new EncryptionCodec(settings.encryptionKeys) : undefined;
+    stack = await startEmbeddedStack({ mode, settings, binaries, log, ...(codec ? { codec } : {}) });
   }
   return {
-    temporal: stack?.temporal ? localTemporalTarget(stack.temporal.address, stack.temporal.namespace) : configured,
-    s3: stack?.minio ? stack.minio.target : s3TargetFromEnv(settings, env),
+    temporal: stack?.temporal
+      ? localTemporalTarget(stack.temporal.address, stack.temporal.namespace, configured.dataConverter)
+      : configured,
+    s3: stack?.minio
+      ? { ...stack.minio.target, ...(settings.encryptionKeys ? { encryption: settings.encryptionKeys } : {}) }
+      : s3TargetFromEnv(settings, env),
     ...(stack ? { stack } : {}),
     started: [needTemporal && 'the Temporal server', needMinio && 'MinIO'].filter(Boolean).join(' and '),
     stop: async () => {

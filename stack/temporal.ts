@@ -18,6 +18,8 @@ export interface TemporalDevServerOptions {
   dynamicConfig?: DynamicConfig;
   logPath: string;
   namespace: string;
+  /** The codec server the UI asks to decode payloads (encryption on), as the browser reaches it. */
+  uiCodecEndpoint?: string;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -42,6 +44,7 @@ export function temporalArgs(options: TemporalDevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', LOOPBACK, '--port', String(options.port)];
   args.push('--ui-port', String(options.uiPort), '--namespace', options.namespace, '--log-level', 'warn');
   if (options.dbFile) args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
+  if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
   for (const [key, value] of Object.entries({ ...DEFAULT_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
@@ -67,6 +70,8 @@ async function uiAnswers(url: string): Promise<boolean> {
 export interface RunningTemporal {
   address: string;
   uiUrl: string;
+  /** The UI's codec server, when it has one. */
+  uiCodecEndpoint?: string;
   namespace: string;
   process: ServerProcess;
 }
@@ -83,7 +88,13 @@ export async function startTemporal(options: TemporalDevServerOptions): Promise<
     startTimeoutMs: START_TIMEOUT_MS,
     healthy: async () => (await answers(address, options.namespace)) && (await uiAnswers(uiUrl)),
   });
-  return { address, uiUrl, namespace: options.namespace, process };
+  return {
+    address,
+    uiUrl,
+    ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
+    namespace: options.namespace,
+    process,
+  };
 }
 
 export function temporalDbFile(dataDir: string): string {

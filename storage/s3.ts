@@ -3,6 +3,11 @@
  * `@aws-sdk/client-s3`. Connection settings come from the AWS SDK's own chain (AWS_ENDPOINT_URL_S3,
  * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, ...), unless an explicit target is given
  * (the embedded MinIO).
+ *
+ * With encryption on (`target.encryption`), bodies are encrypted on the client with the keys that encrypt Temporal's
+ * payloads (AES-256-GCM, the object key as associated data), and the object's metadata names the key
+ * (`x-amz-meta-longrun-encryption-key-id`). Reading goes by that metadata: objects written before encryption was
+ * turned on read as they are, and nothing already stored is rewritten. Why client-side: docs/encryption.md.
  */
 import {
   CreateBucketCommand,
@@ -13,6 +18,8 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { open, seal } from '../codec/keys.ts';
+import type { Keyring } from '../codec/keys.ts';
 import { DEFAULTS } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 
@@ -23,6 +30,33 @@ export interface S3Target {
   endpoint?: string;
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** Encrypt bodies with the newest key of this keyring (and read encrypted ones with any of its keys). */
+  encryption?: Keyring;
+}
+
+/** Object metadata of an encrypted body (S3 sends it as x-amz-meta-…, and lowercases it). */
+export const OBJECT_METADATA = {
+  /** The id of the key that encrypted the body. */
+  keyId: 'longrun-encryption-key-id',
+  /** The cipher: `aes-256-gcm`. */
+  cipher: 'longrun-encryption',
+  /** The body's own content type (the object's is application/octet-stream). */
+  contentType: 'longrun-content-type',
+} as const;
+
+/** Thrown when an object is encrypted and this store has no keys to read it. */
+export class EncryptedObjectError extends Error {
+  readonly key: string;
+  readonly keyId: string;
+  constructor(key: string, keyId: string) {
+    super(
+      `object ${key} is encrypted (key ${JSON.stringify(keyId)}) and no encryption keys are set: ` +
+        'set LONGRUN_ENCRYPTION_KEYS or LONGRUN_ENCRYPTION_KEYS_FILE to the keys the worker uses',
+    );
+    this.name = 'EncryptedObjectError';
+    this.key = key;
+    this.keyId = keyId;
+  }
 }
 
 /** What longrun needs from object storage. */
@@ -52,25 +86,49 @@ export function createS3Client(target: S3Target, env: Env = process.env): S3Clie
   });
 }
 
+const utf8 = new TextEncoder();
+
 export class S3BlobStore implements BlobStore {
   readonly bucket: string;
   readonly client: S3Client;
+  private readonly encryption: Keyring | undefined;
 
   constructor(target: S3Target, client: S3Client = createS3Client(target)) {
     this.bucket = target.bucket;
     this.client = client;
+    this.encryption = target.encryption;
   }
 
   async put(key: string, body: string, contentType = 'application/json'): Promise<void> {
+    const newest = this.encryption?.newest;
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }),
+      new PutObjectCommand(
+        newest
+          ? {
+              Bucket: this.bucket,
+              Key: key,
+              Body: seal(newest, utf8.encode(body), utf8.encode(key)),
+              ContentType: 'application/octet-stream',
+              Metadata: {
+                [OBJECT_METADATA.cipher]: 'aes-256-gcm',
+                [OBJECT_METADATA.keyId]: newest.id,
+                [OBJECT_METADATA.contentType]: contentType,
+              },
+            }
+          : { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType },
+      ),
     );
   }
 
   async get(key: string): Promise<string | undefined> {
     try {
       const result = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return (await result.Body?.transformToString('utf8')) ?? '';
+      const keyId = result.Metadata?.[OBJECT_METADATA.keyId];
+      if (keyId === undefined) return (await result.Body?.transformToString('utf8')) ?? '';
+      if (!this.encryption) throw new EncryptedObjectError(key, keyId);
+      const sealed = (await result.Body?.transformToByteArray()) ?? new Uint8Array();
+      const plain = open(this.encryption.byId(keyId), sealed, utf8.encode(key), `object ${key}`);
+      return Buffer.from(plain).toString('utf8');
     } catch (error) {
       if (error instanceof NoSuchKey) return undefined;
       throw error;
@@ -117,11 +175,14 @@ export function s3EndpointConfigured(env: Env): boolean {
  * otherwise the embedded MinIO on its standard port with its local-only credentials.
  */
 export function s3TargetFromEnv(
-  settings: { bucket: string; forcePathStyle: boolean; ports: { minio: number } },
+  settings: { bucket: string; forcePathStyle: boolean; ports: { minio: number }; encryptionKeys?: Keyring },
   env: Env = process.env,
 ): S3Target {
-  if (s3EndpointConfigured(env)) return { bucket: settings.bucket, forcePathStyle: settings.forcePathStyle };
+  const encryption = settings.encryptionKeys ? { encryption: settings.encryptionKeys } : {};
+  if (s3EndpointConfigured(env))
+    return { bucket: settings.bucket, forcePathStyle: settings.forcePathStyle, ...encryption };
   return {
+    ...encryption,
     bucket: settings.bucket,
     forcePathStyle: true,
     endpoint: `http://127.0.0.1:${settings.ports.minio}`,

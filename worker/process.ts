@@ -86,9 +86,23 @@ async function serve(
     const store = new S3BlobStore(s3);
     if (!stack?.minio) await store.ensureBucket();
     const uiUrl = stack?.temporal?.uiUrl;
+    const codecEndpoint = stack?.temporal?.codecEndpoint;
     log(`[stack] Temporal ${String(temporal.connectionOptions.address)} (namespace ${temporal.namespace})`);
-    if (uiUrl) log(`[stack] Temporal UI ${uiUrl}`);
+    if (uiUrl)
+      log(`[stack] Temporal UI ${uiUrl}${codecEndpoint ? ` (decodes payloads through ${codecEndpoint})` : ''}`);
     log(`[stack] S3 ${s3.endpoint ?? 'from the AWS SDK configuration'}, bucket ${s3.bucket}`);
+    const keys = settings.encryptionKeys;
+    if (keys) {
+      log(
+        `[encryption] on: Temporal payloads and S3 bodies encrypted with key ${keys.newest!.id}` +
+          (keys.keys.length > 1
+            ? ` (older keys still read: ${keys.keys
+                .slice(0, -1)
+                .map((k) => k.id)
+                .join(', ')})`
+            : ''),
+      );
+    }
 
     // 2. The model and the worker.
     const model = await resolveModel(env, settings.modelTimeoutMs);

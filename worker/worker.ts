@@ -81,6 +81,8 @@ export async function createAgentWorker(
       connection,
       namespace: options.temporal.namespace,
       taskQueue: options.taskQueue,
+      // Encryption on: every payload the worker sends is encrypted, every one it receives decrypted.
+      ...(options.temporal.dataConverter ? { dataConverter: options.temporal.dataConverter } : {}),
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
       // Bodies are read again every turn; a worker-side cache keeps the recent ones.
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
