@@ -181,6 +181,7 @@ export async function reopenAgent(client: Client, store: StoredLister, agentId: 
   const state: WorkflowState = { ...rest, messages: messages.map((record) => unkeyedRecord(final, record)) };
   // A run cut off mid-step may hold an unanswered tool call: the context ends at its last complete step.
   const nextMessageSeq = endAtLastCompleteStep(state);
+  state.nextMessageSeq = nextMessageSeq; // not the ids the cut-off run took: they name nothing stored
   if (description.status.name !== 'COMPLETED') await refuseOverUnnamedObjects(store, state, nextMessageSeq, closedAs);
   const carry: AgentCarry = { state, nextMessageSeq, applied: [], reopened: { closedAs } };
   await client.workflow.start(AGENT_WORKFLOW, {

@@ -342,6 +342,8 @@ export interface AgentState {
   baseLength?: number;
   /** The sequence number of the first message after `base`. */
   tailFromSeq?: number;
+  /** The sequence number the next stored message takes (its id is `messageIdOf(nextMessageSeq)`). */
+  nextMessageSeq?: number;
   /** Id of the user's first message (the goal), protected from compression. */
   goalId?: string;
   compressions?: number;
@@ -539,6 +541,10 @@ export type UpdateResult = SendResult | CompactResult;
 /** State carried across continue-as-new. */
 export interface AgentCarry {
   state: WorkflowState;
+  /**
+   * The same as `state.nextMessageSeq`, which a run of an earlier release did not have: it read this one. Still
+   * written, so a worker of that release that picks the next run up gives no id twice.
+   */
   nextMessageSeq: number;
   /** The latest Updates applied, by id (see workflows/applied-updates.ts): answered, not re-applied, when delivered again. */
   applied: [updateId: string, result: UpdateResult | null][];

@@ -1,0 +1,146 @@
+/** The conversation the agent workflow holds: the one place its state and message ids change (pure, no Temporal). */
+import { describe, expect, it } from 'vitest';
+import { Conversation } from '../../workflows/conversation.ts';
+import type { AgentCarry, CompactionEventSummary, ContextRecord } from '../../contract/agent.ts';
+import { messageIdOf } from '../../contract/agent.ts';
+import { resolvePolicy } from '../../engine/presets.ts';
+import { gateOf } from '../../engine/trigger.ts';
+
+const input = { agentId: 'a1', model: 'gpt-4o-mini' };
+const record = (seq: number, extra: Partial<ContextRecord> = {}): ContextRecord => ({
+  id: messageIdOf(seq),
+  role: 'assistant',
+  tokens: 10,
+  chars: 40,
+  preview: '',
+  ...extra,
+});
+
+function described(conversation: Conversation): Conversation {
+  const policy = resolvePolicy({ mask: { fromRatio: null } }); // the trigger alone
+  conversation.describedAs({
+    info: { window: 1000, encoding: 'o200k_base', margin: 0 } as never,
+    fixedTokens: 5,
+    policy,
+    gate: gateOf(policy, 1000),
+  });
+  return conversation;
+}
+
+describe('Conversation', () => {
+  it('gives a new agent ids from 1 on, and a view of every message stored since the last manifest', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    expect(c.state.life).toBe('run-1');
+    expect([c.newMessageId(), c.newMessageId()]).toEqual([messageIdOf(1), messageIdOf(2)]);
+    expect(c.view()).toEqual({ firstSeq: 1, lastSeq: 2 });
+    const reply = c.newMessageId();
+    expect(c.view(reply)).toEqual({ firstSeq: 1, lastSeq: 2 }); // the reply's id is taken, not yet stored
+    expect(c.tailSeq).toBe(4);
+  });
+
+  it('appends with counts: tokens, user turns, the goal, and a user message resets the cooldown', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    c.state.cooldown = { consecutive: 2, lastTokensAfter: 300 };
+    c.append(record(1, { role: 'user' }), record(2));
+    expect(c.state.contextTokens).toBe(25);
+    expect(c.state.contextTurns).toBe(1);
+    expect(c.state.goalId).toBe(messageIdOf(1));
+    expect(c.state.cooldown).toEqual({ consecutive: 0, lastTokensAfter: 300 });
+  });
+
+  it('reads the next id from a run of an earlier release, which carried it beside the state, and carries both', () => {
+    const earlier = described(Conversation.begin(input, undefined, 'run-1')).state;
+    delete earlier.nextMessageSeq;
+    const carry: AgentCarry = { state: earlier, nextMessageSeq: 42, applied: [] };
+    const c = Conversation.begin(input, carry, 'run-2');
+    expect(c.state.life).toBe('run-1'); // a life spans its runs
+    expect(c.newMessageId()).toBe(messageIdOf(42));
+    expect(c.carry([])).toMatchObject({ nextMessageSeq: 43, state: { nextMessageSeq: 43 } });
+  });
+
+  it('brings the shapes of earlier releases up to date and marks a reopened agent running', () => {
+    const earlier = described(Conversation.begin(input, undefined, 'run-1')).state;
+    earlier.status = 'closed';
+    (earlier as unknown as { droppedSignals: number }).droppedSignals = 3;
+    const c = Conversation.begin(
+      input,
+      { state: earlier, nextMessageSeq: 1, applied: [], reopened: { closedAs: 'terminated' } },
+      'r',
+    );
+    expect(c.state.droppedSignals).toEqual({ earlier: 3 });
+    expect(c.state.status).toBe('running');
+    expect(c.state.runs).toBe(2);
+    expect(c.state.lastHandOver).toBe('reopened (the agent was terminated)');
+    c.dropped('message');
+    c.dropped('message');
+    expect(c.state.droppedSignals).toEqual({ earlier: 3, message: 2 });
+  });
+
+  it('after a failed turn, ends the context at its last complete step and reuses the ids taken after it', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    for (let seq = 1; seq <= 2; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), record(2, { toolCallIds: ['t1', 't2'] }));
+    c.newMessageId(); // t1's result, stored
+    c.append(record(3, { role: 'tool', toolCallId: 't1' }));
+    c.newMessageId(); // t2's result: the tool failed for good
+    c.turnFailed('runTool failed: boom');
+    expect(c.state.messages.map((m) => m.id)).toEqual([messageIdOf(1)]);
+    expect(c.state.contextTokens).toBe(15);
+    expect(c.state.lastError).toBe('runTool failed: boom');
+    expect(c.newMessageId()).toBe(messageIdOf(2));
+    c.turnDone(1);
+    expect(c.state).toMatchObject({ turns: 1, lastError: undefined });
+  });
+
+  it('swaps a compacted context in at once: counts, manifest, tail, event, stats, cooldown, gate and ledger', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    for (let seq = 1; seq <= 6; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), ...[2, 3, 4, 5, 6].map((seq) => record(seq)));
+    c.called();
+    const event = {
+      seq: 1,
+      trigger: 'auto',
+      tokensBefore: 65,
+      tokensAfter: 35,
+      strategies: ['summarize'],
+      keys: { event: 'e', removed: 'r', context: 'ctx-1' },
+    } as unknown as CompactionEventSummary;
+    const summary = record(90, { id: 'summary-1', kind: 'summary' as never, key: 'k' });
+    c.compacted({
+      context: [record(1, { role: 'user' }), summary, record(6)],
+      event,
+      tailFromSeq: 7,
+      cooldown: { consecutive: 0, lastTokensAfter: 0 },
+      trigger: 'auto',
+      maskPass: undefined,
+      gate: { tokens: 900 } as never,
+      ledger: undefined,
+    });
+    expect(c.state).toMatchObject({
+      contextTokens: 35,
+      contextTurns: 1,
+      base: 'ctx-1',
+      baseLength: 3,
+      tailFromSeq: 7,
+      compressions: 1,
+      callsSinceCompression: 0,
+      gate: { tokens: 900 },
+      cooldown: { consecutive: 1, lastTokensAfter: 35 },
+      stats: { count: 1, tokensSaved: 30 },
+    });
+    expect(c.state.events?.at(-1)).toBe(event);
+    expect(c.view()).toEqual({ base: 'ctx-1', baseLength: 3, firstSeq: 7, lastSeq: 6 });
+    c.newMessageId();
+    expect(c.view()).toEqual({ base: 'ctx-1', baseLength: 3, firstSeq: 7, lastSeq: 7 });
+  });
+
+  it('is due for compaction when the gate fires, and says nothing before the model is described', () => {
+    expect(Conversation.begin(input, undefined, 'r').compactionDue()).toBeUndefined();
+    const c = described(Conversation.begin(input, undefined, 'r'));
+    const trigger = c.state.gate!.tokens;
+    c.append(record(1, { role: 'user', tokens: trigger - 5 - 1 }));
+    expect(c.compactionDue()).toBeUndefined();
+    c.append(record(2, { tokens: 1 }));
+    expect(c.compactionDue()).toContain(String(trigger));
+  });
+});

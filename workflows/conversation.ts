@@ -1,0 +1,254 @@
+/**
+ * An agent's conversation as its workflow holds it: the working context, its counters and the ids its messages take.
+ * The one place workflow code changes the agent's state: the turn appends, a failed turn drops its unfinished tail,
+ * a compaction swaps its context in, the loop marks the agent's life (reopened, handed over, closed).
+ *
+ * Pure: no Temporal API, no clock, no I/O (what the UI shows is workflows/visibility.ts), so it is unit-tested alone.
+ */
+import { cooldownAfter, gateFiresWith } from '../engine/trigger.ts';
+import type { CooldownState, Gate, GateCheck, Trigger } from '../engine/trigger.ts';
+import type { TaskLedger } from '../engine/ledger.ts';
+import { updateLedger } from '../engine/ledger.ts';
+import { isUserTurn } from '../engine/messages.ts';
+import {
+  agentLife,
+  endAtLastCompleteStep,
+  EVENTS_KEPT,
+  messageIdOf,
+  NO_COMPACTIONS,
+  seqOf,
+  summaryOfEvent,
+} from '../contract/agent.ts';
+import type {
+  AgentCarry,
+  AgentInput,
+  CompactionEventSummary,
+  ContextRecord,
+  ViewRef,
+  WorkflowState,
+} from '../contract/agent.ts';
+import type { ModelDescription } from '../contract/activities.ts';
+import type { AgentLife } from '../contract/keys.ts';
+
+export class Conversation {
+  /** Read it freely; change it only through this class's methods. */
+  readonly state: WorkflowState;
+
+  private constructor(state: WorkflowState) {
+    this.state = state;
+  }
+
+  /**
+   * A new agent's conversation (its life named by `runId`), or the one a previous run carried over (continue-as-new,
+   * or a reopen), with the shapes of earlier releases brought up to date.
+   */
+  static begin(input: AgentInput, carry: AgentCarry | undefined, runId: string): Conversation {
+    const state: WorkflowState = carry?.state ?? {
+      agentId: input.agentId,
+      // A new life: its objects get keys no other life of this agent id shares (storage/keys.ts).
+      life: runId,
+      model: input.model,
+      status: 'running',
+      turns: 0,
+      messages: [],
+      contextTokens: 0,
+      contextTurns: 0,
+      compressions: 0,
+      events: [],
+      cooldown: { consecutive: 0, lastTokensAfter: 0 },
+    };
+    // Carried beside the state before it was part of it (a run of an earlier release hands over this way).
+    state.nextMessageSeq ??= carry?.nextMessageSeq ?? 1;
+    if (state.events) state.events = state.events.map(summaryOfEvent); // a run before event summaries kept it all
+    if (typeof state.droppedSignals === 'number') state.droppedSignals = { earlier: state.droppedSignals };
+    if (carry?.reopened) {
+      state.status = 'running';
+      state.runs = (state.runs ?? 1) + 1;
+      state.lastHandOver = `reopened (the agent was ${carry.reopened.closedAs})`;
+    }
+    return new Conversation(state);
+  }
+
+  /** What the next run starts from (continue-as-new); `nextMessageSeq` beside the state too, for an older worker. */
+  carry(applied: AgentCarry['applied']): AgentCarry {
+    return { state: this.state, nextMessageSeq: this.nextSeq, applied };
+  }
+
+  get life(): AgentLife {
+    return agentLife(this.state);
+  }
+
+  /** The model's window (known once {@link describedAs} ran). */
+  get window(): number {
+    return this.state.modelInfo!.window;
+  }
+
+  get counting() {
+    return { encoding: this.state.modelInfo!.encoding, margin: this.state.modelInfo!.margin };
+  }
+
+  private get nextSeq(): number {
+    return this.state.nextMessageSeq ?? 1;
+  }
+
+  /** Takes the id of the next message to store. */
+  newMessageId(): string {
+    const seq = this.nextSeq;
+    this.state.nextMessageSeq = seq + 1;
+    return messageIdOf(seq);
+  }
+
+  /**
+   * The last compaction's manifest (if any), then every message stored since, up to the last id taken, or up to the
+   * message before `before` (a reply whose id is taken, not yet stored).
+   */
+  view(before?: string): ViewRef {
+    return {
+      ...(this.state.base ? { base: this.state.base, baseLength: this.state.baseLength ?? 0 } : {}),
+      firstSeq: this.state.tailFromSeq ?? 1,
+      lastSeq: (before === undefined ? this.nextSeq : seqOf(before)) - 1,
+    };
+  }
+
+  /** The sequence number the next message takes (a compaction's tail starts there). */
+  get tailSeq(): number {
+    return this.nextSeq;
+  }
+
+  /** Records what the model-description activity resolved once, at the agent's start. */
+  describedAs(description: ModelDescription): void {
+    this.state.modelInfo = description.info;
+    this.state.fixedTokens = description.fixedTokens;
+    this.state.contextTokens = description.fixedTokens;
+    this.state.policy = description.policy;
+    this.state.gate = description.gate;
+  }
+
+  /** Appends to the working context; each message's count was made once, when it was stored. */
+  append(...records: ContextRecord[]): void {
+    const state = this.state;
+    state.messages.push(...records);
+    for (const record of records) {
+      state.contextTokens += record.tokens;
+      if (record.role === 'user') {
+        state.contextTurns = (state.contextTurns ?? 0) + 1;
+        state.goalId ??= record.id;
+        state.cooldown = { ...(state.cooldown ?? { lastTokensAfter: 0 }), consecutive: 0 }; // a user message resets it
+      }
+    }
+  }
+
+  /** The goal is the user's first message: the ledger names it from the start, whatever compaction does. */
+  startGoal(text: string): void {
+    if (this.state.goalId === undefined)
+      this.state.ledger ??= updateLedger(undefined, { goal: text, userMessages: [] });
+  }
+
+  /** A model call answered (the pace the cost decision prices). */
+  called(): void {
+    this.state.callsSinceCompression = (this.state.callsSinceCompression ?? 0) + 1;
+  }
+
+  turnDone(turn: number): void {
+    this.state.turns = turn;
+    this.state.lastError = undefined;
+  }
+
+  /**
+   * A turn failed after its activities' retries: the agent lives on with the messages stored so far, ended at its
+   * last complete step (never an unanswered tool call), and the next message takes the id after it.
+   */
+  turnFailed(why: string): void {
+    this.state.lastError = why;
+    this.state.nextMessageSeq = endAtLastCompleteStep(this.state);
+  }
+
+  compactionFailed(why: string): void {
+    this.state.lastError = why;
+  }
+
+  /** Counts a Signal dropped for invalid input, by its name (a Signal cannot be rejected). */
+  dropped(signal: 'message' | 'compact'): void {
+    const counts = this.state.droppedSignals;
+    this.state.droppedSignals = { ...counts, [signal]: (counts?.[signal] ?? 0) + 1 };
+  }
+
+  handedOver(reason: string | undefined): void {
+    this.state.runs = (this.state.runs ?? 1) + 1;
+    this.state.lastHandOver = reason;
+  }
+
+  closed(): void {
+    this.state.status = 'closed';
+  }
+
+  /** The gate and the counters it compares: what the model call checks again once the turn's message is counted. */
+  gateCheck(): GateCheck | undefined {
+    const state = this.state;
+    if (!state.gate) return undefined;
+    return {
+      gate: state.gate,
+      stats: { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 },
+      consecutive: state.cooldown?.consecutive ?? 0,
+    };
+  }
+
+  /**
+   * Whether compaction is due now (engine/trigger.ts `compactionDue`, the one decision): a comparison of a few
+   * numbers the last activity returned, and a look at the newest tool results.
+   */
+  compactionDue(): string | undefined {
+    const check = this.gateCheck();
+    return check ? gateFiresWith(check, [], this.state.messages)?.reason : undefined;
+  }
+
+  /** A compaction's plan skipped: it may have moved the gate. */
+  skipped(gate: Gate | undefined): void {
+    if (gate) this.state.gate = gate;
+  }
+
+  /**
+   * The compacted context replaces the old one in one step (no await can come between): the messages, their
+   * counts, the manifest the view starts from (`tailFromSeq`: the first message after it), the event, the stats,
+   * the cooldown, the gate and the ledger.
+   */
+  compacted(done: {
+    context: ContextRecord[];
+    event: CompactionEventSummary;
+    tailFromSeq: number;
+    cooldown: CooldownState;
+    trigger: Trigger;
+    maskPass: boolean | undefined;
+    gate: Gate;
+    ledger: TaskLedger | undefined;
+  }): void {
+    const { context, event } = done;
+    const state = this.state;
+    state.messages = context;
+    state.contextTokens = (state.fixedTokens ?? 0) + context.reduce((sum, m) => sum + m.tokens, 0);
+    state.contextTurns = context.filter(isUserTurn).length;
+    state.base = event.keys.context;
+    state.baseLength = context.length;
+    state.tailFromSeq = done.tailFromSeq;
+    state.compressions = event.seq;
+    state.callsSinceCompression = 0;
+    state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
+    const previous = state.stats ?? NO_COMPACTIONS;
+    const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
+    state.stats = {
+      count: previous.count + 1,
+      averageReduction: (previous.averageReduction * previous.count + reduction) / (previous.count + 1),
+      tokensSaved: previous.tokensSaved + Math.max(0, event.tokensBefore - event.tokensAfter),
+      ...(event.cost || previous.costSaved !== undefined
+        ? { costSaved: (previous.costSaved ?? 0) + (event.cost?.netBenefit ?? 0) }
+        : {}),
+    };
+    state.cooldown = cooldownAfter(done.cooldown, {
+      trigger: done.trigger,
+      maskPass: done.maskPass,
+      tokensAfter: event.tokensAfter,
+    });
+    state.gate = done.gate;
+    if (done.ledger) state.ledger = done.ledger;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * What the agent's handlers accept: the contract's checks of an input, and the checks that depend on the agent now
+ * (closed, the turn a message would open). A rejection is a typed failure (contract/failures.ts: invalid input, or the agent closed)
+ * whose message names the field and the limit.
+ */
+import { validateAgentInput, validateCompactInput, validateSendInput } from '../contract/agent.ts';
+import type { AgentInput, CompactInput, SendInput, WorkflowState } from '../contract/agent.ts';
+import { agentClosed, invalidInput } from '../contract/failures.ts';
+
+/** A new agent's input (a running or reopened agent keeps the input it was started with). */
+export function checkAgentInput(input: AgentInput): void {
+  asInvalidInput(() => validateAgentInput(input));
+}
+
+/** Rejects a compaction request with a clear error naming the field (the input's rules are the contract's). */
+export function checkCompact(request: CompactInput, state: WorkflowState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateCompactInput(request));
+}
+
+/**
+ * Rejects bad input before it enters history; each message names the field and the limit. `nextTurn` is the turn
+ * this message would open, checked against the sender's `expectedTurn`.
+ */
+export function checkSend(send: SendInput, state: WorkflowState, closing: boolean, nextTurn: number): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateSendInput(send));
+  if (send.expectedTurn !== undefined && send.expectedTurn !== nextTurn) {
+    throw invalidInput(
+      `expectedTurn: this message would open turn ${nextTurn}, not ${send.expectedTurn} ` +
+        '(another message came first; read the state and try again)',
+    );
+  }
+}
+
+/** Runs a contract check; what it rejects is thrown as an invalid-input failure, its message kept. */
+function asInvalidInput(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    throw invalidInput((error as Error).message);
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * A turn: the user's message, then model → tools → model … until a text answer, or until the turn's budget is
+ * reached. Each model call is made to fit first (compaction before it when due, again when the provider says the
+ * request overflows its window).
+ */
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
+import type * as activities from '../activities/index.ts';
+import type { ModelReply, NewMessage } from '../contract/activities.ts';
+import { seqOf, turnBudgetOf, turnStoppedReply } from '../contract/agent.ts';
+import type { AgentInput, SendInput, SendResult, TurnBudget, TurnStop, ViewRef } from '../contract/agent.ts';
+import { FAILURE } from '../contract/failures.ts';
+import { compact } from './compaction.ts';
+import type { Conversation } from './conversation.ts';
+import { showTurn } from './visibility.ts';
+
+type Activities = ReturnType<typeof activities.createActivities>;
+
+/** Storage writes: short, retried until they succeed. */
+export const STORE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+};
+/**
+ * Model calls: retried with backoff on 429, 5xx, resets and timeouts (2 s, 4 s, 8 s, … up to 1 min; a Retry-After
+ * header sets the next delay), at most 8 attempts; permanent errors (401, 403, 404, 400) are not retried.
+ */
+const MODEL_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds', // the activity heartbeats every 2 s while the request is out
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 8 },
+};
+/**
+ * Tool calls: each may do real work; a tool's own input errors come back as results, not failures. Any other error
+ * is retried (1 s, 2 s), then fails the turn, and the unanswered call leaves the context.
+ */
+const TOOL_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 3 },
+};
+const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
+const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
+
+/** Compactions after a context overflow before the turn fails (each aims at half the previous target). */
+const MAX_OVERFLOW_ATTEMPTS = 3;
+
+/**
+ * Before turn budgets, a turn made at most `maxSteps` (default 8) model calls that could call tools, then one more
+ * with tool_choice 'none'. A history recorded so replays that way: where the two rules first part in a run, the
+ * workflow asks this patch (see {@link StepRule}).
+ */
+const TURN_BUDGET_PATCH = 'turn-budget';
+const LEGACY_DEFAULT_MAX_STEPS = 8;
+
+/** What a turn's next step may do: `stop` (the budget is reached), a `forceText` call (the old cap), or go on. */
+export class StepRule {
+  readonly budget: TurnBudget & { steps: number };
+  /**
+   * Whether this run follows the step cap of before turn budgets (its history was recorded under it): decided once
+   * per run, by the patch marker, at the first point where the two rules part; undefined until then.
+   */
+  private legacyCap: boolean | undefined;
+
+  private readonly input: AgentInput;
+
+  constructor(input: AgentInput) {
+    this.input = input;
+    this.budget = turnBudgetOf(input);
+  }
+
+  next(step: number, stop: TurnStop | undefined): 'stop' | 'forceText' | 'go' {
+    const oldCap = this.input.maxSteps ?? LEGACY_DEFAULT_MAX_STEPS;
+    if (this.legacyCap === undefined && (stop !== undefined || step > oldCap)) {
+      this.legacyCap = !patched(TURN_BUDGET_PATCH);
+    }
+    if (this.legacyCap) return step > oldCap ? 'forceText' : 'go';
+    return stop ? 'stop' : 'go';
+  }
+}
+
+/**
+ * Runs one turn of `conversation` for the user's message `send`. The context stays a valid conversation to continue
+ * whatever the budget cuts: every tool call is answered before the turn ends.
+ */
+export async function runTurn(
+  conversation: Conversation,
+  input: AgentInput,
+  rule: StepRule,
+  send: SendInput,
+): Promise<SendResult> {
+  const { state } = conversation;
+  const turn = state.turns + 1;
+  const began = Date.now(); // workflow time
+  let reply!: ModelReply;
+  let messageId = '';
+  let toolCalls = 0;
+  let steps = 0;
+  let tokens = 0;
+  let stopped: TurnStop | undefined;
+  for (let step = 1; ; step++) {
+    let forceText = false;
+    if (step > 1) {
+      const reached = budgetReached(rule.budget, { steps, tokens, ms: Date.now() - began });
+      const next = rule.next(step, reached);
+      if (next === 'stop') {
+        stopped = reached;
+        break;
+      }
+      forceText = next === 'forceText';
+    }
+    // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities. The first
+    // call checks it again once the turn's new messages are counted.
+    if (conversation.compactionDue() !== undefined) await compact(conversation, 'auto', conversation.tailSeq);
+    // The turn's new messages, stored and counted by its first model call: the system prompt on the agent's
+    // first turn, then the user's message.
+    const fresh: NewMessage[] = [];
+    if (step === 1) {
+      if (state.messages.length === 0 && input.systemPrompt) {
+        fresh.push({
+          messageId: conversation.newMessageId(),
+          message: { role: 'system', content: input.systemPrompt },
+        });
+      }
+      messageId = conversation.newMessageId();
+      fresh.push({ messageId, message: { role: 'user', content: send.text } });
+      conversation.startGoal(send.text);
+    }
+    const view = conversation.view(); // the context so far, with the new messages, before the reply's id is taken
+    const replyId = conversation.newMessageId();
+    reply = await callModelFitting(conversation, input.model, { view, replyId, forceText, fresh });
+    steps = step;
+    // The request as sent is the context now (the new messages appended, any compaction applied).
+    tokens += spentTokens(reply, state.contextTokens);
+    conversation.append(reply.record);
+    if (reply.toolCalls.length === 0) break;
+    toolCalls += reply.toolCalls.length;
+    const results = await Promise.all(
+      reply.toolCalls.map((call) => {
+        const resultId = conversation.newMessageId();
+        return runTool.executeWithOptions(
+          { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
+          [{ ...conversation.life, call, resultId, counting: conversation.counting }],
+        );
+      }),
+    );
+    conversation.append(...results);
+    if (forceText) break; // a provider that ignores tool_choice 'none': the calls are answered, the turn ends
+  }
+  conversation.turnDone(turn);
+  showTurn(state);
+  return {
+    turn,
+    reply: stopped ? turnStoppedReply(stopped) : reply.content,
+    messageId,
+    replyId: reply.record.id,
+    toolCalls,
+    steps,
+    ...(stopped ? { stopped } : {}),
+    ...(reply.servedBy ? { servedBy: reply.servedBy } : {}),
+  };
+}
+
+/**
+ * Calls the model, first storing the turn's new messages (`fresh`) in the same activity. When they make compaction
+ * due, the activity does not call the model: the workflow compacts and calls again. When the provider says the
+ * context is over its window (our count was short, e.g. a model of another vendor), compacts with the overflow
+ * trigger and calls again, each attempt aiming lower, at most {@link MAX_OVERFLOW_ATTEMPTS} times: never a loop.
+ */
+async function callModelFitting(
+  conversation: Conversation,
+  model: string,
+  call: { view: ViewRef; replyId: string; forceText: boolean; fresh: NewMessage[] },
+): Promise<ModelReply> {
+  const { state } = conversation;
+  const { replyId, forceText } = call;
+  let view = call.view;
+  let unstored = call.fresh;
+  /** The tail after a compaction starts at the reply, whose id is already taken. */
+  const replySeq = seqOf(replyId);
+  for (let attempt = 1; ;) {
+    let result: Awaited<ReturnType<typeof callModel>>;
+    try {
+      result = await callModel.executeWithOptions(
+        {
+          ...MODEL_OPTIONS,
+          summary:
+            `${model}: ${state.messages.length + unstored.length} msgs → reply ${replyId}` +
+            (unstored.length ? ` (stores ${unstored.map((m) => m.messageId).join(', ')})` : ''),
+        },
+        [
+          {
+            ...conversation.life,
+            model,
+            view,
+            replyId,
+            counting: conversation.counting,
+            window: conversation.window,
+            ...(forceText ? { toolChoice: 'none' as const } : {}),
+            ...(unstored.length ? { newMessages: unstored, gateCheck: conversation.gateCheck() } : {}),
+          },
+        ],
+      );
+    } catch (error) {
+      // The user's message stays in the context whatever happened to the call: stored on its own now.
+      if (unstored.length) conversation.append(...(await storeNew(conversation, unstored)));
+      unstored = [];
+      const overflow =
+        error instanceof ActivityFailure &&
+        error.cause instanceof ApplicationFailure &&
+        error.cause.type === FAILURE.contextOverflow;
+      if (!overflow || attempt > MAX_OVERFLOW_ATTEMPTS) throw error;
+      await compact(conversation, 'overflow', replySeq, {}, attempt++);
+      view = conversation.view(replyId);
+      continue;
+    }
+    conversation.append(...result.stored);
+    unstored = [];
+    if (result.reply) {
+      conversation.called();
+      return result.reply;
+    }
+    // The new messages made compaction due: compact, then call with them in the compacted context.
+    await compact(conversation, 'auto', replySeq);
+    view = conversation.view(replyId);
+  }
+}
+
+/** Stores and counts messages on their own (when the model call that was to store them failed). */
+function storeNew(conversation: Conversation, messages: NewMessage[]) {
+  return Promise.all(
+    messages.map(({ messageId, message }) =>
+      storeMessage.executeWithOptions(
+        { ...STORE_OPTIONS, summary: `store ${message.role} ${messageId} (${(message.content ?? '').length} chars)` },
+        [{ ...conversation.life, messageId, message, counting: conversation.counting }],
+      ),
+    ),
+  );
+}
+
+/**
+ * Tokens a model call spent: the provider's reported usage (prompt + completion), or, when it reports none (or a
+ * zero prompt, which no real request has), the request as longrun counted it and the stored reply.
+ */
+function spentTokens(reply: ModelReply, requestTokens: number): number {
+  if (reply.usage && reply.usage.promptTokens > 0) return reply.usage.promptTokens + reply.usage.completionTokens;
+  return requestTokens + reply.record.tokens;
+}
+
+/** The first budget the turn has reached (steps, then tokens, then time), if any. */
+function budgetReached(
+  budget: TurnBudget & { steps: number },
+  used: { steps: number; tokens: number; ms: number },
+): TurnStop | undefined {
+  if (used.steps >= budget.steps) return { by: 'steps', limit: budget.steps, used: used.steps };
+  if (budget.tokens !== undefined && used.tokens >= budget.tokens) {
+    return { by: 'tokens', limit: budget.tokens, used: used.tokens };
+  }
+  const seconds = Math.floor(used.ms / 1000);
+  if (budget.seconds !== undefined && seconds >= budget.seconds) {
+    return { by: 'seconds', limit: budget.seconds, used: seconds };
+  }
+  return undefined;
+}

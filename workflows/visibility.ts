@@ -1,0 +1,66 @@
+/**
+ * What the Temporal UI and `longrun list` show of an agent: its search attributes and its current details. Never
+ * message content. Each function is called at one point of the workflow (the order of these commands is part of
+ * every recorded history).
+ */
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { CompactionEventSummary, WorkflowState } from '../contract/agent.ts';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+
+/** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
+const SEARCH_TOKENS_STEP = 0.02;
+
+/** A new (or reopened) agent: running, on its model. */
+export function showStarted(model: string): void {
+  upsertSearchAttributes([
+    { key: SEARCH_ATTRIBUTES.status, value: 'running' },
+    { key: SEARCH_ATTRIBUTES.model, value: model },
+  ]);
+}
+
+/**
+ * After a turn: the context's tokens, in steps of 2% of the window (each upsert is a visibility write, measured: see
+ * BENCHMARKS.md, The agent, session 3; compactions and the details show every change), and the details.
+ */
+export function showTurn(state: WorkflowState): void {
+  const shown = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.contextTokens);
+  if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens }]);
+  }
+  setCurrentDetails(currentDetails(state));
+}
+
+/** After a compaction: its count, when, the context's tokens, and what it did. */
+export function showCompaction(state: WorkflowState, event: CompactionEventSummary): void {
+  upsertSearchAttributes([
+    { key: SEARCH_ATTRIBUTES.compactions, value: event.seq },
+    { key: SEARCH_ATTRIBUTES.lastCompactedAt, value: new Date(Date.now()) },
+    { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
+  ]);
+  setCurrentDetails(
+    `compression ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,
+  );
+}
+
+/** The agent closed: its status and its last context size. */
+export function showClosed(state: WorkflowState): void {
+  upsertSearchAttributes([
+    { key: SEARCH_ATTRIBUTES.status, value: 'closed' },
+    { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
+  ]);
+}
+
+/** What the Temporal UI shows as the agent's current details (no message content). */
+export function currentDetails(state: WorkflowState): string {
+  const window = state.modelInfo?.window ?? 0;
+  const percent = window > 0 ? ` (${Math.round((100 * state.contextTokens) / window)}%)` : '';
+  const last = state.events?.at(-1);
+  return [
+    `**${state.status}** · model ${state.model} · preset ${state.policy?.preset ?? 'default'}`,
+    `context: ${state.contextTokens} of ${window} tokens${percent}`,
+    `turns: ${state.turns} · messages in context: ${state.messages.length}`,
+    `compressions: ${state.compressions ?? 0}` +
+      (last ? ` · last: ${last.tokensBefore} → ${last.tokensAfter} tokens` : ''),
+    ...(last ? [`last strategies: ${last.strategies.join(', ')}`] : []),
+  ].join('\n\n');
+}
