@@ -13,7 +13,8 @@
  */
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { METADATA_ENCODING_KEY } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// A CommonJS package whose exports Node cannot list for ESM: its default export is the module.
+import protos from '@temporalio/proto';
 import { open, seal } from './keys.ts';
 import type { Keyring } from './keys.ts';
 
@@ -22,7 +23,7 @@ export const ENCODING_ENCRYPTED = 'binary/encrypted';
 /** The metadata key naming the key that encrypted a payload. */
 export const METADATA_KEY_ID = 'encryption-key-id';
 
-const PayloadProto = temporal.api.common.v1.Payload;
+const PayloadProto = protos.temporal.api.common.v1.Payload;
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
 

@@ -100,6 +100,26 @@ describe('docker-compose.yml', () => {
     );
   });
 
+  it("points the UI's codec endpoint at the codec server, which has the worker's keys and allows the UI's origin", () => {
+    const ui = services['temporal-ui']!;
+    const codec = services['codec-server']!;
+    const codecEnv = codec.environment!;
+    expect(codec.build).toBe('.');
+    expect(codec.command).toEqual(['node', 'dist/commands/cli.js', 'codec-server', '--host', '0.0.0.0']);
+    // The browser calls it, so the endpoint is the published port on the host.
+    expect(ui.environment!.TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${codecEnv.LONGRUN_CODEC_PORT}`);
+    expect(codec.ports).toContain(`${codecEnv.LONGRUN_CODEC_PORT}:${codecEnv.LONGRUN_CODEC_PORT}`);
+    const uiOrigin = `http://localhost:${ui.ports![0]!.split(':')[0]}`;
+    expect(codecEnv.LONGRUN_CODEC_ORIGINS!.split(',')).toContain(uiOrigin);
+    expect(codecEnv.TEMPORAL_NAMESPACE).toBe(worker.environment!.TEMPORAL_NAMESPACE);
+    expect(codecEnv.LONGRUN_ENCRYPTION_KEYS).toBe('${LONGRUN_ENCRYPTION_KEYS:-}');
+    expect(worker.environment!.LONGRUN_ENCRYPTION_KEYS).toBe(codecEnv.LONGRUN_ENCRYPTION_KEYS);
+    for (const variable of Object.keys(codecEnv))
+      expect(whoReads(variable), `${variable} is read by nobody`).not.toEqual([]);
+    // The image copies dist/, where the CLI the command runs is built.
+    expect(read('Dockerfile')).toContain('COPY --from=build /app/dist ./dist');
+  });
+
   it('registers exactly the search attributes the workflow upserts', () => {
     const setup = String(services['temporal-setup']!.command);
     const registered = Object.fromEntries(

@@ -30,6 +30,12 @@ describe('server command lines', () => {
     expect(args.join(' ')).toContain('--dynamic-config-value system.enableActivityEagerExecution=true');
   });
 
+  it("encryption on: the UI is told its codec server's endpoint; off: no such flag", () => {
+    const args = temporalArgs({ ...base, uiCodecEndpoint: 'http://127.0.0.1:8081' });
+    expect(args.join(' ')).toContain('--ui-codec-endpoint http://127.0.0.1:8081');
+    expect(temporalArgs(base)).not.toContain('--ui-codec-endpoint');
+  });
+
   it('MinIO on loopback with its own console port', () => {
     const args = minioArgs({
       binary: 'minio',
