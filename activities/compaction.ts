@@ -184,7 +184,7 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
     );
   }
 
-  return {
+  const steps = {
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
       const { agentId, life, seq, summarizerFailed, ...rest } = input;
@@ -542,5 +542,11 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
       const held = next.map((record) => unkeyedRecord(agent, record));
       return { context: held, event: summaryOfEvent(event), gate };
     },
+  };
+  // Planning and applying heartbeat too: a worker that dies in the middle is noticed within the heartbeat timeout.
+  return {
+    ...steps,
+    planCompaction: (input: PlanCompactionInput) => withHeartbeat(() => steps.planCompaction(input)),
+    applyCompaction: (input: ApplyCompactionInput) => withHeartbeat(() => steps.applyCompaction(input)),
   };
 }

@@ -5,6 +5,7 @@
  * Built by {@link createActivities} with their dependencies, so the worker, the tests and the demo wire real
  * clients the same way.
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
@@ -34,9 +35,10 @@ import type {
   StoreMessageInput,
 } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction.ts';
-import { storedObjects, withHeartbeat } from './stored.ts';
+import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { contextReload, ToolInputError, ToolRegistry } from './tools.ts';
+import type { ToolContext, ToolDefinition } from './tools.ts';
 
 export { modelFailure } from './model-errors.ts';
 
@@ -51,6 +53,30 @@ export interface ActivityDeps {
 }
 
 export type { Counting } from '../engine/models.ts';
+
+/** A tool call's result kept on the activity's heartbeats, so that a retry stores it instead of running it again. */
+interface ToolProgress {
+  callId: string;
+  content: string;
+}
+
+/** Tool results up to this many characters ride on the heartbeats (a heartbeat's details stay well under 2 MB). */
+const TOOL_RESULT_IN_HEARTBEAT_CHARS = 256 * 1024;
+
+/**
+ * Runs a tool call. An unknown tool, arguments that are not a JSON object, or a {@link ToolInputError} become an error
+ * result the model can read, so the call is always answered; any other error fails the attempt and Temporal retries
+ * it.
+ */
+async function runToolCall(tool: ToolDefinition | undefined, call: ToolCall, context: ToolContext): Promise<string> {
+  if (!tool) return `error: unknown tool ${JSON.stringify(call.function.name)}`;
+  try {
+    return await tool.run(parseToolArguments(call), context);
+  } catch (error) {
+    if (!(error instanceof ToolInputError)) throw error;
+    return `error: ${error.message}`;
+  }
+}
 
 function parseToolArguments(call: ToolCall): Record<string, unknown> {
   let args: unknown;
@@ -221,27 +247,31 @@ export function createActivities({
     },
 
     /**
-     * Runs one tool call and stores its result as a tool message. An unknown tool, arguments that are not a JSON
-     * object, or a {@link ToolInputError} become an error result the model can read, so the call is always
-     * answered; any other error fails the attempt and Temporal retries it.
+     * Runs one tool call and stores its result as a tool message, heartbeating throughout: a worker that dies meanwhile is noticed within
+     * the heartbeat timeout, and the call runs again on another worker (at least once: a tool with side effects
+     * dedupes by `callId`). Once the tool has answered, its result rides on the heartbeats (when it is small enough),
+     * so a retry stores it instead of running the tool again; a storage outage is waited out here, not retried by
+     * running the tool again.
      */
     async runTool(input: RunToolInput): Promise<ContextRecord> {
       const { call, resultId, counting } = input;
       const agent = agentLife(input);
       const tool = tools.get(call.function.name);
-      let content: string;
-      if (!tool) {
-        content = `error: unknown tool ${JSON.stringify(call.function.name)}`;
-      } else {
-        try {
-          content = await tool.run(parseToolArguments(call), { ...agent, store, callId: call.id });
-        } catch (error) {
-          if (!(error instanceof ToolInputError)) throw error;
-          content = `error: ${error.message}`;
-        }
-      }
-      const record = await save(agent, resultId, { role: 'tool', tool_call_id: call.id, content }, counting);
-      return tool === contextReload ? { ...record, reload: true } : record;
+      const earlier = Context.current().info.heartbeatDetails as ToolProgress | undefined;
+      let progress: ToolProgress | undefined = earlier?.callId === call.id ? earlier : undefined;
+      return withHeartbeat(
+        async () => {
+          let content = progress?.content;
+          if (content === undefined) {
+            content = await runToolCall(tool, call, { ...agent, store, callId: call.id });
+            if (content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS) progress = { callId: call.id, content };
+          }
+          const message = { role: 'tool' as const, tool_call_id: call.id, content };
+          const record = await untilStored(() => save(agent, resultId, message, counting));
+          return tool === contextReload ? { ...record, reload: true } : record;
+        },
+        () => progress,
+      );
     },
   };
 }

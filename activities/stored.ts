@@ -16,13 +16,50 @@ import type { MessageRecord } from '../contract/agent.ts';
 /** How often a long activity heartbeats (the workflow sets a heartbeat timeout of a few times this). */
 export const HEARTBEAT_EVERY_MS = 2_000;
 
-/** Runs `work`, heartbeating every {@link HEARTBEAT_EVERY_MS} meanwhile, so that a dead worker is noticed early. */
-export async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
-  const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
+/**
+ * Runs `work`, heartbeating every {@link HEARTBEAT_EVERY_MS} meanwhile, so that a dead worker is noticed early (within
+ * the activity's heartbeat timeout, not its start-to-close timeout). `details` is what each heartbeat carries (a
+ * heartbeat replaces the last one's details): what a retry of this activity finds in `heartbeatDetails`.
+ */
+export async function withHeartbeat<T>(work: () => Promise<T>, details: () => unknown = () => undefined): Promise<T> {
+  const heartbeat = setInterval(() => Context.current().heartbeat(details()), HEARTBEAT_EVERY_MS);
   try {
     return await work();
   } finally {
     clearInterval(heartbeat);
+  }
+}
+
+/** How long an activity keeps retrying a storage write itself before it fails (and Temporal retries it). */
+export const STORAGE_RETRY_MS = 3 * 60_000;
+
+/**
+ * Whether a storage error may pass: the endpoint unreachable or reset, a timeout, a 5xx, throttling. A refusal
+ * (403, a missing bucket) is not retried.
+ */
+export function isTransientStorageError(error: unknown): boolean {
+  const e = error as { $metadata?: { httpStatusCode?: number }; code?: string; name?: string; cause?: unknown };
+  const status = e?.$metadata?.httpStatusCode;
+  if (status !== undefined) return status >= 500 || status === 429 || status === 408;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return true;
+  const code = e?.code ?? (e?.cause as { code?: string } | undefined)?.code;
+  return code !== undefined && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND|UND_ERR_)/.test(code);
+}
+
+/**
+ * Runs a storage operation, retrying it while the storage is unreachable (1 s, 2 s, 4 s … at most 10 s apart, for up
+ * to {@link STORAGE_RETRY_MS}), so that an outage does not fail the activity: a tool that already ran is not run
+ * again because its result could not be stored yet. Call it inside {@link withHeartbeat}.
+ */
+export async function untilStored<T>(operation: () => Promise<T>, retryMs = STORAGE_RETRY_MS): Promise<T> {
+  const until = Date.now() + retryMs;
+  for (let delay = 1_000; ; delay = Math.min(delay * 2, 10_000)) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!isTransientStorageError(error) || Date.now() + delay > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 }
 

@@ -30,7 +30,10 @@ export class ToolInputError extends Error {
 
 export interface ToolContext extends AgentLife {
   store: BlobStore;
-  /** The id of the tool call being answered. */
+  /**
+   * The id of the tool call being answered. A call runs at least once: when its worker dies while it runs, it runs
+   * again on another worker (the same `callId`). A tool with side effects that must happen once dedupes by it.
+   */
   callId?: string;
 }
 

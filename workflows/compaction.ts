@@ -15,9 +15,13 @@ import { showCompaction } from './visibility.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
-/** Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). */
+/**
+ * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
+ * heartbeat every 2 s: a worker that dies in the middle is noticed within 10 s, not at the 2-minute timeout.
+ */
 const STEP_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 };
 /** The summary call: heartbeating, retried with backoff a few times; then the plan's fallback runs instead. */

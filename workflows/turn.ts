@@ -32,10 +32,13 @@ const MODEL_OPTIONS: ActivityOptions = {
 };
 /**
  * Tool calls: each may do real work; a tool's own input errors come back as results, not failures. Any other error
- * is retried (1 s, 2 s), then fails the turn, and the unanswered call leaves the context.
+ * is retried (1 s, 2 s), then fails the turn, and the unanswered call leaves the context. The activity heartbeats
+ * every 2 s while the tool runs: a worker that dies meanwhile is noticed within 15 s, and the call runs again on
+ * another worker (tools are called at least once; `callId` tells a retry apart).
  */
 const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 3 },
 };
 const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);

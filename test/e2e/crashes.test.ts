@@ -28,6 +28,7 @@ import { S3BlobStore } from '../../storage/s3.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import type { InProcessAgents } from '../../worker/in-process.ts';
 import { sendUpdate } from '../../contract/agent.ts';
+import { defineTool, ToolRegistry } from '../../activities/tools.ts';
 import { newAgentId } from '../support/harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'longrun-crashes-'));
@@ -38,6 +39,22 @@ let minio: RunningMinio;
 let model: ChatServer;
 let agents: InProcessAgents;
 let store: S3BlobStore;
+
+/** Each run of the `side_effect` tool, by call id; `onRun` is what its next run does first (e.g. crash MinIO). */
+const toolRuns: string[] = [];
+let onRun: (() => Promise<void>) | undefined;
+const sideEffect = defineTool({
+  name: 'side_effect',
+  description: 'Does something that must happen once',
+  parameters: { type: 'object', properties: {} },
+  run: async (_args, context) => {
+    toolRuns.push(context.callId ?? '');
+    const first = onRun;
+    onRun = undefined;
+    await first?.();
+    return `done ${toolRuns.length}`;
+  },
+});
 
 /** The model holds its answer to this text until released (to crash a server while the call is out). */
 let held: { text: string; arrived: () => void; release: Promise<void> } | undefined;
@@ -73,7 +90,16 @@ beforeAll(async () => {
   };
   [temporal, minio] = await Promise.all([startTemporal(temporalOptions), startMinio(minioOptions)]);
   model = await startChatServer(async (request) => {
-    const last = textOf(request.body.messages.at(-1)?.content);
+    const lastMessage = request.body.messages.at(-1);
+    const last = textOf(lastMessage?.content);
+    // `use the tool`: one call of `side_effect`, then an answer with what it returned.
+    if (last === 'use the tool') {
+      return {
+        content: null,
+        toolCalls: [{ id: 'call-1', type: 'function', function: { name: 'side_effect', arguments: '{}' } }],
+      };
+    }
+    if (lastMessage?.role === 'tool') return { content: `the tool said: ${last}` };
     if (held && last === held.text) {
       const { arrived, release } = held;
       arrived();
@@ -85,7 +111,11 @@ beforeAll(async () => {
   agents = await startInProcessAgents({
     temporal: localTemporalTarget(temporal.address, temporal.namespace),
     taskQueue: 'crashes',
-    deps: { store, openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }) },
+    deps: {
+      store,
+      openai: createOpenAI({ apiKey: 'test-key', baseURL: model.baseURL, timeoutMs: 10_000 }),
+      tools: new ToolRegistry([sideEffect]),
+    },
   });
 }, 120_000);
 
@@ -147,6 +177,34 @@ describe('a server crash mid-turn', () => {
     const history = await agentHandle(agents.client, agentId).fetchHistory();
     const attempts = (history.events ?? []).flatMap((e) => e.activityTaskStartedEventAttributes?.attempt ?? []);
     expect(Math.max(...attempts)).toBeGreaterThan(1);
+    await closeAgent(agents.client, agentId);
+  }, 90_000);
+
+  it('kill -9 of MinIO after a tool ran, before its result is stored: the result is stored once MinIO is back, the tool ran once', async () => {
+    const agentId = newAgentId('crash-minio-tool');
+    await startAgent(agents.client, { agentId, model: 'gpt-4o-mini', taskQueue: 'crashes' });
+    toolRuns.length = 0;
+    let restarted!: Promise<void>;
+    onRun = async () => {
+      await crash(minio.process); // the tool has done its work; storing its result meets no MinIO
+      restarted = sleep(4_000).then(async () => {
+        minio = await startMinio(minioOptions);
+      });
+    };
+    const result = await sendMessage(agents.client, agentId, 'use the tool');
+    await restarted;
+    expect(result).toMatchObject({ turn: 1, reply: 'the tool said: done 1', toolCalls: 1 });
+    expect(toolRuns).toEqual(['call-1']);
+    // The tool's activity waited the outage out itself: its first attempt completed (a retry would have run it again).
+    const events = (await agentHandle(agents.client, agentId).fetchHistory()).events ?? [];
+    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool')!;
+    const started = events.find(
+      (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled.eventId),
+    );
+    expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(1);
+    const state = await agentState(agents.client, agentId);
+    const stored = state.messages.find((m) => m.role === 'tool')!;
+    expect(JSON.parse((await store.get(stored.key))!)).toMatchObject({ role: 'tool', content: 'done 1' });
     await closeAgent(agents.client, agentId);
   }, 90_000);
 });

@@ -1,0 +1,113 @@
+/**
+ * A worker killed while a tool runs: the tool's activity heartbeats, so the server notices the dead worker within the
+ * heartbeat timeout (not the 5-minute start-to-close timeout) and the call runs again on another worker, with the
+ * same call id (tools are called at least once; `callId` lets one with side effects dedupe). The turn completes.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import protos from '@temporalio/proto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
+import { startChatServer } from '../../llm/chat-server.ts';
+import { textOf } from '../../engine/messages.ts';
+import type { ChatServer } from '../../llm/chat-server.ts';
+import { newAgentId, sharedStackEnv } from '../support/harness.ts';
+
+const { TimeoutType } = protos.temporal.api.enums.v1;
+const dir = mkdtempSync(join(tmpdir(), 'longrun-tool-crash-'));
+const toolLog = join(dir, 'tool.log');
+const release = join(dir, 'release');
+const taskQueue = `tool-crash-${Date.now()}`;
+const workers: ChildProcessWithoutNullStreams[] = [];
+let model: ChatServer;
+
+function startWorker(): Promise<ChildProcessWithoutNullStreams> {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'test/support/tool-worker.ts')], {
+    cwd: PROJECT_ROOT,
+    env: {
+      ...process.env,
+      ...sharedStackEnv(),
+      LONGRUN_TASK_QUEUE: taskQueue,
+      LONGRUN_DATA_DIR: dir,
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: model.baseURL,
+      TOOL_LOG: toolLog,
+      TOOL_RELEASE: release,
+    },
+  });
+  workers.push(child);
+  let output = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('[worker] polling')) resolve(child);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code, signal) => reject(new Error(`worker exited with ${code ?? signal}:\n${output}`)));
+  });
+}
+
+/** Lines of the tool's log: the call id of each run. */
+const toolRuns = () => readFileSync(toolLog, 'utf8').split('\n').filter(Boolean);
+
+beforeAll(async () => {
+  writeFileSync(toolLog, '');
+  model = await startChatServer((request) => {
+    const last = request.body.messages.at(-1);
+    if (last?.role === 'tool') return { content: `the tool said: ${textOf(last.content)}` };
+    return {
+      content: null,
+      toolCalls: [{ id: 'call-slow', type: 'function', function: { name: 'slow_side_effect', arguments: '{}' } }],
+    };
+  });
+}, 60_000);
+
+afterAll(async () => {
+  writeFileSync(release, '');
+  const running = workers.filter((w) => w.exitCode === null && w.signalCode === null);
+  const exits = running.map((w) => new Promise((resolve) => w.on('exit', resolve)));
+  for (const worker of running) worker.kill('SIGTERM');
+  await Promise.all(exits);
+  await model?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a worker killed while a tool runs', () => {
+  it('the heartbeat timeout notices it; the call runs again on another worker with the same call id; the turn completes', async () => {
+    const stack = inject('stack');
+    const client = await connectClient(localTemporalTarget(stack.temporalAddress, stack.namespace));
+    try {
+      const first = await startWorker();
+      const agentId = newAgentId('tool-crash');
+      await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
+      const turn = sendMessage(client, agentId, 'do the slow thing');
+      while (toolRuns().length === 0) await sleep(100); // the tool is running on the first worker
+      first.kill('SIGKILL');
+      await startWorker();
+      while (toolRuns().length < 2) await sleep(200); // the retry runs it on the second worker
+      writeFileSync(release, '');
+
+      expect(await turn).toMatchObject({ turn: 1, reply: 'the tool said: released', toolCalls: 1 });
+      expect(toolRuns()).toEqual(['call-slow', 'call-slow']);
+      // The first attempt ended by its heartbeat timeout, not its start-to-close timeout.
+      const events = (await agentHandle(client, agentId).fetchHistory()).events ?? [];
+      const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool')!;
+      const started = events.find(
+        (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled.eventId),
+      )!.activityTaskStartedEventAttributes!;
+      expect(started.attempt).toBe(2);
+      expect(started.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
+      const state = await agentState(client, agentId);
+      expect(state.messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+      await closeAgent(client, agentId);
+    } finally {
+      await client.connection.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,24 @@
+/**
+ * A worker process with one slow tool, for tests that kill a worker while a tool runs: `slow_side_effect` appends
+ * its call id to TOOL_LOG (its side effect), then waits until the file TOOL_RELEASE exists.
+ */
+import { appendFileSync, existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { defineTool } from '../../activities/tools.ts';
+import { runAgentWorker } from '../../worker/run.ts';
+
+const log = process.env.TOOL_LOG!;
+const release = process.env.TOOL_RELEASE!;
+
+const slow = defineTool({
+  name: 'slow_side_effect',
+  description: 'Does something, then waits to be released',
+  parameters: { type: 'object', properties: {} },
+  run: async (_args, context) => {
+    appendFileSync(log, `${context.callId}\n`);
+    while (!existsSync(release)) await sleep(100);
+    return 'released';
+  },
+});
+
+await runAgentWorker({ tools: [slow] });
