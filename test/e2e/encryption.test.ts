@@ -9,13 +9,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import protos from '@temporalio/proto';
 import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { ToolRegistry } from '../../activities/tools.ts';
 import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
-import type { Keyring } from '../../codec/keys.ts';
+import { Keyring } from '../../codec/keys.ts';
 import { EncryptionCodec, encryptionDataConverter, keyIdOf } from '../../codec/payload-codec.ts';
 import { payloadToJson } from '../../codec/server.ts';
 import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
@@ -252,6 +252,36 @@ describe('encryption on', () => {
     }
     const [code] = (await exited) as [number | null];
     expect(code).toBe(0);
+  });
+});
+
+describe('S3 objects', () => {
+  it('after a rotation an object written with the old key still reads; an object moved to another key does not', async () => {
+    const [older] = keys.keys;
+    const before = new S3BlobStore({ ...sharedS3(), encryption: new Keyring([older!], 'LONGRUN_ENCRYPTION_KEYS') });
+    const after = new S3BlobStore({ ...sharedS3(), encryption: keys });
+    const key = `encryption-test/${randomUUID()}/m000001.json`;
+    await before.put(key, '{"role":"user","content":"before the rotation"}');
+    expect(await after.get(key)).toBe('{"role":"user","content":"before the rotation"}');
+    await after.put(`${key}.new`, 'after');
+    const raw = await after.client.send(new GetObjectCommand({ Bucket: after.bucket, Key: `${key}.new` }));
+    expect(raw.Metadata).toMatchObject({
+      [OBJECT_METADATA.keyId]: '2025-q1',
+      [OBJECT_METADATA.cipher]: 'aes-256-gcm',
+      [OBJECT_METADATA.contentType]: 'application/json',
+    });
+
+    // The object's key is bound in: the same bytes and metadata under another key do not decrypt.
+    const copied = await after.client.send(new GetObjectCommand({ Bucket: after.bucket, Key: key }));
+    await after.client.send(
+      new PutObjectCommand({
+        Bucket: after.bucket,
+        Key: `${key}.moved`,
+        Body: await copied.Body!.transformToByteArray(),
+        Metadata: copied.Metadata!,
+      }),
+    );
+    await expect(after.get(`${key}.moved`)).rejects.toThrow(`object ${key}.moved does not decrypt with key "2024-q4"`);
   });
 });
 
