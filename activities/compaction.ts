@@ -1,8 +1,8 @@
 /**
- * Compression as activities: **plan** (the engine's split over message metadata; the plan is stored, the workflow
+ * Compaction as activities: **plan** (the engine's split over message metadata; the plan is stored, the workflow
  * gets a summary of it), **summarize** (the LLM, from stored bodies, heartbeating), and **apply** (store what
  * replaces each message, write the removed segment as JSONL and the new context manifest, record the event). Each
- * writes under keys derived from the agent and the compression's sequence number, so a retry overwrites, never
+ * writes under keys derived from the agent and the compaction's sequence number, so a retry overwrites, never
  * duplicates.
  */
 import type OpenAI from 'openai';
@@ -10,7 +10,7 @@ import { applyPlan, replacementBody, summaryMessage, truncateToTokens } from '..
 import type { ChatMessage } from '../engine/messages.ts';
 import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
 import { clipLine, headOf } from '../engine/text.ts';
-import { planCompression, REPLACED_KIND } from '../engine/planner.ts';
+import { planCompaction, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, SummarySpec } from '../engine/planner.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
@@ -188,11 +188,13 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
       const { agentId, life, seq, summarizerFailed, ...rest } = input;
+      // A plan scheduled before the rename names the pace by its former name.
+      rest.callsSinceCompaction ??= (input as { callsSinceCompression?: number }).callsSinceCompression;
       const agent = agentLife({ agentId, life });
       const context = input.context.map((record) => keyedRecord(agent, record));
       // Without a summary model the extractive summarizer stands in (or the policy's fallback, as the policy says).
       const summarizer = summarizerFailed ? 'failed' : summaryModel ? 'available' : 'none';
-      const plan = planCompression({ ...rest, context, summarizer });
+      const plan = planCompaction({ ...rest, context, summarizer });
       const outcome: PlanOutcome = {
         action: plan.action,
         reason: plan.reason,
@@ -488,7 +490,7 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
       );
       await store.put(keys.context, JSON.stringify(next.map((m) => m.key)), 'application/json');
       const tokensAfter = input.fixedTokens + next.reduce((sum, m) => sum + m.tokens, 0);
-      // The cost decision's estimate again, from what the compression left and what the summary call used.
+      // The cost decision's estimate again, from what the compaction left and what the summary call used.
       const llm = input.summary?.llm;
       const cost = policy.cost
         ? estimateCost(
@@ -532,7 +534,7 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
         ...(input.instructions ? { instructions: input.instructions } : {}),
       };
       await store.put(keys.event, JSON.stringify(event), 'application/json');
-      // The cooldown counts from the tokens this compression actually left, as the workflow's state does.
+      // The cooldown counts from the tokens this compaction actually left, as the workflow's state does.
       // As the workflow's state has it (cooldownAfter): a masking pass moves only its own floor.
       const after =
         plan.maskPass && cooldown

@@ -207,12 +207,13 @@ export function createActivities({
      * The model's window and counting (the registry, with the agent's overrides), and the tokens every request
      * spends besides the messages. An unknown model fails the agent at its start with a clear error.
      */
-    async describeModel({ model, override, compression }: DescribeModelInput): Promise<ModelDescription> {
+    async describeModel({ model, override, ...named }: DescribeModelInput): Promise<ModelDescription> {
+      const compaction = named.compaction ?? named.compression; // (scheduled before the rename: its former name)
       let info: ModelInfo;
       let policy: CompactionPolicy;
       try {
         info = resolveModelInfo(model, override);
-        policy = resolvePolicy(compression);
+        policy = resolvePolicy(compaction);
       } catch (error) {
         throw ApplicationFailure.nonRetryable((error as Error).message, FAILURE.badConfiguration, error);
       }
@@ -222,7 +223,7 @@ export function createActivities({
     },
 
     /**
-     * Stores and counts the turn's new messages, then (unless they make compression due) loads the referenced
+     * Stores and counts the turn's new messages, then (unless they make compaction due) loads the referenced
      * messages, calls the model (Chat Completions, with the tools) and stores the reply.
      */
     async callModel(input: CallModelInput): Promise<CallModelResult> {

@@ -1,7 +1,7 @@
 /**
  * What every activity does with stored messages: read an object back (a missing one is a non-retryable failure),
  * store a chat message and count it once into the record the workflow keeps, and heartbeat while a model call is
- * out. One place for the agent's activities and the compression activities alike.
+ * out. One place for the agent's activities and the compaction activities alike.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';

@@ -10,7 +10,7 @@ import {
   agentState,
   closeAgent,
   compactAgent,
-  compressionHistory,
+  compactionHistory,
   sendMessage,
   startAgent,
 } from '../client/agents.ts';
@@ -37,13 +37,13 @@ const CYCLES = 12;
  * size of the workflow's state (what the worker caches and continue-as-new carries), beside the removed-item lists
  * that the kept events leave in S3 rather than in it.
  */
-async function compressionCycles(client: Client, store: S3BlobStore, taskQueue: string) {
+async function compactionCycles(client: Client, store: S3BlobStore, taskQueue: string) {
   const agentId = `bench-${randomUUID().slice(0, 8)}`;
   await startAgent(client, {
     agentId,
     model: 'gpt-4o-mini',
     taskQueue,
-    compression: { reserveRatio: 0, keepTurns: 1 },
+    compaction: { reserveRatio: 0, keepTurns: 1 },
   });
   const chunk = 'The agent inspected the logs and found the retry loop in the queue consumer. '.repeat(52); // ~4 KB
   const cycles: number[] = [];
@@ -57,7 +57,7 @@ async function compressionCycles(client: Client, store: S3BlobStore, taskQueue: 
   }
   const state = await agentState(client, agentId);
   const kept = state.events?.[0]?.seq ?? 1;
-  const { events } = await compressionHistory(client, store, agentId, { since: kept - 1 });
+  const { events } = await compactionHistory(client, store, agentId, { since: kept - 1 });
   // As the workflow holds it: the query puts each record's own key back, the state leaves it out.
   const held = { ...state, messages: state.messages.map((record) => unkeyedRecord(state, record)) };
   const stateBytes = {
@@ -174,14 +174,14 @@ export async function benchAgent(log: (line: string) => void) {
         `${(turnOverheadMsP50 / temporalFloorMsP50).toFixed(2)}×`,
     );
 
-    const compression = await compressionCycles(client, store, taskQueue);
+    const compaction = await compactionCycles(client, store, taskQueue);
     log(
-      `compression cycle (plan, summarize, apply; forced by Update): p50 ${compression.cycleMsP50.toFixed(1)} ms, ` +
-        `of which the summarizer call ${compression.summarizerMsP50.toFixed(1)} ms, over ${CYCLES - 2} cycles`,
+      `compaction cycle (plan, summarize, apply; forced by Update): p50 ${compaction.cycleMsP50.toFixed(1)} ms, ` +
+        `of which the summarizer call ${compaction.summarizerMsP50.toFixed(1)} ms, over ${CYCLES - 2} cycles`,
     );
-    const bytes = compression.stateBytes;
+    const bytes = compaction.stateBytes;
     log(
-      `workflow state after ${CYCLES} compressions: ${bytes.total} B (messages ${bytes.messages} B, ` +
+      `workflow state after ${CYCLES} compactions: ${bytes.total} B (messages ${bytes.messages} B, ` +
         `the last events ${bytes.events} B); their removed-item lists, kept in S3 instead: ${bytes.removedListsInS3} B`,
     );
 
@@ -196,9 +196,9 @@ export async function benchAgent(log: (line: string) => void) {
     return {
       turnOverheadMsP50,
       temporalFloorMsP50,
-      compressionCycleMsP50: compression.cycleMsP50,
-      compressionSummarizerMsP50: compression.summarizerMsP50,
-      stateBytes: compression.stateBytes,
+      compactionCycleMsP50: compaction.cycleMsP50,
+      compactionSummarizerMsP50: compaction.summarizerMsP50,
+      stateBytes: compaction.stateBytes,
       historyBytesPerTurn: { at10k: at10k.historyBytesPerTurn, at100k: at100k.historyBytesPerTurn },
       transcriptBytes: { at10k: at10k.transcriptBytes, at100k: at100k.transcriptBytes },
     };

@@ -15,7 +15,7 @@ function random(seed: number): () => number {
 }
 
 const WORDS = (
-  'agent context window summary turn tool result call retry worker queue history compress offload reload token ' +
+  'agent context window summary turn tool result call retry worker queue history compact offload reload token ' +
   'budget ledger task goal constraint decision pending next step file path error stack trace test suite deploy ' +
   'the a of to and in is it for on with as was at by an be this that from or which are not have has had but ' +
   'pagination helper consumer producer timeout latency throughput memory cache index schema migration request'

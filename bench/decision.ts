@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ChatMessage, MessageMeta } from '../engine/messages.ts';
-import { planCompression } from '../engine/planner.ts';
+import { planCompaction } from '../engine/planner.ts';
 import { MAX_CONTEXT_MESSAGES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
@@ -13,7 +13,7 @@ import type { ContextStats } from '../engine/trigger.ts';
 import { mixedMessages } from './corpus.ts';
 
 const MESSAGES = 2_000;
-const WINDOW = 1_047_576; // gpt-4.1: 2,000 varied messages fit without compressing
+const WINDOW = 1_047_576; // gpt-4.1: 2,000 varied messages fit without compacting
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -63,7 +63,7 @@ export async function benchDecision(log: (line: string) => void) {
     const times: number[] = [];
     for (let run = -10; run < 20; run++) {
       const start = performance.now();
-      planCompression({
+      planCompaction({
         context,
         policy,
         window: WINDOW,

@@ -1,9 +1,9 @@
 /**
  * `npm run fidelity`: replays each recorded session of the corpus (test/fixtures/sessions) through a real agent at
  * each window under each preset, on one embedded stack (Temporal dev server + MinIO, started once), and measures
- * what compression kept: compressions by strategy, summaries written, compressions that removed messages without a
- * summary, the must-keep facts present after every compression, the largest request against the window, tokens sent
- * against no compression, tool-pair violations, byte-identical reloads, and recorded against replayed steps.
+ * what compaction kept: compactions by strategy, summaries written, compactions that removed messages without a
+ * summary, the must-keep facts present after every compaction, the largest request against the window, tokens sent
+ * against no compaction, tool-pair violations, byte-identical reloads, and recorded against replayed steps.
  *
  * Prints a table (stdout) with progress on stderr, checks the issue's targets, and writes every figure as JSON.
  *
@@ -87,7 +87,7 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
   };
 }
 
-/** What each compression of a replay left in the store: its context after, its removed originals, its summary. */
+/** What each compaction of a replay left in the store: its context after, its removed originals, its summary. */
 async function snapshotsOf(store: BlobStore, report: ReplayReport): Promise<CompactionSnapshot[]> {
   const bodies = new Map<string, Promise<string>>();
   const body = (key: string) => {
@@ -103,7 +103,7 @@ async function snapshotsOf(store: BlobStore, report: ReplayReport): Promise<Comp
     return bodies.get(key)!;
   };
   return Promise.all(
-    report.compressions.map(async (c) => {
+    report.compactions.map(async (c) => {
       const keys = JSON.parse((await store.get(c.keys.context)) ?? '[]') as string[];
       const removed = ((await store.get(c.keys.removed)) ?? '')
         .split('\n')
@@ -126,9 +126,9 @@ async function snapshotsOf(store: BlobStore, report: ReplayReport): Promise<Comp
 function progressLine(index: number, total: number, r: RunResult): string {
   const head = `[fidelity] ${index}/${total} ${r.session} ${windowLabel(r.window)} ${r.preset}: ${(r.durationMs / 1000).toFixed(1)} s`;
   if (r.error) return `${head}, FAILED: ${r.error}`;
-  const facts = r.facts.minPct === null ? 'no compression' : `facts min ${Math.floor(r.facts.minPct)}%`;
+  const facts = r.facts.minPct === null ? 'no compaction' : `facts min ${Math.floor(r.facts.minPct)}%`;
   return (
-    `${head}, ${r.replayedSteps}/${r.recordedSteps} steps, ${r.compressions} compressions (${r.summaries} summaries), ` +
+    `${head}, ${r.replayedSteps}/${r.recordedSteps} steps, ${r.compactions} compactions (${r.summaries} summaries), ` +
     `${facts}, largest request ${r.maxRequestTokens}/${r.window}`
   );
 }

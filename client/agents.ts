@@ -25,7 +25,8 @@ import {
   closeUpdate,
   compactSignal,
   compactUpdate,
-  compressionEventsQuery,
+  compactionEventsQuery,
+  compactionPolicyOf,
   contextQuery,
   endAtLastCompleteStep,
   ledgerQuery,
@@ -107,8 +108,8 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
   assertAgentId(options.agentId);
   // An unknown model (or a bad override) is an error here, before anything starts.
   resolveModelInfo(options.model, options.modelOverride);
-  // So is a bad compression policy (PolicyError names the field, the value and the allowed range).
-  resolvePolicy(options.compression);
+  // So is a bad compaction policy (PolicyError names the field, the value and the allowed range).
+  resolvePolicy(compactionPolicyOf(options));
   const { taskQueue, ...input } = options;
   // And a bad turn budget (InvalidInputError names the field and the limit), which the workflow would refuse.
   validateAgentInput(input);
@@ -145,7 +146,7 @@ const REOPEN_QUERY_TIMEOUT_MS = 30_000;
  *
  * An agent that closed itself (`close`) answers with its final state. One that was terminated, failed or timed out
  * is asked for its state (a worker replays it). It may have stopped mid-turn, after an activity stored objects the
- * state does not name: if any are found after its last message or compression, it is not reopened (that would write
+ * state does not name: if any are found after its last message or compaction, it is not reopened (that would write
  * over them), and the error lists them.
  */
 export async function reopenAgent(client: Client, store: StoredLister, agentId: string): Promise<WorkflowHandle> {
@@ -196,7 +197,7 @@ export async function reopenAgent(client: Client, store: StoredLister, agentId: 
 }
 
 /**
- * Objects of the agent's life from message `next` on and after its last compression: stored by a run cut off
+ * Objects of the agent's life from message `next` on and after its last compaction: stored by a run cut off
  * mid-step. Refuses the reopen if there are any.
  */
 async function refuseOverUnnamedObjects(
@@ -211,7 +212,7 @@ async function refuseOverUnnamedObjects(
       startAfter: messageKey(life, messageIdOf(next - 1)),
       limit: 5,
     })),
-    ...(await store.list(compactionPrefix(life, (state.compressions ?? 0) + 1), { limit: 5 })),
+    ...(await store.list(compactionPrefix(life, (state.compactions ?? 0) + 1), { limit: 5 })),
   ];
   if (found.length > 0) {
     throw new Error(
@@ -292,15 +293,15 @@ export async function requestCompaction(client: Client, agentId: string, request
 }
 
 /**
- * The compression events the workflow keeps (the last ten), after `since`, without their removed
- * items; {@link compressionHistory} reads every full event from S3.
+ * The compaction events the workflow keeps (the last ten), after `since`, without their removed
+ * items; {@link compactionHistory} reads every full event from S3.
  */
-export function compressionEvents(
+export function compactionEvents(
   client: Client,
   agentId: string,
   query: { since?: number; limit?: number } = {},
 ): Promise<CompactionEventSummary[]> {
-  return queryAgent(client, agentId, compressionEventsQuery, query);
+  return queryAgent(client, agentId, compactionEventsQuery, query);
 }
 
 /** What reads stored objects: an S3BlobStore, or anything with its `get`. */
@@ -312,10 +313,10 @@ export interface StoredReader {
 const EVENT_READS_AT_ONCE = 32;
 
 /**
- * Full compression events (removed items included) by sequence number, read from S3
+ * Full compaction events (removed items included) by sequence number, read from S3
  * (agents/<id>/compactions/<seq>/event.json). A missing one is an error naming its key.
  */
-export async function storedCompressionEvents(
+export async function storedCompactionEvents(
   store: StoredReader,
   agent: AgentLife,
   seqs: number[],
@@ -325,7 +326,7 @@ export async function storedCompressionEvents(
     const batch = seqs.slice(i, i + EVENT_READS_AT_ONCE).map(async (seq) => {
       const key = compactionKey(agent, seq, 'event.json');
       const body = await store.get(key);
-      if (body === undefined) throw new Error(`compression event ${seq} is missing from storage (${key})`);
+      if (body === undefined) throw new Error(`compaction event ${seq} is missing from storage (${key})`);
       const event = JSON.parse(body) as CompactionEvent;
       return { ...event, removedCount: event.removed.length };
     });
@@ -335,11 +336,11 @@ export async function storedCompressionEvents(
 }
 
 /**
- * Every compression event after `since` (oldest first, at most `limit`), in full (removed items included), and the
+ * Every compaction event after `since` (oldest first, at most `limit`), in full (removed items included), and the
  * totals. The events are read from S3, where every one is kept, so the answer is complete however long the agent
  * has run; the workflow's count says how many there are.
  */
-export async function compressionHistory(
+export async function compactionHistory(
   client: Client,
   store: StoredReader,
   agentId: string,
@@ -352,10 +353,10 @@ export async function compressionHistory(
   const stats = state.stats ?? NO_COMPACTIONS;
   const seqs: number[] = [];
   for (let seq = since + 1; seq <= stats.count && seqs.length < limit; seq++) seqs.push(seq);
-  return { events: await storedCompressionEvents(store, state, seqs), stats };
+  return { events: await storedCompactionEvents(store, state, seqs), stats };
 }
 
-export function compressionStats(client: Client, agentId: string): Promise<CompactionStats> {
+export function compactionStats(client: Client, agentId: string): Promise<CompactionStats> {
   return queryAgent(client, agentId, statsQuery);
 }
 

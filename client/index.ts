@@ -11,9 +11,9 @@ export {
   closeAgent,
   closeAgentAndWait,
   compactAgent,
-  compressionEvents,
-  compressionHistory,
-  compressionStats,
+  compactionEvents,
+  compactionHistory,
+  compactionStats,
   InvalidAgentIdError,
   listAgents,
   queueMessage,
@@ -21,7 +21,7 @@ export {
   requestCompaction,
   sendMessage,
   startAgent,
-  storedCompressionEvents,
+  storedCompactionEvents,
 } from './agents.ts';
 export type { AgentSummary, StartAgentOptions, StoredLister, StoredReader } from './agents.ts';
 export { AgentUpdateError, NoWorkerError, TemporalUnreachableError, UpdateOutcomeUnknownError } from './updates.ts';

@@ -29,7 +29,7 @@ import {
   reopenAgent,
   startAgent,
   compactAgent,
-  compressionHistory,
+  compactionHistory,
   requestCompaction,
 } from '../client/agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
@@ -96,7 +96,7 @@ Usage:
                 [--max-steps N] [--max-turn-tokens N] [--max-turn-seconds N]
                                               start an agent (idempotent while it runs; an id whose
                                               agent has closed is refused); --window for a model
-                                              the registry does not know; --preset: the compression
+                                              the registry does not know; --preset: the compaction
                                               policy (default, astrbot, chatgpt-on-wechat, agentscope,
                                               agentscope-java, octomind); the turn budget: model
                                               calls (default 500, at most 1,000,000), tokens spent
@@ -117,11 +117,11 @@ Usage:
                                               force a compaction now and print what it did;
                                               --if-due: only if the automatic trigger fires
   longrun events <agent> [--since SEQ] [--limit N] [--json]
-                                              compression events, oldest first, and totals (each
+                                              compaction events, oldest first, and totals (each
                                               read in full from S3, removed items included)
   longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
                                               run a recorded session (OpenAI chat messages as JSONL)
-                                              through a real agent and report what compression did
+                                              through a real agent and report what compaction did
   longrun list [--json]                      agents in this namespace
   longrun close <agent> [--wait] [--json]    close the agent (--wait: until done, print the final state)
   longrun codec-server [--port N] [--host H] [--origins A,B] [--namespaces A,B]
@@ -449,7 +449,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
             ...(values.system ? { systemPrompt: values.system } : {}),
             ...(turnBudget ? { turnBudget } : {}),
             ...(window !== undefined ? { modelOverride: { window } } : {}),
-            ...(values.preset ? { compression: { preset: values.preset } } : {}),
+            ...(values.preset ? { compaction: { preset: values.preset } } : {}),
           }),
         );
         out(`started agent ${agentId}`);
@@ -521,7 +521,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const limit = intFlag('limit', values.limit);
         const store = new S3BlobStore(s3TargetFromEnv(settings));
         const { events, stats } = await withClient((client) =>
-          compressionHistory(client, store, agentId, {
+          compactionHistory(client, store, agentId, {
             ...(since !== undefined ? { since } : {}),
             ...(limit !== undefined ? { limit } : {}),
           }),

@@ -69,7 +69,7 @@ export function renderAgents(agents: AgentSummary[]): string {
   );
 }
 
-/** One line per compression event, then the totals. */
+/** One line per compaction event, then the totals. */
 export function renderEvents(events: CompactionEventSummary[], stats: CompactionStats): string {
   const rows = events.map((e) => [
     e.seq,
@@ -81,22 +81,22 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     e.removedCount,
   ]);
   const totals =
-    `${stats.count} compression(s), ${stats.tokensSaved} tokens saved, ` +
+    `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved, ` +
     `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before, ` +
     (stats.costSaved !== undefined
       ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
-      : 'cost saved: no prices in the policy (compression.cost)');
+      : 'cost saved: no prices in the policy (compaction.cost)');
   if (rows.length === 0)
-    return `${stats.count === 0 ? 'no compression yet' : 'no events in the range asked for'}\n${totals}`;
+    return `${stats.count === 0 ? 'no compaction yet' : 'no events in the range asked for'}\n${totals}`;
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
 }
 
 /** What a forced compaction did. */
 export function renderCompaction(result: CompactResult): string {
-  if (!result.compressed || !result.event) return `nothing compressed: ${result.reason}`;
+  if (!result.compacted || !result.event) return `nothing compacted: ${result.reason}`;
   const e = result.event;
   const lines = [
-    `compression ${e.seq}: ${e.tokensBefore} → ${e.tokensAfter} tokens, ${e.messagesBefore} → ${e.messagesAfter} messages`,
+    `compaction ${e.seq}: ${e.tokensBefore} → ${e.tokensAfter} tokens, ${e.messagesBefore} → ${e.messagesAfter} messages`,
     `strategies: ${e.strategies.join(', ')}`,
     ...e.notes.map((note) => `note: ${note}`),
     ...(e.shortfall ? [`target not reached: ${e.shortfall}`] : []),

@@ -1,12 +1,12 @@
 /**
  * `longrun replay FILE.jsonl`: runs a recorded session (OpenAI chat messages as JSONL, tool calls included) through
  * a real agent workflow, the recorded assistant messages standing in for the model and the recorded tool results
- * for the tools, under a chosen preset and window, and reports what compression did. Users tune their settings
+ * for the tools, under a chosen preset and window, and reports what compaction did. Users tune their settings
  * with it before going live. Runs against the servers stack/servers.ts picks: the configured ones, else embedded ones.
  *
  * Every recorded step is replayed: the agent's step budget covers the longest recorded turn, and each request is
  * answered by locating it in the recording (llm/replay.ts locateRecordedReply: by its newest step's tool call ids,
- * so compression inside a turn does not shift it). The report says how many recorded steps were replayed and, for a
+ * so compaction inside a turn does not shift it). The report says how many recorded steps were replayed and, for a
  * turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ToolRegistry } from '../activities/tools.ts';
-import { closeAgentAndWait, sendMessage, startAgent, storedCompressionEvents } from '../client/agents.ts';
+import { closeAgentAndWait, sendMessage, startAgent, storedCompactionEvents } from '../client/agents.ts';
 import type { AgentState, SendResult } from '../contract/agent.ts';
 import { loadSettings } from '../config/settings.ts';
 import type { ChatMessage } from '../engine/messages.ts';
@@ -68,7 +68,7 @@ export interface ReplayReport {
   stepBudget: number;
   /** Turns not replayed in full (replayedSteps < recordedSteps), each with its reason. */
   cutShort: CutShort[];
-  compressions: {
+  compactions: {
     seq: number;
     trigger: string;
     strategies: string[];
@@ -86,10 +86,10 @@ export interface ReplayReport {
   maxRequestTokens: number;
   /** Each request's tokens, in the order the model server received them. */
   requestTokens: number[];
-  /** What each request would have carried without compression: the whole recording up to its last message. */
-  requestTokensWithoutCompression: number[];
+  /** What each request would have carried without compaction: the whole recording up to its last message. */
+  requestTokensWithoutCompaction: number[];
   tokensSent: number;
-  tokensSentWithoutCompression: number;
+  tokensSentWithoutCompaction: number;
   historyBytes: number;
   continueAsNew: number;
   finalView: ChatMessage[];
@@ -176,7 +176,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       ...(system?.content ? { systemPrompt: textOf(system.content) } : {}),
       taskQueue,
       modelOverride: { window },
-      compression: { preset },
+      compaction: { preset },
     });
     const cutShort: CutShort[] = [];
     for (; turn < turns.length; turn++) {
@@ -239,24 +239,24 @@ async function report(
   const counter = await loadTokenCounter(state.modelInfo!.encoding);
   const tokensOf = (messages: ChatMessage[]) => countRequest(counter, messages, run.schemas, state.modelInfo!.margin);
   const requestTokens = run.requests.map(tokensOf);
-  // Without compression, each request would have carried the whole recording up to its last message (found by
+  // Without compaction, each request would have carried the whole recording up to its last message (found by
   // walking the recording forward, so that repeated texts match in order).
   const same = (a: ChatMessage, b: ChatMessage) =>
     a.role === b.role && (a.content ?? '') === (b.content ?? '') && (a.tool_call_id ?? '') === (b.tool_call_id ?? '');
   let position = 0;
-  const withoutCompression = run.requests.map((request) => {
+  const withoutCompaction = run.requests.map((request) => {
     const last = request.at(-1)!;
     const at = run.session.findIndex((m, i) => i >= position && same(m, last));
     if (at !== -1) position = at;
     const system = request[0]?.role === 'system' && run.session[0]?.role !== 'system' ? [request[0]] : [];
     return tokensOf([...system, ...run.session.slice(0, position + 1)]);
   });
-  const events = await storedCompressionEvents(
+  const events = await storedCompactionEvents(
     store,
     state,
-    Array.from({ length: state.compressions ?? 0 }, (_, i) => i + 1),
+    Array.from({ length: state.compactions ?? 0 }, (_, i) => i + 1),
   );
-  const compressions = await Promise.all(
+  const compactions = await Promise.all(
     events.map(async (event) => {
       const lines = ((await store.get(event.keys.removed)) ?? '').split('\n').filter(Boolean);
       const offloaded = await Promise.all(
@@ -305,13 +305,13 @@ async function report(
     replayedSteps: run.replayedSteps,
     stepBudget: run.stepBudget,
     cutShort: run.cutShort,
-    compressions,
+    compactions,
     toolPairViolations: run.requests.reduce((n, r) => n + toolPairViolations(r.map(pairViewOf)).length, 0),
     maxRequestTokens: Math.max(0, ...requestTokens),
     requestTokens,
     tokensSent: requestTokens.reduce((a, b) => a + b, 0),
-    requestTokensWithoutCompression: withoutCompression,
-    tokensSentWithoutCompression: withoutCompression.reduce((a, b) => a + b, 0),
+    requestTokensWithoutCompaction: withoutCompaction,
+    tokensSentWithoutCompaction: withoutCompaction.reduce((a, b) => a + b, 0),
     historyBytes,
     continueAsNew: Math.max(0, runs - 1),
     finalView: run.requests.at(-1) ?? [],
@@ -330,17 +330,17 @@ export function renderReplay(r: ReplayReport): string {
       (c) =>
         `  ${c.turn === 0 ? 'before turn 1' : `turn ${c.turn}`}: ${c.replayed} of ${c.recorded} steps replayed: ${c.reason}`,
     ),
-    `largest request ${r.maxRequestTokens} tokens of ${r.window}; tokens sent ${r.tokensSent} vs ${r.tokensSentWithoutCompression} without compression`,
+    `largest request ${r.maxRequestTokens} tokens of ${r.window}; tokens sent ${r.tokensSent} vs ${r.tokensSentWithoutCompaction} without compaction`,
     `tool-pair violations: ${r.toolPairViolations}; history ${r.historyBytes} bytes over ${r.continueAsNew + 1} run(s)`,
   ];
-  for (const c of r.compressions) {
+  for (const c of r.compactions) {
     const reloads = c.offloaded.filter((o) => o.reloadIdentical).length;
     lines.push(
-      `compression ${c.seq} (${c.trigger}): ${c.tokensBefore} → ${c.tokensAfter} tokens; ${c.strategies.join(', ')}; ` +
+      `compaction ${c.seq} (${c.trigger}): ${c.tokensBefore} → ${c.tokensAfter} tokens; ${c.strategies.join(', ')}; ` +
         `${c.offloaded.length} removed, ${reloads} reload byte-identical` +
         (c.facts ? `; facts found ${c.facts.found}, missing ${c.facts.missing}, pinned ${c.facts.pinned.length}` : ''),
     );
   }
-  if (r.compressions.length === 0) lines.push('no compression (the session fits the window under this preset)');
+  if (r.compactions.length === 0) lines.push('no compaction (the session fits the window under this preset)');
   return lines.join('\n');
 }

@@ -69,7 +69,7 @@ export interface Settings {
   forcePathStyle: boolean;
   /** Default model for new agents. LONGRUN_MODEL */
   model: string;
-  /** The model that writes compression summaries (often a cheaper one). LONGRUN_SUMMARY_MODEL (default: LONGRUN_MODEL) */
+  /** The model that writes compaction summaries (often a cheaper one). LONGRUN_SUMMARY_MODEL (default: LONGRUN_MODEL) */
   summaryModel: string;
   /** Per-call timeout of a model request, in ms. LONGRUN_MODEL_TIMEOUT_MS */
   modelTimeoutMs: number;

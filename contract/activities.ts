@@ -21,6 +21,8 @@ export interface StoreMessageInput extends AgentLife {
 export interface DescribeModelInput {
   model: string;
   override?: ModelOverride;
+  compaction?: PolicyOverrides & { preset?: string };
+  /** @deprecated `compaction` as an activity scheduled before the rename names it. */
   compression?: PolicyOverrides & { preset?: string };
 }
 
@@ -43,7 +45,7 @@ export interface CallModelInput extends AgentLife {
   counting: Counting;
   /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
-   * instead, and the workflow compresses further before it calls again.
+   * instead, and the workflow compacts further before it calls again.
    */
   window?: number;
   /**
@@ -80,7 +82,7 @@ export interface ModelReply {
 export interface CallModelResult {
   /** Records of the stored `newMessages`, in order. */
   stored: ContextRecord[];
-  /** What fired when the new messages made compression due: the model was not called, `reply` is absent. */
+  /** What fired when the new messages made compaction due: the model was not called, `reply` is absent. */
   compactionDue?: string;
   reply?: ModelReply;
 }
@@ -179,7 +181,7 @@ export interface ApplyCompactionInput extends AgentLife {
   counting: Counting;
   fixedTokens: number;
   startedAt: number;
-  /** Consecutive compressions without a user message, this one included (the cooldown's step). */
+  /** Consecutive compactions without a user message, this one included (the cooldown's step). */
   consecutive: number;
   window: number;
 }
@@ -189,6 +191,6 @@ export interface ApplyOutcome {
   context: ContextRecord[];
   /** The event without its removed items (stored in full at `event.keys.event`). */
   event: CompactionEventSummary;
-  /** When compression fires next. */
+  /** When compaction fires next. */
   gate: Gate;
 }

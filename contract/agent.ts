@@ -30,7 +30,7 @@ export function seqOf(messageId: string): number {
 
 /**
  * The working context sent to the model, by reference: the first `baseLength` keys of the stored context manifest
- * `base` (what the last compression left), then the messages with sequence numbers `firstSeq..lastSeq`. Its size in
+ * `base` (what the last compaction left), then the messages with sequence numbers `firstSeq..lastSeq`. Its size in
  * history is constant however long the context is.
  */
 export interface ViewRef {
@@ -69,8 +69,18 @@ export interface AgentInput {
   maxSteps?: number;
   /** Window, encoding and safety margin, for a model the registry does not know or to override it. */
   modelOverride?: ModelOverride;
-  /** The compression policy: a preset (default `default`) and overrides of any of its fields. */
+  /** The compaction policy: a preset (default `default`) and overrides of any of its fields. */
+  compaction?: PolicyOverrides & { preset?: string };
+  /**
+   * @deprecated The former name of `compaction`, which agents started before the rename carry: read when
+   * `compaction` is absent (both at once is refused).
+   */
   compression?: PolicyOverrides & { preset?: string };
+}
+
+/** The agent's compaction policy as its input gives it, under its name or its former one. */
+export function compactionPolicyOf(input: Pick<AgentInput, 'compaction' | 'compression'>) {
+  return input.compaction ?? input.compression;
 }
 
 /**
@@ -203,7 +213,7 @@ export function unkeyedRecord(agent: AgentLife, record: MessageRecord): ContextR
 }
 
 /**
- * What a compression did, as the workflow keeps it (the last few in state; the queries and the compact Update return
+ * What a compaction did, as the workflow keeps it (the last few in state; the queries and the compact Update return
  * it): everything but the list of removed items, which can run to thousands and lives in the full
  * {@link CompactionEvent} in S3. Keeping it out holds the state (which the worker caches and continue-as-new
  * carries) and each activity result to a size that does not grow with the context.
@@ -239,8 +249,8 @@ export interface CompactionEventSummary {
   facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
   llm?: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
   /**
-   * With prices in the policy (`compression.cost`): the estimated cost of the next turns without and with this
-   * compression (summary call included), from the tokens it actually left; `netBenefit` is what it saves.
+   * With prices in the policy (`compaction.cost`): the estimated cost of the next turns without and with this
+   * compaction (summary call included), from the tokens it actually left; `netBenefit` is what it saves.
    */
   cost?: CostEstimate;
   durationMs: number;
@@ -249,7 +259,7 @@ export interface CompactionEventSummary {
   instructions?: string;
 }
 
-/** The full compression event, stored at `keys.event` (all of them, for as long as the agent's objects are kept). */
+/** The full compaction event, stored at `keys.event` (all of them, for as long as the agent's objects are kept). */
 export interface CompactionEvent extends CompactionEventSummary {
   /** Every message that left the context, with the storage key of its original. */
   removed: RemovedItem[];
@@ -279,17 +289,17 @@ export interface CompactInput {
 
 /** What a forced compaction did: the event, or why nothing was done. */
 export interface CompactResult {
-  compressed: boolean;
+  compacted: boolean;
   reason: string;
   event?: CompactionEventSummary;
 }
 
-/** The stats of an agent that has not compressed yet. */
+/** The stats of an agent that has not compacted yet. */
 export const NO_COMPACTIONS: CompactionStats = { count: 0, averageReduction: 0, tokensSaved: 0 };
 
 export interface CompactionStats {
   count: number;
-  /** Mean of tokensAfter / tokensBefore over all compressions. */
+  /** Mean of tokensAfter / tokensBefore over all compactions. */
   averageReduction: number;
   tokensSaved: number;
   /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
@@ -330,13 +340,13 @@ export interface AgentState {
   droppedSignals?: DroppedSignals;
   /** Messages and turns in the working context. */
   contextTurns?: number;
-  /** The compression policy (resolved and validated at the agent's start). */
+  /** The compaction policy (resolved and validated at the agent's start). */
   policy?: CompactionPolicy;
-  /** When compression fires next (checked before every model call). */
+  /** When compaction fires next (checked before every model call). */
   gate?: Gate;
   cooldown?: CooldownState;
-  /** Model calls since the last compression (or the agent's start): the pace the cost decision prices. */
-  callsSinceCompression?: number;
+  /** Model calls since the last compaction (or the agent's start): the pace the cost decision prices. */
+  callsSinceCompaction?: number;
   /** The stored context manifest the working context starts with, and how many of its entries are in use. */
   base?: string;
   baseLength?: number;
@@ -344,12 +354,12 @@ export interface AgentState {
   tailFromSeq?: number;
   /** The sequence number the next stored message takes (its id is `messageIdOf(nextMessageSeq)`). */
   nextMessageSeq?: number;
-  /** Id of the user's first message (the goal), protected from compression. */
+  /** Id of the user's first message (the goal), protected from compaction. */
   goalId?: string;
-  compressions?: number;
+  compactions?: number;
   /** The task ledger (goal, constraints, decisions, done, pending, next action), updated by each summary. */
   ledger?: TaskLedger;
-  /** The last compression events, without their removed items (the full events are in S3: `keys.event`). */
+  /** The last compaction events, without their removed items (the full events are in S3: `keys.event`). */
   events?: CompactionEventSummary[];
   stats?: CompactionStats;
 }
@@ -382,7 +392,7 @@ export function agentLife(state: { agentId: string; life?: string }): AgentLife 
  * Ends the working context at its last complete step: an assistant message whose tool calls did not all get results
  * leaves the context (a view must never hold an unanswered call; this happens after a failed turn, or when an agent
  * that ended mid-turn is reopened). Returns the sequence number the next message takes: the context stays a gapless
- * range of stored messages after the last compression's manifest.
+ * range of stored messages after the last compaction's manifest.
  */
 export function endAtLastCompleteStep(state: WorkflowState): number {
   const caller = state.messages.findLastIndex((m) => (m.toolCallIds?.length ?? 0) > 0);
@@ -393,7 +403,7 @@ export function endAtLastCompleteStep(state: WorkflowState): number {
       if (state.baseLength !== undefined && caller < state.baseLength) state.baseLength = caller;
     }
   }
-  // Messages after the last compression's manifest have consecutive sequence numbers from tailFromSeq on.
+  // Messages after the last compaction's manifest have consecutive sequence numbers from tailFromSeq on.
   const last = state.messages.slice(state.baseLength ?? 0).at(-1);
   return last ? seqOf(last.id) + 1 : (state.tailFromSeq ?? 1);
 }
@@ -440,6 +450,9 @@ export function validateAgentInput(input: AgentInput): void {
     }
   };
   if (input.maxSteps !== undefined) positive('maxSteps', input.maxSteps, TURN_BUDGET_MAX.steps);
+  if (input.compaction !== undefined && input.compression !== undefined) {
+    throw new InvalidInputError('compaction: given twice, as `compaction` and as `compression` (its former name)');
+  }
   const budget = input.turnBudget as unknown;
   if (budget === undefined) return;
   if (budget === null || typeof budget !== 'object' || Array.isArray(budget)) {
@@ -489,14 +502,18 @@ export const compactSignal = defineSignal<[CompactInput]>('compact');
 /** Force a compaction and wait for what it did. */
 export const compactUpdate = defineUpdate<CompactResult, [CompactInput]>('compact');
 /**
- * The last compression events kept in state (at most {@link EVENTS_KEPT}), oldest first, without their removed items:
+ * The last compaction events kept in state (at most {@link EVENTS_KEPT}), oldest first, without their removed items:
  * `since` (a seq; events after it), `limit`. Every full event is in S3 (`keys.event`; the client's
- * `compressionHistory`, `longrun events`).
+ * `compactionHistory`, `longrun events`).
  */
+export const compactionEventsQuery = defineQuery<CompactionEventSummary[], [{ since?: number; limit?: number }?]>(
+  'compactionEvents',
+);
+/** @deprecated The former name of {@link compactionEventsQuery}, still answered for scripts that use it. */
 export const compressionEventsQuery = defineQuery<CompactionEventSummary[], [{ since?: number; limit?: number }?]>(
   'compressionEvents',
 );
-/** Compressions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
+/** Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
 export const statsQuery = defineQuery<CompactionStats>('stats');
 /** The task ledger (empty until the first summary). */
 export const ledgerQuery = defineQuery<TaskLedger>('ledger');
@@ -523,16 +540,17 @@ export const HANDLER_DESCRIPTIONS = {
     'state.droppedSignals.compact.',
   compactUpdate:
     'Compact now and wait. Input {"instructions"?, "strategy"?, "force"?} as for the compact signal. Returns ' +
-    '{compressed, reason, event?}.',
+    '{compacted, reason, event?}.',
   state: 'The agent: status, turns, tokens of the window, model, policy and the working context (previews, keys).',
   context: 'The working context: every message as a preview with its storage key (full bodies: longrun reload).',
-  compressionEvents:
-    'The last 10 compression events (summaries) after {"since"?: seq, "limit"?: n}; every full event is in S3.',
-  stats: 'Compressions so far: count, average reduction, tokens saved, cost saved (with prices in the policy).',
+  compactionEvents:
+    'The last 10 compaction events (summaries) after {"since"?: seq, "limit"?: n}; every full event is in S3.',
+  compressionEvents: 'The former name of compactionEvents (deprecated): the same answer.',
+  stats: 'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy).',
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
 } as const;
 
-/** How many compression events the workflow keeps in its state (all of them are in S3). */
+/** How many compaction events the workflow keeps in its state (all of them are in S3). */
 export const EVENTS_KEPT = 10;
 
 /** An Update's result, as kept to answer it again when it is delivered twice. */

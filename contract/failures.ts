@@ -16,7 +16,7 @@ export const FAILURE = {
   toolPairViolation: 'ToolPairViolation',
   /** Any activity: an object the workflow refers to is not in the store (deleted under it). Not retried. */
   missingObject: 'MissingObject',
-  /** `describeModel`: the model or the compression policy is unknown or out of range; the message names the field. */
+  /** `describeModel`: the model or the compaction policy is unknown or out of range; the message names the field. */
   badConfiguration: 'BadConfiguration',
   /**
    * The workflow at its start, and the Update validators: input that breaks the contract (the message names the

@@ -9,9 +9,9 @@
  *   agents/<agentId>/<life>/compactions/<seq>/replaced/<messageId>.json   what replaced a message (a chat message)
  *   agents/<agentId>/<life>/compactions/<seq>/removed.jsonl           every message that left the context, one per line
  *   agents/<agentId>/<life>/compactions/<seq>/context.json            the new working context: its storage keys, in order
- *   agents/<agentId>/<life>/compactions/<seq>/event.json              the compression event
+ *   agents/<agentId>/<life>/compactions/<seq>/event.json              the compaction event
  *
- * `<seq>` is the compression's sequence number, zero-padded to 6 digits. `<life>` is the run id the agent's life
+ * `<seq>` is the compaction's sequence number, zero-padded to 6 digits. `<life>` is the run id the agent's life
  * began with (its first workflow run; continue-as-new and `--reopen` keep it): an agent id used again for a new life
  * (by any path: the client library, the temporal CLI, a workflow id reuse or conflict policy) gets new keys, so one
  * life never overwrites another's objects. Agents started before lives existed have no `<life>` segment.
@@ -41,7 +41,7 @@ export function messageKey(agent: AgentLife, messageId: string): string {
   return `${lifePrefix(agent)}messages/${messageId}.json`;
 }
 
-/** The folder of one compression's objects. */
+/** The folder of one compaction's objects. */
 export function compactionPrefix(agent: AgentLife, seq: number): string {
   return `${lifePrefix(agent)}compactions/${String(seq).padStart(6, '0')}/`;
 }
@@ -53,7 +53,7 @@ export function compactionKey(agent: AgentLife, seq: number, object: CompactionO
   return `${compactionPrefix(agent, seq)}${object}`;
 }
 
-/** Where the body that replaced message `messageId` in compression `seq` is stored. */
+/** Where the body that replaced message `messageId` in compaction `seq` is stored. */
 export function replacedKey(agent: AgentLife, seq: number, messageId: string): string {
   return `${compactionPrefix(agent, seq)}replaced/${messageId}.json`;
 }

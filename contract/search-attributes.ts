@@ -8,10 +8,15 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 /** The keys, by what they hold (the names are what the UI and queries use). */
 export const SEARCH_ATTRIBUTES = {
   contextTokens: defineSearchAttributeKey('AgentContextTokens', SearchAttributeType.INT),
-  compactions: defineSearchAttributeKey('AgentCompressions', SearchAttributeType.INT),
+  compactions: defineSearchAttributeKey('AgentCompactions', SearchAttributeType.INT),
   status: defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD),
   model: defineSearchAttributeKey('AgentModel', SearchAttributeType.KEYWORD),
   lastCompactedAt: defineSearchAttributeKey('AgentLastCompactedAt', SearchAttributeType.DATETIME),
+  /**
+   * @deprecated `compactions` under its former name: what agents wrote before the rename (and what a history recorded
+   * then replays). Still registered, so those agents stay filterable; nothing new writes it.
+   */
+  compactionsFormerName: defineSearchAttributeKey('AgentCompressions', SearchAttributeType.INT),
 } as const;
 
 const CLI_TYPE_NAMES = {

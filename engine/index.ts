@@ -5,7 +5,7 @@
 export { PRESET_NAMES, PRESETS, resolvePolicy } from './presets.ts';
 export { mergePolicy, PolicyError, STRATEGIES, validatePolicy } from './policy.ts';
 export type { CompactionPolicy, PolicyOverrides, StrategyName } from './policy.ts';
-export { planCompression } from './planner.ts';
+export { planCompaction } from './planner.ts';
 export type { Operation, Plan, PlanInput, PlanStep } from './planner.ts';
 export { gateOf, triggerTokens } from './trigger.ts';
 export type { Gate } from './trigger.ts';

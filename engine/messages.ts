@@ -75,7 +75,7 @@ export interface ChatMessage {
 }
 
 /**
- * What a message is in the working context: the original, or what a compression step left in its place.
+ * What a message is in the working context: the original, or what a compaction step left in its place.
  * `summary` replaces a span of turns; `truncated` keeps head and tail; `masked` is a one-line stub;
  * `offloaded` is a preview; each of the last three names the stored original in `ref`. `ledger` is the task ledger.
  */

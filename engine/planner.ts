@@ -1,11 +1,11 @@
 /**
- * The compression planner: given the working context (metadata only), the policy and a trigger, a deterministic
+ * The compaction planner: given the working context (metadata only), the policy and a trigger, a deterministic
  * plan of what to do and the tokens expected after it. Strategies run cheapest first and stop once under the
  * target; each records only what it actually changed. The plan never throws on an agent in trouble: when even the
  * emergency steps cannot reach the target, it says so and what it did instead.
  *
  * The unit is the step, not the turn: a long-running agent spends hundreds of steps inside one user message, so the
- * older steps of the turn in progress are compressible like any others. Protection, strongest first: `fixed` (system
+ * older steps of the turn in progress are compactable like any others. Protection, strongest first: `fixed` (system
  * prompt, task ledger, summaries, the user's first message — the goal — and the message that opened the turn in
  * progress) is never touched by a regular strategy; `newest` (the newest step: results the model has not seen yet)
  * only by truncating tool results, with a reload reference; `recent` (the newest N steps, the last N messages, the
@@ -60,8 +60,8 @@ export interface PlanInput {
   summarizer: 'available' | 'none' | 'failed';
   /** A forced compaction may name the strategies to use instead of the policy's. */
   strategies?: readonly StrategyName[];
-  /** Model calls since the last compression (or the agent's start): the pace the cost decision prices. */
-  callsSinceCompression?: number;
+  /** Model calls since the last compaction (or the agent's start): the pace the cost decision prices. */
+  callsSinceCompaction?: number;
 }
 
 /** The kind of message a replacing operation leaves in the context. */
@@ -144,8 +144,8 @@ export interface RemovedItem {
 
 export interface Plan {
   trigger: Trigger;
-  action: 'compress' | 'skip';
-  /** Why it compresses (what fired) or why it skips. */
+  action: 'compact' | 'skip';
+  /** Why it compacts (what fired) or why it skips. */
   reason: string;
   target: Target;
   before: ContextStats;
@@ -209,7 +209,7 @@ export function protectionOf(
   if (current) raise(current.start, 'fixed'); // the user's request of the turn in progress stays verbatim
   if (steps.length > 0) raiseStep(steps.length - 1, 'newest');
   // The newest N steps and the last N messages (widened to whole steps), as long as they hold at most half the
-  // target: in a small window a few large tool results would otherwise protect more than compression may leave.
+  // target: in a small window a few large tool results would otherwise protect more than compaction may leave.
   // And the reserve: the newest steps within its share of the window.
   const keepSteps = policy.keepSteps ?? DEFAULT_KEEP_STEPS;
   const firstByCount = Math.max(0, context.length - policy.keepMessages);
@@ -237,8 +237,8 @@ export function protectionOf(
   return protect;
 }
 
-/** Plans a compression. Deterministic: the same input gives the same plan. */
-export function planCompression(input: PlanInput): Plan {
+/** Plans a compaction. Deterministic: the same input gives the same plan. */
+export function planCompaction(input: PlanInput): Plan {
   const { context, policy, window, fixedTokens, trigger } = input;
   const layout = layoutSteps(context);
   const protect = protectionOf(context, policy, window, input.goalId, layout);
@@ -730,7 +730,7 @@ export function planCompression(input: PlanInput): Plan {
     return {
       ...base,
       action: 'skip',
-      reason: `nothing to compress: ${fired}, but no strategy of [${order.join(', ')}] applies (protected messages hold ${protectedTokens} tokens)`,
+      reason: `nothing to compact: ${fired}, but no strategy of [${order.join(', ')}] applies (protected messages hold ${protectedTokens} tokens)`,
       after,
       reachedTarget,
       ...(reachedTarget ? {} : { shortfall: shortfallOf(after, target, slots) }),
@@ -747,7 +747,7 @@ export function planCompression(input: PlanInput): Plan {
       after.tokens,
       summaryIn,
       summary?.estimatedTokens ?? 0,
-      input.callsSinceCompression,
+      input.callsSinceCompaction,
     );
     // The hard limit and the bound on the context's messages override the cost decision.
     const bounded = before.tokens >= hardLimit || before.messages > (policy.maxMessages ?? MAX_CONTEXT_MESSAGES);
@@ -756,8 +756,8 @@ export function planCompression(input: PlanInput): Plan {
         ...base,
         action: 'skip',
         reason:
-          `not worth it: compressing would cost ${cost.withCompression.toFixed(4)} against ` +
-          `${cost.withoutCompression.toFixed(4)} without over ${cost.remainingTurns} remaining calls ` +
+          `not worth it: compacting would cost ${cost.withCompaction.toFixed(4)} against ` +
+          `${cost.withoutCompaction.toFixed(4)} without over ${cost.remainingTurns} remaining calls ` +
           `(${cost.remainingFrom === 'pace' ? "the session's pace" : 'the policy'}; below the hard limit of ${hardLimit} tokens)`,
         after: before,
         reachedTarget: false,
@@ -769,7 +769,7 @@ export function planCompression(input: PlanInput): Plan {
 
   return {
     trigger,
-    action: 'compress',
+    action: 'compact',
     ...(maskPass ? { maskPass: true as const } : {}),
     reason: fired,
     target,

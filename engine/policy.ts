@@ -1,5 +1,5 @@
 /**
- * The compression policy: when to compress, how far, what is protected, and which strategies run in which order.
+ * The compaction policy: when to compact, how far, what is protected, and which strategies run in which order.
  * Typed and validated: a bad value is a {@link PolicyError} naming the field, the value and the allowed range.
  * Named presets (`presets.ts`) are complete policies; an agent picks one and may override any field.
  *
@@ -7,7 +7,7 @@
  *   const policy = resolvePolicy({ preset: 'default', triggerRatio: 0.75, keepTurns: 3 });
  */
 
-/** The compression strategies, cheapest first (the default order). */
+/** The compaction strategies, cheapest first (the default order). */
 export const STRATEGIES = [
   'truncate-tool-results',
   'mask-tool-results',
@@ -21,7 +21,7 @@ export const STRATEGIES = [
 
 export type StrategyName = (typeof STRATEGIES)[number];
 
-/** An Octomind-style pressure level: from `atTokens` on, compress to `tokens / reduction`. */
+/** An Octomind-style pressure level: from `atTokens` on, compact to `tokens / reduction`. */
 export interface PressureLevel {
   atTokens: number;
   reduction: number;
@@ -36,8 +36,8 @@ export interface CostModel {
   /** Price per million input tokens of the summary model (default: the agent's input price). */
   summaryInputPerMillion?: number;
   /**
-   * Model calls the agent is expected to make after this compression. Unset: estimated from the session's pace
-   * (the calls it took to fill the context since the last compression, which the compressed one serves again).
+   * Model calls the agent is expected to make after this compaction. Unset: estimated from the session's pace
+   * (the calls it took to fill the context since the last compaction, which the compacted one serves again).
    */
   expectedRemainingTurns?: number;
 }
@@ -45,19 +45,19 @@ export interface CostModel {
 export interface CompactionPolicy {
   /** The preset this policy came from. */
   preset: string;
-  /** Compress when tokens (system prompt, tool schemas, summary, context) reach this share of the window. */
+  /** Compact when tokens (system prompt, tool schemas, summary, context) reach this share of the window. */
   triggerRatio: number;
-  /** Compress down to this share of the window. */
+  /** Compact down to this share of the window. */
   targetRatio: number;
-  /** Also compress when the context tokens exceed this many (chatgpt-on-wechat's 50,000 budget). */
+  /** Also compact when the context tokens exceed this many (chatgpt-on-wechat's 50,000 budget). */
   maxTokens?: number;
-  /** Also compress when the context holds more messages than this (at most, and by default, MAX_CONTEXT_MESSAGES). */
+  /** Also compact when the context holds more messages than this (at most, and by default, MAX_CONTEXT_MESSAGES). */
   maxMessages?: number;
-  /** Also compress when the context holds more turns than this. */
+  /** Also compact when the context holds more turns than this. */
   maxTurns?: number;
   /** Pressure levels (ascending): the trigger is the lowest, the target the reduction of the level reached. */
   pressureLevels?: PressureLevel[];
-  /** Escalate the pressure level with each consecutive compression (round-robin through the levels). */
+  /** Escalate the pressure level with each consecutive compaction (round-robin through the levels). */
   escalate: boolean;
   /**
    * The newest N steps are protected from everything but truncation and offloading. A step is a user message, an
@@ -67,14 +67,14 @@ export interface CompactionPolicy {
   keepSteps: number;
   /**
    * The user's messages and the final answers of the last N turns are protected likewise: a chat keeps its last
-   * exchanges verbatim, while the tool steps inside them stay compressible.
+   * exchanges verbatim, while the tool steps inside them stay compactable.
    */
   keepTurns: number;
   /** The last N messages are protected likewise (whichever protects more wins), widened to whole steps. */
   keepMessages: number;
   /** The newest messages within this share of the window are protected likewise (0: off). */
   reserveRatio: number;
-  /** Required growth between consecutive compressions without a user message (e.g. 0.1, 0.2, 0.4, 0.8); [] = off. */
+  /** Required growth between consecutive compactions without a user message (e.g. 0.1, 0.2, 0.4, 0.8); [] = off. */
   cooldown: number[];
   /** Strategies to run, in order, stopping once under the target. */
   strategies: StrategyName[];
@@ -101,7 +101,7 @@ export interface CompactionPolicy {
     /**
      * From this share of the window on, below the trigger, the tool results older than the protected steps are
      * masked (reloadable stubs that keep their error lines and paths), with no summary and no other strategy, as
-     * Anthropic's context editing clears old tool uses. Absent: masking only as part of a compression.
+     * Anthropic's context editing clears old tool uses. Absent: masking only as part of a compaction.
      */
     fromRatio?: number;
     /**
@@ -130,7 +130,7 @@ export interface CompactionPolicy {
     fallback: 'truncate-rounds' | 'halve';
     /**
      * Without a summary model: `extractive` summarizes with the extractive summarizer (quotes, no new sentences);
-     * `fallback` runs the fallback (AstrBot: truncate by rounds when there is no compression model). Whatever removes
+     * `fallback` runs the fallback (AstrBot: truncate by rounds when there is no compaction model). Whatever removes
      * content leaves a summary of what it removed either way (the extractive one without a model).
      */
     withoutModel: 'extractive' | 'fallback';
@@ -139,9 +139,9 @@ export interface CompactionPolicy {
     /** Turns dropped per step, oldest first. */
     perStep: number;
   };
-  /** Optional cost-aware decision: skip when compression would cost more than it saves (until the hard limit). */
+  /** Optional cost-aware decision: skip when compaction would cost more than it saves (until the hard limit). */
   cost?: CostModel;
-  /** Above this share of the window, compress whatever the cost and cooldown say. */
+  /** Above this share of the window, compact whatever the cost and cooldown say. */
   hardLimitRatio: number;
 }
 

@@ -154,7 +154,7 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
 };
 
 /** Octomind: pressure levels 60k → 2×, 120k → 4×, 160k → 8× over the whole request, escalating with consecutive
- * compressions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves over
+ * compactions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves over
  * the remaining calls, estimated from the session's pace (the hard limit and the message bound override it). */
 const OCTOMIND: CompactionPolicy = {
   ...DEFAULT,

@@ -1,5 +1,5 @@
 /**
- * The structured summary that replaces compressed turns: five fields (task overview, current state, important
+ * The structured summary that replaces compacted turns: five fields (task overview, current state, important
  * discoveries, next steps, context to preserve), the prompt that asks for it (carrying the previous summary and the
  * task ledger, and a forced compaction's instructions), a JSON schema for structured output, a renderer into the
  * context message, and a parser that also accepts plain text from a provider that ignores the schema.
@@ -78,7 +78,7 @@ export interface SummaryPromptInput {
 }
 
 export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
-  'You compress the older part of an AI agent’s working context so that the agent can continue its task without it.',
+  'You compact the older part of an AI agent’s working context so that the agent can continue its task without it.',
   'Write a summary with exactly these sections: task overview, current state, important discoveries, next steps,',
   'context to preserve. Keep the user’s goal and constraints in their own words. Keep every file path, URL,',
   'identifier, number with its unit and error message that may matter later, verbatim. Say what was tried and failed.',

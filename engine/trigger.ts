@@ -1,13 +1,13 @@
 /**
- * When to compress: the triggers (tokens against the window, message and turn limits, pressure levels), the
- * exponential cooldown that stops compaction loops, and the target a compression aims for.
+ * When to compact: the triggers (tokens against the window, message and turn limits, pressure levels), the
+ * exponential cooldown that stops compaction loops, and the target a compaction aims for.
  *
  * The workflow checks a {@link Gate} before every model call: a handful of numbers computed here (by an activity,
  * so the result is recorded) and compared there in O(1), whatever the size of the context.
  */
 import type { CompactionPolicy } from './policy.ts';
 
-/** Why a compression runs: the budget check, a user's request, or the provider reporting an overflow. */
+/** Why a compaction runs: the budget check, a user's request, or the provider reporting an overflow. */
 export type Trigger = 'auto' | 'forced' | 'overflow';
 
 /** What the workflow knows about its context without looking at messages. */
@@ -18,32 +18,32 @@ export interface ContextStats {
   turns: number;
 }
 
-/** Consecutive compressions without a user message in between, and the tokens the last one left. */
+/** Consecutive compactions without a user message in between, and the tokens the last one left. */
 export interface CooldownState {
   consecutive: number;
   lastTokensAfter: number;
-  /** The tokens the last masking pass below the trigger left, when it came after the last compression. */
+  /** The tokens the last masking pass below the trigger left, when it came after the last compaction. */
   maskedTokensAfter?: number;
 }
 
 /**
- * The cooldown after a compression that left `tokensAfter`: a forced or overflow compaction resets it, an automatic
+ * The cooldown after a compaction that left `tokensAfter`: a forced or overflow compaction resets it, an automatic
  * one takes its next step, a masking pass below the trigger takes none and only moves its own floor.
  */
 export function cooldownAfter(
   before: CooldownState,
-  compression: { trigger: Trigger; maskPass?: boolean; tokensAfter: number },
+  compaction: { trigger: Trigger; maskPass?: boolean; tokensAfter: number },
 ): CooldownState {
-  if (compression.maskPass) return { ...before, maskedTokensAfter: compression.tokensAfter };
-  const consecutive = compression.trigger === 'auto' ? before.consecutive + 1 : 0;
-  return { consecutive, lastTokensAfter: compression.tokensAfter };
+  if (compaction.maskPass) return { ...before, maskedTokensAfter: compaction.tokensAfter };
+  const consecutive = compaction.trigger === 'auto' ? before.consecutive + 1 : 0;
+  return { consecutive, lastTokensAfter: compaction.tokensAfter };
 }
 
 export const NO_COOLDOWN: CooldownState = { consecutive: 0, lastTokensAfter: 0 };
 
 /** The numbers the workflow compares before every model call. */
 export interface Gate {
-  /** Compress at this many tokens (the lowest of the token triggers). */
+  /** Compact at this many tokens (the lowest of the token triggers). */
   tokens: number;
   /** …or above this many messages / turns. */
   messages?: number;
@@ -51,10 +51,10 @@ export interface Gate {
   /** The cooldown: the token trigger fires only from this many tokens on (0 after a user message). */
   floorAfterUser: number;
   floorWithoutUser: number;
-  /** The hard limit: from this many tokens on, compression fires whatever the floors say (absent in old states). */
+  /** The hard limit: from this many tokens on, compaction fires whatever the floors say (absent in old states). */
   hard?: number;
   /**
-   * A tool result over these limits fires compression to cut it, under any pressure: right after its call
+   * A tool result over these limits fires compaction to cut it, under any pressure: right after its call
    * (`newest`, AgentScope), or once the loop has moved on (the step before the newest, chatgpt-on-wechat's
    * "before each decision loop"). Set when the policy truncates tool results.
    */
@@ -62,7 +62,7 @@ export interface Gate {
   /**
    * Below the trigger, from `tokens` on, the old tool results are masked (policy `mask.fromRatio`) when that saves at
    * least `atLeast` tokens (the plan decides, and a pass that would save less is a skip that holds until growth).
-   * Not before `floor`: the last compression's tokens after it plus `atLeast` (what a pass must find new), or the
+   * Not before `floor`: the last compaction's tokens after it plus `atLeast` (what a pass must find new), or the
    * tokens of a skip plus its growth.
    */
   mask?: { tokens: number; atLeast: number; floor: number };
@@ -76,13 +76,13 @@ export function triggerTokens(policy: CompactionPolicy, window: number): number 
   return tokens;
 }
 
-/** Growth required before the next compression, after `consecutive` compressions without a user message. */
+/** Growth required before the next compaction, after `consecutive` compactions without a user message. */
 export function requiredGrowth(policy: CompactionPolicy, consecutive: number): number {
   if (consecutive <= 0 || policy.cooldown.length === 0) return 0;
   return policy.cooldown[Math.min(consecutive, policy.cooldown.length) - 1]!;
 }
 
-/** The gate after a compression that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
+/** The gate after a compaction that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
 export function gateOf(policy: CompactionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
   const floor = Math.ceil(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
   return {
@@ -189,10 +189,10 @@ export function gateAfterMaskSkip(
 
 /**
  * What fired, if anything: the O(1) check the workflow makes before every model call. The cooldown floor holds
- * back the token trigger only (message and turn limits are met by any compression, so they cannot loop).
+ * back the token trigger only (message and turn limits are met by any compaction, so they cannot loop).
  */
-export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompression: boolean): string | undefined {
-  const floor = userSinceLastCompression ? gate.floorAfterUser : gate.floorWithoutUser;
+export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
+  const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;
   if (stats.tokens >= gate.tokens && stats.tokens >= floor) return `tokens ${stats.tokens} ≥ ${gate.tokens}`;
   if (gate.hard !== undefined && stats.tokens >= gate.hard) return `tokens ${stats.tokens} ≥ hard limit ${gate.hard}`;
   if (gate.messages !== undefined && stats.messages > gate.messages) {
@@ -206,7 +206,7 @@ export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompress
 export interface GateCheck {
   gate: Gate;
   stats: ContextStats;
-  /** Automatic compressions since the user last spoke (0: the cooldown is reset). */
+  /** Automatic compactions since the user last spoke (0: the cooldown is reset). */
   consecutive: number;
 }
 
@@ -225,10 +225,10 @@ export type Due =
 export function compactionDue(
   gate: Gate,
   stats: ContextStats,
-  userSinceLastCompression: boolean,
+  userSinceLastCompaction: boolean,
   messages?: readonly ResultView[],
 ): Due | undefined {
-  const fired = gateFires(gate, stats, userSinceLastCompression);
+  const fired = gateFires(gate, stats, userSinceLastCompaction);
   if (fired !== undefined) return { kind: 'trigger', reason: fired };
   const result = messages ? oversizedResult(gate, messages) : undefined;
   if (result) {
@@ -260,7 +260,7 @@ export function gateFiresWith(
   return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages);
 }
 
-/** What a compression aims for: tokens, and messages and turns when a count limit fired. */
+/** What a compaction aims for: tokens, and messages and turns when a count limit fired. */
 export interface Target {
   tokens: number;
   /** Set when a message limit fired. */
@@ -274,8 +274,8 @@ export interface Target {
 }
 
 /**
- * The target for a compression. Automatic: the target ratio of the window, or the reduction of the pressure level
- * reached (escalating with consecutive compressions, round-robin through the levels); half of a count limit that
+ * The target for a compaction. Automatic: the target ratio of the window, or the reduction of the pressure level
+ * reached (escalating with consecutive compactions, round-robin through the levels); half of a count limit that
  * fired. Forced: at most half the current tokens. Overflow: half the current tokens (and at most the target ratio),
  * halved again on each further attempt.
  */

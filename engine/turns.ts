@@ -1,5 +1,5 @@
 /**
- * Step and turn layout. A step is the unit of compression: a user message, an assistant message that calls tools
+ * Step and turn layout. A step is the unit of compaction: a user message, an assistant message that calls tools
  * together with the tool messages answering it (removed or kept whole, never half), or a final answer. One of the
  * user's own messages opens a turn; a long-running agent's turn holds hundreds of steps.
  */
@@ -55,7 +55,7 @@ export interface StepLayout {
 }
 
 /**
- * The context as steps, the unit of compression: a turn of a long-running agent holds hundreds of them. Messages
+ * The context as steps, the unit of compaction: a turn of a long-running agent holds hundreds of them. Messages
  * that are neither (a summary, the ledger, a system prompt) are steps of their own.
  */
 export function layoutSteps(view: readonly StepView[]): StepLayout {

@@ -3,7 +3,7 @@
  * what the worker talks to without OPENAI_API_KEY (llm/endpoint.ts), the offline model.
  *
  * Which recorded reply answers a request is read from the request itself, so a retried request gets the same answer
- * and compression inside a turn (older steps dropped or summarized, a summary and the task ledger inserted as user
+ * and compaction inside a turn (older steps dropped or summarized, a summary and the task ledger inserted as user
  * messages) does not shift it ({@link locateRecordedReply}): a request that continues a turn is placed by the tool
  * call ids of its newest step, and gets the next assistant message recorded in that turn; a turn's first call is
  * placed by the user's message, matched against the recording's user messages in order
@@ -138,10 +138,10 @@ export interface ReplayOptions {
   source?: string;
 }
 
-/** How a summary that compression put in the context begins (engine/summary.ts renderSummary). */
+/** How a summary that compaction put in the context begins (engine/summary.ts renderSummary). */
 export const SUMMARY_PREFIX = '[Summary of earlier conversation';
 
-/** A user message that compression put in the context (a summary, the task ledger), not one the user sent. */
+/** A user message that compaction put in the context (a summary, the task ledger), not one the user sent. */
 export function isCompactionMessage(message: ChatMessage): boolean {
   if (message.role !== 'user') return false;
   const text = textOf(message.content);
@@ -188,7 +188,7 @@ export interface LocatedReply {
 }
 
 /**
- * The recorded reply that answers a request, robust to compression inside the turn. Compression may drop or
+ * The recorded reply that answers a request, robust to compaction inside the turn. Compaction may drop or
  * summarize older steps of the turn in progress and insert a summary and the task ledger as user messages, so
  * neither counting user messages nor counting assistant messages after the last one places a request. The newest
  * step is always kept, so:
@@ -200,7 +200,7 @@ export interface LocatedReply {
  * - otherwise it is a turn's first call (no assistant message after the turn's user message, or that message is the
  *   last one): `firstCallTurn` says which turn, and the turn's first recorded reply answers;
  * - tool call ids the recording does not have: the turn from `firstCallTurn`, the step by counting the assistant
- *   messages after the user's last message (the rule before compression inside turns).
+ *   messages after the user's last message (the rule before compaction inside turns).
  *
  * Undefined when `firstCallTurn` cannot place the request.
  */

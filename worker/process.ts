@@ -110,7 +110,7 @@ async function serve(
     log(`[model] ${settings.model} via ${model.label}`);
     log(
       model.replayed
-        ? '[model] summaries: EXTRACTIVE (replayed model, no summary model): compression quotes, it does not rewrite'
+        ? '[model] summaries: EXTRACTIVE (replayed model, no summary model): compaction quotes, it does not rewrite'
         : `[model] summaries: ${settings.summaryModel}`,
     );
     const agents = await startInProcessAgents({

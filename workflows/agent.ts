@@ -82,15 +82,13 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     },
   );
 
-  setHandler(
-    api.compressionEventsQuery,
-    (query) => {
-      const since = query?.since ?? 0; // the temporal CLI and the UI send `null` for no input
-      const events = (state.events ?? []).filter((event) => event.seq > since);
-      return query?.limit != null ? events.slice(0, query.limit) : events;
-    },
-    { description: about.compressionEvents },
-  );
+  const eventsAfter = (query?: { since?: number; limit?: number } | null) => {
+    const since = query?.since ?? 0; // the temporal CLI and the UI send `null` for no input
+    const events = (state.events ?? []).filter((event) => event.seq > since);
+    return query?.limit != null ? events.slice(0, query.limit) : events;
+  };
+  setHandler(api.compactionEventsQuery, eventsAfter, { description: about.compactionEvents });
+  setHandler(api.compressionEventsQuery, eventsAfter, { description: about.compressionEvents });
   setHandler(api.statsQuery, () => state.stats ?? api.NO_COMPACTIONS, { description: about.stats });
   setHandler(api.contextQuery, () => api.publicState(state).messages, { description: about.context });
   setHandler(api.ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, { description: about.ledger });
@@ -106,10 +104,11 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
+    const policy = api.compactionPolicyOf(input);
     const describe = {
       model: input.model,
       ...(input.modelOverride ? { override: input.modelOverride } : {}),
-      ...(input.compression ? { compression: input.compression } : {}),
+      ...(policy ? { compaction: policy } : {}),
     };
     conversation.describedAs(
       await describeModel.executeWithOptions({ ...STORE_OPTIONS, summary: `describe model ${input.model}` }, [

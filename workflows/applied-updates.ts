@@ -68,7 +68,14 @@ export function appliedFromCarry(carried: [string, UpdateResult | null][] = []):
   return new Map(carried.map(([id, result]) => [id, result && slimResult(result)]));
 }
 
-/** A result as kept: a compaction's event without the removed items it may list (recorded before summaries). */
+/**
+ * A result as kept: a compaction's event without the removed items it may list (recorded before summaries), and
+ * `compacted` under its name (a run before the rename said `compressed`).
+ */
 function slimResult(result: UpdateResult): UpdateResult {
-  return 'compressed' in result && result.event ? { ...result, event: summaryOfEvent(result.event) } : result;
+  if ('compressed' in result) {
+    const { compressed, ...rest } = result as UpdateResult & { compressed: boolean };
+    result = { ...rest, compacted: compressed };
+  }
+  return 'compacted' in result && result.event ? { ...result, event: summaryOfEvent(result.event) } : result;
 }

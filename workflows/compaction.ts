@@ -35,7 +35,7 @@ const { planCompaction, applyCompaction } = proxyActivities<Activities>(STEP_OPT
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 /**
- * Runs one compression and swaps its result into `state`. A summarizer that fails after its retries makes the
+ * Runs one compaction and swaps its result into `state`. A summarizer that fails after its retries makes the
  * plan be made again with the summarizer marked failed, so the plan's fallback runs: compaction never dead-ends.
  */
 export async function compact(
@@ -46,7 +46,7 @@ export async function compact(
   attempt = 1,
 ): Promise<CompactResult> {
   const { state, life, counting } = conversation;
-  const seq = (state.compressions ?? 0) + 1;
+  const seq = (state.compactions ?? 0) + 1;
   const startedAt = Date.now();
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
   let summarizerFailed = false;
@@ -54,7 +54,7 @@ export async function compact(
   const goalKey = goal && recordKey(life, goal);
   for (;;) {
     const plan = await planCompaction.executeWithOptions(
-      { ...STEP_OPTIONS, summary: `plan compression ${seq} (${trigger}, ${state.contextTokens} tok)` },
+      { ...STEP_OPTIONS, summary: `plan compaction ${seq} (${trigger}, ${state.contextTokens} tok)` },
       [
         {
           ...life,
@@ -69,13 +69,13 @@ export async function compact(
           ...(summarizerFailed ? { summarizerFailed } : {}),
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
-          ...(state.callsSinceCompression !== undefined ? { callsSinceCompression: state.callsSinceCompression } : {}),
+          ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
         },
       ],
     );
     if (plan.action === 'skip') {
       conversation.skipped(plan.gate);
-      return { compressed: false, reason: plan.reason };
+      return { compacted: false, reason: plan.reason };
     }
     let summary: Awaited<ReturnType<typeof summarizeSpan>> | undefined;
     if (plan.summary) {
@@ -113,7 +113,7 @@ export async function compact(
     // below the trigger none (it must find new tokens to run at all).
     const consecutive = cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter: 0 }).consecutive;
     const applied = await applyCompaction.executeWithOptions(
-      { ...STEP_OPTIONS, summary: `apply compression ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
+      { ...STEP_OPTIONS, summary: `apply compaction ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
       [
         {
           ...life,
@@ -142,6 +142,6 @@ export async function compact(
       ledger: summary?.ledger,
     });
     showCompaction(state, event);
-    return { compressed: true, reason: event.reason, event };
+    return { compacted: true, reason: event.reason, event };
   }
 }

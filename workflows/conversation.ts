@@ -53,12 +53,13 @@ export class Conversation {
       messages: [],
       contextTokens: 0,
       contextTurns: 0,
-      compressions: 0,
+      compactions: 0,
       events: [],
       cooldown: { consecutive: 0, lastTokensAfter: 0 },
     };
     // Carried beside the state before it was part of it (a run of an earlier release hands over this way).
     state.nextMessageSeq ??= carry?.nextMessageSeq ?? 1;
+    renameEarlierFields(state);
     if (state.events) state.events = state.events.map(summaryOfEvent); // a run before event summaries kept it all
     if (typeof state.droppedSignals === 'number') state.droppedSignals = { earlier: state.droppedSignals };
     if (carry?.reopened) {
@@ -146,7 +147,7 @@ export class Conversation {
 
   /** A model call answered (the pace the cost decision prices). */
   called(): void {
-    this.state.callsSinceCompression = (this.state.callsSinceCompression ?? 0) + 1;
+    this.state.callsSinceCompaction = (this.state.callsSinceCompaction ?? 0) + 1;
   }
 
   turnDone(turn: number): void {
@@ -230,8 +231,8 @@ export class Conversation {
     state.base = event.keys.context;
     state.baseLength = context.length;
     state.tailFromSeq = done.tailFromSeq;
-    state.compressions = event.seq;
-    state.callsSinceCompression = 0;
+    state.compactions = event.seq;
+    state.callsSinceCompaction = 0;
     state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
     const previous = state.stats ?? NO_COMPACTIONS;
     const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
@@ -250,5 +251,22 @@ export class Conversation {
     });
     state.gate = done.gate;
     if (done.ledger) state.ledger = done.ledger;
+  }
+}
+
+/** State fields under the names they had before "compaction" became the one noun (a run of an earlier release). */
+interface EarlierNames {
+  compressions?: number;
+  callsSinceCompression?: number;
+}
+
+function renameEarlierFields(state: WorkflowState & EarlierNames): void {
+  if (state.compressions !== undefined) {
+    state.compactions ??= state.compressions;
+    delete state.compressions;
+  }
+  if (state.callsSinceCompression !== undefined) {
+    state.callsSinceCompaction ??= state.callsSinceCompression;
+    delete state.callsSinceCompression;
   }
 }

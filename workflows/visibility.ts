@@ -3,7 +3,7 @@
  * message content. Each function is called at one point of the workflow (the order of these commands is part of
  * every recorded history).
  */
-import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CompactionEventSummary, WorkflowState } from '../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 
@@ -30,15 +30,24 @@ export function showTurn(state: WorkflowState): void {
   setCurrentDetails(currentDetails(state));
 }
 
+/**
+ * Runs recorded before "compaction" became the one noun upserted the count as AgentCompressions: where such a history
+ * replays, this patch is absent and the count keeps its former name.
+ */
+const COMPACTION_NOUN_PATCH = 'compaction-noun';
+
 /** After a compaction: its count, when, the context's tokens, and what it did. */
 export function showCompaction(state: WorkflowState, event: CompactionEventSummary): void {
+  const count = patched(COMPACTION_NOUN_PATCH)
+    ? SEARCH_ATTRIBUTES.compactions
+    : SEARCH_ATTRIBUTES.compactionsFormerName;
   upsertSearchAttributes([
-    { key: SEARCH_ATTRIBUTES.compactions, value: event.seq },
+    { key: count, value: event.seq },
     { key: SEARCH_ATTRIBUTES.lastCompactedAt, value: new Date(Date.now()) },
     { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
   ]);
   setCurrentDetails(
-    `compression ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,
+    `compaction ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,
   );
 }
 
@@ -59,7 +68,7 @@ export function currentDetails(state: WorkflowState): string {
     `**${state.status}** · model ${state.model} · preset ${state.policy?.preset ?? 'default'}`,
     `context: ${state.contextTokens} of ${window} tokens${percent}`,
     `turns: ${state.turns} · messages in context: ${state.messages.length}`,
-    `compressions: ${state.compressions ?? 0}` +
+    `compactions: ${state.compactions ?? 0}` +
       (last ? ` · last: ${last.tokensBefore} → ${last.tokensAfter} tokens` : ''),
     ...(last ? [`last strategies: ${last.strategies.join(', ')}`] : []),
   ].join('\n\n');

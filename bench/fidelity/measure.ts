@@ -1,6 +1,6 @@
 /**
  * The pure half of `npm run fidelity`: fact matching, and one replay's figures from its report and what its
- * compressions left in the store (read by bench/fidelity.ts into {@link CompactionSnapshot}s).
+ * compactions left in the store (read by bench/fidelity.ts into {@link CompactionSnapshot}s).
  */
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
@@ -37,7 +37,7 @@ export function factsFound(facts: readonly string[], texts: readonly string[]): 
   return new Set(facts.filter((fact) => haystack.includes(normalizeWhitespace(fact))));
 }
 
-/** What one compression left, as read from the store. */
+/** What one compaction left, as read from the store. */
 export interface CompactionSnapshot {
   seq: number;
   strategies: string[];
@@ -54,7 +54,7 @@ export interface CompactionSnapshot {
   reload: { identical: number; total: number };
 }
 
-/** Facts kept after one compression, of those that had appeared in the session by then. */
+/** Facts kept after one compaction, of those that had appeared in the session by then. */
 export interface FactsAfter {
   seq: number;
   appeared: number;
@@ -65,7 +65,7 @@ export interface FactsAfter {
 }
 
 /**
- * For each compression: the facts that had appeared so far (in anything removed up to it, or in the context or
+ * For each compaction: the facts that had appeared so far (in anything removed up to it, or in the context or
  * summary after it) and those of them still present in its summary or the context after it.
  */
 export function factsAfterEach(facts: readonly string[], snapshots: readonly CompactionSnapshot[]): FactsAfter[] {
@@ -94,23 +94,23 @@ export interface ReplayFigures {
   maxRequestTokens: number;
   /** Each request's tokens, when the report carries them. */
   requestTokens?: number[];
-  /** Each request's tokens without compression, when the report carries them. */
-  requestTokensWithoutCompression?: number[];
+  /** Each request's tokens without compaction, when the report carries them. */
+  requestTokensWithoutCompaction?: number[];
   tokensSent: number;
-  tokensSentWithoutCompression: number;
+  tokensSentWithoutCompaction: number;
   toolPairViolations: number;
 }
 
 /**
- * The tokens sent by the best compression that runs only when a request reaches `trigger` tokens: every request
- * below it goes whole, and each compression leaves nothing at all (the context then grows by the recording's own
- * steps until it reaches the trigger again). No compression at that trigger sends less.
+ * The tokens sent by the best compaction that runs only when a request reaches `trigger` tokens: every request
+ * below it goes whole, and each compaction leaves nothing at all (the context then grows by the recording's own
+ * steps until it reaches the trigger again). No compaction at that trigger sends less.
  */
-export function sentFloor(withoutCompression: readonly number[], trigger: number): number {
+export function sentFloor(withoutCompaction: readonly number[], trigger: number): number {
   let sent = 0;
   let current = 0;
   let previous = 0;
-  for (const whole of withoutCompression) {
+  for (const whole of withoutCompaction) {
     current += whole - previous;
     previous = whole;
     if (current >= trigger) current = 0;
@@ -128,20 +128,20 @@ export interface RunResult {
   recordedSteps: number;
   replayedSteps: number;
   modelCalls: number;
-  compressions: number;
-  /** Compressions that used each strategy (a compression with two strategies counts for both). */
+  compactions: number;
+  /** Compactions that used each strategy (a compaction with two strategies counts for both). */
   byStrategy: Record<string, number>;
   summaries: number;
-  /** Compressions that dropped or summarized messages and wrote no summary. */
+  /** Compactions that dropped or summarized messages and wrote no summary. */
   removedWithoutSummary: number;
   facts: {
     total: number;
-    /** Over compressions where some fact had appeared; null when there was no compression. */
+    /** Over compactions where some fact had appeared; null when there was no compaction. */
     minPct: number | null;
     meanPct: number | null;
-    /** The compression with the lowest share kept, and the facts it was missing. */
+    /** The compaction with the lowest share kept, and the facts it was missing. */
     worst: { seq: number; missing: string[] } | null;
-    perCompression: FactsAfter[];
+    perCompaction: FactsAfter[];
   };
   maxRequestTokens: number;
   /**
@@ -152,8 +152,8 @@ export interface RunResult {
   /** Tokens sent against sending the whole recording so far each time. */
   tokensRatio: number;
   /**
-   * The least `tokensRatio` any compression that runs at the preset's trigger could reach ({@link sentFloor}), when
-   * the report carries the requests without compression.
+   * The least `tokensRatio` any compaction that runs at the preset's trigger could reach ({@link sentFloor}), when
+   * the report carries the requests without compaction.
    */
   tokensRatioFloor?: number;
   toolPairViolations: number;
@@ -186,7 +186,7 @@ export function runResult(
     recordedSteps: report.recordedSteps,
     replayedSteps: report.replayedSteps,
     modelCalls: report.modelCalls,
-    compressions: snapshots.length,
+    compactions: snapshots.length,
     byStrategy,
     summaries: snapshots.filter((s) => s.summary !== null).length,
     removedWithoutSummary: snapshots.filter((s) => s.summary === null && s.droppedCount > 0).length,
@@ -195,7 +195,7 @@ export function runResult(
       minPct: worst ? worst.pct : null,
       meanPct: measured.length ? measured.reduce((sum, a) => sum + a.pct!, 0) / measured.length : null,
       worst: worst ? { seq: worst.seq, missing: worst.missing } : null,
-      perCompression: after,
+      perCompaction: after,
     },
     maxRequestTokens: report.maxRequestTokens,
     requestsOverWindow: report.requestTokens
@@ -203,13 +203,13 @@ export function runResult(
       : report.maxRequestTokens > report.window
         ? null
         : 0,
-    tokensRatio: report.tokensSentWithoutCompression > 0 ? report.tokensSent / report.tokensSentWithoutCompression : 0,
-    ...(report.requestTokensWithoutCompression &&
+    tokensRatio: report.tokensSentWithoutCompaction > 0 ? report.tokensSent / report.tokensSentWithoutCompaction : 0,
+    ...(report.requestTokensWithoutCompaction &&
     run.triggerTokens !== undefined &&
-    report.tokensSentWithoutCompression > 0
+    report.tokensSentWithoutCompaction > 0
       ? {
           tokensRatioFloor:
-            sentFloor(report.requestTokensWithoutCompression, run.triggerTokens) / report.tokensSentWithoutCompression,
+            sentFloor(report.requestTokensWithoutCompaction, run.triggerTokens) / report.tokensSentWithoutCompaction,
         }
       : {}),
     toolPairViolations: report.toolPairViolations,
@@ -230,11 +230,11 @@ export function failedRun(
     recordedSteps: 0,
     replayedSteps: 0,
     modelCalls: 0,
-    compressions: 0,
+    compactions: 0,
     byStrategy: {},
     summaries: 0,
     removedWithoutSummary: 0,
-    facts: { total: 0, minPct: null, meanPct: null, worst: null, perCompression: [] },
+    facts: { total: 0, minPct: null, meanPct: null, worst: null, perCompaction: [] },
     maxRequestTokens: 0,
     requestsOverWindow: null,
     tokensRatio: 0,

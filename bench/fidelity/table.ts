@@ -19,7 +19,7 @@ export function windowLabel(window: number): string {
   return window % 1000 === 0 ? `${window / 1000}k` : String(window);
 }
 
-/** Strategies with the number of compressions that used each, most used first, e.g. `summarize×6 halve×1`. */
+/** Strategies with the number of compactions that used each, most used first, e.g. `summarize×6 halve×1`. */
 export function strategiesLabel(byStrategy: Record<string, number>): string {
   return Object.entries(byStrategy)
     .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
@@ -32,7 +32,7 @@ const COLUMNS: Column[] = [
   { title: 'window', align: 'right', cell: (r) => windowLabel(r.window) },
   { title: 'preset', align: 'left', cell: (r) => r.preset },
   { title: 'steps', align: 'right', cell: (r) => `${r.replayedSteps}/${r.recordedSteps}` },
-  { title: 'compr', align: 'right', cell: (r) => String(r.compressions) },
+  { title: 'compr', align: 'right', cell: (r) => String(r.compactions) },
   { title: 'summ', align: 'right', cell: (r) => String(r.summaries) },
   { title: 'nosum', align: 'right', cell: (r) => String(r.removedWithoutSummary) },
   { title: 'facts min/mean', align: 'right', cell: (r) => `${pct(r.facts.minPct)} / ${pct(r.facts.meanPct)}` },
@@ -92,8 +92,8 @@ export function checkTargets(results: readonly RunResult[]): TargetCheck[] {
     check('every replay ran every recorded step', results, (r) => !!r.error || r.replayedSteps < r.recordedSteps),
     check('every preset: 0 requests over the window', results, (r) => r.requestsOverWindow !== 0),
     check('every preset: 0 tool-pair violations', results, (r) => r.toolPairViolations > 0),
-    check('default: 0 compressions without a summary', defaults, (r) => r.removedWithoutSummary > 0),
-    check('default: ≥ 95% of facts kept after every compression', defaults, (r) => (r.facts.minPct ?? 100) < 95),
+    check('default: 0 compactions without a summary', defaults, (r) => r.removedWithoutSummary > 0),
+    check('default: ≥ 95% of facts kept after every compaction', defaults, (r) => (r.facts.minPct ?? 100) < 95),
     check('default: tokens sent ≤ 0.5× sending everything', defaults, (r) => r.tokensRatio > 0.5),
     check('default: every removed item reloads byte-identical', defaults, (r) => r.reload.identical < r.reload.total),
   ];

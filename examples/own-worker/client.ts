@@ -1,7 +1,7 @@
 // Start an agent with the team's system prompt, ask it about four cities, force a compaction and print the events.
 import {
   compactAgent,
-  compressionEvents,
+  compactionEvents,
   connectClient,
   loadTemporalTarget,
   sendMessage,
@@ -16,16 +16,16 @@ await startAgent(client, {
   taskQueue: process.env.LONGRUN_TASK_QUEUE ?? 'longrun-agents',
   systemPrompt: 'You are the field team’s weather desk. Check the forecast tool before you answer.',
   // Protect only the last exchange, so that this short conversation has something to compact.
-  compression: { keepTurns: 1, reserveRatio: 0 },
+  compaction: { keepTurns: 1, reserveRatio: 0 },
 });
 for (const city of ['Bergen', 'Oslo', 'Tromsø', 'Stavanger']) {
   const { reply } = await sendMessage(client, agentId, `Do we need rain gear in ${city} tomorrow?`);
   console.log(`${city}: ${reply}`);
 }
 
-const { compressed, reason } = await compactAgent(client, agentId, { strategy: 'summarize' });
-console.log(`compaction: ${compressed ? 'done' : 'skipped'} (${reason})`);
-for (const event of await compressionEvents(client, agentId)) {
+const { compacted, reason } = await compactAgent(client, agentId, { strategy: 'summarize' });
+console.log(`compaction: ${compacted ? 'done' : 'skipped'} (${reason})`);
+for (const event of await compactionEvents(client, agentId)) {
   console.log(`event ${event.seq}: ${event.strategies.join('+')}, ${event.tokensBefore} → ${event.tokensAfter} tokens`);
 }
 await client.connection.close();

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.ts';
-import { agentState, sendMessage, startAgent, storedCompressionEvents } from '../../client/agents.ts';
+import { agentState, sendMessage, startAgent, storedCompactionEvents } from '../../client/agents.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
@@ -127,17 +127,17 @@ describe('a long agent loop under one user message', () => {
     }
 
     const state = await agentState(h.client, agentId);
-    expect(state.compressions).toBeGreaterThanOrEqual(3);
-    const events = await storedCompressionEvents(
+    expect(state.compactions).toBeGreaterThanOrEqual(3);
+    const events = await storedCompactionEvents(
       h.store,
       state,
-      Array.from({ length: state.compressions! }, (_, i) => i + 1),
+      Array.from({ length: state.compactions! }, (_, i) => i + 1),
     );
     for (const event of events) {
       // Nothing leaves without a trace: whatever was dropped is in the event's summary.
       const dropped = event.removed.filter((r) => r.replacedBy === 'summary');
-      if (dropped.length > 0) expect(event.summaryTokens, `compression ${event.seq}`).toBeGreaterThan(0);
-      for (const item of event.removed) expect(item.replacedBy, `${item.id} in compression ${event.seq}`).toBeDefined();
+      if (dropped.length > 0) expect(event.summaryTokens, `compaction ${event.seq}`).toBeGreaterThan(0);
+      for (const item of event.removed) expect(item.replacedBy, `${item.id} in compaction ${event.seq}`).toBeDefined();
       // Every removed message reloads byte-identical from storage.
       const lines = ((await h.store.get(event.keys.removed)) ?? '').split('\n').filter(Boolean);
       expect(lines).toHaveLength(event.removed.length);

@@ -42,13 +42,13 @@ describe('chunked summaries', () => {
       agentId,
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0, maxTokens: 200 } },
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0, maxTokens: 200 } },
     });
     const note = 'The quarterly report lists revenue by region and the regional managers comment on each figure. ';
     for (let i = 1; i <= 10; i++) await sendMessage(h.client, agentId, `Note ${i}: ${note.repeat(12)}`);
     const before = h.model.requests.filter(isSummary).length;
     const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
-    expect(result.compressed).toBe(true);
+    expect(result.compacted).toBe(true);
     const chunks = result.event!.summaryChunks!;
     expect(chunks).toBeGreaterThan(1);
     const asks = h.model.requests.filter(isSummary).slice(before);

@@ -98,7 +98,7 @@ describe('longrun CLI', () => {
     // Nothing reached the workflow: no signal was dropped there, no compaction ran.
     const state = JSON.parse((await longrun('state', agentId, '--json')).stdout) as AgentState;
     expect(state.droppedSignals).toBeUndefined();
-    expect(state.compressions ?? 0).toBe(0);
+    expect(state.compactions ?? 0).toBe(0);
 
     const window = await longrun('start', newAgentId('cli-window'), '--window', 'abc');
     expect(window.code).toBe(2);
@@ -196,12 +196,12 @@ describe('longrun CLI', () => {
     const compacted = await longrun('compact', agentId, '--strategy', 'truncate-rounds');
     expect(compacted.code, compacted.stderr).toBe(0);
     expect(compacted.stdout).toMatch(
-      /^compression 1: \d+ → \d+ tokens, 12 → \d+ messages\nstrategies: truncate-rounds\n/,
+      /^compaction 1: \d+ → \d+ tokens, 12 → \d+ messages\nstrategies: truncate-rounds\n/,
     );
 
     const table = await longrun('events', agentId);
     expect(table.stdout).toMatch(/1\s+\S+ \S+\s+forced\s+\d+ → \d+\s+12 → \d+\s+truncate-rounds/);
-    expect(table.stdout).toContain('1 compression(s)');
+    expect(table.stdout).toContain('1 compaction(s)');
     const { events, stats } = JSON.parse((await longrun('events', agentId, '--json')).stdout) as {
       events: CompactionEvent[];
       stats: { count: number };
@@ -221,7 +221,7 @@ describe('longrun CLI', () => {
     expect(preset.stderr).toContain('preset: "nope" is not allowed (one of default, astrbot');
   });
 
-  it('events lists every compression, the older ones from S3; --if-due and --expect-turn', async () => {
+  it('events lists every compaction, the older ones from S3; --if-due and --expect-turn', async () => {
     const { agentId, turns } = await agentWithCompactions(h, 'cli', 11);
     const all = JSON.parse((await longrun('events', agentId, '--json')).stdout) as { events: CompactionEvent[] };
     expect(all.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
@@ -231,14 +231,14 @@ describe('longrun CLI', () => {
     expect(first.events.map((e) => e.seq)).toEqual([1, 2]);
     const none = await longrun('events', agentId, '--limit', '0');
     expect(none).toMatchObject({ code: 0 });
-    expect(none.stdout).toMatch(/^no events in the range asked for\n11 compression\(s\)/);
+    expect(none.stdout).toMatch(/^no events in the range asked for\n11 compaction\(s\)/);
     const negative = await longrun('events', agentId, '--limit', '-1');
     expect(negative.code).toBe(2);
     expect(negative.stderr).toContain('--limit: must be an integer ≥ 0 (got "-1")');
 
     const ifDue = await longrun('compact', agentId, '--if-due');
     expect(ifDue).toMatchObject({ code: 0 });
-    expect(ifDue.stdout).toMatch(/^nothing compressed: below the trigger/);
+    expect(ifDue.stdout).toMatch(/^nothing compacted: below the trigger/);
 
     const stale = await longrun('send', agentId, 'late', '--expect-turn', '1');
     expect(stale.code).toBe(1);
@@ -247,7 +247,7 @@ describe('longrun CLI', () => {
     expect((await longrun('send', agentId, 'x', '--expect-turn', '2', '--no-wait')).code).toBe(2);
   });
 
-  it('replay runs a recorded session through a real agent and reports what compression did', async () => {
+  it('replay runs a recorded session through a real agent and reports what compaction did', async () => {
     const lines: unknown[] = [{ role: 'system', content: 'You read logs.' }];
     for (let page = 1; page <= 24; page++) {
       const id = `call_${page}`;
@@ -287,17 +287,17 @@ describe('longrun CLI', () => {
     expect(report).toMatchObject({ recordedSteps: 79, replayedSteps: 79, stepBudget: 41, cutShort: [] });
     expect(report.agentId).toMatch(/^replay-/);
     expect(report.storagePrefix).toMatch(new RegExp(`^agents/${report.agentId}/[^/]+/$`));
-    expect(report.compressions.length).toBeGreaterThanOrEqual(2);
-    for (const compression of report.compressions) {
-      expect(compression.tokensAfter).toBeLessThan(compression.tokensBefore);
-      expect(compression.offloaded.length).toBeGreaterThan(0);
-      expect(compression.offloaded.every((o) => o.reloadIdentical)).toBe(true);
-      expect(compression.removedCount).toBe(compression.offloaded.length);
-      for (const key of Object.values(compression.keys)) expect(key.startsWith(report.storagePrefix)).toBe(true);
-      expect(compression.keys.event).toMatch(new RegExp(`/compactions/0*${compression.seq}/event\\.json$`));
+    expect(report.compactions.length).toBeGreaterThanOrEqual(2);
+    for (const compaction of report.compactions) {
+      expect(compaction.tokensAfter).toBeLessThan(compaction.tokensBefore);
+      expect(compaction.offloaded.length).toBeGreaterThan(0);
+      expect(compaction.offloaded.every((o) => o.reloadIdentical)).toBe(true);
+      expect(compaction.removedCount).toBe(compaction.offloaded.length);
+      for (const key of Object.values(compaction.keys)) expect(key.startsWith(report.storagePrefix)).toBe(true);
+      expect(compaction.keys.event).toMatch(new RegExp(`/compactions/0*${compaction.seq}/event\\.json$`));
     }
     expect(report.maxRequestTokens).toBeLessThanOrEqual(4096);
-    expect(report.tokensSent).toBeLessThan(report.tokensSentWithoutCompression);
+    expect(report.tokensSent).toBeLessThan(report.tokensSentWithoutCompaction);
     expect(report.historyBytes).toBeGreaterThan(0);
     expect(report.finalView.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'archive_30' });
 

@@ -1,5 +1,5 @@
 /**
- * Compression end to end: a long session with tool calls in a small window compresses itself several times through
+ * Compaction end to end: a long session with tool calls in a small window compacts itself several times through
  * the plan / summarize / apply activities; forced compactions by Update and Signal; events consistent with the
  * state; every request the model received valid and within the window; every removed item reloads byte-identical.
  */
@@ -12,9 +12,9 @@ import {
   agentLedger,
   agentState,
   compactAgent,
-  compressionEvents,
-  compressionHistory,
-  compressionStats,
+  compactionEvents,
+  compactionHistory,
+  compactionStats,
   requestCompaction,
   sendMessage,
   startAgent,
@@ -121,10 +121,10 @@ function agentRequests(): RecordedRequest[] {
   return h.model.requests.filter((r) => !isSummaryRequest(r));
 }
 
-describe('automatic compression in a long session', () => {
+describe('automatic compaction in a long session', () => {
   const agentId = newAgentId('long');
 
-  it('compresses several times, keeps every request valid and within the window', async () => {
+  it('compacts several times, keeps every request valid and within the window', async () => {
     await startAgent(h.client, {
       agentId,
       model: 'gpt-4o-mini',
@@ -139,7 +139,7 @@ describe('automatic compression in a long session', () => {
     }
     const state = await agentState(h.client, agentId);
     expect(state.turns).toBe(turns);
-    expect(state.compressions).toBeGreaterThanOrEqual(5);
+    expect(state.compactions).toBeGreaterThanOrEqual(5);
     expect(state.contextTokens).toBeLessThanOrEqual(WINDOW);
 
     // Every request the model received: tool pairs intact, and within the window (counted as the engine counts).
@@ -155,9 +155,9 @@ describe('automatic compression in a long session', () => {
 
   it('records events consistent with the state, queryable by since/limit, with stats', async () => {
     const state = await agentState(h.client, agentId);
-    const events = await compressionEvents(h.client, agentId);
-    expect(events.length).toBe(Math.min(10, state.compressions!));
-    expect(events.at(-1)!.seq).toBe(state.compressions);
+    const events = await compactionEvents(h.client, agentId);
+    expect(events.length).toBe(Math.min(10, state.compactions!));
+    expect(events.at(-1)!.seq).toBe(state.compactions);
     for (const event of events) {
       expect(event.trigger).toBe('auto');
       expect(event.tokensAfter).toBeLessThan(event.tokensBefore);
@@ -167,9 +167,9 @@ describe('automatic compression in a long session', () => {
       expect(event).not.toHaveProperty('removed');
     }
     const since = events.at(-3)!.seq;
-    expect((await compressionEvents(h.client, agentId, { since, limit: 1 })).map((e) => e.seq)).toEqual([since + 1]);
-    const stats = await compressionStats(h.client, agentId);
-    expect(stats.count).toBe(state.compressions);
+    expect((await compactionEvents(h.client, agentId, { since, limit: 1 })).map((e) => e.seq)).toEqual([since + 1]);
+    const stats = await compactionStats(h.client, agentId);
+    expect(stats.count).toBe(state.compactions);
     expect(stats.tokensSaved).toBeGreaterThan(0);
     expect(stats.averageReduction).toBeLessThan(1);
     // The last event's context manifest is the working context's start.
@@ -180,7 +180,7 @@ describe('automatic compression in a long session', () => {
   });
 
   it('every removed item reloads byte-identical, from its key and through context_reload', async () => {
-    const { events } = await compressionHistory(h.client, h.store, agentId); // every event, in full, from S3
+    const { events } = await compactionHistory(h.client, h.store, agentId); // every event, in full, from S3
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
     let checked = 0;
     for (const event of events) {
@@ -208,7 +208,7 @@ describe('automatic compression in a long session', () => {
 });
 
 describe("the turn's own message", () => {
-  it('when it makes compression due, the model call stores it, skips the model, and the agent compacts first', async () => {
+  it('when it makes compaction due, the model call stores it, skips the model, and the agent compacts first', async () => {
     const agentId = newAgentId('due');
     await startAgent(h.client, {
       agentId,
@@ -218,13 +218,13 @@ describe("the turn's own message", () => {
     });
     for (let page = 1; page <= 2; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
     const before = await agentState(h.client, agentId);
-    expect(before.compressions).toBe(0);
+    expect(before.compactions).toBe(0);
     expect(before.contextTokens).toBeLessThan(before.gate!.tokens);
     // A message just large enough to cross the trigger (" word" is one token in o200k_base).
     const big = `Read page 3 of the log. ${'word '.repeat(before.gate!.tokens - before.contextTokens + 200)}`;
     await sendMessage(h.client, agentId, big);
     const after = await agentState(h.client, agentId);
-    expect(after.compressions).toBe(1);
+    expect(after.compactions).toBe(1);
     expect(after.events![0]!.trigger).toBe('auto');
     expect(after.events![0]!.tokensBefore).toBeGreaterThan(before.gate!.tokens);
 
@@ -276,7 +276,7 @@ describe('the task ledger', () => {
       model: 'gpt-4o-mini',
       systemPrompt: 'You read server logs.',
       taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
     });
     await sendMessage(h.client, agentId, 'Audit the server log for slow requests.');
     await sendMessage(h.client, agentId, 'Read page 1 of the log. Never skip a page.');
@@ -315,13 +315,13 @@ describe('context overflow reported by the provider', () => {
       model: 'gpt-4o-mini',
       systemPrompt: OVERFLOW_PROMPT,
       taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
     });
     for (let page = 1; page <= 6; page++) {
       const result = await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
       expect(result.reply).toMatch(/^Page read/);
     }
-    const events = await compressionEvents(h.client, agentId);
+    const events = await compactionEvents(h.client, agentId);
     expect(events.length).toBeGreaterThan(0);
     expect(events.every((e) => e.trigger === 'overflow')).toBe(true);
     // No request after a refusal went out unchanged: every refusal was followed by a smaller request.
@@ -339,7 +339,7 @@ describe('summaries that keep what matters', () => {
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
       // The user's messages leave with the span (not kept verbatim), so their facts are at risk.
-      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
     });
 
   it('the fact check catches a summary that dropped a path and an error: the error in the ledger, the path re-asked and pinned', async () => {
@@ -395,7 +395,7 @@ describe('forced compaction', () => {
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
       modelOverride: { window: 64_000 },
-      compression: { reserveRatio: 0, keepTurns: 2 },
+      compaction: { reserveRatio: 0, keepTurns: 2 },
     });
     for (let page = 1; page <= pages; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
     return agentId;
@@ -404,12 +404,12 @@ describe('forced compaction', () => {
   it('by Update returns the event; its instructions reach the summary prompt', async () => {
     const agentId = await agentAfterPages('forced', 8);
     const before = await agentState(h.client, agentId);
-    expect(before.compressions).toBe(0);
+    expect(before.compactions).toBe(0);
     const result = await compactAgent(h.client, agentId, {
       instructions: 'Keep the item ids of page 2',
       strategy: 'summarize',
     });
-    expect(result.compressed).toBe(true);
+    expect(result.compacted).toBe(true);
     expect(result.event).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['summarize'] });
     expect(result.event!.instructions).toBe('Keep the item ids of page 2');
     expect(result.event!.tokensAfter).toBeLessThan(result.event!.tokensBefore);
@@ -419,7 +419,7 @@ describe('forced compaction', () => {
     expect(summaryCalls).toHaveLength(1);
     expect(summaryCalls[0]!.body.response_format).toMatchObject({ type: 'json_schema' });
     const after = await agentState(h.client, agentId);
-    expect(after.compressions).toBe(1);
+    expect(after.compactions).toBe(1);
     expect(after.messages.some((m) => m.kind === 'summary')).toBe(true);
     // The agent goes on after it, with the summary in its view.
     const next = await sendMessage(h.client, agentId, 'Read page 9 of the log.');
@@ -432,7 +432,7 @@ describe('forced compaction', () => {
       args: [{ strategy: 'truncate-rounds' }],
       updateId: 'compact-once',
     });
-    expect(first.compressed).toBe(true);
+    expect(first.compacted).toBe(true);
     const runBefore = (await agentHandle(h.client, agentId).describe()).runId;
     await sleep(2_100); // a run lives at least 2 s before it continues as new
     for (let page = 7; page <= 12; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
@@ -442,13 +442,13 @@ describe('forced compaction', () => {
       updateId: 'compact-once',
     });
     expect(again).toEqual(first);
-    expect((await agentState(h.client, agentId)).compressions).toBe(1);
+    expect((await agentState(h.client, agentId)).compactions).toBe(1);
   });
 
   it('by Signal runs after the queued input', async () => {
     const agentId = await agentAfterPages('signal', 6);
     await requestCompaction(h.client, agentId, {});
-    await expect.poll(async () => (await agentState(h.client, agentId)).compressions, { timeout: 20_000 }).toBe(1);
+    await expect.poll(async () => (await agentState(h.client, agentId)).compactions, { timeout: 20_000 }).toBe(1);
   });
 
   it('falls back to dropping rounds when the summarizer fails, summarized extractively, and the event says so', async () => {
@@ -456,7 +456,7 @@ describe('forced compaction', () => {
     summaryFails = true;
     try {
       const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
-      expect(result.compressed).toBe(true);
+      expect(result.compacted).toBe(true);
       expect(result.event!.notes).toEqual([
         'summarize: the summary model failed: truncate-rounds instead, with an extractive summary of what it removed',
       ]);
@@ -474,15 +474,15 @@ describe('forced compaction', () => {
     const agentId = await agentAfterPages('ifdue', 5);
     const before = await agentState(h.client, agentId);
     const skipped = await compactAgent(h.client, agentId, { force: false });
-    expect(skipped.compressed).toBe(false);
+    expect(skipped.compacted).toBe(false);
     expect(skipped.reason).toMatch(/^below the trigger \(\d+ tokens, \d+ messages, 5 turns\)$/);
     const after = await agentState(h.client, agentId);
-    expect(after.compressions).toBe(0);
+    expect(after.compactions).toBe(0);
     expect(after.messages).toEqual(before.messages);
     expect(after.contextTokens).toBe(before.contextTokens);
     const error = await compactAgent(h.client, agentId, { force: 'yes' as never }).catch((e: unknown) => e);
     expect(String((error as Error).cause)).toContain('force: must be true or false (got "yes")');
-    expect((await compactAgent(h.client, agentId, { force: true, strategy: 'truncate-rounds' })).compressed).toBe(true);
+    expect((await compactAgent(h.client, agentId, { force: true, strategy: 'truncate-rounds' })).compacted).toBe(true);
   });
 
   it('with prices in the policy, each event estimates its cost and the stats add up what was saved', async () => {
@@ -497,7 +497,7 @@ describe('forced compaction', () => {
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
       modelOverride: { window: 64_000 },
-      compression: { reserveRatio: 0, keepTurns: 2, cost },
+      compaction: { reserveRatio: 0, keepTurns: 2, cost },
     });
     for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
     const { event } = await compactAgent(h.client, agentId, { strategy: 'summarize' });
@@ -510,19 +510,19 @@ describe('forced compaction', () => {
     );
     expect(event!.cost).toEqual(expected);
     expect(expected.netBenefit).toBeGreaterThan(0);
-    expect((await compressionStats(h.client, agentId)).costSaved).toBeCloseTo(expected.netBenefit, 10);
+    expect((await compactionStats(h.client, agentId)).costSaved).toBeCloseTo(expected.netBenefit, 10);
   });
 
   it('events beyond the ones the workflow keeps are read from S3: the history is complete', async () => {
     const { agentId, attempts } = await agentWithCompactions(h, 'history', 12);
-    expect(attempts).toBe(12); // every compaction compressed (seq 1, 2, … 12)
-    expect((await compressionEvents(h.client, agentId)).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    const { events: all, stats } = await compressionHistory(h.client, h.store, agentId);
+    expect(attempts).toBe(12); // every compaction compacted (seq 1, 2, … 12)
+    expect((await compactionEvents(h.client, agentId)).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const { events: all, stats } = await compactionHistory(h.client, h.store, agentId);
     expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     expect(stats.count).toBe(12);
     for (const event of all) expect(event).toEqual(JSON.parse((await h.store.get(event.keys.event))!));
     const seqs = async (query: { since?: number; limit?: number }) =>
-      (await compressionHistory(h.client, h.store, agentId, query)).events.map((e) => e.seq);
+      (await compactionHistory(h.client, h.store, agentId, query)).events.map((e) => e.seq);
     expect(await seqs({ limit: 3 })).toEqual([1, 2, 3]);
     expect(await seqs({ since: 1, limit: 3 })).toEqual([2, 3, 4]);
     expect(await seqs({ since: 12 })).toEqual([]);
@@ -539,13 +539,13 @@ describe('forced compaction', () => {
     expect(await agentState(h.client, agentId)).toEqual(before);
   });
 
-  it('rejects a bad compression policy at start, naming the field', async () => {
+  it('rejects a bad compaction policy at start, naming the field', async () => {
     await expect(
       startAgent(h.client, {
         agentId: newAgentId('policy'),
         model: 'gpt-4o-mini',
         taskQueue: h.taskQueue,
-        compression: { triggerRatio: 1.5 },
+        compaction: { triggerRatio: 1.5 },
       }),
     ).rejects.toThrow('triggerRatio: 1.5 is not allowed (a number > 0 and ≤ 0.9)');
   });

@@ -1,4 +1,4 @@
-/** Without a summary model, compression summarizes extractively (the offline demo's path), labelled as such. */
+/** Without a summary model, compaction summarizes extractively (the offline demo's path), labelled as such. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXTRACTIVE_MODEL } from '../../activities/compaction.ts';
 import { agentState, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
@@ -24,7 +24,7 @@ describe('no summary model', () => {
       agentId,
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
     });
     await sendMessage(h.client, agentId, 'Plan the migration of the orders table.');
     await sendMessage(

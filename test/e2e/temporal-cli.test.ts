@@ -1,6 +1,6 @@
 /** The workflow contract as docs/temporal-ui.md documents it for the temporal CLI: update, signal and query by name. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentState, compressionEvents, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentState, compactionEvents, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState, CompactionEvent, SendResult } from '../../contract/agent.ts';
 import { renderState } from '../../commands/render.ts';
@@ -60,13 +60,13 @@ describe('the temporal CLI on an agent', () => {
     await expect.poll(async () => (await agentState(h.client, agentId)).status, { timeout: 20_000 }).toBe('closed');
   });
 
-  it('signal compact forces a compaction; query compressionEvents and stats read it back', async () => {
+  it('signal compact forces a compaction; query compactionEvents and stats read it back', async () => {
     const agentId = newAgentId('tcli-compact');
     await startAgent(h.client, {
       agentId,
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
-      compression: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0 },
     });
     for (let i = 1; i <= 4; i++) await sendMessage(h.client, agentId, `message ${i}`);
     const workflowId = agentWorkflowId(agentId);
@@ -80,9 +80,9 @@ describe('the temporal CLI on an agent', () => {
       '--input',
       '{"strategy":"truncate-rounds"}',
     );
-    await expect.poll(async () => (await agentState(h.client, agentId)).compressions, { timeout: 20_000 }).toBe(1);
+    await expect.poll(async () => (await agentState(h.client, agentId)).compactions, { timeout: 20_000 }).toBe(1);
     const events = JSON.parse(
-      await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'compressionEvents'),
+      await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'compactionEvents'),
     ) as { queryResult: CompactionEvent[][] };
     expect(events.queryResult[0]).toHaveLength(1);
     expect(events.queryResult[0]![0]).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['truncate-rounds'] });
@@ -91,7 +91,7 @@ describe('the temporal CLI on an agent', () => {
     };
     expect(stats.queryResult[0]!.count).toBe(1);
     // Past the last event: an empty list (the temporal CLI prints an empty list as `null`; the SDK gets `[]`).
-    expect(await compressionEvents(h.client, agentId, { since: 1 })).toEqual([]);
+    expect(await compactionEvents(h.client, agentId, { since: 1 })).toEqual([]);
     // The ledger names the goal (the user's first message) from the first turn, whatever the compaction did.
     const ledger = JSON.parse(await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'ledger')) as {
       queryResult: { goal: string }[];
@@ -129,7 +129,7 @@ describe('the temporal CLI on an agent', () => {
         Object.fromEntries((metadata.queryResult[0].definition[kind] ?? []).map((d) => [d.name, d.description ?? ''])),
       ]),
     );
-    for (const name of ['state', 'context', 'compressionEvents', 'stats', 'ledger']) {
+    for (const name of ['state', 'context', 'compactionEvents', 'stats', 'ledger']) {
       expect(described.queryDefinitions![name], name).toMatch(/\w{4,}/);
     }
     for (const name of ['message', 'close', 'compact'])

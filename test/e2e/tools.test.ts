@@ -71,7 +71,7 @@ function script(request: RecordedRequest): ScriptedReply {
     };
   }
   if (command.steps !== undefined) {
-    // The step number rides in the call id, so that the count holds whatever compression left of the turn.
+    // The step number rides in the call id, so that the count holds whatever compaction left of the turn.
     const last = messages.findLast((m) => m.tool_calls?.[0]?.id.startsWith('step-'))?.tool_calls?.[0]?.id;
     const done = messages.indexOf(user) < messages.findLastIndex((m) => m.tool_calls) ? Number(last!.slice(5)) : 0;
     if (done < command.steps) return { content: null, toolCalls: [call(`step-${done + 1}`, 'add', { a: done, b: 1 })] };

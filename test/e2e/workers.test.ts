@@ -14,7 +14,7 @@ import {
   agentState,
   closeAgent,
   compactAgent,
-  compressionHistory,
+  compactionHistory,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
@@ -158,7 +158,7 @@ describe('two workers on one task queue', () => {
         agentId,
         model: 'gpt-4o-mini',
         taskQueue,
-        compression: { reserveRatio: 0, keepTurns: 1 },
+        compaction: { reserveRatio: 0, keepTurns: 1 },
       });
       for (let i = 1; i <= 6; i++)
         await sendMessage(client, agentId, `turn ${i}: ${'the log says all is well. '.repeat(20)}`);
@@ -169,17 +169,17 @@ describe('two workers on one task queue', () => {
       expect(workers.filter((w) => w.exitCode === null && w.signalCode === null).map((w) => w.pid)).toContain(pid);
       process.kill(pid, 'SIGKILL');
       const result = await pending;
-      expect(result.compressed).toBe(true);
+      expect(result.compacted).toBe(true);
       expect(result.event).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['summarize'] });
       // The held summary call died with its worker; the retry ran on the survivor.
       const summaries = model.requests.filter((r) => r.body.response_format);
       expect(String(summaries.at(-1)!.headers['x-longrun-worker'])).not.toContain(`longrun-worker-${pid}@`);
       const state = await agentState(client, agentId);
-      expect(state.compressions).toBe(1);
+      expect(state.compactions).toBe(1);
       expect(state.events!.map((e) => e.seq)).toEqual([1]);
       expect(state.messages.filter((m) => m.kind === 'summary')).toHaveLength(1);
       // Every removed message left once (the full event, from S3), and the goal (turn 1) and the last turn stayed.
-      const { events } = await compressionHistory(client, new S3BlobStore(inject('stack').s3), agentId);
+      const { events } = await compactionHistory(client, new S3BlobStore(inject('stack').s3), agentId);
       expect(events.map((e) => e.seq)).toEqual([1]);
       const removed = events[0]!.removed.map((item) => item.id);
       expect(removed).toHaveLength(result.event!.removedCount);

@@ -91,31 +91,31 @@ export async function startHarness(
 }
 
 /**
- * An agent compacted `compressions` times: three turns ("note 1a", "note 1b", …), then a forced truncate-rounds
- * compaction (the goal and the last turn stay, the rest can go), until that many compactions compressed. Returns
+ * An agent compacted `compactions` times: three turns ("note 1a", "note 1b", …), then a forced truncate-rounds
+ * compaction (the goal and the last turn stay, the rest can go), until that many compactions compacted. Returns
  * the agent, its turns, and how many compactions were asked for.
  */
 export async function agentWithCompactions(
   h: Harness,
   prefix: string,
-  compressions: number,
+  compactions: number,
 ): Promise<{ agentId: string; turns: number; attempts: number }> {
   const agentId = newAgentId(prefix);
   await startAgent(h.client, {
     agentId,
     model: 'gpt-4o-mini',
     taskQueue: h.taskQueue,
-    compression: { reserveRatio: 0, keepTurns: 1 },
+    compaction: { reserveRatio: 0, keepTurns: 1 },
   });
   let done = 0;
   let turns = 0;
   let attempts = 0;
-  while (done < compressions) {
-    if (attempts === compressions + 8) throw new Error(`${agentId}: ${done} of ${compressions} compactions compressed`);
+  while (done < compactions) {
+    if (attempts === compactions + 8) throw new Error(`${agentId}: ${done} of ${compactions} compactions compacted`);
     attempts++;
     for (const part of ['a', 'b', 'c']) await sendMessage(h.client, agentId, `note ${attempts}${part}`);
     turns += 3;
-    if ((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).compressed) done++;
+    if ((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).compacted) done++;
   }
   return { agentId, turns, attempts };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { appliedFromCarry, appliedResult, rememberApplied } from '../../workflows/applied-updates.ts';
 import type { AppliedUpdates } from '../../workflows/applied-updates.ts';
 import { summaryOfEvent } from '../../contract/agent.ts';
-import type { CompactionEvent, SendResult } from '../../contract/agent.ts';
+import type { CompactionEvent, SendResult, UpdateResult } from '../../contract/agent.ts';
 
 const reply = (turn: number, chars: number): SendResult => ({
   turn,
@@ -35,7 +35,7 @@ const event: CompactionEvent = {
   keys: { event: 'e', removed: 'r', context: 'c' },
 };
 
-describe('compression event summaries', () => {
+describe('compaction event summaries', () => {
   it('leave the removed items out and count them', () => {
     const summary = summaryOfEvent(event);
     expect(summary).not.toHaveProperty('removed');
@@ -88,13 +88,19 @@ describe('applied Updates carried across continue-as-new', () => {
 
   it('keep a compaction result with its event summary, from a carry made before summaries too', () => {
     const applied = appliedFromCarry([
-      ['c1', { compressed: true, reason: 'forced', event }],
+      ['c1', { compacted: true, reason: 'forced', event }],
       ['c2', null],
     ]);
     const kept = appliedResult(applied, 'c1');
-    expect(kept).toEqual({ compressed: true, reason: 'forced', event: summaryOfEvent(event) });
+    expect(kept).toEqual({ compacted: true, reason: 'forced', event: summaryOfEvent(event) });
     expect(() => appliedResult(applied, 'c2')).toThrow(/no longer kept/);
-    rememberApplied(applied, 'c3', { compressed: true, reason: 'forced', event });
+    rememberApplied(applied, 'c3', { compacted: true, reason: 'forced', event });
     expect((appliedResult(applied, 'c3') as { event: object }).event).not.toHaveProperty('removed');
+  });
+
+  it('keep a compaction result carried under its former name (`compressed`) as `compacted`', () => {
+    const carried = { compressed: false, reason: 'not due' } as unknown as UpdateResult;
+    const applied = appliedFromCarry([['c1', carried]]);
+    expect(appliedResult(applied, 'c1')).toEqual({ compacted: false, reason: 'not due' });
   });
 });

@@ -33,7 +33,7 @@ const figures = (over: Partial<ReplayFigures> = {}): ReplayFigures => ({
   replayedSteps: 156,
   maxRequestTokens: 12_000,
   tokensSent: 1_000,
-  tokensSentWithoutCompression: 4_000,
+  tokensSentWithoutCompaction: 4_000,
   toolPairViolations: 0,
   ...over,
 });
@@ -70,7 +70,7 @@ describe('fact matching', () => {
   });
 });
 
-describe('facts after each compression', () => {
+describe('facts after each compaction', () => {
   const facts = ['F1', 'F2', 'F3'];
 
   it('counts as appeared what was removed so far or is present, and as kept what the summary or context holds', () => {
@@ -121,7 +121,7 @@ describe('one run’s figures', () => {
         snapshot({ seq: 3, strategies: ['halve'], context: ['F1', 'F2'], droppedCount: 5, removedCount: 5 }),
       ],
     );
-    expect(r.compressions).toBe(3);
+    expect(r.compactions).toBe(3);
     expect(r.byStrategy).toEqual({ 'mask-tool-results': 2, summarize: 1, halve: 1 });
     expect(r.summaries).toBe(1);
     expect(r.removedWithoutSummary).toBe(1); // the halve; the masking kept stubs
@@ -133,8 +133,8 @@ describe('one run’s figures', () => {
     expect(r.reload).toEqual({ identical: 6, total: 7 });
   });
 
-  it('the floor of tokens sent at a trigger: requests below it whole, each compression leaving nothing', () => {
-    // Without compression: 10, 20, …, 80. Trigger 35: 10, 20, 30, then 40 ≥ 35 → 0, 10, 20, 30, then 80 → 0.
+  it('the floor of tokens sent at a trigger: requests below it whole, each compaction leaving nothing', () => {
+    // Without compaction: 10, 20, …, 80. Trigger 35: 10, 20, 30, then 40 ≥ 35 → 0, 10, 20, 30, then 80 → 0.
     const whole = [10, 20, 30, 40, 50, 60, 70, 80];
     expect(sentFloor(whole, 35)).toBe(10 + 20 + 30 + 0 + 10 + 20 + 30 + 0);
     expect(sentFloor(whole, 1_000)).toBe(whole.reduce((a, b) => a + b, 0)); // never reached: everything goes whole
@@ -204,10 +204,10 @@ describe('table and targets', () => {
       'astroid-1333 16k octomind',
     ]);
     expect(missed['every preset: 0 tool-pair violations']).toEqual(['django-11797 32k astrbot']);
-    expect(missed['default: 0 compressions without a summary']).toEqual([]);
-    expect(checks.find((c) => c.target.startsWith('default: 0 compressions'))!.rows).toBe(1);
+    expect(missed['default: 0 compactions without a summary']).toEqual([]);
+    expect(checks.find((c) => c.target.startsWith('default: 0 compactions'))!.rows).toBe(1);
     const text = renderTargets(checks);
-    expect(text).toContain('met     default: 0 compressions without a summary (1 rows)');
+    expect(text).toContain('met     default: 0 compactions without a summary (1 rows)');
     expect(text).toContain('MISSED  every preset: 0 tool-pair violations: 1 of 3 rows (django-11797 32k astrbot)');
   });
 });

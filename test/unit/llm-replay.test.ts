@@ -123,7 +123,7 @@ const SUMMARY: ChatMessage = {
 };
 const LEDGER: ChatMessage = { role: 'user', content: `${LEDGER_HEADER}\n## Goal\nFix the failing test` };
 
-describe('replayResponder inside a compressed turn', () => {
+describe('replayResponder inside a compacted turn', () => {
   const session = loopRecording(6);
   const turnOne = session.slice(0, session.findIndex((m) => m.content === 'turn 1 done') + 1);
 

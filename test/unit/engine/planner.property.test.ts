@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyPlan } from '../../../engine/apply.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
-import { planCompression } from '../../../engine/planner.ts';
+import { planCompaction } from '../../../engine/planner.ts';
 import type { PlanInput } from '../../../engine/planner.ts';
 import { STRATEGIES } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
@@ -73,7 +73,7 @@ function build(spec: Spec): PlanInput {
 }
 
 /** Carries a plan out with stand-in replacements at the planned size, as the activities would. */
-function carryOut(input: PlanInput, plan: ReturnType<typeof planCompression>): MessageMeta[] {
+function carryOut(input: PlanInput, plan: ReturnType<typeof planCompaction>): MessageMeta[] {
   const replacements: Record<string, MessageMeta> = {};
   for (const op of plan.operations) {
     if (op.op === 'keep' || op.op === 'drop') continue;
@@ -103,7 +103,7 @@ describe('plans over random histories', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
         const input = build(spec);
-        const plan = planCompression(input);
+        const plan = planCompaction(input);
         expect(toolPairViolations(carryOut(input, plan))).toEqual([]);
       }),
       RUNS,
@@ -114,7 +114,7 @@ describe('plans over random histories', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
         const input = build(spec);
-        const plan = planCompression(input);
+        const plan = planCompaction(input);
         input.context.forEach((m, i) => {
           const op = plan.operations[i]!;
           if (m.role === 'system') expect(op.op).toBe('keep');
@@ -134,7 +134,7 @@ describe('plans over random histories', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
         const input = build(spec);
-        const plan = planCompression(input);
+        const plan = planCompaction(input);
         const changed = plan.operations.filter((op) => op.op !== 'keep').map((op) => op.id);
         const prepended = plan.summary?.placement.mode === 'prepend' ? [plan.summary.placement.id] : [];
         expect(plan.removed.map((r) => r.id).sort()).toEqual([...changed, ...prepended].sort());
@@ -153,7 +153,7 @@ describe('plans over random histories', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
         const input = build(spec);
-        const plan = planCompression(input);
+        const plan = planCompaction(input);
         const { steps, turns } = layoutSteps(input.context);
         const newest = steps.at(-1)!;
         for (let i = newest.start; i < newest.end; i++) expect(['keep', 'truncate']).toContain(plan.operations[i]!.op);
@@ -170,7 +170,7 @@ describe('plans over random histories', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
         const input = build(spec);
-        const plan = planCompression(input);
+        const plan = planCompaction(input);
         const dropped = plan.operations.filter((op) => op.op === 'drop').map((op) => op.id);
         if (dropped.length === 0) return;
         expect(plan.summary).toBeDefined();
@@ -186,8 +186,8 @@ describe('plans over random histories', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
         const input = build(spec);
-        const plan = planCompression(input);
-        if (plan.action !== 'compress') return;
+        const plan = planCompaction(input);
+        if (plan.action !== 'compact') return;
         if (plan.after.tokens > Math.floor(input.policy.hardLimitRatio * input.window)) {
           expect(plan.reachedTarget).toBe(false);
           expect(plan.shortfall).toMatch(/protected messages/);
@@ -200,7 +200,7 @@ describe('plans over random histories', () => {
   it('are deterministic', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
-        expect(planCompression(build(spec))).toEqual(planCompression(structuredClone(build(spec))));
+        expect(planCompaction(build(spec))).toEqual(planCompaction(structuredClone(build(spec))));
       }),
       { numRuns: 200 },
     );
@@ -210,8 +210,8 @@ describe('plans over random histories', () => {
     fc.assert(
       fc.property(inputArb, (spec) => {
         const input = build(spec);
-        const plan = planCompression(input);
-        if (plan.action === 'compress') {
+        const plan = planCompaction(input);
+        if (plan.action === 'compact') {
           if (plan.reachedTarget) expect(plan.after.tokens).toBeLessThanOrEqual(plan.target.tokens);
           else expect(plan.shortfall).toMatch(/^expected \d+ tokens/);
           const view = carryOut(input, plan);

@@ -1,6 +1,6 @@
 /** The planner's rules, each with its numbers. */
 import { describe, expect, it } from 'vitest';
-import { planCompression, protectionOf, STUB_TOKENS } from '../../../engine/planner.ts';
+import { planCompaction, protectionOf, STUB_TOKENS } from '../../../engine/planner.ts';
 import type { PlanInput } from '../../../engine/planner.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import type { PolicyOverrides } from '../../../engine/policy.ts';
@@ -25,7 +25,7 @@ function plan(
   extra: Partial<PlanInput> = {},
 ) {
   const firstUser = c.messages.find((m) => m.role === 'user');
-  return planCompression({
+  return planCompaction({
     context: c.messages,
     policy: resolvePolicy(overrides),
     window: WINDOW,
@@ -47,7 +47,7 @@ function sized(tokens: number) {
 const strategiesOf = (p: ReturnType<typeof plan>) => p.steps.map((s) => s.strategy);
 
 describe('triggers', () => {
-  it('skips below 0.8 × window and compresses at it', () => {
+  it('skips below 0.8 × window and compacts at it', () => {
     // 51,200 = 0.8 × 64,000
     const below = sized(51_199);
     expect(below.tokens).toBe(51_199);
@@ -57,7 +57,7 @@ describe('triggers', () => {
     const at = sized(51_200);
     expect(at.tokens).toBe(51_200);
     const p = plan(at);
-    expect(p.action).toBe('compress');
+    expect(p.action).toBe('compact');
     expect(p.reason).toBe('tokens 51200 ≥ 51200');
     expect(p.target.tokens).toBe(32_000);
   });
@@ -67,7 +67,7 @@ describe('triggers', () => {
     expect(c.tokens).toBeLessThan(51_200);
     const noMaskPass = { mask: { fromRatio: null } };
     expect(plan(c, noMaskPass).action).toBe('skip');
-    expect(plan(c, noMaskPass, { fixedTokens: 51_200 - c.tokens }).action).toBe('compress');
+    expect(plan(c, noMaskPass, { fixedTokens: 51_200 - c.tokens }).action).toBe('compact');
   });
 
   it('fires on a message-count limit and aims at half of it', () => {
@@ -90,7 +90,7 @@ describe('triggers', () => {
   it('a forced compaction runs below the trigger and aims at half the tokens', () => {
     const c = context().system().turns(10, 500); // ≈ 6.7k tokens, far below the trigger
     const p = plan(c, {}, { trigger: 'forced' });
-    expect(p.action).toBe('compress');
+    expect(p.action).toBe('compact');
     expect(p.reason).toBe('forced by request');
     expect(p.target.tokens).toBe(Math.floor(c.tokens / 2));
     expect(p.after.tokens).toBeLessThanOrEqual(p.target.tokens);
@@ -262,7 +262,7 @@ describe('a tool result over the limit, under no pressure', () => {
     const gate = gateOf(policy, WINDOW);
     expect(oversizedResult(gate, c.messages)?.id).toBe(c.messages.at(-1)!.id);
     const p = plan(c);
-    expect(p.action).toBe('compress');
+    expect(p.action).toBe('compact');
     expect(p.reason).toBe(`tool result ${c.messages.at(-1)!.id} over the limit (9000 tokens, 36000 chars)`);
     expect(strategiesOf(p)).toEqual(['truncate-tool-results']);
     expect(p.operations.filter((o) => o.op !== 'keep').map((o) => o.id)).toEqual([c.messages.at(-1)!.id]);
@@ -298,7 +298,7 @@ describe('the masking pass below the trigger (default: from 0.5 × window, savin
     const gate = gateOf(resolvePolicy(), WINDOW);
     expect(gate.mask).toEqual({ tokens: 32_000, atLeast: 6_400, floor: 6_400 });
     const p = plan(c);
-    expect(p.action).toBe('compress');
+    expect(p.action).toBe('compact');
     expect(p.reason).toBe(`tokens ${c.tokens} ≥ 32000: mask the old tool results`);
     expect(strategiesOf(p)).toEqual(['mask-tool-results']);
     expect(p.summary).toBeUndefined();
@@ -337,7 +337,7 @@ describe('the masking pass below the trigger (default: from 0.5 × window, savin
     expect(gateFiresWith({ gate: fresh, stats, consecutive: 0 })?.reason).toBe(
       'tokens 40000 ≥ 32000: mask the old tool results',
     );
-    // After a compression that left 34,000 tokens: not before 40,400, whatever the cooldown's step.
+    // After a compaction that left 34,000 tokens: not before 40,400, whatever the cooldown's step.
     const after = gateOf(resolvePolicy(), WINDOW, { consecutive: 0, lastTokensAfter: 34_000 });
     expect(after.mask!.floor).toBe(40_400);
     expect(gateFiresWith({ gate: after, stats, consecutive: 0 })?.reason).toBeUndefined();
@@ -382,7 +382,7 @@ describe('when the target cannot be reached', () => {
   it('a single message bigger than the window is cut to fit, and the plan says what it did', () => {
     const c = context().system(100).user(100).user(90_000, 360_000);
     const p = plan(c);
-    expect(p.action).toBe('compress');
+    expect(p.action).toBe('compact');
     expect(strategiesOf(p)).toContain('truncate-oversized');
     expect(p.after.tokens).toBeLessThanOrEqual(32_000);
     expect(p.removed.find((r) => r.id === c.messages[2]!.id)?.replacedBy).toBe('truncated');
@@ -399,12 +399,12 @@ describe('when the target cannot be reached', () => {
     const c = context().system().user().reply();
     const p = plan(c, {}, { trigger: 'forced' });
     expect(p.action).toBe('skip');
-    expect(p.reason).toMatch(/^nothing to compress: forced by request, but no strategy/);
+    expect(p.reason).toMatch(/^nothing to compact: forced by request, but no strategy/);
   });
 });
 
 describe('cooldown', () => {
-  it('holds back an automatic compression until the context grew by 10%, 20%, 40%, 80%, 100%', () => {
+  it('holds back an automatic compaction until the context grew by 10%, 20%, 40%, 80%, 100%', () => {
     const c = sized(56_000); // over the trigger (51,200), under the hard limit (60,800)
     for (const [consecutive, growth] of [
       [1, 0.1],
@@ -419,15 +419,15 @@ describe('cooldown', () => {
       const held = plan(c, { mask: { fromRatio: null } }, { cooldown: { consecutive, lastTokensAfter } });
       expect(held.action, `consecutive ${consecutive}`).toBe('skip');
       const passes = plan(c, {}, { cooldown: { consecutive, lastTokensAfter: Math.floor(c.tokens / (1 + growth)) } });
-      expect(passes.action, `consecutive ${consecutive}`).toBe('compress');
+      expect(passes.action, `consecutive ${consecutive}`).toBe('compact');
     }
   });
 
   it('a user message (consecutive = 0) resets it, and a forced compaction bypasses it', () => {
     const c = context().system().user().turns(30, 2_000);
-    expect(plan(c, {}, { cooldown: { consecutive: 0, lastTokensAfter: c.tokens } }).action).toBe('compress');
+    expect(plan(c, {}, { cooldown: { consecutive: 0, lastTokensAfter: c.tokens } }).action).toBe('compact');
     expect(plan(c, {}, { cooldown: { consecutive: 3, lastTokensAfter: c.tokens }, trigger: 'forced' }).action).toBe(
-      'compress',
+      'compact',
     );
   });
 });
@@ -443,7 +443,7 @@ describe('pressure levels (Octomind)', () => {
     expect(at(160_000).target).toMatchObject({ tokens: 20_000, level: 2 });
   });
 
-  it('escalates with consecutive compressions, round-robin through the levels', () => {
+  it('escalates with consecutive compactions, round-robin through the levels', () => {
     expect(at(60_000, 1).target).toMatchObject({ tokens: 15_000, level: 1 });
     expect(at(60_000, 2).target).toMatchObject({ tokens: 7_500, level: 2 });
     expect(at(60_000, 3).target).toMatchObject({ tokens: 30_000, level: 0 });
@@ -462,7 +462,7 @@ describe('protection', () => {
     expect(protect.slice(0, 3)).toEqual(['fixed', 'fixed', 'fixed']);
     // The turn in progress: its request fixed, its tool step recent, its newest step (the reply) newest.
     expect(protect.slice(-4)).toEqual(['fixed', 'recent', 'recent', 'newest']);
-    // Older steps, of this turn and the ones before, are compressible.
+    // Older steps, of this turn and the ones before, are compactable.
     expect(protect.slice(3, -4).every((p) => p === 'none')).toBe(true);
   });
 

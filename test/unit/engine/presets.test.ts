@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyPlan, replacementBody } from '../../../engine/apply.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
-import { planCompression } from '../../../engine/planner.ts';
+import { planCompaction } from '../../../engine/planner.ts';
 import type { PlanInput } from '../../../engine/planner.ts';
 import { MAX_CONTEXT_MESSAGES, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
@@ -12,7 +12,7 @@ import { context } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
 function plan(preset: string, c: ContextBuilder, window: number, extra: Partial<PlanInput> = {}) {
-  return planCompression({
+  return planCompaction({
     context: c.messages,
     policy: resolvePolicy({ preset }),
     window,
@@ -76,7 +76,7 @@ describe('chatgpt-on-wechat', () => {
     const p = plan('chatgpt-on-wechat', c, 64_000, { trigger: 'forced' });
     const older = c.messages[3]!; // the first tool result: 22,000 characters
     expect(p.steps[0]).toMatchObject({ strategy: 'truncate-tool-results', ids: [older.id] }); // not the current one
-    const cut = planCompression({
+    const cut = planCompaction({
       context: c.messages,
       policy: resolvePolicy({ preset: 'chatgpt-on-wechat', strategies: ['truncate-tool-results'] }),
       window: 64_000,
@@ -99,7 +99,7 @@ describe('chatgpt-on-wechat', () => {
     expect(p.reason).toBe('turns 22 > 20');
     const step = p.steps.find((s) => s.strategy === 'summarize')!;
     expect(step.summary!.placement.mode).toBe('prepend');
-    // The oldest half of the compressible steps, oldest first, right after the goal.
+    // The oldest half of the compactable steps, oldest first, right after the goal.
     expect(step.ids[0]).toBe(c.ids()[2]);
     const prependTo = (step.summary!.placement as { id: string }).id;
     const host = c.messages.findIndex((m) => m.id === prependTo);
@@ -113,7 +113,7 @@ describe('chatgpt-on-wechat', () => {
     const c = context().system().user().turns(12, 4_000);
     expect(c.tokens).toBeGreaterThan(50_000);
     const p = plan('chatgpt-on-wechat', c, 1_000_000);
-    expect(p.action).toBe('compress');
+    expect(p.action).toBe('compact');
     expect(p.reason).toMatch(/^tokens \d+ ≥ 50000$/);
   });
 
@@ -206,11 +206,11 @@ describe('agentscope-java in the current round', () => {
 });
 
 describe('octomind', () => {
-  it("prices the remaining calls at the session's pace: a context that refilled fast is worth compressing", () => {
+  it("prices the remaining calls at the session's pace: a context that refilled fast is worth compacting", () => {
     const c = context().system().user().turns(20, 3_000);
     const policy = resolvePolicy({ preset: 'octomind', cost: { inputPerMillion: 3, summaryOutputPerMillion: 300 } });
-    const at = (callsSinceCompression: number) =>
-      planCompression({
+    const at = (callsSinceCompaction: number) =>
+      planCompaction({
         context: c.messages,
         policy,
         window: 1_000_000,
@@ -219,28 +219,28 @@ describe('octomind', () => {
         cooldown: NO_COOLDOWN,
         summarizer: 'available',
         goalId: c.messages[1]!.id,
-        callsSinceCompression,
+        callsSinceCompaction,
       });
     const slow = at(1);
     expect(slow.action).toBe('skip');
     expect(slow.reason).toMatch(/over 1 remaining calls \(the session's pace/);
     const fast = at(40);
-    expect(fast.action).toBe('compress');
+    expect(fast.action).toBe('compact');
     expect(fast.cost).toMatchObject({ remainingTurns: 40, remainingFrom: 'pace' });
     // Full input price on both sides, the summary call on one: (before − after) × calls × price > summary call.
     const saved = ((fast.before.tokens - fast.after.tokens) * 40 * 3) / 1_000_000;
     expect(fast.cost!.netBenefit).toBeCloseTo(
-      saved - (fast.cost!.withCompression - (fast.after.tokens * 40 * 3) / 1e6),
+      saved - (fast.cost!.withCompaction - (fast.after.tokens * 40 * 3) / 1e6),
       9,
     );
   });
 
-  it('keeps the last 4 messages and skips a compression that costs more than it saves', () => {
+  it('keeps the last 4 messages and skips a compaction that costs more than it saves', () => {
     const c = context().system().user().turns(20, 3_000);
     const p = plan('octomind', c, 1_000_000);
     expect(p.cost).toBeDefined();
-    if (p.action === 'compress') expect(keptIds(c, p).slice(-4)).toEqual(c.ids().slice(-4));
-    const cheap = planCompression({
+    if (p.action === 'compact') expect(keptIds(c, p).slice(-4)).toEqual(c.ids().slice(-4));
+    const cheap = planCompaction({
       context: c.messages,
       policy: resolvePolicy({
         preset: 'octomind',
@@ -253,7 +253,7 @@ describe('octomind', () => {
       summarizer: 'available',
     });
     expect(cheap.action).toBe('skip');
-    expect(cheap.reason).toMatch(/^not worth it: compressing would cost/);
+    expect(cheap.reason).toMatch(/^not worth it: compacting would cost/);
   });
 });
 

@@ -13,10 +13,11 @@ describe('server command lines', () => {
     expect(args.join(' ')).toContain('--db-filename /data/temporal.db --sqlite-pragma journal_mode=WAL');
     for (const attribute of [
       'AgentContextTokens=Int',
-      'AgentCompressions=Int',
+      'AgentCompactions=Int',
       'AgentStatus=Keyword',
       'AgentModel=Keyword',
       'AgentLastCompactedAt=Datetime',
+      'AgentCompressions=Int', // the former name, still registered for agents that wrote it
     ]) {
       expect(args.join(' ')).toContain(`--search-attribute ${attribute}`);
     }
