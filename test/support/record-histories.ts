@@ -1,0 +1,160 @@
+/**
+ * Records the histories of representative agents (test/support/history-scenarios.ts) for a release: each run of
+ * each agent as Temporal's JSON history, in test/fixtures/histories/<version>/<name>.json (later runs of a chain that
+ * continued as new: <name>.run2.json, …). The unit tier replays them all on every `npm test`
+ * (test/unit/history-replay.test.ts), so a change to the workflow code that would break the release's running agents
+ * fails there. The rule they guard: docs/changing-workflows.md.
+ *
+ *   npm run record:histories -- --version 0.1.0            # before the release ships, once
+ *   npm run record:histories -- --out /tmp/h --only closed  # a trial run elsewhere, of some scenarios
+ *
+ * Runs its own embedded stack (Temporal in memory, MinIO in a temporary folder), the continue-as-new threshold
+ * lowered as in the e2e tests, a scripted model on loopback and an in-process worker. A version already recorded is
+ * refused: a release's fixtures are never recorded again.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { ToolRegistry } from '../../activities/tools.ts';
+import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
+import { localTemporalTarget } from '../../config/temporal.ts';
+import { agentState } from '../../client/agents.ts';
+import { agentWorkflowId } from '../../contract/agent.ts';
+import { startChatServer } from '../../llm/chat-server.ts';
+import { createOpenAI } from '../../llm/openai.ts';
+import { BINARIES } from '../../stack/binaries.ts';
+import { startEmbeddedStack } from '../../stack/index.ts';
+import { ensureBinaries } from '../../stack/setup.ts';
+import { S3BlobStore } from '../../storage/s3.ts';
+import { startInProcessAgents } from '../../worker/in-process.ts';
+import { bundleWorkflows } from '../../worker/worker.ts';
+import { historyToJSON, HISTORIES_DIR, replayHistoryFixtures } from './history-fixtures.ts';
+import { SCENARIOS, scriptedModel, SUMMARY_MODEL, TOOLS } from './history-scenarios.ts';
+import type { ScenarioContext } from './history-scenarios.ts';
+
+/** The server suggests continue-as-new after this many events (default 4,096), as in the e2e tests. */
+const SUGGEST_CONTINUE_AS_NEW_EVENTS = 40;
+/** Names the recorder in the histories, instead of the machine's pid@hostname. */
+const IDENTITY = 'longrun-history-recorder';
+const TASK_QUEUE = 'longrun-history-recorder';
+
+type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+function usage(message: string): never {
+  console.error(`${message}\nusage: npm run record:histories -- [--version <version>] [--out <dir>] [--only a,b]`);
+  process.exit(2);
+}
+
+/** Every run of the agent from `runId` on, following its continue-as-new chain. */
+async function runsFrom(client: Client, agentId: string, runId: string): Promise<History[]> {
+  const histories: History[] = [];
+  for (let next: string | undefined = runId; next;) {
+    const history: History = await client.workflow.getHandle(agentWorkflowId(agentId), next).fetchHistory();
+    histories.push(history);
+    next = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return histories;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { version: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' } },
+  });
+  const packageVersion = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string })
+    .version;
+  const version = values.version ?? packageVersion;
+  if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) usage(`--version: not a version: ${version}`);
+  const only = values.only?.split(',');
+  const unknown = only?.filter((name) => !SCENARIOS.some((s) => s.name === name)) ?? [];
+  if (unknown.length) usage(`--only: no scenario ${unknown.join(', ')} (${SCENARIOS.map((s) => s.name).join(', ')})`);
+  const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.name));
+  const root = values.out ?? HISTORIES_DIR;
+  const folder = join(root, version);
+  if (existsSync(folder)) {
+    usage(
+      `${relative(process.cwd(), folder)} exists: a version's histories are recorded once (docs/changing-workflows.md)`,
+    );
+  }
+  if (version !== packageVersion) console.error(`note: recording ${version}; package.json says ${packageVersion}`);
+  const partial = join(root, `.${version}.recording`); // renamed into place once everything is recorded
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+
+  // ERROR: the failures the scenarios cause on purpose (HTTP 401, the broken tool) are logged as warnings.
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-history-recorder' });
+  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
+  const stack = await startEmbeddedStack({
+    mode: 'ephemeral',
+    settings,
+    binaries,
+    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': SUGGEST_CONTINUE_AS_NEW_EVENTS },
+  });
+  const switches = { summarizerDown: false };
+  const model = await startChatServer(scriptedModel(switches));
+  const bundle = await bundleWorkflows();
+  const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
+  const store = new S3BlobStore(stack.minio!.target);
+  const agents = await startInProcessAgents({
+    temporal,
+    taskQueue: TASK_QUEUE,
+    identity: IDENTITY,
+    workflowBundle: bundle,
+    deps: {
+      store,
+      openai: createOpenAI({ apiKey: 'recorder', baseURL: model.baseURL, timeoutMs: 10_000 }),
+      tools: new ToolRegistry(TOOLS),
+      summaryModel: SUMMARY_MODEL,
+    },
+  });
+  const connection = await Connection.connect(temporal.connectionOptions);
+  const client = new Client({ connection, namespace: temporal.namespace, identity: IDENTITY });
+  const context: ScenarioContext = { client, store, taskQueue: TASK_QUEUE, switches };
+  const recorded: string[] = [];
+  try {
+    for (const scenario of scenarios) {
+      const started = Date.now();
+      const agentId = `history-${scenario.name}`;
+      const firstRun = await scenario.run(context, agentId);
+      const runs = await runsFrom(client, agentId, firstRun);
+      if (runs.length < (scenario.minRuns ?? 1)) {
+        throw new Error(`${scenario.name}: ${runs.length} run(s) recorded, at least ${scenario.minRuns} expected`);
+      }
+      const files = runs.map((history, i) => {
+        const file = `${scenario.name}${i === 0 ? '' : `.run${i + 1}`}.json`;
+        const json = historyToJSON(history);
+        writeFileSync(join(partial, file), json);
+        recorded.push(file);
+        return `${file} (${history.events?.length} events, ${(json.length / 1024).toFixed(1)} KiB)`;
+      });
+      const { events = [] } = await agentState(client, agentId);
+      const compactions = events.map((e) => `#${e.seq} ${e.trigger} ${e.strategies.join('+')}`).join(', ');
+      console.log(`${scenario.name}: ${scenario.about}\n  ${files.join(', ')} in ${Date.now() - started} ms`);
+      if (compactions) console.log(`  compactions: ${compactions}`);
+    }
+    // What was just recorded replays against the code that recorded it (the unit test replays it from now on).
+    const fixtures = recorded.map((file) => ({ version, file }));
+    const results = await replayHistoryFixtures(bundle, fixtures, partial);
+    const failed = [...results].filter(([, error]) => error);
+    if (failed.length)
+      throw new Error(`recorded, but not replayed: ${failed.map(([f, e]) => `${f}: ${e}`).join('\n')}`);
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    throw error;
+  } finally {
+    await agents.close();
+    await connection.close();
+    await model.close();
+    await stack.stop();
+  }
+  renameSync(partial, folder);
+  console.log(`recorded in ${relative(process.cwd(), folder)}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exit(1);
+});

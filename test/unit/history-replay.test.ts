@@ -1,0 +1,65 @@
+/**
+ * Releases replay: every history a release recorded (test/fixtures/histories/<version>/, `npm run record:histories`)
+ * replays against today's workflow code. A change that would break the running agents of an earlier release fails
+ * here, naming the history and the command that differs; such a change goes behind patched()
+ * (docs/changing-workflows.md). No server: replay needs only the workflow bundle (built here, a few seconds).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import { bundleWorkflows } from '../../worker/worker.ts';
+import {
+  listHistoryFixtures,
+  readHistoryFixture,
+  recordedVersions,
+  replayHistoryFixtures,
+} from '../support/history-fixtures.ts';
+
+/** Bundling the workflows and replaying every history: well over the unit tier's 5 s. */
+const REPLAY_TIMEOUT_MS = 180_000;
+
+// The replay worker's lines from WARN up: a nondeterminism error is reported by the test itself.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+const fixtures = listHistoryFixtures();
+let results: Map<string, Error | undefined>;
+
+beforeAll(async () => {
+  results = await replayHistoryFixtures(await bundleWorkflows(), fixtures);
+}, REPLAY_TIMEOUT_MS);
+
+describe('recorded histories replay against the workflow code', () => {
+  it.each(fixtures.map((fixture) => fixture.file))('%s', (file) => {
+    expect(results.has(file), `${file} was not replayed`).toBe(true);
+    const error = results.get(file);
+    if (error) {
+      expect.fail(
+        `${file} does not replay against the current workflow code (a change that breaks running agents of that ` +
+          `release goes behind patched(), docs/changing-workflows.md): ${error.name}: ${error.message}`,
+      );
+    }
+  });
+
+  it('the package version has its histories (recorded before it ships), at least six', () => {
+    const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(recordedVersions(), `npm run record:histories -- --version ${version}`).toContain(version);
+    expect(fixtures.filter((fixture) => fixture.version === version).length).toBeGreaterThanOrEqual(6);
+  });
+});
+
+describe('histories from before turn budgets (0.1.0-dev.7e0b6c7)', () => {
+  // Recorded by the code of commit 7e0b6c7 (a turn: at most maxSteps model calls that could call tools, then one with
+  // tool_choice 'none') with a model that calls a tool on every request, one turn each. They replay only through
+  // the old rule, which the workflow keeps for a run whose history has no `turn-budget` patch marker.
+  it.each([
+    ['pre-turn-budget-max-steps-2.json', 3],
+    ['pre-turn-budget-default.json', 9],
+  ] as const)('%s holds a turn of %i model calls and no turn-budget marker', (name, modelCalls) => {
+    const events = readHistoryFixture({ version: '0.1.0-dev.7e0b6c7', file: `0.1.0-dev.7e0b6c7/${name}` }).events ?? [];
+    const calls = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel');
+    expect(calls).toHaveLength(modelCalls);
+    expect(events.some((e) => e.markerRecordedEventAttributes)).toBe(false);
+  });
+});
