@@ -50,7 +50,7 @@ const MAX_OVERFLOW_ATTEMPTS = 3;
 /**
  * Before turn budgets, a turn made at most `maxSteps` (default 8) model calls that could call tools, then one more
  * with tool_choice 'none'. A history recorded so replays that way: where the two rules first part in a run, the
- * workflow asks this patch (see {@link StepRule}).
+ * workflow asks this patch (see {@link StepRule}). Release 0.1.0 (docs/changing-workflows.md).
  */
 const TURN_BUDGET_PATCH = 'turn-budget';
 const LEGACY_DEFAULT_MAX_STEPS = 8;

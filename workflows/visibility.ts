@@ -32,7 +32,7 @@ export function showTurn(state: WorkflowState): void {
 
 /**
  * Runs recorded before "compaction" became the one noun upserted the count as AgentCompressions: where such a history
- * replays, this patch is absent and the count keeps its former name.
+ * replays, this patch is absent and the count keeps its former name. Release 0.1.0 (docs/changing-workflows.md).
  */
 const COMPACTION_NOUN_PATCH = 'compaction-noun';
 
