@@ -28,7 +28,9 @@ export type ScriptedReply =
     }
   | { status: number; error: string; headers?: Record<string, string> }
   /** Drop the connection without an answer (a connection reset). */
-  | { reset: true };
+  | { reset: true }
+  /** Send this body as it is, with status 200 (a malformed or empty completion). */
+  | { raw: string };
 
 export type Responder = (request: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
 
@@ -94,6 +96,9 @@ export async function startChatServer(responder: Responder): Promise<ChatServer>
       const reply = await responder(recorded, index);
       if ('reset' in reply) {
         request.socket.destroy();
+      } else if ('raw' in reply) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(reply.raw);
       } else if ('status' in reply) {
         sendJson(response, reply.status, { error: { message: reply.error, type: 'scripted_error' } }, reply.headers);
       } else {

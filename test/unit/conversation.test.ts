@@ -58,6 +58,16 @@ describe('Conversation', () => {
     expect(c.carry([])).toMatchObject({ nextMessageSeq: 43, state: { nextMessageSeq: 43 } });
   });
 
+  it('renames the fields a run of the release before carried (compressions, callsSinceCompression)', () => {
+    const earlier = described(Conversation.begin(input, undefined, 'run-1')).state as Record<string, unknown>;
+    delete earlier.compactions;
+    Object.assign(earlier, { compressions: 4, callsSinceCompression: 7 });
+    const c = Conversation.begin(input, { state: earlier as never, nextMessageSeq: 9, applied: [] }, 'run-2');
+    expect(c.state).toMatchObject({ compactions: 4, callsSinceCompaction: 7 });
+    expect(c.state).not.toHaveProperty('compressions');
+    expect(c.state).not.toHaveProperty('callsSinceCompression');
+  });
+
   it('brings the shapes of earlier releases up to date and marks a reopened agent running', () => {
     const earlier = described(Conversation.begin(input, undefined, 'run-1')).state;
     earlier.status = 'closed';

@@ -1,0 +1,543 @@
+/**
+ * The chaos run: the same scripted long sessions twice, once without faults and once under fire, on a Temporal dev
+ * server and a MinIO of its own, with the worker as a child process; then the invariants (chaos/invariants.ts) on
+ * what each run left, and the second compared with the first.
+ *
+ * Faults of the second run: F1 the worker killed (SIGKILL) 0.5–5 s after each start, `kills` times; F2 those kills
+ * land on a tool with a side effect as often as on anything else (its runs and its effects are counted); F3 the
+ * worker frozen (SIGSTOP) for `freezeMs`; F4 the Temporal server killed and started again on its database; F5 MinIO
+ * down for `storageDownMs`; F6 the model failing `modelFaultRate` of its requests (chaos/model.ts); F8 the clients'
+ * Updates go on through F4 (the client library's reconnection). Each of F4, F5 and F3 once, at a quarter, half and
+ * three quarters of the kills.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
+import { DEFAULTS, loadSettings, PROJECT_ROOT } from '../config/settings.ts';
+import { connectClient, localTemporalTarget } from '../config/temporal.ts';
+import { agentWorkflowId } from '../contract/agent.ts';
+import type { AgentState, CompactionEvent } from '../contract/agent.ts';
+import { lifePrefix } from '../contract/keys.ts';
+import type { ChatMessage } from '../engine/messages.ts';
+import { startChatServer } from '../llm/chat-server.ts';
+import type { ChatServer } from '../llm/chat-server.ts';
+import { BINARIES } from '../stack/binaries.ts';
+import { startMinio } from '../stack/minio.ts';
+import type { MinioOptions, RunningMinio } from '../stack/minio.ts';
+import { freePorts } from '../stack/ports.ts';
+import { ensureBinaries } from '../stack/setup.ts';
+import { startTemporal } from '../stack/temporal.ts';
+import type { RunningTemporal, TemporalDevServerOptions } from '../stack/temporal.ts';
+import { S3BlobStore } from '../storage/s3.ts';
+import { bundleWorkflows } from '../worker/worker.ts';
+import {
+  eventsInStep,
+  everyMessageOnce,
+  noFailedWorkflow,
+  referencedKeysExist,
+  requestsValidAndCovered,
+  sameAsWithoutFaults,
+} from './invariants.ts';
+import type { AgentOutcome, InvariantResult } from './invariants.ts';
+import { chaosResponder, MODEL_FAULTS, taskMessage } from './model.ts';
+import type { ModelFault } from './model.ts';
+
+export interface ChaosOptions {
+  agents: number;
+  /** Tasks per agent (each 2–6 tool steps). */
+  tasks: number;
+  /** Worker kills (F1) in the run under fire; the run goes on with more tasks until it has made them all. */
+  kills: number;
+  freezeMs: number;
+  storageDownMs: number;
+  modelFaultRate: number;
+  seed: number;
+  /** The model's window: small, so that compaction runs often. */
+  window: number;
+  /** History events after which the server suggests continue-as-new (so runs are crossed often). */
+  continueAsNewEvents: number;
+  log: (line: string) => void;
+}
+
+export const FULL: Omit<ChaosOptions, 'log'> = {
+  agents: 4,
+  tasks: 30,
+  kills: 100,
+  freezeMs: 30_000,
+  storageDownMs: 30_000,
+  modelFaultRate: 0.08,
+  seed: 7,
+  window: 6_000,
+  continueAsNewEvents: 300,
+};
+
+export const SHORT: Omit<ChaosOptions, 'log'> = {
+  ...FULL,
+  agents: 2,
+  tasks: 6,
+  kills: 4,
+  freezeMs: 3_000,
+  storageDownMs: 3_000,
+  modelFaultRate: 0.15, // so that each kind of model fault comes up in a short run
+};
+
+export interface FaultFigures {
+  name: string;
+  passed: boolean;
+  /** How many times it was injected. */
+  count: number;
+  /** From each injection to the next turn any agent completed (ms). */
+  recoveryP50Ms?: number;
+  recoveryP99Ms?: number;
+  [figure: string]: unknown;
+}
+
+export interface ChaosResult {
+  options: Omit<ChaosOptions, 'log'>;
+  kills: number;
+  turns: number;
+  lost: number;
+  duplicated: number;
+  invariants: Record<string, boolean>;
+  violations: Record<string, string[]>;
+  faults: FaultFigures[];
+  toolRuns: number;
+  toolCalls: number;
+  toolEffects: number;
+  runsCrossed: number;
+  compactions: number;
+  durationMs: { clean: number; faulty: number };
+}
+
+/** The Temporal server, MinIO, the workflow bundle and the scratch folder both runs share. */
+interface Stack {
+  dir: string;
+  temporalOptions: TemporalDevServerOptions;
+  minioOptions: MinioOptions;
+  temporal: RunningTemporal;
+  minio: RunningMinio;
+  bundlePath: string;
+}
+
+async function startStack(options: ChaosOptions): Promise<Stack> {
+  const dir = mkdtempSync(join(tmpdir(), 'longrun-chaos-'));
+  const settings = loadSettings(process.env);
+  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
+  const [port, uiPort, s3Port, consolePort] = (await freePorts(4)) as [number, number, number, number];
+  const temporalOptions: TemporalDevServerOptions = {
+    binary: binaries.temporal!,
+    port,
+    uiPort,
+    dbFile: join(dir, 'temporal.db'),
+    logPath: join(dir, 'logs', 'temporal.log'),
+    namespace: 'default',
+    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': options.continueAsNewEvents },
+  };
+  const minioOptions: MinioOptions = {
+    binary: binaries.minio!,
+    port: s3Port,
+    consolePort,
+    dataDir: join(dir, 'minio'),
+    logPath: join(dir, 'logs', 'minio.log'),
+    user: DEFAULTS.minioUser,
+    password: DEFAULTS.minioPassword,
+    bucket: 'chaos',
+    region: DEFAULTS.region,
+  };
+  const [temporal, minio, bundle] = await Promise.all([
+    startTemporal(temporalOptions),
+    startMinio(minioOptions),
+    bundleWorkflows(),
+  ]);
+  const bundlePath = join(dir, 'workflows.json');
+  writeFileSync(bundlePath, JSON.stringify(bundle));
+  return { dir, temporalOptions, minioOptions, temporal, minio, bundlePath };
+}
+
+/** The worker child process, started again after each kill. */
+class WorkerProcess {
+  child: ChildProcess | undefined;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(env: NodeJS.ProcessEnv) {
+    this.env = env;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'chaos/worker.ts')], {
+      cwd: PROJECT_ROOT,
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('[chaos-worker] polling')) resolve();
+      });
+      child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000)));
+      child.on('exit', (code, signal) => reject(new Error(`chaos worker exited (${code ?? signal}):\n${output}`)));
+    });
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGCONT');
+    child.kill('SIGTERM');
+    await Promise.race([exited, sleep(15_000).then(() => child.kill('SIGKILL'))]);
+  }
+}
+
+/** Steps of an agent's task: 2 to 6, the same for the same agent and task in every run. */
+const stepsOf = (agent: number, task: number) => 2 + ((agent * 7 + task * 3) % 5);
+
+interface PhaseOutcome {
+  agents: AgentOutcome[];
+  stored: Set<string>;
+  requests: { messages: ChatMessage[] }[];
+  /** When each turn completed (ms since the epoch). */
+  turnsDone: number[];
+  durationMs: number;
+  injected: Record<ModelFault, number>;
+}
+
+/**
+ * One run of the script: `agents` agents, each sending its tasks one after the other. With `fire`, the faults run
+ * meanwhile and it returns when both the script and the kills are done.
+ */
+async function runPhase(
+  stack: Stack,
+  tag: string,
+  options: ChaosOptions,
+  fire?: (worker: WorkerProcess, progress: () => boolean) => Promise<void>,
+): Promise<PhaseOutcome> {
+  const started = Date.now();
+  const { responder, injected } = chaosResponder({
+    rate: fire ? options.modelFaultRate : 0,
+    seed: options.seed,
+    hangMs: 8_000,
+  });
+  const model: ChatServer = await startChatServer(responder);
+  const taskQueue = `chaos-${tag}`;
+  const worker = new WorkerProcess({
+    ...process.env,
+    TEMPORAL_ADDRESS: stack.temporal.address,
+    TEMPORAL_NAMESPACE: stack.temporal.namespace,
+    AWS_ENDPOINT_URL_S3: stack.minio.endpoint,
+    AWS_ACCESS_KEY_ID: stack.minioOptions.user,
+    AWS_SECRET_ACCESS_KEY: stack.minioOptions.password,
+    LONGRUN_S3_BUCKET: stack.minioOptions.bucket,
+    LONGRUN_TASK_QUEUE: taskQueue,
+    LONGRUN_SUMMARY_MODEL: 'summary-model',
+    LONGRUN_DATA_DIR: join(stack.dir, tag),
+    OPENAI_BASE_URL: model.baseURL,
+    CHAOS_DIR: join(stack.dir, tag),
+    CHAOS_BUNDLE: stack.bundlePath,
+  });
+  await worker.start();
+  const client: Client = await connectClient(localTemporalTarget(stack.temporal.address, stack.temporal.namespace));
+  const turnsDone: number[] = [];
+  try {
+    const names = Array.from({ length: options.agents }, (_, i) => `a${i + 1}`);
+    const scripts = new Map(
+      names.map((name, i) => [
+        name,
+        Array.from({ length: options.tasks }, (_, t) => taskMessage(name, t + 1, stepsOf(i + 1, t + 1))),
+      ]),
+    );
+    let scriptDone = false;
+    const script = Promise.all(
+      names.map(async (name) => {
+        const agentId = `chaos-${tag}-${name}`;
+        await startAgent(client, {
+          agentId,
+          model: 'gpt-4o-mini',
+          taskQueue,
+          modelOverride: { window: options.window },
+          turnBudget: { steps: 20 },
+        });
+        for (const [t, text] of scripts.get(name)!.entries()) {
+          await sendMessage(client, agentId, text, { updateId: `${agentId}-task-${t + 1}`, workerTimeoutMs: 600_000 });
+          turnsDone.push(Date.now());
+        }
+        return closeAgentAndWait(client, agentId, { workerTimeoutMs: 600_000 });
+      }),
+    ).finally(() => (scriptDone = true));
+    const [finals] = await Promise.all([script, fire?.(worker, () => scriptDone)]);
+    await worker.stop();
+    const store = new S3BlobStore(stack.minio.target);
+    const agents = await Promise.all(
+      names.map((name, i) => outcomeOf(client, store, name, scripts.get(name)!, finals[i]!)),
+    );
+    const stored = new Set(await store.list(`agents/chaos-${tag}-`));
+    return {
+      agents,
+      stored,
+      requests: model.requests.map((r) => ({ messages: r.body.messages })),
+      turnsDone,
+      durationMs: Date.now() - started,
+      injected,
+    };
+  } finally {
+    await worker.stop();
+    await client.connection.close();
+    await model.close();
+  }
+}
+
+/** What an agent left: its transcript, context, events and runs. */
+async function outcomeOf(
+  client: Client,
+  store: S3BlobStore,
+  name: string,
+  script: string[],
+  final: AgentState,
+): Promise<AgentOutcome> {
+  const prefix = lifePrefix(final);
+  const keys = await store.list(prefix);
+  const load = async <T>(key: string) => JSON.parse((await store.get(key))!) as T;
+  const messageKeys = keys.filter((k) => k.startsWith(`${prefix}messages/`)).sort();
+  const transcript = await Promise.all(
+    messageKeys.map(async (key) => ({
+      id: key.slice(key.lastIndexOf('/') + 1, -'.json'.length),
+      message: await load<ChatMessage>(key),
+    })),
+  );
+  const eventKeys = keys.filter((k) => k.endsWith('/event.json')).sort();
+  const events = await Promise.all(
+    eventKeys.map(async (key) => {
+      const event = await load<CompactionEvent>(key);
+      const removedText = (await store.get(event.keys.removed)) ?? '';
+      const removed = removedText
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { id: string; replacedBy?: string });
+      return {
+        seq: event.seq,
+        trigger: event.trigger,
+        strategies: [...event.strategies],
+        tokensBefore: event.tokensBefore,
+        tokensAfter: event.tokensAfter,
+        removed: removed.map(({ id, replacedBy }) => ({ id, ...(replacedBy ? { replacedBy } : {}) })),
+      };
+    }),
+  );
+  const runs: AgentOutcome['runs'] = [];
+  for await (const run of client.workflow.list({ query: `WorkflowId = "${agentWorkflowId(final.agentId)}"` })) {
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    runs.push({
+      status: run.status.name,
+      workflowTaskFailures: (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length,
+    });
+  }
+  return {
+    name,
+    script,
+    transcript,
+    context: final.messages.map(({ id, key, ref, kind }) => ({
+      id,
+      key,
+      ...(ref ? { ref } : {}),
+      ...(kind ? { kind } : {}),
+    })),
+    ...(final.base ? { base: final.base } : {}),
+    events,
+    stateEvents: (final.events ?? []).map(({ seq, tokensAfter }) => ({ seq, tokensAfter })),
+    stateCompactions: final.compactions ?? 0,
+    runs,
+  };
+}
+
+const percentile = (values: number[], p: number) => {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+/** Recovery of each injection: the time to the next turn completed after it. */
+function recoveries(injections: number[], turnsDone: number[]): number[] {
+  return injections.flatMap((at) => {
+    const next = turnsDone.filter((t) => t > at).sort((a, b) => a - b)[0];
+    return next === undefined ? [] : [next - at];
+  });
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const { log } = options;
+  log(`[chaos] starting a Temporal dev server and MinIO of its own, bundling the workflows`);
+  const stack = await startStack(options);
+  try {
+    log(`[chaos] run 1, without faults: ${options.agents} agents × ${options.tasks} tasks`);
+    const clean = await runPhase(stack, 'clean', options);
+    log(`[chaos] run 1 done in ${(clean.durationMs / 1000).toFixed(0)} s; run 2, under fire (${options.kills} kills)`);
+
+    const kills: number[] = [];
+    const others: Record<'F3 freeze' | 'F4 server kill' | 'F5 storage down', number[]> = {
+      'F3 freeze': [],
+      'F4 server kill': [],
+      'F5 storage down': [],
+    };
+    const draw = (() => {
+      let state = options.seed;
+      return () => (state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+    })();
+    const fire = async (worker: WorkerProcess, done: () => boolean) => {
+      while (!done() || kills.length < options.kills) {
+        if (done() && kills.length >= options.kills) break;
+        await sleep(500 + draw() * 4_500);
+        if (done() && kills.length >= options.kills) break;
+        const n = kills.length;
+        // F4, F5 and F3 once each, at a quarter, half and three quarters of the kills.
+        const at = (share: number) => Math.max(1, Math.round(options.kills * share));
+        if (n >= at(0.25) && others['F4 server kill'].length === 0) {
+          others['F4 server kill'].push(Date.now());
+          log('[chaos] F4: kill -9 of the Temporal server');
+          process.kill(-stack.temporal.process.pid!, 'SIGKILL');
+          await stack.temporal.process.stop();
+          await sleep(2_000);
+          stack.temporal = await startTemporal(stack.temporalOptions);
+        } else if (n >= at(0.5) && others['F5 storage down'].length === 0) {
+          others['F5 storage down'].push(Date.now());
+          log(`[chaos] F5: MinIO down for ${options.storageDownMs / 1000} s`);
+          process.kill(-stack.minio.process.pid!, 'SIGKILL');
+          await stack.minio.process.stop();
+          await sleep(options.storageDownMs);
+          stack.minio = await startMinio(stack.minioOptions);
+        } else if (n >= at(0.75) && others['F3 freeze'].length === 0) {
+          others['F3 freeze'].push(Date.now());
+          log(`[chaos] F3: worker frozen for ${options.freezeMs / 1000} s`);
+          worker.signal('SIGSTOP');
+          await sleep(options.freezeMs);
+          worker.signal('SIGCONT');
+        }
+        if (kills.length >= options.kills) {
+          if (done()) break;
+          continue; // the kills are done; the script goes on
+        }
+        kills.push(Date.now());
+        await worker.kill();
+        if (kills.length % 10 === 0) log(`[chaos] F1: ${kills.length} of ${options.kills} worker kills`);
+        await worker.start();
+      }
+    };
+    const faulty = await runPhase(stack, 'faulty', options, fire);
+    log(`[chaos] run 2 done in ${(faulty.durationMs / 1000).toFixed(0)} s; checking the invariants`);
+
+    const i1 = everyMessageOnce(faulty.agents);
+    const invariants: InvariantResult[] = [
+      i1,
+      requestsValidAndCovered(faulty.agents, faulty.requests),
+      eventsInStep(faulty.agents),
+      noFailedWorkflow(faulty.agents),
+      referencedKeysExist(faulty.agents, faulty.stored),
+      sameAsWithoutFaults(faulty.agents, clean.agents),
+    ];
+    // The run without faults must hold them too (else the comparison proves nothing).
+    const baseline = [
+      everyMessageOnce(clean.agents),
+      requestsValidAndCovered(clean.agents, clean.requests),
+      eventsInStep(clean.agents),
+      noFailedWorkflow(clean.agents),
+      referencedKeysExist(clean.agents, clean.stored),
+    ];
+    for (const result of baseline) {
+      if (!result.passed) invariants.push({ ...result, name: `${result.name} (run without faults)` });
+    }
+    const allHeld = invariants.every((r) => r.passed);
+    const runsLog = join(stack.dir, 'faulty', 'runs.log');
+    const toolRuns = existsSync(runsLog) ? readFileSync(runsLog, 'utf8').split('\n').filter(Boolean) : [];
+    const toolCalls = new Set(toolRuns).size;
+    const toolEffects = existsSync(join(stack.dir, 'faulty', 'effects'))
+      ? readdirSync(join(stack.dir, 'faulty', 'effects')).length
+      : 0;
+    const figures = (name: string, at: number[], extra: Record<string, unknown> = {}): FaultFigures => {
+      const r = recoveries(at, faulty.turnsDone);
+      return {
+        name,
+        passed: allHeld && at.length > 0,
+        count: at.length,
+        ...(r.length ? { recoveryP50Ms: percentile(r, 50), recoveryP99Ms: percentile(r, 99) } : {}),
+        ...extra,
+      };
+    };
+    const modelFaults = MODEL_FAULTS.reduce((sum, f) => sum + faulty.injected[f], 0);
+    const faults: FaultFigures[] = [
+      figures('F1 worker kill -9', kills),
+      {
+        name: 'F2 tool with a side effect at the kill',
+        passed: allHeld && toolEffects === toolCalls,
+        count: toolRuns.length - toolCalls,
+        toolRuns: toolRuns.length,
+        toolCalls,
+        effectsApplied: toolEffects,
+      },
+      figures('F3 worker frozen (SIGSTOP)', others['F3 freeze'], { ms: options.freezeMs }),
+      figures('F4 Temporal server kill -9', others['F4 server kill']),
+      figures('F5 MinIO down', others['F5 storage down'], { ms: options.storageDownMs }),
+      { name: 'F6 model faults', passed: allHeld && modelFaults > 0, count: modelFaults, ...faulty.injected },
+    ];
+    const runsCrossed = faulty.agents.reduce((sum, a) => sum + a.runs.length - 1, 0);
+    return {
+      options: Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'log')) as Omit<ChaosOptions, 'log'>,
+      kills: kills.length,
+      turns: faulty.turnsDone.length,
+      lost: i1.lost,
+      duplicated: i1.duplicated,
+      invariants: Object.fromEntries(invariants.map((r) => [r.name, r.passed])),
+      violations: Object.fromEntries(invariants.filter((r) => !r.passed).map((r) => [r.name, r.violations])),
+      faults,
+      toolRuns: toolRuns.length,
+      toolCalls,
+      toolEffects,
+      runsCrossed,
+      compactions: faulty.agents.reduce((sum, a) => sum + a.events.length, 0),
+      durationMs: { clean: clean.durationMs, faulty: faulty.durationMs },
+    };
+  } finally {
+    await Promise.all([stack.temporal.process.stop(), stack.minio.process.stop()]);
+    rmSync(stack.dir, { recursive: true, force: true });
+  }
+}
+
+/** The table `npm run chaos` prints. */
+export function chaosTable(result: ChaosResult): string {
+  const rows = result.faults.map((f) =>
+    [
+      f.name.padEnd(40),
+      String(f.count).padStart(6),
+      (f.passed ? 'yes' : 'NO').padStart(7),
+      (f.recoveryP50Ms !== undefined ? `${(f.recoveryP50Ms / 1000).toFixed(1)} s` : '—').padStart(10),
+      (f.recoveryP99Ms !== undefined ? `${(f.recoveryP99Ms / 1000).toFixed(1)} s` : '—').padStart(10),
+    ].join(' '),
+  );
+  return [
+    `${'fault'.padEnd(40)} ${'count'.padStart(6)} ${'passed'.padStart(7)} ${'rec. p50'.padStart(10)} ${'rec. p99'.padStart(10)}`,
+    ...rows,
+    '',
+    `turns ${result.turns}, lost ${result.lost}, duplicated ${result.duplicated}, kills ${result.kills}, ` +
+      `runs crossed (continue-as-new) ${result.runsCrossed}, compactions ${result.compactions}`,
+    `tool runs ${result.toolRuns} for ${result.toolCalls} calls, effects applied ${result.toolEffects}`,
+    ...Object.entries(result.invariants).map(([name, held]) => `${held ? 'held  ' : 'BROKEN'} ${name}`),
+    ...Object.entries(result.violations).flatMap(([name, lines]) => [`${name}:`, ...lines.map((l) => `  ${l}`)]),
+  ].join('\n');
+}
