@@ -312,6 +312,7 @@ class UpdateWait {
       gaveUp(error);
       abort.abort();
     });
+    let refusedSince: number | undefined;
     try {
       for (;;) {
         const attempt = this.client.connection.withAbortSignal(signal, () =>
@@ -324,6 +325,16 @@ class UpdateWait {
           if (abort.signal.aborted) throw await givingUp.catch((reason: unknown) => reason);
           if (error instanceof WorkflowUpdateFailedError) {
             throw new AgentUpdateError(this.agentId, this.update, this.updateId, error.cause);
+          }
+          const refused = refusedForNow(error);
+          if (refused !== undefined && !callerGaveUp()) {
+            // Not applied, and not for good: sent again with the same id until the agent takes it (or, when it
+            // refuses for longer than a worker may take to come back, the caller hears why).
+            refusedSince ??= Date.now();
+            if (Date.now() - refusedSince >= this.workerTimeoutMs) throw error;
+            this.progress('refused', `Temporal refuses update ${this.updateId} for now (${refused}); sending it again`);
+            await sleep(RESEND_PAUSE_MS);
+            continue;
           }
           const failure = transientFailure(error);
           if (failure === undefined || callerGaveUp()) throw error;
@@ -585,6 +596,24 @@ export function transientFailure(error: unknown): string | undefined {
 
 const GRPC_CANCELLED = 1;
 const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_RESOURCE_EXHAUSTED = 8;
+const GRPC_FAILED_PRECONDITION = 9;
+
+/**
+ * Why the server refused an Update for now, not for good, or undefined for any other error: the agent's workflow task
+ * is being retried (a worker died or froze holding it: "Workflow Task in failed state"), or the agent has as many
+ * Updates in flight as the server allows. The Update was not applied; sending it again with the same id is safe.
+ */
+export function refusedForNow(error: unknown): string | undefined {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  if (!isGrpcServiceError(cause)) return undefined;
+  const code = Number(cause.code);
+  if (code === GRPC_FAILED_PRECONDITION && /workflow task in failed state/i.test(cause.details)) {
+    return 'its workflow task is being retried';
+  }
+  if (code === GRPC_RESOURCE_EXHAUSTED && /in-?flight/i.test(cause.details)) return 'too many updates in flight';
+  return undefined;
+}
 
 /** A failure in a few words: "connect ECONNREFUSED 127.0.0.1:7233", "no answer in time", or its message. */
 function describeFailure(error: unknown): string {
