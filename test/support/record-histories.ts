@@ -33,7 +33,7 @@ import { startInProcessAgents } from '../../worker/in-process.ts';
 import { bundleWorkflows } from '../../worker/worker.ts';
 import { historyToJSON, HISTORIES_DIR, replayHistoryFixtures } from './history-fixtures.ts';
 import { SCENARIOS, scriptedModel, SUMMARY_MODEL, TOOLS } from './history-scenarios.ts';
-import type { ScenarioContext } from './history-scenarios.ts';
+import type { Scenario, ScenarioContext } from './history-scenarios.ts';
 
 /** The server suggests continue-as-new after this many events (default 4,096), as in the e2e tests. */
 const SUGGEST_CONTINUE_AS_NEW_EVENTS = 40;
@@ -82,7 +82,18 @@ async function main(): Promise<void> {
   const partial = join(root, `.${version}.recording`); // renamed into place once everything is recorded
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
+  try {
+    await record(scenarios, partial);
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    throw error;
+  }
+  renameSync(partial, folder);
+  console.log(`recorded in ${relative(process.cwd(), folder)}`);
+}
 
+/** Runs `scenarios` against a stack of their own and writes every run's history to `folder`, then replays them. */
+async function record(scenarios: Scenario[], folder: string): Promise<void> {
   // ERROR: the failures the scenarios cause on purpose (HTTP 401, the broken tool) are logged as warnings.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-history-recorder' });
@@ -93,28 +104,33 @@ async function main(): Promise<void> {
     binaries,
     dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': SUGGEST_CONTINUE_AS_NEW_EVENTS },
   });
-  const switches = { summarizerDown: false };
-  const model = await startChatServer(scriptedModel(switches));
-  const bundle = await bundleWorkflows();
-  const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
-  const store = new S3BlobStore(stack.minio!.target);
-  const agents = await startInProcessAgents({
-    temporal,
-    taskQueue: TASK_QUEUE,
-    identity: IDENTITY,
-    workflowBundle: bundle,
-    deps: {
-      store,
-      openai: createOpenAI({ apiKey: 'recorder', baseURL: model.baseURL, timeoutMs: 10_000 }),
-      tools: new ToolRegistry(TOOLS),
-      summaryModel: SUMMARY_MODEL,
-    },
-  });
-  const connection = await Connection.connect(temporal.connectionOptions);
-  const client = new Client({ connection, namespace: temporal.namespace, identity: IDENTITY });
-  const context: ScenarioContext = { client, store, taskQueue: TASK_QUEUE, switches };
-  const recorded: string[] = [];
+  /** What to stop, newest first, whatever happens. */
+  const stops: (() => Promise<void>)[] = [() => stack.stop()];
   try {
+    const switches = { summarizerDown: false };
+    const model = await startChatServer(scriptedModel(switches));
+    stops.unshift(() => model.close());
+    const bundle = await bundleWorkflows();
+    const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
+    const store = new S3BlobStore(stack.minio!.target);
+    const agents = await startInProcessAgents({
+      temporal,
+      taskQueue: TASK_QUEUE,
+      identity: IDENTITY,
+      workflowBundle: bundle,
+      deps: {
+        store,
+        openai: createOpenAI({ apiKey: 'recorder', baseURL: model.baseURL, timeoutMs: 10_000 }),
+        tools: new ToolRegistry(TOOLS),
+        summaryModel: SUMMARY_MODEL,
+      },
+    });
+    stops.unshift(() => agents.close());
+    const connection = await Connection.connect(temporal.connectionOptions);
+    stops.unshift(() => connection.close());
+    const client = new Client({ connection, namespace: temporal.namespace, identity: IDENTITY });
+    const context: ScenarioContext = { client, store, taskQueue: TASK_QUEUE, switches };
+    const recorded: string[] = [];
     for (const scenario of scenarios) {
       const started = Date.now();
       const agentId = `history-${scenario.name}`;
@@ -126,7 +142,7 @@ async function main(): Promise<void> {
       const files = runs.map((history, i) => {
         const file = `${scenario.name}${i === 0 ? '' : `.run${i + 1}`}.json`;
         const json = historyToJSON(history);
-        writeFileSync(join(partial, file), json);
+        writeFileSync(join(folder, file), json);
         recorded.push(file);
         return `${file} (${history.events?.length} events, ${(json.length / 1024).toFixed(1)} KiB)`;
       });
@@ -136,22 +152,18 @@ async function main(): Promise<void> {
       if (compactions) console.log(`  compactions: ${compactions}`);
     }
     // What was just recorded replays against the code that recorded it (the unit test replays it from now on).
-    const fixtures = recorded.map((file) => ({ version, file }));
-    const results = await replayHistoryFixtures(bundle, fixtures, partial);
+    const results = await replayHistoryFixtures(
+      bundle,
+      recorded.map((file) => ({ version: '', file })),
+      folder,
+    );
     const failed = [...results].filter(([, error]) => error);
-    if (failed.length)
-      throw new Error(`recorded, but not replayed: ${failed.map(([f, e]) => `${f}: ${e}`).join('\n')}`);
-  } catch (error) {
-    rmSync(partial, { recursive: true, force: true });
-    throw error;
+    if (failed.length) {
+      throw new Error(`recorded, but not replayed:\n${failed.map(([f, e]) => `${f}: ${e}`).join('\n')}`);
+    }
   } finally {
-    await agents.close();
-    await connection.close();
-    await model.close();
-    await stack.stop();
+    for (const stop of stops) await stop();
   }
-  renameSync(partial, folder);
-  console.log(`recorded in ${relative(process.cwd(), folder)}`);
 }
 
 main().catch((error: unknown) => {
