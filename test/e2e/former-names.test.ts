@@ -1,7 +1,8 @@
 /**
  * The rename to one noun (compaction) keeps what agents and scripts of the release before use working: an agent input
  * with `compression` is read, the `compressionEvents` query is answered, and a new compaction shows its count as
- * `AgentCompactions` (histories recorded before replay with `AgentCompressions`: test/e2e/legacy-history.test.ts).
+ * `AgentCompactions` (histories recorded before replay with `AgentCompressions`: test/fixtures/histories/
+ * 0.1.0-dev.49c6ab7/, replayed by test/unit/history-replay.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
