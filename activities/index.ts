@@ -5,13 +5,13 @@
  * Built by {@link createActivities} with their dependencies, so the worker, the tests and the demo wire real
  * clients the same way.
  */
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import { messageIdOf } from '../contract/agent.ts';
+import { messageIdOf, quoted } from '../contract/agent.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { agentLife, unkeyedRecord } from '../contract/agent.ts';
 import type { ContextRecord } from '../contract/agent.ts';
@@ -37,6 +37,7 @@ import type {
 import { createCompactionActivities } from './compaction.ts';
 import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
+import { kindOf, readModelReply } from './model-reply.ts';
 import { contextReload, ToolInputError, ToolRegistry } from './tools.ts';
 import type { ToolContext, ToolDefinition } from './tools.ts';
 
@@ -64,26 +65,42 @@ interface ToolProgress {
 const TOOL_RESULT_IN_HEARTBEAT_CHARS = 256 * 1024;
 
 /**
- * Runs a tool call. An unknown tool, arguments that are not a JSON object, or a {@link ToolInputError} become an error
- * result the model can read, so the call is always answered; any other error fails the attempt and Temporal retries
- * it.
+ * Runs a tool call. An unknown tool (the result names the tools there are), arguments that are not a JSON object, or
+ * a {@link ToolInputError} become an error result the model can read, so the call is always answered; any other error
+ * fails the attempt and Temporal retries it. A tool whose `run` resolves to anything but a string breaks its contract:
+ * the call is answered with an error result naming the tool and what it returned (not retried: running it again
+ * would return the same), and the worker logs a warning for the tool's author.
  */
-async function runToolCall(tool: ToolDefinition | undefined, call: ToolCall, context: ToolContext): Promise<string> {
-  if (!tool) return `error: unknown tool ${JSON.stringify(call.function.name)}`;
+async function runToolCall(
+  tools: ToolRegistry,
+  tool: ToolDefinition | undefined,
+  call: ToolCall,
+  context: ToolContext,
+): Promise<string> {
+  if (!tool) return `error: unknown tool ${quoted(call.function.name)} (the tools: ${tools.names().join(', ')})`;
+  let result: unknown;
   try {
-    return await tool.run(parseToolArguments(call), context);
+    result = await tool.run(parseToolArguments(call), context);
   } catch (error) {
     if (!(error instanceof ToolInputError)) throw error;
     return `error: ${error.message}`;
   }
+  if (typeof result === 'string') return result;
+  const returned = kindOf(result);
+  log.warn(`tool ${tool.name} returned ${returned}, not a string: the call is answered with an error result`, {
+    callId: call.id,
+  });
+  return `error: tool ${tool.name} returned ${returned}, not text (a tool’s run must resolve to a string)`;
 }
 
 function parseToolArguments(call: ToolCall): Record<string, unknown> {
   let args: unknown;
   try {
     args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
-  } catch {
-    throw new ToolInputError(`arguments of ${call.function.name} are not valid JSON`);
+  } catch (error) {
+    throw new ToolInputError(
+      `arguments of ${call.function.name} are not valid JSON (${(error as Error).message}); they must be a JSON object`,
+    );
   }
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     throw new ToolInputError(`arguments of ${call.function.name} must be a JSON object`);
@@ -162,21 +179,16 @@ export function createActivities({
     const choice = completion.choices[0];
     if (!choice)
       throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: FAILURE.emptyReply });
-    const toolCalls: ToolCall[] = (choice.message.tool_calls ?? [])
-      .filter((call) => call.type === 'function')
-      .map((call) => ({
-        id: call.id,
-        type: 'function',
-        function: { name: call.function.name, arguments: call.function.arguments },
-      }));
+    // What cannot be kept and sent back is refused here, before it is stored (BadReply, not retried).
+    const { content, text, toolCalls } = readModelReply(choice.message, model);
     const reply: ChatMessage = {
       role: 'assistant',
-      content: choice.message.content ?? null,
+      content,
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
     return {
       record: await save(agent, replyId, reply, counting),
-      content: choice.message.content ?? '',
+      content: text,
       toolCalls,
       ...(completion.usage
         ? {
@@ -264,7 +276,7 @@ export function createActivities({
         async () => {
           let content = progress?.content;
           if (content === undefined) {
-            content = await runToolCall(tool, call, { ...agent, store, callId: call.id });
+            content = await runToolCall(tools, tool, call, { ...agent, store, callId: call.id });
             if (content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS) progress = { callId: call.id, content };
           }
           const message = { role: 'tool' as const, tool_call_id: call.id, content };

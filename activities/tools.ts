@@ -120,6 +120,11 @@ export class ToolRegistry {
     return { name, description: '', parameters: { type: 'object' }, run: this.fallback };
   }
 
+  /** The names of the tools registered (context_reload first). */
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
   schemas(): ToolSchema[] {
     return [...this.tools.values()].map((tool) => ({
       type: 'function',

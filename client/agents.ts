@@ -7,12 +7,19 @@
  *   await startAgent(client, { agentId: 'trip', model: 'gpt-4o-mini', taskQueue: 'longrun-agents' });
  *   const { reply } = await sendMessage(client, 'trip', 'Plan a hike');
  */
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { QueryDefinition, WorkflowHandle } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveModelInfo } from '../engine/models.ts';
-import { AGENT_ID_PATTERN, compactionKey, compactionPrefix, lifePrefix, messageKey } from '../contract/keys.ts';
+import {
+  AGENT_ID_PATTERN,
+  AGENT_ID_RULE,
+  compactionKey,
+  compactionPrefix,
+  lifePrefix,
+  messageKey,
+} from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { AgentCarry } from '../contract/agent.ts';
@@ -32,17 +39,21 @@ import {
   ledgerQuery,
   messageIdOf,
   messageSignal,
+  InvalidInputError,
   NO_COMPACTIONS,
+  quoted,
   sendUpdate,
   stateQuery,
   statsQuery,
   unkeyedRecord,
   validateAgentInput,
   validateCompactInput,
+  validateEventsQuery,
   validateSendInput,
 } from '../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
-import { executeAgentUpdate } from './updates.ts';
+import { invalidInput } from '../contract/failures.ts';
+import { AgentUpdateError, executeAgentUpdate } from './updates.ts';
 import type { UpdateWaitOptions } from './updates.ts';
 import type {
   AgentInput,
@@ -59,19 +70,23 @@ import type {
 import { resolvePolicy } from '../engine/presets.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 
-/** Thrown for an agent id that cannot name a workflow and a storage prefix. */
+/**
+ * Thrown for an agent id that cannot name a workflow and a storage prefix (a long id is quoted cut, with its
+ * length).
+ */
 export class InvalidAgentIdError extends Error {
-  constructor(agentId: string) {
+  constructor(agentId: unknown) {
     super(
-      `agent id ${JSON.stringify(agentId)}: must be 1 to 64 letters, digits, dots, underscores or hyphens, ` +
-        'starting with a letter or digit',
+      typeof agentId === 'string'
+        ? `agent id ${quoted(agentId)}: ${AGENT_ID_RULE}`
+        : `agent id ${quoted(agentId)}: must be a string of 1 to 64 letters, digits, dots, underscores or hyphens`,
     );
     this.name = 'InvalidAgentIdError';
   }
 }
 
 export function assertAgentId(agentId: string): void {
-  if (!AGENT_ID_PATTERN.test(agentId)) throw new InvalidAgentIdError(agentId);
+  if (typeof agentId !== 'string' || !AGENT_ID_PATTERN.test(agentId)) throw new InvalidAgentIdError(agentId);
 }
 
 export interface StartAgentOptions extends AgentInput {
@@ -101,18 +116,21 @@ export class AgentClosedError extends Error {
 /**
  * Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent). An agent id
  * whose agent has ended is refused ({@link AgentClosedError}): the workflow id cannot be reused by this call.
- * Throws UnknownModelError for a model the registry does not know unless `modelOverride.window` is given, and
- * InvalidInputError for a bad `turnBudget` or `maxSteps` (positive integers up to `TURN_BUDGET_MAX`).
+ * Throws InvalidAgentIdError for an id that cannot name a workflow and a storage prefix; InvalidInputError for input
+ * the workflow would refuse (a model that is not a non-empty string, a system prompt that is not a string or is over
+ * `MAX_MESSAGE_CHARS`, a bad `turnBudget` or `maxSteps`, a policy or override that is not an object); UnknownModelError
+ * for a model the registry does not know unless `modelOverride.window` is given; PolicyError for a bad policy.
  */
 export async function startAgent(client: Client, options: StartAgentOptions): Promise<WorkflowHandle> {
   assertAgentId(options.agentId);
+  const { taskQueue, ...input } = options;
+  // Input the workflow would refuse (InvalidInputError names the field and the limit): a model or system prompt of
+  // a wrong type or size, a bad turn budget.
+  validateAgentInput(input);
   // An unknown model (or a bad override) is an error here, before anything starts.
   resolveModelInfo(options.model, options.modelOverride);
   // So is a bad compaction policy (PolicyError names the field, the value and the allowed range).
   resolvePolicy(compactionPolicyOf(options));
-  const { taskQueue, ...input } = options;
-  // And a bad turn budget (InvalidInputError names the field and the limit), which the workflow would refuse.
-  validateAgentInput(input);
   try {
     return await client.workflow.start(AGENT_WORKFLOW, {
       workflowId: agentWorkflowId(options.agentId),
@@ -253,12 +271,49 @@ export function agentHandle(client: Client, agentId: string): WorkflowHandle {
 }
 
 /**
+ * Checks an Update's input as the workflow's validator would, before anything is sent: what it refuses is the
+ * AgentUpdateError the validator would give (`type: 'InvalidInput'`, the same message), without the round trip, and
+ * also for input too large to reach the validator (Temporal refuses a payload over 2 MB on its own terms).
+ */
+function checkBeforeSending(agentId: string, update: string, wait: UpdateWaitOptions, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    throw new AgentUpdateError(agentId, update, wait.updateId ?? '', invalidInput(error.message));
+  }
+}
+
+/**
+ * An Update to an agent whose workflow has ended is reported by the server as "not found": described, it is an
+ * {@link AgentClosedError} (how it ended, and how to reopen it); an agent that never existed stays
+ * WorkflowNotFoundError.
+ */
+async function closedAsError<T>(client: Client, agentId: string, update: Promise<T>): Promise<T> {
+  try {
+    return await update;
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    const status = await agentHandle(client, agentId)
+      .describe()
+      .then(
+        (description) => description.status.name,
+        () => undefined,
+      );
+    if (status !== undefined && status !== 'RUNNING') throw new AgentClosedError(agentId, status.toLowerCase());
+    throw error;
+  }
+}
+
+/**
  * Sends a user message and waits for the reply (an Update). `expectedTurn`: the turn it must open, or it is
  * rejected (another message came first). The wait is client/updates.ts's: nothing is sent until a worker polls the
  * agent's task queue, `onProgress` hears what it waits for, a lost connection is ridden out with the same Update id,
- * and a failed turn is an AgentUpdateError (`message`, `type: 'TurnFailed'`).
+ * and a failed turn is an AgentUpdateError (`message`, `type: 'TurnFailed'`). Input the workflow would refuse is
+ * refused here, before anything is sent, as the workflow would refuse it (AgentUpdateError, `type: 'InvalidInput'`,
+ * the message naming the field and the limit); an agent that has ended is an {@link AgentClosedError}.
  */
-export function sendMessage(
+export async function sendMessage(
   client: Client,
   agentId: string,
   text: string,
@@ -266,21 +321,28 @@ export function sendMessage(
 ): Promise<SendResult> {
   const { expectedTurn, ...wait } = options;
   const input = { text, ...(expectedTurn !== undefined ? { expectedTurn } : {}) };
-  return executeAgentUpdate(client, agentHandle(client, agentId), agentId, sendUpdate, [input], wait);
+  checkBeforeSending(agentId, sendUpdate.name, wait, () => validateSendInput(input));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, sendUpdate, [input], wait));
 }
 
 export function agentState(client: Client, agentId: string): Promise<AgentState> {
   return queryAgent(client, agentId, stateQuery);
 }
 
-/** Forces a compaction and waits for what it did (an Update, waited for as {@link sendMessage} does). */
-export function compactAgent(
+/**
+ * Forces a compaction and waits for what it did (an Update, waited for as {@link sendMessage} does; its input is
+ * checked here first, and an agent that has ended is an {@link AgentClosedError}).
+ */
+export async function compactAgent(
   client: Client,
   agentId: string,
   request: CompactInput = {},
   wait: UpdateWaitOptions = {},
 ): Promise<CompactResult> {
-  return executeAgentUpdate(client, agentHandle(client, agentId), agentId, compactUpdate, [request], wait);
+  checkBeforeSending(agentId, compactUpdate.name, wait, () => validateCompactInput(request));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, compactUpdate, [request], wait));
 }
 
 /**
@@ -294,13 +356,15 @@ export async function requestCompaction(client: Client, agentId: string, request
 
 /**
  * The compaction events the workflow keeps (the last ten), after `since`, without their removed
- * items; {@link compactionHistory} reads every full event from S3.
+ * items; {@link compactionHistory} reads every full event from S3. `since` and `limit` are integers ≥ 0
+ * (InvalidInputError otherwise).
  */
-export function compactionEvents(
+export async function compactionEvents(
   client: Client,
   agentId: string,
   query: { since?: number; limit?: number } = {},
 ): Promise<CompactionEventSummary[]> {
+  validateEventsQuery(query);
   return queryAgent(client, agentId, compactionEventsQuery, query);
 }
 
@@ -346,6 +410,7 @@ export async function compactionHistory(
   agentId: string,
   query: { since?: number; limit?: number } = {},
 ): Promise<{ events: CompactionEvent[]; stats: CompactionStats }> {
+  validateEventsQuery(query);
   const since = query.since ?? 0;
   const limit = query.limit ?? Infinity;
   // The state names the agent's life (where its events are stored) and holds the totals.
@@ -385,8 +450,13 @@ export async function closeAgent(client: Client, agentId: string): Promise<void>
 }
 
 /** Closes the agent and waits until it is done (an Update, waited for as {@link sendMessage} does); the final state. */
-export function closeAgentAndWait(client: Client, agentId: string, wait: UpdateWaitOptions = {}): Promise<AgentState> {
-  return executeAgentUpdate(client, agentHandle(client, agentId), agentId, closeUpdate, [], wait);
+export async function closeAgentAndWait(
+  client: Client,
+  agentId: string,
+  wait: UpdateWaitOptions = {},
+): Promise<AgentState> {
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, closeUpdate, [], wait));
 }
 
 export interface AgentSummary {

@@ -39,7 +39,13 @@ import { PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL, SessionFormatError } from '../llm/replay.ts';
 import type { StrategyName } from '../engine/policy.ts';
-import { InvalidInputError, TURN_BUDGET_MAX, validateCompactInput, validateSendInput } from '../contract/agent.ts';
+import {
+  InvalidInputError,
+  quoted,
+  TURN_BUDGET_MAX,
+  validateCompactInput,
+  validateSendInput,
+} from '../contract/agent.ts';
 import type { SendResult, TurnBudget } from '../contract/agent.ts';
 import { FAILURE } from '../contract/failures.ts';
 import type { FailureType } from '../contract/failures.ts';
@@ -67,16 +73,41 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   'codec-server': ['port', 'host', 'origins', 'namespaces'],
 };
 
+/** The command's own flags, as usage errors list them. */
+function ownFlags(command: string): string {
+  const allowed = COMMAND_FLAGS[command] ?? [];
+  return allowed.length ? allowed.map((f) => `--${f}`).join(', ') : 'none';
+}
+
 /** Rejects a flag the command does not take, naming the command's own flags. */
 function checkFlags(command: string, given: readonly string[]): void {
   const allowed = COMMAND_FLAGS[command];
   if (!allowed) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   const foreign = given.filter((flag) => !(allowed as readonly string[]).includes(flag));
   if (foreign.length > 0) {
-    const own = allowed.length ? allowed.map((f) => `--${f}`).join(', ') : 'none';
     throw new UsageError(
-      `${command}: ${foreign.map((f) => `--${f}`).join(', ')} is not an option of this command (its options: ${own})`,
+      `${command}: ${foreign.map((f) => `--${f}`).join(', ')} is not an option of this command ` +
+        `(its options: ${ownFlags(command)})`,
     );
+  }
+}
+
+/** parseArgs with a flag no command takes: the command's own flags named (an unknown command said so first). */
+function parseCommandArgs(command: string, args: string[]) {
+  try {
+    return parseArgs({
+      args: joinNegativeNumbers(args),
+      allowPositionals: true,
+      strict: true,
+      options: OPTIONS,
+      tokens: true,
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw error;
+    if (!COMMAND_FLAGS[command]) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    const option = /'(-[^']*)'/.exec((error as Error).message)?.[1] ?? '';
+    throw new UsageError(`${command}: Unknown option '${option}' (its options: ${ownFlags(command)})`);
   }
 }
 
@@ -347,10 +378,10 @@ async function chat(agentId: string, out: (line: string) => void): Promise<numbe
 
 async function reload(settings: Settings, agentId: string, reference: string): Promise<string> {
   if (!reference.startsWith(agentPrefix(agentId)) || reference.includes('..')) {
-    throw new UsageError(`reload: reference ${JSON.stringify(reference)} is outside ${agentPrefix(agentId)}`);
+    throw new UsageError(`reload: reference ${quoted(reference)} is outside ${agentPrefix(agentId)}`);
   }
   const body = await new S3BlobStore(s3TargetFromEnv(settings)).get(reference);
-  if (body === undefined) throw new CliExit(EXIT.error, `nothing is stored under ${reference}`);
+  if (body === undefined) throw new CliExit(EXIT.error, `nothing is stored under ${quoted(reference)}`);
   return body;
 }
 
@@ -366,13 +397,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     await runMainJob(rest);
     return EXIT.ok;
   }
-  const { values, positionals, tokens } = parseArgs({
-    args: joinNegativeNumbers(rest),
-    allowPositionals: true,
-    strict: true,
-    options: OPTIONS,
-    tokens: true,
-  });
+  const { values, positionals, tokens } = parseCommandArgs(command, rest);
   checkFlags(command, [...new Set(tokens.filter((t) => t.kind === 'option').map((t) => t.name))]);
   const settings = loadSettings();
   if (command === 'replay') {

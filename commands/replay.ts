@@ -24,7 +24,7 @@ import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { ScriptedReply } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { indexRecording, locateRecordedReply, parseSessionJsonl, replyOf } from '../llm/replay.ts';
+import { indexRecording, locateRecordedReply, parseSessionJsonl, replyOf, SessionFormatError } from '../llm/replay.ts';
 import type { RecordingIndex } from '../llm/replay.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
@@ -126,7 +126,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const session = parseSessionJsonl(readFileSync(options.file, 'utf8'));
   const recording = indexRecording(session);
   const turns = recording.turns;
-  if (turns.length === 0) throw new Error(`${options.file}: the recording has no user message`);
+  if (turns.length === 0) {
+    throw new SessionFormatError(undefined, `${options.file}: the recording has no user message (each one is a turn)`);
+  }
   const system = session.find((m) => m.role === 'system');
   const results = new Map(session.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id!, textOf(m.content)]));
   const window = options.window ?? 128_000;

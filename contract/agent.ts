@@ -8,7 +8,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { MessageMeta } from '../engine/messages.ts';
-import { lifePrefix, messageKey } from './keys.ts';
+import { AGENT_ID_PATTERN, AGENT_ID_RULE, lifePrefix, messageKey } from './keys.ts';
 import type { AgentLife } from './keys.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { STRATEGIES } from '../engine/policy.ts';
@@ -419,6 +419,23 @@ export class InvalidInputError extends Error {
   }
 }
 
+/** How much of a value an error message quotes, in characters. */
+const QUOTED_CHARS = 64;
+
+/**
+ * A value as an error message quotes it: as JSON (control characters escaped), a long one cut to its first
+ * {@link QUOTED_CHARS} characters with its length, so that a 10 KB input is not echoed back whole.
+ *
+ * @example quoted('a\u0007b') // '"a\\u0007b"'; quoted('x'.repeat(10_000)) // '"xxx…xxx…" (10000 characters)'
+ */
+export function quoted(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  const head = Array.from(text).slice(0, QUOTED_CHARS).join(''); // by code point: never half a character
+  if (head.length === text.length) return typeof value === 'string' ? JSON.stringify(value) : text;
+  const cut = typeof value === 'string' ? `${JSON.stringify(head).slice(0, -1)}…"` : `${head}…`;
+  return `${cut} (${text.length} characters)`;
+}
+
 /**
  * Checks a message's input (what does not depend on the agent's state): the workflow's validator, the Signal handler
  * and the client library before it signals all use this, so a message the workflow would drop is never sent.
@@ -442,6 +459,28 @@ export function validateSendInput(send: SendInput): void {
  */
 export function validateAgentInput(input: AgentInput): void {
   if (input === null || typeof input !== 'object') throw new InvalidInputError('agent: input must be an object');
+  // The id names the workflow and every storage key of the agent: nothing that could leave its prefix.
+  if (typeof input.agentId !== 'string' || !AGENT_ID_PATTERN.test(input.agentId)) {
+    throw new InvalidInputError(`agentId: ${quoted(input.agentId)} ${AGENT_ID_RULE}`);
+  }
+  if (typeof input.model !== 'string' || input.model.trim() === '') {
+    throw new InvalidInputError(`model: must be a non-empty string (got ${quoted(input.model)})`);
+  }
+  const prompt = input.systemPrompt as unknown;
+  if (prompt !== undefined && typeof prompt !== 'string') throw new InvalidInputError('systemPrompt: must be a string');
+  if (typeof prompt === 'string' && prompt.length > MAX_MESSAGE_CHARS) {
+    throw new InvalidInputError(`systemPrompt: ${prompt.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
+  }
+  const objects: [string, unknown, string][] = [
+    ['compaction', input.compaction, 'a preset and overrides of its fields'],
+    ['compression', input.compression, 'the former name of compaction'],
+    ['modelOverride', input.modelOverride, '{window?, encoding?, margin?}'],
+  ];
+  for (const [field, value, what] of objects) {
+    if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+      throw new InvalidInputError(`${field}: must be an object (${what})`);
+    }
+  }
   const positive = (field: string, value: unknown, max: number) => {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
       throw new InvalidInputError(
@@ -484,6 +523,21 @@ export function validateCompactInput(request: CompactInput): void {
     throw new InvalidInputError(
       `instructions: ${request.instructions!.length} characters is over the limit of ${MAX_INSTRUCTIONS_CHARS}`,
     );
+  }
+}
+
+/**
+ * Checks the query of the compaction events (`since`, `limit`: integers ≥ 0), as the client library sends it.
+ * `null` (what the temporal CLI and the UI send for no input) is no query.
+ */
+export function validateEventsQuery(query: { since?: number; limit?: number } | null | undefined): void {
+  if (query === null || query === undefined) return;
+  if (typeof query !== 'object') throw new InvalidInputError('events: query must be an object {since?, limit?}');
+  for (const field of ['since', 'limit'] as const) {
+    const value: unknown = query[field];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 0)) {
+      throw new InvalidInputError(`${field}: must be an integer ≥ 0 (got ${quoted(value)})`);
+    }
   }
 }
 

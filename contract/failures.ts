@@ -12,6 +12,12 @@ export const FAILURE = {
   contextOverflow: 'ContextOverflow',
   /** `callModel`: the provider answered with no choices. Retried. */
   emptyReply: 'EmptyReply',
+  /**
+   * `callModel`: the provider's reply is not a message longrun can keep and send back (content that is not text,
+   * tool_calls that are not a list, a call without a string id or name, an id given twice); the message names the
+   * field. Not retried: the turn fails, nothing of the reply enters the context, the next message goes on.
+   */
+  badReply: 'BadReply',
   /** `callModel`: the view breaks a tool call from its result (a bug, never a user's input). Not retried. */
   toolPairViolation: 'ToolPairViolation',
   /** Any activity: an object the workflow refers to is not in the store (deleted under it). Not retried. */

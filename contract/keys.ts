@@ -20,6 +20,10 @@
 /** Agent ids: what may appear in a workflow id and an S3 key without escaping. */
 export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/** {@link AGENT_ID_PATTERN} in words, as errors about an agent id say it. */
+export const AGENT_ID_RULE =
+  'must be 1 to 64 letters, digits, dots, underscores or hyphens, starting with a letter or digit';
+
 /** One life of an agent, as far as the store is concerned: its id and the run id its life began with. */
 export interface AgentLife {
   agentId: string;

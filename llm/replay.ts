@@ -24,12 +24,33 @@ import type { Responder, ScriptedReply } from './chat-server.ts';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
-/** Thrown for a recording that is not OpenAI chat messages as JSONL; names the line. */
+/** Thrown for a recording that is not OpenAI chat messages as JSONL; names the line (when one line is at fault). */
 export class SessionFormatError extends Error {
-  constructor(line: number, message: string) {
-    super(`line ${line}: ${message}`);
+  constructor(line: number | undefined, message: string) {
+    super(line === undefined ? message : `line ${line}: ${message}`);
     this.name = 'SessionFormatError';
   }
+}
+
+/**
+ * What is wrong with an assistant message's `tool_calls`, if anything: a list of function calls, each with a
+ * non-empty string `id`, and a `function` with a string `name` and string `arguments` (the JSON text), as the Chat
+ * Completions API has them.
+ */
+function toolCallsProblem(calls: unknown): string | undefined {
+  if (!Array.isArray(calls)) return 'tool_calls must be an array of function calls';
+  for (const [i, call] of calls.entries()) {
+    const what = `tool_calls[${i}]`;
+    if (typeof call !== 'object' || call === null || Array.isArray(call)) return `${what} must be an object`;
+    const { id, type, function: fn } = call as { id?: unknown; type?: unknown; function?: unknown };
+    if (typeof id !== 'string' || id === '') return `${what}.id must be a non-empty string`;
+    if (type !== undefined && type !== 'function') return `${what}.type must be "function"`;
+    if (typeof fn !== 'object' || fn === null) return `${what}.function must be an object {name, arguments}`;
+    const { name, arguments: args } = fn as { name?: unknown; arguments?: unknown };
+    if (typeof name !== 'string') return `${what}.function.name must be a string`;
+    if (typeof args !== 'string') return `${what}.function.arguments must be a string (the arguments as JSON text)`;
+  }
+  return undefined;
 }
 
 /**
@@ -74,6 +95,14 @@ export function parseSessionJsonl(text: string): ChatMessage[] {
       if (problem) throw new SessionFormatError(index + 1, problem);
     } else if (content !== null && content !== undefined && typeof content !== 'string') {
       throw new SessionFormatError(index + 1, 'content must be a string, an array of parts or null');
+    }
+    // What the replay sends back as a model's reply, and answers tool calls by.
+    if (message.role === 'assistant' && message.tool_calls !== undefined && message.tool_calls !== null) {
+      const problem = toolCallsProblem(message.tool_calls);
+      if (problem) throw new SessionFormatError(index + 1, problem);
+    }
+    if (message.role === 'tool' && (typeof message.tool_call_id !== 'string' || message.tool_call_id === '')) {
+      throw new SessionFormatError(index + 1, 'tool_call_id must be a non-empty string (the call it answers)');
     }
     messages.push({ ...message, content: message.content ?? null } as ChatMessage);
   });

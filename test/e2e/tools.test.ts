@@ -111,7 +111,8 @@ describe('tool calls', () => {
     });
     const result = await sendMessage(h.client, agentId, text);
     expect(result.reply).toBe(
-      'results: 5 | 6 | error: unknown tool "no_such_tool" | error: arguments of add must be a JSON object',
+      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, add, broken) | ' +
+        'error: arguments of add must be a JSON object',
     );
     expect(result.toolCalls).toBe(4);
 
