@@ -289,7 +289,7 @@ async function runPhase(
     const agents = await Promise.all(
       names.map((name, i) => outcomeOf(client, store, name, scripts.get(name)!, finals[i]!)),
     );
-    const stored = new Set(await store.list(`agents/chaos-${tag}-`));
+    const stored = new Set(await listAll(store, `agents/chaos-${tag}-`));
     return {
       agents,
       stored,
@@ -305,6 +305,16 @@ async function runPhase(
   }
 }
 
+/** Every key under `prefix` (S3 lists a thousand at a time). */
+async function listAll(store: S3BlobStore, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (;;) {
+    const page = await store.list(prefix, { ...(keys.length ? { startAfter: keys.at(-1)! } : {}), limit: 1_000 });
+    keys.push(...page);
+    if (page.length < 1_000) return keys;
+  }
+}
+
 /** What an agent left: its transcript, context, events and runs. */
 async function outcomeOf(
   client: Client,
@@ -314,7 +324,7 @@ async function outcomeOf(
   final: AgentState,
 ): Promise<AgentOutcome> {
   const prefix = lifePrefix(final);
-  const keys = await store.list(prefix);
+  const keys = await listAll(store, prefix);
   const load = async <T>(key: string) => JSON.parse((await store.get(key))!) as T;
   const messageKeys = keys.filter((k) => k.startsWith(`${prefix}messages/`)).sort();
   const transcript = await Promise.all(
