@@ -26,7 +26,8 @@ export const FAILURE = {
   badConfiguration: 'BadConfiguration',
   /**
    * The workflow at its start, and the Update validators: input that breaks the contract (the message names the
-   * field and the limit). A rejected Update never enters history.
+   * field and the limit). A rejected Update never enters history. Also any activity whose input names an agent other
+   * than the one its workflow id names (worker/own-agent.ts). Not retried.
    */
   invalidInput: 'InvalidInput',
   /** The Update validators: the agent is closed (or closing) and takes no more input. */

@@ -13,6 +13,7 @@ import type { BlobStore } from '../storage/s3.ts';
 import { DEFAULTS, modulePath } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { CachedBlobStore } from '../storage/cache.ts';
+import { ownAgentOnly } from './own-agent.ts';
 
 export const WORKFLOWS_PATH = modulePath(import.meta.url, '../workflows/index');
 
@@ -88,7 +89,11 @@ export async function createAgentWorker(
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
       maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE_SIZE,
       ...(options.identity ? { identity: options.identity } : {}),
-      ...(options.interceptors ? { interceptors: options.interceptors } : {}),
+      // Each activity reads and writes only the objects of the agent whose workflow scheduled it.
+      interceptors: {
+        ...options.interceptors,
+        activity: [ownAgentOnly, ...(options.interceptors?.activity ?? [])],
+      },
     });
     return { worker, connection };
   } catch (error) {
