@@ -132,7 +132,7 @@ export function createActivities({
   ): Promise<ModelReply> {
     const { model, view, replyId, toolChoice, counting } = input;
     const agent = agentLife(input);
-    const base = view.base ? await objects.load<string[]>(view.base) : [];
+    const base = view.base ? await untilStored(() => objects.load<string[]>(view.base!)) : [];
     const keys = [
       ...base.slice(0, view.baseLength ?? base.length),
       ...Array.from({ length: Math.max(0, view.lastSeq - view.firstSeq + 1) }, (_, i) =>
@@ -142,7 +142,7 @@ export function createActivities({
     const messages = await Promise.all(
       keys.map((key) => {
         const body = fresh.get(key);
-        return body ? Promise.resolve(body) : objects.load<ChatMessage>(key);
+        return body ? Promise.resolve(body) : untilStored(() => objects.load<ChatMessage>(key));
       }),
     );
     // Invariant: no view reaches a model with a tool result without its call, or a call without its result.
@@ -187,7 +187,7 @@ export function createActivities({
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
     return {
-      record: await save(agent, replyId, reply, counting),
+      record: await untilStored(() => save(agent, replyId, reply, counting)),
       content: text,
       toolCalls,
       ...(completion.usage
@@ -202,6 +202,28 @@ export function createActivities({
     };
   }
 
+  /** Stores the turn's new messages (waiting out a storage outage) and, unless they make compaction due, calls the model. */
+  async function storeAndCall(input: CallModelInput): Promise<CallModelResult> {
+    const { counting, newMessages = [] } = input;
+    const agent = agentLife(input);
+    const fresh = new Map(newMessages.map((m) => [messageKey(agent, m.messageId), m.message]));
+    const stored = await Promise.all(newMessages.map((m) => measure(agent, m.messageId, m.message, counting)));
+    // Durable before the activity completes; meanwhile the model answers.
+    const storing = Promise.all([...fresh].map(([key, message]) => untilStored(() => objects.write(key, message))));
+    storing.catch(() => {}); // awaited below, on every path
+    const due = input.gateCheck
+      ? gateFiresWith(
+          input.gateCheck,
+          stored.map((record) => ({ tokens: record.tokens, userTurn: isUserTurn(record) })),
+        )
+      : undefined;
+    if (due !== undefined) {
+      await storing;
+      return { stored, compactionDue: due.reason };
+    }
+    const [reply] = await Promise.all([answer(input, fresh), storing]);
+    return { stored, reply };
+  }
   return {
     ...createCompactionActivities({
       store,
@@ -239,32 +261,17 @@ export function createActivities({
      * messages, calls the model (Chat Completions, with the tools) and stores the reply.
      */
     async callModel(input: CallModelInput): Promise<CallModelResult> {
-      const { counting, newMessages = [] } = input;
-      const agent = agentLife(input);
-      const fresh = new Map(newMessages.map((m) => [messageKey(agent, m.messageId), m.message]));
-      const stored = await Promise.all(newMessages.map((m) => measure(agent, m.messageId, m.message, counting)));
-      // Durable before the activity completes; meanwhile the model answers.
-      const storing = Promise.all([...fresh].map(([key, message]) => objects.write(key, message)));
-      const due = input.gateCheck
-        ? gateFiresWith(
-            input.gateCheck,
-            stored.map((record) => ({ tokens: record.tokens, userTurn: isUserTurn(record) })),
-          )
-        : undefined;
-      if (due !== undefined) {
-        await storing;
-        return { stored, compactionDue: due.reason };
-      }
-      const [reply] = await Promise.all([answer(input, fresh), storing]);
-      return { stored, reply };
+      // Heartbeating throughout: a storage outage is waited out here (the model is not asked again because its
+      // answer could not be stored yet), and a worker that dies meanwhile is still noticed within the timeout.
+      return withHeartbeat(() => storeAndCall(input));
     },
 
     /**
-     * Runs one tool call and stores its result as a tool message, heartbeating throughout: a worker that dies meanwhile is noticed within
-     * the heartbeat timeout, and the call runs again on another worker (at least once: a tool with side effects
-     * dedupes by `callId`). Once the tool has answered, its result rides on the heartbeats (when it is small enough),
-     * so a retry stores it instead of running the tool again; a storage outage is waited out here, not retried by
-     * running the tool again.
+     * Runs one tool call and stores its result as a tool message, heartbeating throughout: a worker that dies
+     * meanwhile is noticed within the heartbeat timeout, and the call runs again on another worker (at least once: a
+     * tool with side effects dedupes by `callId`). Once the tool has answered, its result rides on the heartbeats
+     * (when it is small enough), so a retry stores it instead of running the tool again; a storage outage is waited
+     * out here, not retried by running the tool again.
      */
     async runTool(input: RunToolInput): Promise<ContextRecord> {
       const { call, resultId, counting } = input;
