@@ -26,7 +26,7 @@ import { Conversation } from './conversation.ts';
 import { Inbox } from './inbox.ts';
 import { checkAgentInput, checkCompact, checkSend } from './inputs.ts';
 import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
-import { showClosed, showStarted } from './visibility.ts';
+import { showClosed, showDetails, showStarted } from './visibility.ts';
 
 const { describeModel } = proxyActivities<ReturnType<typeof activities.createActivities>>(STORE_OPTIONS);
 
@@ -37,6 +37,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const inbox = new Inbox(carry?.applied);
   const nextTurn = () => inbox.nextTurn(state.turns);
   if (!carry || carry.reopened) showStarted(input.model);
+  else showDetails(state); // a run after continue-as-new shows what the last one did (current details are per run)
 
   const { HANDLER_DESCRIPTIONS: about } = api;
   // Registered in the order of the releases before (a Signal or Update buffered before its handler is delivered
@@ -83,6 +84,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   );
 
   const eventsAfter = (query?: { since?: number; limit?: number } | null) => {
+    api.validateEventsQuery(query); // a query cannot change the agent: bad input is answered with its error
     const since = query?.since ?? 0; // the temporal CLI and the UI send `null` for no input
     const events = (state.events ?? []).filter((event) => event.seq > since);
     return query?.limit != null ? events.slice(0, query.limit) : events;

@@ -51,6 +51,11 @@ export function showCompaction(state: WorkflowState, event: CompactionEventSumma
   );
 }
 
+/** The agent's current details, as the last turn or compaction left them. */
+export function showDetails(state: WorkflowState): void {
+  setCurrentDetails(currentDetails(state));
+}
+
 /** The agent closed: its status and its last context size. */
 export function showClosed(state: WorkflowState): void {
   upsertSearchAttributes([

@@ -59,6 +59,8 @@ describe('former names', () => {
     const events = await handle.query(compactionEventsQuery);
     expect(events).toHaveLength(1);
     expect(await handle.query(compressionEventsQuery)).toEqual(events);
+    // A query's bad input is answered with an error naming the field (it was answered as if absent).
+    await expect(handle.query(compactionEventsQuery, { since: -1 })).rejects.toThrow(/since: must be an integer ≥ 0/);
     const state = await agentState(h.client, agentId);
     expect(state.compactions).toBe(1);
     expect(state).not.toHaveProperty('compressions');
