@@ -6,7 +6,8 @@
  * Faults of the second run: F1 the worker killed (SIGKILL) 0.5–5 s after each start, `kills` times; F2 those kills
  * land on a tool with a side effect as often as on anything else (its runs and its effects are counted); F3 the
  * worker frozen (SIGSTOP) for `freezeMs`; F4 the Temporal server killed and started again on its database; F5 MinIO
- * down for `storageDownMs`; F6 the model failing `modelFaultRate` of its requests (chaos/model.ts); F8 the clients'
+ * down for `storageDownMs`; F6 the model failing `modelFaultRate` of its requests (chaos/model.ts); F7 one more agent
+ * sent 16 messages at once, more Updates than the server lets in flight (10); F8 the clients'
  * Updates go on through F4 (the client library's reconnection). Each of F4, F5 and F3 once, at a quarter, half and
  * three quarters of the kills.
  */
@@ -208,6 +209,9 @@ class WorkerProcess {
   }
 }
 
+/** Messages sent at once to one agent (F7): more than the 10 Updates the server lets be in flight. */
+export const BURST = 16;
+
 /** Steps of an agent's task: 2 to 6, the same for the same agent and task in every run. */
 const stepsOf = (agent: number, task: number) => 2 + ((agent * 7 + task * 3) % 5);
 
@@ -283,12 +287,32 @@ async function runPhase(
         return closeAgentAndWait(client, agentId, { workerTimeoutMs: 600_000 });
       }),
     ).finally(() => (scriptDone = true));
-    const [finals] = await Promise.all([script, fire?.(worker, () => scriptDone)]);
+    // F7: one more agent gets BURST messages at once, more Updates than the server lets in flight (10).
+    const burstId = `chaos-${tag}-b1`;
+    const burstScript = Array.from({ length: BURST }, (_, k) => `b1 note ${k + 1}`);
+    const burst = (async () => {
+      await startAgent(client, {
+        agentId: burstId,
+        model: 'gpt-4o-mini',
+        taskQueue,
+        modelOverride: { window: options.window },
+      });
+      await Promise.all(
+        burstScript.map((text, k) =>
+          sendMessage(client, burstId, text, { updateId: `${burstId}-${k + 1}`, workerTimeoutMs: 600_000 }).then(() =>
+            turnsDone.push(Date.now()),
+          ),
+        ),
+      );
+      return closeAgentAndWait(client, burstId, { workerTimeoutMs: 600_000 });
+    })();
+    const [finals, burstFinal] = await Promise.all([script, burst, fire?.(worker, () => scriptDone)]);
     await worker.stop();
     const store = new S3BlobStore(stack.minio.target);
-    const agents = await Promise.all(
-      names.map((name, i) => outcomeOf(client, store, name, scripts.get(name)!, finals[i]!)),
-    );
+    const agents = await Promise.all([
+      ...names.map((name, i) => outcomeOf(client, store, name, scripts.get(name)!, finals[i]!)),
+      outcomeOf(client, store, 'b1', burstScript, burstFinal).then((o) => ({ ...o, unordered: true })),
+    ]);
     const stored = new Set(await listAll(store, `agents/chaos-${tag}-`));
     return {
       agents,
@@ -503,6 +527,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       figures('F4 Temporal server kill -9', others['F4 server kill']),
       figures('F5 MinIO down', others['F5 storage down'], { ms: options.storageDownMs }),
       { name: 'F6 model faults', passed: allHeld && modelFaults > 0, count: modelFaults, ...faulty.injected },
+      { name: 'F7 more Updates in flight than allowed', passed: allHeld, count: BURST },
     ];
     const runsCrossed = faulty.agents.reduce((sum, a) => sum + a.runs.length - 1, 0);
     return {

@@ -1,12 +1,12 @@
 /**
  * `npm run chaos` in its short mode, on every `npm test`: two agents, worker kills, a frozen worker, the Temporal
- * server and MinIO killed, model faults; every invariant must hold (the full run, ≥ 100 kills: RELIABILITY.md).
+ * server and MinIO killed, model faults, a burst of messages to a third agent; every invariant must hold (the full run, ≥ 100 kills: RELIABILITY.md).
  */
 import { describe, expect, it } from 'vitest';
-import { chaosTable, runChaos, SHORT } from '../../chaos/run.ts';
+import { BURST, chaosTable, runChaos, SHORT } from '../../chaos/run.ts';
 
 describe('the chaos run, short', () => {
-  it('keeps every invariant under worker kills, a freeze, server and storage kills and model faults', async () => {
+  it('keeps every invariant under worker kills, a freeze, server and storage kills, model faults and a burst of Updates', async () => {
     const lines: string[] = [];
     const result = await runChaos({ ...SHORT, log: (line) => lines.push(line) });
     const table = chaosTable(result);
@@ -14,7 +14,7 @@ describe('the chaos run, short', () => {
     expect(Object.keys(result.invariants)).toHaveLength(6);
     expect(result.kills).toBe(SHORT.kills);
     expect(result).toMatchObject({ lost: 0, duplicated: 0 });
-    expect(result.turns).toBe(SHORT.agents * SHORT.tasks);
+    expect(result.turns).toBe(SHORT.agents * SHORT.tasks + BURST);
     for (const fault of result.faults) expect(fault.passed, `${fault.name}\n${table}`).toBe(true);
     expect(result.compactions).toBeGreaterThan(0);
     expect(result.runsCrossed).toBeGreaterThan(0);
