@@ -38,6 +38,7 @@ import { localTemporalTarget } from '../../config/temporal.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState } from '../../contract/agent.ts';
 import { agentPrefix } from '../../contract/keys.ts';
+import { DEFAULT_HISTORY_BUDGET } from '../../workflows/continue-as-new.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
@@ -177,6 +178,9 @@ beforeAll(async () => {
   for (let i = 1; i <= 3; i++) await sendMessage(client, A, `Step ${i}: ${'compare the two lists. '.repeat(20)}`);
   const compacted = await compactAgent(client, A, { instructions: `keep ${SECRETS.instructions}` });
   expect(compacted.compacted).toBe(true);
+  // A run hands over (continue-as-new) only once it is minRunMs old, and looks again after each input: on a fast
+  // machine all of the above fits in less, so the next message comes after it, and the hand-over follows its turn.
+  await sleep(DEFAULT_HISTORY_BUDGET.minRunMs);
   await sendMessage(client, A, 'Go on.');
   stateA = await agentState(client, A);
   // The current details the Temporal UI shows, while the agent runs.
