@@ -48,7 +48,7 @@ import { S3BlobStore } from '../../storage/s3.ts';
 import type { BlobStore } from '../../storage/s3.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import type { InProcessAgents } from '../../worker/in-process.ts';
-import { newAgentId, sharedBundle } from '../support/harness.ts';
+import { newAgentId, sharedBundle, sharedStackEnv } from '../support/harness.ts';
 import { runLongrun } from '../support/longrun-cli.ts';
 
 const tag = randomUUID().slice(0, 8);
@@ -333,16 +333,7 @@ describe('isolation', () => {
   });
 
   it('longrun reload refuses another agent’s key and `..`; longrun replay stays in its own prefix', async () => {
-    const stack = inject('stack');
-    const env = {
-      ...process.env,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.namespace,
-      AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-      AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-      LONGRUN_S3_BUCKET: stack.s3.bucket,
-    };
+    const env = { ...process.env, ...sharedStackEnv() };
     const keyOfA = stateA.messages.find((m) => m.role === 'user')!.key;
     for (const reference of [keyOfA, `${agentPrefix(B)}../${keyOfA.slice('agents/'.length)}`]) {
       const reload = await runLongrun(['reload', B, reference], { env });

@@ -3,7 +3,6 @@
  * heartbeat timeout (not the 5-minute start-to-close timeout) and the call runs again on another worker, with the
  * same call id (tools are called at least once; `callId` lets one with side effects dedupe). The turn completes.
  */
-import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,12 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import protos from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
-import { newAgentId, sharedStackEnv } from '../support/harness.ts';
+import { newAgentId, spawnWorker } from '../support/harness.ts';
 
 const { TimeoutType } = protos.temporal.api.enums.v1;
 const dir = mkdtempSync(join(tmpdir(), 'longrun-tool-crash-'));
@@ -27,30 +25,17 @@ const taskQueue = `tool-crash-${Date.now()}`;
 const workers: ChildProcessWithoutNullStreams[] = [];
 let model: ChatServer;
 
-function startWorker(): Promise<ChildProcessWithoutNullStreams> {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'test/support/tool-worker.ts')], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      ...sharedStackEnv(),
-      LONGRUN_TASK_QUEUE: taskQueue,
-      LONGRUN_DATA_DIR: dir,
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: model.baseURL,
-      TOOL_LOG: toolLog,
-      TOOL_RELEASE: release,
-    },
+async function startWorker(): Promise<ChildProcessWithoutNullStreams> {
+  const child = await spawnWorker('test/support/tool-worker.ts', {
+    LONGRUN_TASK_QUEUE: taskQueue,
+    LONGRUN_DATA_DIR: dir,
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: model.baseURL,
+    TOOL_LOG: toolLog,
+    TOOL_RELEASE: release,
   });
   workers.push(child);
-  let output = '';
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('[worker] polling')) resolve(child);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code, signal) => reject(new Error(`worker exited with ${code ?? signal}:\n${output}`)));
-  });
+  return child;
 }
 
 /** Lines of the tool's log: the call id of each run. */

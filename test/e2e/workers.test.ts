@@ -4,7 +4,6 @@
  * heartbeat timeout notices the dead one, and the turn completes. The same holds in the middle of a compaction's
  * summary call: one event, one summary, nothing removed twice.
  */
-import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,13 +17,12 @@ import {
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
-import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
-import { newAgentId, sharedStackEnv } from '../support/harness.ts';
+import { newAgentId, spawnWorker } from '../support/harness.ts';
 
 let model: ChatServer;
 let releaseHeld: () => void = () => {};
@@ -44,29 +42,20 @@ const workers: ChildProcessWithoutNullStreams[] = [];
 const dataDir = mkdtempSync(join(tmpdir(), 'longrun-workers-'));
 const taskQueue = `workers-${Date.now()}`;
 
-function startWorker(): Promise<ChildProcessWithoutNullStreams> {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'worker/main.ts'), '--no-demo'], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      ...sharedStackEnv(),
+async function startWorker(): Promise<ChildProcessWithoutNullStreams> {
+  const child = await spawnWorker(
+    'worker/main.ts',
+    {
       LONGRUN_TASK_QUEUE: taskQueue,
       LONGRUN_DATA_DIR: dataDir,
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: model.baseURL,
       LONGRUN_MODEL_HEADERS: '{"x-team":"agents"}',
     },
-  });
+    ['--no-demo'],
+  );
   workers.push(child);
-  let output = '';
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('[worker] polling')) resolve(child);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`worker exited with ${code}:\n${output}`)));
-  });
+  return child;
 }
 
 beforeAll(async () => {

@@ -2,7 +2,10 @@
  * What an e2e test needs around the shared stack: a Temporal client, the S3 store, a scripted OpenAI-compatible
  * server on loopback, and a worker on a task queue of its own, wired exactly as the real worker wires them.
  */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
@@ -11,6 +14,7 @@ import { inject } from 'vitest';
 import { ToolRegistry } from '../../activities/tools.ts';
 import { compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import type { ToolDefinition } from '../../activities/tools.ts';
+import { PROJECT_ROOT } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import type { TemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
@@ -52,6 +56,30 @@ export function sharedStackEnv(): NodeJS.ProcessEnv {
     AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
     LONGRUN_S3_BUCKET: stack.s3.bucket,
   };
+}
+
+/**
+ * Starts a worker process (`entry`, a script under the project root, with `args`) against the shared stack, with
+ * `env` on top of it; resolves once it polls, rejects with its output if it exits first.
+ */
+export function spawnWorker(
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+): Promise<ChildProcessWithoutNullStreams> {
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, entry), ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...sharedStackEnv(), ...env },
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('[worker] polling')) resolve(child);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code, signal) => reject(new Error(`worker exited with ${code ?? signal}:\n${output}`)));
+  });
 }
 
 export async function startHarness(
