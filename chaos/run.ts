@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
-import { DEFAULTS, loadSettings, PROJECT_ROOT } from '../config/settings.ts';
+import { loadSettings, PROJECT_ROOT } from '../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../config/temporal.ts';
 import { agentWorkflowId } from '../contract/agent.ts';
 import type { AgentState, CompactionEvent } from '../contract/agent.ts';
@@ -28,6 +28,7 @@ import type { ChatMessage } from '../engine/messages.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { ChatServer } from '../llm/chat-server.ts';
 import { BINARIES } from '../stack/binaries.ts';
+import { minioOptionsIn, temporalOptionsIn } from '../stack/index.ts';
 import { startMinio } from '../stack/minio.ts';
 import type { MinioOptions, RunningMinio } from '../stack/minio.ts';
 import { freePorts } from '../stack/ports.ts';
@@ -130,26 +131,19 @@ async function startStack(options: ChaosOptions): Promise<Stack> {
   const settings = loadSettings(process.env);
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
   const [port, uiPort, s3Port, consolePort] = (await freePorts(4)) as [number, number, number, number];
-  const temporalOptions: TemporalDevServerOptions = {
-    binary: binaries.temporal!,
-    port,
-    uiPort,
-    dbFile: join(dir, 'temporal.db'),
-    logPath: join(dir, 'logs', 'temporal.log'),
-    namespace: 'default',
-    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': options.continueAsNewEvents },
-  };
-  const minioOptions: MinioOptions = {
-    binary: binaries.minio!,
-    port: s3Port,
-    consolePort,
-    dataDir: join(dir, 'minio'),
-    logPath: join(dir, 'logs', 'minio.log'),
-    user: DEFAULTS.minioUser,
-    password: DEFAULTS.minioPassword,
-    bucket: 'chaos',
-    region: DEFAULTS.region,
-  };
+  // On disk: a server killed by a fault is started again with the same options, on its data.
+  const temporalOptions = temporalOptionsIn(
+    dir,
+    {
+      binary: binaries.temporal!,
+      port,
+      uiPort,
+      namespace: 'default',
+      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': options.continueAsNewEvents },
+    },
+    true,
+  );
+  const minioOptions = minioOptionsIn(dir, { binary: binaries.minio!, port: s3Port, consolePort, bucket: 'chaos' });
   const [temporal, minio, bundle] = await Promise.all([
     startTemporal(temporalOptions),
     startMinio(minioOptions),

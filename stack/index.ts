@@ -21,11 +21,11 @@ import { DEFAULTS } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import type { S3Target } from '../storage/s3.ts';
 import { startMinio } from './minio.ts';
-import type { RunningMinio } from './minio.ts';
+import type { MinioOptions, RunningMinio } from './minio.ts';
 import { assertPortsFree, freePorts, LOOPBACK } from './ports.ts';
 import { ServerStartError } from './process.ts';
 import { startTemporal, temporalDbFile } from './temporal.ts';
-import type { DynamicConfig, RunningTemporal } from './temporal.ts';
+import type { DynamicConfig, RunningTemporal, TemporalDevServerOptions } from './temporal.ts';
 
 export interface EmbeddedStackOptions {
   mode: 'persistent' | 'ephemeral';
@@ -81,6 +81,40 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
   return retryPortRaces(() => startOnce(options), EPHEMERAL_START_ATTEMPTS, options.log ?? (() => {}));
 }
 
+/**
+ * The Temporal dev server's options over a data folder: its log there, and with `persistent` its SQLite file too (a
+ * server started again with the same options comes back with its workflows).
+ */
+export function temporalOptionsIn(
+  dataDir: string,
+  server: Pick<
+    TemporalDevServerOptions,
+    'binary' | 'port' | 'uiPort' | 'namespace' | 'dynamicConfig' | 'uiCodecEndpoint'
+  >,
+  persistent: boolean,
+): TemporalDevServerOptions {
+  return {
+    ...server,
+    ...(persistent ? { dbFile: temporalDbFile(dataDir) } : {}),
+    logPath: join(dataDir, 'logs', 'temporal.log'),
+  };
+}
+
+/** MinIO's options over a data folder: its objects and its log there, the embedded stack's credentials and region. */
+export function minioOptionsIn(
+  dataDir: string,
+  server: Pick<MinioOptions, 'binary' | 'port' | 'consolePort' | 'bucket'>,
+): MinioOptions {
+  return {
+    ...server,
+    dataDir: join(dataDir, 'minio'),
+    logPath: join(dataDir, 'logs', 'minio.log'),
+    user: DEFAULTS.minioUser,
+    password: DEFAULTS.minioPassword,
+    region: DEFAULTS.region,
+  };
+}
+
 async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> {
   const { settings, mode } = options;
   const log = options.log ?? (() => {});
@@ -130,29 +164,30 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
     }
     const [temporalResult, minioResult] = await Promise.allSettled([
       options.binaries.temporal
-        ? startTemporal({
-            binary: options.binaries.temporal,
-            port: ports.temporal,
-            uiPort: ports.temporalUi,
-            ...(ephemeral ? {} : { dbFile: temporalDbFile(dataDir) }),
-            ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
-            logPath: join(dataDir, 'logs', 'temporal.log'),
-            namespace,
-            ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
-          })
+        ? startTemporal(
+            temporalOptionsIn(
+              dataDir,
+              {
+                binary: options.binaries.temporal,
+                port: ports.temporal,
+                uiPort: ports.temporalUi,
+                namespace,
+                ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
+                ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
+              },
+              !ephemeral,
+            ),
+          )
         : undefined,
       options.binaries.minio
-        ? startMinio({
-            binary: options.binaries.minio,
-            port: ports.minio,
-            consolePort: ports.minioConsole,
-            dataDir: join(dataDir, 'minio'),
-            logPath: join(dataDir, 'logs', 'minio.log'),
-            user: DEFAULTS.minioUser,
-            password: DEFAULTS.minioPassword,
-            bucket: settings.bucket,
-            region: DEFAULTS.region,
-          })
+        ? startMinio(
+            minioOptionsIn(dataDir, {
+              binary: options.binaries.minio,
+              port: ports.minio,
+              consolePort: ports.minioConsole,
+              bucket: settings.bucket,
+            }),
+          )
         : undefined,
     ]);
     // Keep whatever did start, so that stop() reaches it when the other failed.

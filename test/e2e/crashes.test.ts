@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import { DEFAULTS, loadSettings } from '../../config/settings.ts';
+import { loadSettings } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
 import { BINARIES } from '../../stack/binaries.ts';
+import { minioOptionsIn, temporalOptionsIn } from '../../stack/index.ts';
 import { startMinio } from '../../stack/minio.ts';
 import type { MinioOptions, RunningMinio } from '../../stack/minio.ts';
 import { freePorts } from '../../stack/ports.ts';
@@ -69,25 +70,8 @@ beforeAll(async () => {
   const settings = loadSettings(process.env);
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
   const [port, uiPort, s3Port, consolePort] = (await freePorts(4)) as [number, number, number, number];
-  temporalOptions = {
-    binary: binaries.temporal!,
-    port,
-    uiPort,
-    dbFile: join(dir, 'temporal.db'),
-    logPath: join(dir, 'logs', 'temporal.log'),
-    namespace: 'default',
-  };
-  minioOptions = {
-    binary: binaries.minio!,
-    port: s3Port,
-    consolePort,
-    dataDir: join(dir, 'minio'),
-    logPath: join(dir, 'logs', 'minio.log'),
-    user: DEFAULTS.minioUser,
-    password: DEFAULTS.minioPassword,
-    bucket: 'crashes',
-    region: DEFAULTS.region,
-  };
+  temporalOptions = temporalOptionsIn(dir, { binary: binaries.temporal!, port, uiPort, namespace: 'default' }, true);
+  minioOptions = minioOptionsIn(dir, { binary: binaries.minio!, port: s3Port, consolePort, bucket: 'crashes' });
   [temporal, minio] = await Promise.all([startTemporal(temporalOptions), startMinio(minioOptions)]);
   model = await startChatServer(async (request) => {
     const lastMessage = request.body.messages.at(-1);
