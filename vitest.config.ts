@@ -17,6 +17,8 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/support/global-stack.ts'],
+          // A break of the coverage invariant fails the turn or compaction, loudly (production records it).
+          env: { LONGRUN_STRICT_INVARIANTS: 'true' },
           testTimeout: 120_000,
           hookTimeout: 180_000,
         },

@@ -5,7 +5,10 @@
  * writes under keys derived from the agent and the compaction's sequence number, so a retry overwrites, never
  * duplicates.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
+import { compactionCoverage } from '../engine/coverage.ts';
+import { FAILURE } from '../contract/failures.ts';
 import { applyPlan, replacementBody, summaryMessage, truncateToTokens } from '../engine/apply.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
@@ -55,6 +58,8 @@ export interface CompactionDeps {
   summaryModel?: string;
   /** The summary model's window (default: the registry's, or 128,000 for a model it does not know). */
   summaryWindow?: number;
+  /** A break of the coverage invariant fails the compaction for good (tests) instead of being recorded. */
+  strictInvariants?: boolean;
 }
 
 interface StoredPlan {
@@ -156,7 +161,8 @@ function registryWindow(model: string | undefined): number {
   }
 }
 
-export function createCompactionActivities({ store, openai, summaryModel, summaryWindow: window }: CompactionDeps) {
+export function createCompactionActivities(deps: CompactionDeps) {
+  const { store, openai, summaryModel, summaryWindow: window } = deps;
   const summaryWindow = window ?? registryWindow(summaryModel);
   const { load, save } = storedObjects(store);
   const seqId = (prefix: string, seq: number) => `${prefix}${String(seq).padStart(6, '0')}`;
@@ -475,6 +481,14 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
         input.summary?.record,
         input.summary?.ledgerRecord,
       ) as MessageRecord[];
+      // The coverage invariant: each message of the context it was made for is kept or removed, exactly once.
+      const violations = compactionCoverage(context, next, plan.removed);
+      if (violations.length > 0 && deps.strictInvariants) {
+        throw ApplicationFailure.nonRetryable(
+          `coverage invariant broken by compaction ${seq}: ${violations.join('; ')}`,
+          FAILURE.invariantViolated,
+        );
+      }
       const removedLines = await Promise.all(
         plan.removed.map(async (item) => JSON.stringify({ ...item, message: await original(item.key) })),
       );
@@ -508,7 +522,10 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
         reason: plan.reason,
         at: input.at,
         strategies: plan.steps.map((s) => s.strategy),
-        notes: plan.steps.flatMap((s) => (s.note ? [`${s.strategy}: ${s.note}`] : [])),
+        notes: [
+          ...plan.steps.flatMap((s) => (s.note ? [`${s.strategy}: ${s.note}`] : [])),
+          ...violations.map((problem) => `coverage invariant broken: ${problem}`),
+        ],
         tokensBefore: plan.before.tokens,
         tokensAfter,
         messagesBefore: plan.before.messages,
@@ -542,7 +559,7 @@ export function createCompactionActivities({ store, openai, summaryModel, summar
           : { consecutive: input.consecutive, lastTokensAfter: tokensAfter };
       const gate = gateOf(policy, input.window, after);
       const held = next.map((record) => unkeyedRecord(agent, record));
-      return { context: held, event: summaryOfEvent(event), gate };
+      return { context: held, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };
     },
   };
   // Planning and applying heartbeat too: a worker that dies in the middle is noticed within the heartbeat timeout.

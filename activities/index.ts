@@ -33,6 +33,7 @@ import type {
   ModelReply,
   RunToolInput,
   StoreMessageInput,
+  ViolationInput,
 } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction.ts';
 import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
@@ -51,6 +52,8 @@ export interface ActivityDeps {
   summaryModel?: string;
   /** The summary model's window, when the registry does not know it (default 128,000). */
   summaryWindow?: number;
+  /** A break of the coverage invariant fails the turn or compaction instead of being recorded (tests). */
+  strictInvariants?: boolean;
 }
 
 export type { Counting } from '../engine/models.ts';
@@ -114,6 +117,7 @@ export function createActivities({
   tools = new ToolRegistry(),
   summaryModel,
   summaryWindow,
+  strictInvariants = false,
 }: ActivityDeps) {
   const objects = storedObjects(store);
   /** The record of a message of the conversation, counted once; it leaves out its own key, as the workflow holds it. */
@@ -230,7 +234,19 @@ export function createActivities({
       openai,
       ...(summaryModel ? { summaryModel } : {}),
       ...(summaryWindow ? { summaryWindow } : {}),
+      strictInvariants,
     }),
+
+    /**
+     * A break of the coverage invariant the workflow found (scheduled only then): fails for good with
+     * LONGRUN_STRICT_INVARIANTS on (tests fail loudly); otherwise logged, and the workflow records it in its state.
+     */
+    reportViolation(input: ViolationInput): Promise<void> {
+      const message = `coverage invariant broken ${input.where}: ${input.problems.join('; ')}`;
+      if (strictInvariants) throw ApplicationFailure.nonRetryable(message, FAILURE.invariantViolated);
+      log.error(message, { agentId: input.agentId });
+      return Promise.resolve();
+    },
 
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage(input: StoreMessageInput): Promise<ContextRecord> {

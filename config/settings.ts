@@ -79,6 +79,11 @@ export interface Settings {
   summaryWindow?: number;
   /** Agent workflows each worker keeps in its cache. LONGRUN_WORKFLOW_CACHE_SIZE */
   workflowCacheSize: number;
+  /**
+   * A break of the coverage invariant fails the turn or compaction (tests) instead of being recorded and the agent
+   * going on (production). LONGRUN_STRICT_INVARIANTS (default false)
+   */
+  strictInvariants: boolean;
   /** Where the embedded stack keeps its data and logs. LONGRUN_DATA_DIR */
   dataDir: string;
   /** Per-user cache of the Temporal and MinIO binaries. LONGRUN_CACHE_DIR */
@@ -278,6 +283,7 @@ export function loadSettings(env: Env = process.env): Settings {
       ? { summaryWindow: readInt(env, 'LONGRUN_SUMMARY_WINDOW', 0, 1_024, 10_000_000) }
       : {}),
     workflowCacheSize: readInt(env, 'LONGRUN_WORKFLOW_CACHE_SIZE', DEFAULTS.workflowCacheSize, 1, 100_000),
+    strictInvariants: readBool(env, 'LONGRUN_STRICT_INVARIANTS', false),
     dataDir: resolve(readString(env, 'LONGRUN_DATA_DIR', join(PROJECT_ROOT, '.data'))),
     cacheDir: resolve(readString(env, 'LONGRUN_CACHE_DIR', join(xdgCache, 'longrun'))),
     ports: {

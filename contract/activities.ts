@@ -87,6 +87,13 @@ export interface CallModelResult {
   reply?: ModelReply;
 }
 
+/** A break of the coverage invariant the workflow found in its context (engine/coverage.ts). */
+export interface ViolationInput extends AgentLife {
+  /** Where: `before the model call for <replyId>`, `committing compaction <seq>`. */
+  where: string;
+  problems: string[];
+}
+
 export interface RunToolInput extends AgentLife {
   call: ToolCall;
   /** Id under which the tool result message is stored. */
@@ -189,6 +196,8 @@ export interface ApplyCompactionInput extends AgentLife {
 export interface ApplyOutcome {
   /** The new working context, its records without their own keys (as the workflow holds them). */
   context: ContextRecord[];
+  /** Breaks of the coverage invariant the compaction made (recorded, LONGRUN_STRICT_INVARIANTS off); absent: none. */
+  violations?: string[];
   /** The event without its removed items (stored in full at `event.keys.event`). */
   event: CompactionEventSummary;
   /** When compaction fires next. */

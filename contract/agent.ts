@@ -362,6 +362,14 @@ export interface AgentState {
   /** The last compaction events, without their removed items (the full events are in S3: `keys.event`). */
   events?: CompactionEventSummary[];
   stats?: CompactionStats;
+  /**
+   * Breaks of the coverage invariant found (engine/coverage.ts: every message reaches the model exactly once), when
+   * the worker records them rather than failing (LONGRUN_STRICT_INVARIANTS off): how many, and the last one. Absent
+   * while it holds, which is always unless longrun has a bug.
+   */
+  violations?: { count: number; last: string };
+  /** A compaction prepared in the background while the agent works (policy `backgroundRatio`), until committed. */
+  backgroundCompaction?: { seq: number; since: string; reason: string };
 }
 
 /** Dropped signals by name; `earlier` counts those dropped before they were counted by name. */

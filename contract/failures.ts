@@ -20,6 +20,11 @@ export const FAILURE = {
   badReply: 'BadReply',
   /** `callModel`: the view breaks a tool call from its result (a bug, never a user's input). Not retried. */
   toolPairViolation: 'ToolPairViolation',
+  /**
+   * `applyCompaction` and `reportViolation`, with LONGRUN_STRICT_INVARIANTS on (tests): the coverage invariant is
+   * broken (a message would reach the model twice or not at all; a bug, never a user's input). Not retried.
+   */
+  invariantViolated: 'InvariantViolated',
   /** Any activity: an object the workflow refers to is not in the store (deleted under it). Not retried. */
   missingObject: 'MissingObject',
   /** `describeModel`: the model or the compaction policy is unknown or out of range; the message names the field. */

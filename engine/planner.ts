@@ -21,7 +21,7 @@ import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
 import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompactionPolicy, StrategyName } from './policy.ts';
-import { compactionDue, gateOf, targetOf } from './trigger.ts';
+import { backgroundFires, compactionDue, gateOf, isAutomatic, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
 import { layoutSteps, opensTurn } from './turns.ts';
 import type { StepLayout } from './turns.ts';
@@ -302,9 +302,11 @@ export function planCompaction(input: PlanInput): Plan {
   const fired =
     trigger === 'auto'
       ? due?.reason
-      : trigger === 'forced'
-        ? 'forced by request'
-        : `the request was over the window (attempt ${input.attempt ?? 1})`;
+      : trigger === 'background'
+        ? backgroundFires(gate, before, input.cooldown.consecutive === 0)
+        : trigger === 'forced'
+          ? 'forced by request'
+          : `the request was over the window (attempt ${input.attempt ?? 1})`;
   // Under no pressure, a tool result over the policy's limit is cut, and nothing else is done.
   const oversized = due?.kind === 'tool-result';
   if (oversized) {
@@ -593,7 +595,7 @@ export function planCompaction(input: PlanInput): Plan {
   }
   for (const name of maskPass ? [] : order) {
     if (met()) break;
-    if (run(name, strategies[name]) && policy.oneStrategyPerCheck && trigger === 'auto') break;
+    if (run(name, strategies[name]) && policy.oneStrategyPerCheck && isAutomatic(trigger)) break;
   }
 
   // Every request fits: over the hard limit, the older steps (recent ones included) go into the summary, oldest
@@ -751,7 +753,7 @@ export function planCompaction(input: PlanInput): Plan {
     );
     // The hard limit and the bound on the context's messages override the cost decision.
     const bounded = before.tokens >= hardLimit || before.messages > (policy.maxMessages ?? MAX_CONTEXT_MESSAGES);
-    if (trigger === 'auto' && cost.netBenefit < 0 && !bounded) {
+    if (isAutomatic(trigger) && cost.netBenefit < 0 && !bounded) {
       return {
         ...base,
         action: 'skip',

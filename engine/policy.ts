@@ -49,6 +49,12 @@ export interface CompactionPolicy {
   triggerRatio: number;
   /** Compact down to this share of the window. */
   targetRatio: number;
+  /**
+   * The soft threshold: from this share of the window on (below `triggerRatio`), a compaction is prepared in the
+   * background while the agent keeps working, and committed at the next step boundary; the summary replaces exactly
+   * the span it covered, and what the agent added meanwhile stays after it. Absent: compaction only blocks.
+   */
+  backgroundRatio?: number;
   /** Also compact when the context tokens exceed this many (chatgpt-on-wechat's 50,000 budget). */
   maxTokens?: number;
   /** Also compact when the context holds more messages than this (at most, and by default, MAX_CONTEXT_MESSAGES). */
@@ -156,7 +162,11 @@ export class PolicyError extends Error {
 }
 
 /** Partial policy for overrides: nested groups may be given in part. */
-export type PolicyOverrides = Partial<Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary'>> & {
+export type PolicyOverrides = Partial<
+  Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio'>
+> & {
+  /** `null` turns background compaction off. */
+  backgroundRatio?: number | null;
   toolResults?: Partial<CompactionPolicy['toolResults']>;
   /** `fromRatio: null` turns the masking pass below the trigger off. */
   mask?: Partial<Omit<CompactionPolicy['mask'], 'fromRatio'>> & { fromRatio?: number | null };
@@ -168,6 +178,7 @@ export type PolicyOverrides = Partial<Omit<CompactionPolicy, 'toolResults' | 'ma
 /** Merges overrides into a base policy (nested groups field by field); does not validate. */
 export function mergePolicy(base: CompactionPolicy, overrides: PolicyOverrides): CompactionPolicy {
   const merged = { ...base, ...overrides } as CompactionPolicy;
+  if (overrides.backgroundRatio === null) delete merged.backgroundRatio;
   merged.toolResults = { ...base.toolResults, ...overrides.toolResults };
   const { fromRatio, ...mask } = { ...base.mask, ...overrides.mask };
   merged.mask =
@@ -219,6 +230,12 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   ratio('targetRatio', policy.targetRatio, 0, policy.triggerRatio);
   if (policy.targetRatio >= policy.triggerRatio) {
     throw new PolicyError('targetRatio', policy.targetRatio, `below triggerRatio (${policy.triggerRatio})`);
+  }
+  if (policy.backgroundRatio !== undefined) {
+    ratio('backgroundRatio', policy.backgroundRatio, 0, policy.triggerRatio);
+    if (policy.backgroundRatio >= policy.triggerRatio) {
+      throw new PolicyError('backgroundRatio', policy.backgroundRatio, `below triggerRatio (${policy.triggerRatio})`);
+    }
   }
   if (policy.maxTokens !== undefined) count('maxTokens', policy.maxTokens, 1, MAX_TOKENS);
   if (policy.maxMessages !== undefined) count('maxMessages', policy.maxMessages, 2, MAX_CONTEXT_MESSAGES);

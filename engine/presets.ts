@@ -16,6 +16,7 @@ const DEFAULT: CompactionPolicy = {
   preset: 'default',
   triggerRatio: 0.8,
   targetRatio: 0.5,
+  backgroundRatio: 0.7,
   maxMessages: 1_000,
   escalate: false,
   keepSteps: 4,
@@ -53,6 +54,7 @@ const DEFAULT: CompactionPolicy = {
 const ASTRBOT: CompactionPolicy = {
   ...DEFAULT,
   preset: 'astrbot',
+  backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.82,
   targetRatio: 0.8,
   maxMessages: undefined,
@@ -74,6 +76,7 @@ const ASTRBOT: CompactionPolicy = {
 const CHATGPT_ON_WECHAT: CompactionPolicy = {
   ...DEFAULT,
   preset: 'chatgpt-on-wechat',
+  backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.9,
   targetRatio: 0.5,
   maxTokens: 50_000,
@@ -110,6 +113,7 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
 const AGENTSCOPE: CompactionPolicy = {
   ...DEFAULT,
   preset: 'agentscope',
+  backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.8,
   targetRatio: 0.4,
   maxMessages: undefined,
@@ -138,6 +142,7 @@ const AGENTSCOPE: CompactionPolicy = {
 const AGENTSCOPE_JAVA: CompactionPolicy = {
   ...DEFAULT,
   preset: 'agentscope-java',
+  backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.75,
   targetRatio: 0.5,
   maxMessages: 99,
@@ -159,6 +164,7 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
 const OCTOMIND: CompactionPolicy = {
   ...DEFAULT,
   preset: 'octomind',
+  backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.9,
   targetRatio: 0.5,
   maxMessages: undefined,

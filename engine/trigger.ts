@@ -7,8 +7,16 @@
  */
 import type { CompactionPolicy } from './policy.ts';
 
-/** Why a compaction runs: the budget check, a user's request, or the provider reporting an overflow. */
-export type Trigger = 'auto' | 'forced' | 'overflow';
+/**
+ * Why a compaction runs: the budget check, the soft threshold (`background`: prepared while the agent works,
+ * committed at the next step boundary), a user's request, or the provider reporting an overflow.
+ */
+export type Trigger = 'auto' | 'background' | 'forced' | 'overflow';
+
+/** Whether a trigger is one of the automatic ones (they take a step of the cooldown). */
+export function isAutomatic(trigger: Trigger): boolean {
+  return trigger === 'auto' || trigger === 'background';
+}
 
 /** What the workflow knows about its context without looking at messages. */
 export interface ContextStats {
@@ -35,7 +43,7 @@ export function cooldownAfter(
   compaction: { trigger: Trigger; maskPass?: boolean; tokensAfter: number },
 ): CooldownState {
   if (compaction.maskPass) return { ...before, maskedTokensAfter: compaction.tokensAfter };
-  const consecutive = compaction.trigger === 'auto' ? before.consecutive + 1 : 0;
+  const consecutive = isAutomatic(compaction.trigger) ? before.consecutive + 1 : 0;
   return { consecutive, lastTokensAfter: compaction.tokensAfter };
 }
 
@@ -53,6 +61,11 @@ export interface Gate {
   floorWithoutUser: number;
   /** The hard limit: from this many tokens on, compaction fires whatever the floors say (absent in old states). */
   hard?: number;
+  /**
+   * The soft threshold (policy `backgroundRatio`): from this many tokens on (and past the cooldown's floor), a
+   * compaction is prepared in the background while the agent works. Absent: off (and in states of before).
+   */
+  background?: number;
   /**
    * A tool result over these limits fires compaction to cut it, under any pressure: right after its call
    * (`newest`, AgentScope), or once the loop has moved on (the step before the newest, chatgpt-on-wechat's
@@ -92,6 +105,7 @@ export function gateOf(policy: CompactionPolicy, window: number, cooldown: Coold
     floorAfterUser: 0,
     floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
     hard: Math.floor(policy.hardLimitRatio * window),
+    ...(policy.backgroundRatio !== undefined ? { background: Math.floor(policy.backgroundRatio * window) } : {}),
     ...(policy.strategies.includes('truncate-tool-results')
       ? {
           toolResults: {
@@ -200,6 +214,17 @@ export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompacti
   }
   if (gate.turns !== undefined && stats.turns > gate.turns) return `turns ${stats.turns} > ${gate.turns}`;
   return undefined;
+}
+
+/**
+ * Whether a compaction should start in the background (the soft threshold): from `gate.background` tokens on, past
+ * the cooldown's floor, while the blocking trigger has not fired (then the compaction runs before the call).
+ */
+export function backgroundFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
+  if (gate.background === undefined || stats.tokens < gate.background) return undefined;
+  const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;
+  if (stats.tokens < floor) return undefined;
+  return `tokens ${stats.tokens} ≥ soft threshold ${gate.background}`;
 }
 
 /** The gate with the context's counters and the cooldown step: everything the automatic trigger looks at. */

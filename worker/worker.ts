@@ -59,6 +59,7 @@ export function activityDeps(
     ...(parts.tools ? { tools: parts.tools } : {}),
     ...(parts.extractive ? {} : { summaryModel: settings.summaryModel }),
     ...(settings.summaryWindow ? { summaryWindow: settings.summaryWindow } : {}),
+    ...(settings.strictInvariants ? { strictInvariants: true } : {}),
   };
 }
 

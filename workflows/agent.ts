@@ -20,7 +20,7 @@ import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import * as api from '../contract/agent.ts';
 import type { AgentCarry, AgentInput, AgentState, CompactInput, SendInput } from '../contract/agent.ts';
 import { FAILURE } from '../contract/failures.ts';
-import { compact } from './compaction.ts';
+import { Compactions } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
 import { Inbox } from './inbox.ts';
@@ -35,6 +35,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const conversation = Conversation.begin(input, carry, workflowInfo().runId);
   const { state } = conversation;
   const inbox = new Inbox(carry?.applied);
+  const compactions = new Compactions(conversation);
   const nextTurn = () => inbox.nextTurn(state.turns);
   if (!carry || carry.reopened) showStarted(input.model);
   else showDetails(state); // a run after continue-as-new shows what the last one did (current details are per run)
@@ -133,16 +134,17 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const rule = new StepRule(input);
 
   for (;;) {
-    await condition(() => inbox.waiting || inbox.closing || handOver() !== undefined);
+    await condition(() => inbox.waiting || inbox.closing || compactions.finished || handOver() !== undefined);
+    await compactions.commitIfFinished(); // one that ended in the background while the agent was idle
     const pending = inbox.take();
     if (pending) {
       try {
         if (pending.kind === 'compact') {
           // `force: false` asks for a compaction only if the automatic trigger fires now (cooldown included).
           const trigger = pending.input.force === false ? 'auto' : 'forced';
-          pending.result = await compact(conversation, trigger, conversation.tailSeq, pending.input);
+          pending.result = await compactions.compact(trigger, conversation.tailSeq, pending.input);
         } else {
-          pending.result = await runTurn(conversation, input, rule, pending.input);
+          pending.result = await runTurn(conversation, compactions, input, rule, pending.input);
         }
       } catch (error) {
         // A turn or compaction that cannot finish (a rejected API key, an unknown model, retries exhausted) fails
@@ -157,6 +159,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       }
       continue;
     }
+    if (!inbox.closing && handOver() === undefined) continue; // woken by a background compaction that ended
+    // A compaction in the background ends in this run: its activities are this run's.
+    await compactions.settle();
     if (inbox.closing) break;
     // The server suggests continue-as-new: only once every Update has been answered. An input that arrives
     // meanwhile is processed first (its handler cannot finish before the loop answers it).

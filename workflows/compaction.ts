@@ -1,16 +1,23 @@
 /**
- * Compaction inside the agent workflow: the pipeline of activities (plan → summarize → apply) whose result the
- * conversation swaps in at once. The decisions themselves are made by the engine inside activities, so their
- * results are recorded in history; the gate before every model call is the conversation's `compactionDue`.
+ * Compaction inside the agent workflow: a pipeline of activities, **prepare** (plan → summarize) and **store**
+ * (apply: the replacements, the removed segment, the manifest, the event), whose result the conversation
+ * **commits** at once. The decisions themselves are made by the engine inside activities, so their results are
+ * recorded in history; the gate before every model call is the conversation's `compactionDue`.
+ *
+ * Blocking: the three run before the model call that needs them. In the background (policy `backgroundRatio`, the
+ * soft threshold): prepare and store run while the agent keeps working, and the result is committed at the next step
+ * boundary, in front of what the agent added meanwhile. One compaction at a time: a blocking one (the hard trigger, a
+ * forced one, an overflow) first waits for the one in the background and commits it.
  */
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, condition, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
+import type { ApplyOutcome, PlanOutcome, SummaryOutcome } from '../contract/activities.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
-import type { Trigger } from '../engine/trigger.ts';
+import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 import { recordKey, summaryOfEvent } from '../contract/agent.ts';
 import type { CompactInput, CompactResult } from '../contract/agent.ts';
-import type { Conversation } from './conversation.ts';
+import type { Conversation, Snapshot } from './conversation.ts';
 import { showCompaction } from './visibility.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -31,24 +38,155 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
 };
 
-const { planCompaction, applyCompaction } = proxyActivities<Activities>(STEP_OPTIONS);
+const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
+/** A compaction planned and summarized, not yet applied: what it was made for and how to apply it. */
+export interface Prepared {
+  seq: number;
+  trigger: Trigger;
+  request: CompactInput;
+  startedAt: number;
+  /** The cooldown when it was planned. */
+  cooldown: CooldownState;
+  plan: PlanOutcome;
+  summary?: SummaryOutcome;
+  /** The context it was made for; its tail (what is added after it) starts at `tailFromSeq`. */
+  made: Snapshot;
+  tailFromSeq: number;
+}
+
+/** A plan that found nothing to do: why, and the gate it moved. */
+export interface Skipped {
+  skipped: string;
+  gate?: Gate;
+}
+
+/** A compaction running in the background, and how it ended once it has. */
+interface BackgroundJob {
+  seq: number;
+  outcome?: { prepared: Prepared; applied: ApplyOutcome } | Skipped | { failed: string };
+}
+
+/** The agent's compactions: blocking ones, and the one in the background. */
+export class Compactions {
+  private job: BackgroundJob | undefined;
+  private readonly conversation: Conversation;
+
+  constructor(conversation: Conversation) {
+    this.conversation = conversation;
+  }
+
+  /** A compaction is running in the background. */
+  get running(): boolean {
+    return this.job !== undefined && this.job.outcome === undefined;
+  }
+
+  /** The background compaction has ended and waits to be committed (the loop wakes for it when idle). */
+  get finished(): boolean {
+    return this.job?.outcome !== undefined;
+  }
+
+  /**
+   * Starts a compaction in the background when the soft threshold says so and none is running: it works on the
+   * context as it is now, while the agent goes on. Called at step boundaries (the context then holds no
+   * unanswered tool call).
+   */
+  startIfDue(): void {
+    if (this.job) return;
+    const reason = this.conversation.backgroundDue();
+    if (reason === undefined) return;
+    const conversation = this.conversation;
+    const job: BackgroundJob = { seq: (conversation.state.compactions ?? 0) + 1 };
+    this.job = job;
+    conversation.backgroundStarted(job.seq, reason, new Date(Date.now()).toISOString());
+    void (async () => {
+      try {
+        const prepared = await prepare(conversation, 'background', conversation.tailSeq);
+        job.outcome = 'skipped' in prepared ? prepared : { prepared, applied: await store(conversation, prepared) };
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        job.outcome = { failed: `background compaction ${job.seq} failed: ${error.message}` };
+      }
+    })();
+  }
+
+  /** Commits the background compaction if it has ended (never waits): at a step boundary, or when idle. */
+  async commitIfFinished(): Promise<CompactResult | undefined> {
+    const outcome = this.job?.outcome;
+    if (!outcome) return undefined;
+    this.job = undefined;
+    const conversation = this.conversation;
+    conversation.backgroundEnded();
+    if ('failed' in outcome) {
+      // The hard trigger still compacts before any call that needs it; nothing changed.
+      conversation.compactionFailed(outcome.failed);
+      return { compacted: false, reason: outcome.failed };
+    }
+    if ('skipped' in outcome) {
+      conversation.skipped(outcome.gate);
+      return { compacted: false, reason: outcome.skipped };
+    }
+    const stale = conversation.staleFor(outcome.prepared.made);
+    if (stale)
+      return { compacted: false, reason: `background compaction ${outcome.prepared.seq} not applied: ${stale}` };
+    return commit(conversation, outcome.prepared, outcome.applied);
+  }
+
+  /** Waits for the background compaction, if one runs, and commits it. */
+  async settle(): Promise<CompactResult | undefined> {
+    if (!this.job) return undefined;
+    const job = this.job;
+    await condition(() => job.outcome !== undefined);
+    return this.commitIfFinished();
+  }
+
+  /**
+   * Runs one compaction now and commits it, after the one in the background (if any): `auto` then compacts only
+   * if the trigger still fires.
+   */
+  async compact(
+    trigger: Trigger,
+    tailFromSeq: number,
+    request: CompactInput = {},
+    attempt = 1,
+  ): Promise<CompactResult> {
+    const settled = await this.settle();
+    const conversation = this.conversation;
+    if (settled?.compacted && trigger === 'auto' && conversation.compactionDue() === undefined) return settled;
+    const prepared = await prepare(conversation, trigger, tailFromSeq, request, attempt);
+    if ('skipped' in prepared) {
+      conversation.skipped(prepared.gate);
+      return { compacted: false, reason: prepared.skipped };
+    }
+    return commit(conversation, prepared, await store(conversation, prepared));
+  }
+
+  /** Checks the coverage invariant on the context as it is sent now; a break is reported (docs/compaction.md). */
+  async checkBeforeCall(replyId: string): Promise<void> {
+    const problems = this.conversation.coverage();
+    if (problems.length > 0) await violated(this.conversation, `before the model call for ${replyId}`, problems);
+  }
+}
+
 /**
- * Runs one compaction and swaps its result into `state`. A summarizer that fails after its retries makes the
- * plan be made again with the summarizer marked failed, so the plan's fallback runs: compaction never dead-ends.
+ * Plans a compaction of the context as it is now and, when the plan summarizes, has the span summarized. A
+ * summarizer that fails after its retries makes the plan be made again with the summarizer marked failed, so the
+ * plan's fallback runs: compaction never dead-ends.
  */
-export async function compact(
+export async function prepare(
   conversation: Conversation,
   trigger: Trigger,
   tailFromSeq: number,
   request: CompactInput = {},
   attempt = 1,
-): Promise<CompactResult> {
+): Promise<Prepared | Skipped> {
   const { state, life, counting } = conversation;
   const seq = (state.compactions ?? 0) + 1;
   const startedAt = Date.now();
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
+  const made = conversation.snapshot();
+  const context = [...state.messages]; // as it is now: the agent may add to it while this runs
   let summarizerFailed = false;
   const goal = state.messages.find((m) => m.id === state.goalId);
   const goalKey = goal && recordKey(life, goal);
@@ -59,7 +197,7 @@ export async function compact(
         {
           ...life,
           seq,
-          context: state.messages,
+          context,
           policy: state.policy!,
           window: state.modelInfo!.window,
           fixedTokens: state.fixedTokens ?? 0,
@@ -73,75 +211,99 @@ export async function compact(
         },
       ],
     );
-    if (plan.action === 'skip') {
-      conversation.skipped(plan.gate);
-      return { compacted: false, reason: plan.reason };
-    }
-    let summary: Awaited<ReturnType<typeof summarizeSpan>> | undefined;
-    if (plan.summary) {
-      try {
-        summary = await summarizeSpan.executeWithOptions(
-          {
-            ...SUMMARIZE_OPTIONS,
-            summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${plan.summary.estimatedTokens} tok`,
-          },
-          [
-            {
-              ...life,
-              seq,
-              spanKeys: plan.summary.spanKeys,
-              keptKeys: plan.summary.keptKeys,
-              ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
-              ...(request.instructions ? { instructions: request.instructions } : {}),
-              maxTokens: plan.summary.maxTokens ?? state.policy!.summary.maxTokens,
-              counting,
-              ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
-              ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
-              ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
-              ...(state.ledger ? { ledger: state.ledger } : {}),
-              ...(goalKey ? { goalKey } : {}),
-            },
-          ],
-        );
-      } catch (error) {
-        if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;
-        summarizerFailed = true; // plan again: the fallback replaces the summary
-        continue;
-      }
-    }
-    // A forced or overflow compaction resets the cooldown; an automatic one takes its next step, a masking pass
-    // below the trigger none (it must find new tokens to run at all).
-    const consecutive = cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter: 0 }).consecutive;
-    const applied = await applyCompaction.executeWithOptions(
-      { ...STEP_OPTIONS, summary: `apply compaction ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
-      [
+    if (plan.action === 'skip') return { skipped: plan.reason, ...(plan.gate ? { gate: plan.gate } : {}) };
+    if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
+    try {
+      const summary = await summarizeSpan.executeWithOptions(
         {
-          ...life,
-          seq,
-          planKey: plan.planKey!,
-          ...(summary ? { summary } : {}),
-          at: new Date(Date.now()).toISOString(),
-          ...(request.instructions ? { instructions: request.instructions } : {}),
-          counting,
-          fixedTokens: state.fixedTokens ?? 0,
-          startedAt,
-          window: state.modelInfo!.window,
-          consecutive,
+          ...SUMMARIZE_OPTIONS,
+          summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${plan.summary.estimatedTokens} tok`,
         },
-      ],
-    );
-    const event = summaryOfEvent(applied.event); // (a result recorded before summaries listed the removed items)
-    conversation.compacted({
-      context: applied.context,
-      event,
-      tailFromSeq,
-      cooldown,
-      trigger,
-      maskPass: plan.maskPass,
-      gate: applied.gate,
-      ledger: summary?.ledger,
-    });
-    showCompaction(state, event);
-    return { compacted: true, reason: event.reason, event };
+        [
+          {
+            ...life,
+            seq,
+            spanKeys: plan.summary.spanKeys,
+            keptKeys: plan.summary.keptKeys,
+            ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
+            ...(request.instructions ? { instructions: request.instructions } : {}),
+            maxTokens: plan.summary.maxTokens ?? state.policy!.summary.maxTokens,
+            counting,
+            ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
+            ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
+            ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
+            ...(state.ledger ? { ledger: state.ledger } : {}),
+            ...(goalKey ? { goalKey } : {}),
+          },
+        ],
+      );
+      return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq };
+    } catch (error) {
+      if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;
+      summarizerFailed = true; // plan again: the fallback replaces the summary
+    }
   }
+}
+
+/** Applies a prepared compaction's plan in storage: its replacements, removed segment, manifest and event. */
+export async function store(conversation: Conversation, prepared: Prepared): Promise<ApplyOutcome> {
+  const { state, life, counting } = conversation;
+  const { seq, plan, summary, request, trigger, cooldown } = prepared;
+  // A forced or overflow compaction resets the cooldown; an automatic one takes its next step, a masking pass
+  // below the trigger none (it must find new tokens to run at all).
+  const consecutive = cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter: 0 }).consecutive;
+  return applyCompaction.executeWithOptions(
+    { ...STEP_OPTIONS, summary: `apply compaction ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
+    [
+      {
+        ...life,
+        seq,
+        planKey: plan.planKey!,
+        ...(summary ? { summary } : {}),
+        at: new Date(Date.now()).toISOString(),
+        ...(request.instructions ? { instructions: request.instructions } : {}),
+        counting,
+        fixedTokens: state.fixedTokens ?? 0,
+        startedAt: prepared.startedAt,
+        window: state.modelInfo!.window,
+        consecutive,
+      },
+    ],
+  );
+}
+
+/**
+ * Swaps a stored compaction into the conversation, in front of what was added since it was prepared, and checks
+ * the coverage invariant on the result.
+ */
+export async function commit(
+  conversation: Conversation,
+  prepared: Prepared,
+  applied: ApplyOutcome,
+): Promise<CompactResult> {
+  const { state } = conversation;
+  const event = summaryOfEvent(applied.event); // (a result recorded before summaries listed the removed items)
+  conversation.compacted({
+    made: prepared.made,
+    context: applied.context,
+    event,
+    tailFromSeq: prepared.tailFromSeq,
+    cooldown: prepared.cooldown,
+    trigger: prepared.trigger,
+    maskPass: prepared.plan.maskPass,
+    gate: applied.gate,
+    ledger: prepared.summary?.ledger,
+  });
+  showCompaction(state, event);
+  const problems = [...(applied.violations ?? []), ...conversation.coverage()];
+  if (problems.length > 0) await violated(conversation, `committing compaction ${event.seq}`, problems);
+  return { compacted: true, reason: event.reason, event };
+}
+
+/** A break of the coverage invariant: reported (it fails for good in strict mode) and recorded in the state. */
+async function violated(conversation: Conversation, where: string, problems: string[]): Promise<void> {
+  conversation.violated(`${where}: ${problems.join('; ')}`);
+  await reportViolation.executeWithOptions({ ...STEP_OPTIONS, summary: `coverage invariant broken ${where}` }, [
+    { ...conversation.life, where, problems },
+  ]);
 }

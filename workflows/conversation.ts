@@ -5,7 +5,8 @@
  *
  * Pure: no Temporal API, no clock, no I/O (what the UI shows is workflows/visibility.ts), so it is unit-tested alone.
  */
-import { cooldownAfter, gateFiresWith } from '../engine/trigger.ts';
+import { contextCoverage } from '../engine/coverage.ts';
+import { backgroundFires, cooldownAfter, gateFiresWith } from '../engine/trigger.ts';
 import type { CooldownState, Gate, GateCheck, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import { updateLedger } from '../engine/ledger.ts';
@@ -29,6 +30,17 @@ import type {
 } from '../contract/agent.ts';
 import type { ModelDescription } from '../contract/activities.ts';
 import type { AgentLife } from '../contract/keys.ts';
+
+/**
+ * The context a compaction was made for: its first `messages` records, the last of them `lastId`, after
+ * `compactions` compactions. A compaction made in the background (or a draft) is committed only while that prefix
+ * is still the context's: what was added since stays after the compacted part.
+ */
+export interface Snapshot {
+  messages: number;
+  lastId: string | undefined;
+  compactions: number;
+}
 
 export class Conversation {
   /** Read it freely; change it only through this class's methods. */
@@ -203,17 +215,72 @@ export class Conversation {
     return check ? gateFiresWith(check, [], this.state.messages)?.reason : undefined;
   }
 
+  /**
+   * Whether a compaction should start in the background now (the soft threshold, engine/trigger.ts
+   * `backgroundFires`), when the blocking trigger has not fired.
+   */
+  backgroundDue(): string | undefined {
+    const check = this.gateCheck();
+    if (!check || this.compactionDue() !== undefined) return undefined;
+    return backgroundFires(check.gate, check.stats, check.consecutive === 0);
+  }
+
+  /** The context as it is now, for a compaction made for it. */
+  snapshot(): Snapshot {
+    const messages = this.state.messages;
+    return { messages: messages.length, lastId: messages.at(-1)?.id, compactions: this.state.compactions ?? 0 };
+  }
+
+  /** Why a compaction made for `made` cannot be committed now (the context it was made for has changed), if so. */
+  staleFor(made: Snapshot): string | undefined {
+    if ((this.state.compactions ?? 0) !== made.compactions) {
+      return `it was made after compaction ${made.compactions}; the agent has had ${this.state.compactions ?? 0} since`;
+    }
+    const messages = this.state.messages;
+    if (messages.length < made.messages || messages[made.messages - 1]?.id !== made.lastId) {
+      return 'the messages it was made for are no longer the start of the context (a turn failed and dropped them)';
+    }
+    return undefined;
+  }
+
+  /** A compaction started in the background (`since`: workflow time, ISO). */
+  backgroundStarted(seq: number, reason: string, since: string): void {
+    this.state.backgroundCompaction = { seq, since, reason };
+  }
+
+  /** The background compaction ended (committed, skipped, failed or found stale). */
+  backgroundEnded(): void {
+    delete this.state.backgroundCompaction;
+  }
+
+  /** Records a break of the coverage invariant (reported too, and fatal to the call in strict mode). */
+  violated(what: string): void {
+    this.state.violations = { count: (this.state.violations?.count ?? 0) + 1, last: what };
+  }
+
+  /** What breaks the coverage invariant in the context as held now (engine/coverage.ts); empty when it holds. */
+  coverage(): string[] {
+    const state = this.state;
+    return contextCoverage(
+      state.messages,
+      { baseLength: state.baseLength ?? 0, tailFromSeq: state.tailFromSeq ?? 1 },
+      seqOf,
+    );
+  }
+
   /** A compaction's plan skipped: it may have moved the gate. */
   skipped(gate: Gate | undefined): void {
     if (gate) this.state.gate = gate;
   }
 
   /**
-   * The compacted context replaces the old one in one step (no await can come between): the messages, their
-   * counts, the manifest the view starts from (`tailFromSeq`: the first message after it), the event, the stats,
-   * the cooldown, the gate and the ledger.
+   * The compacted context replaces the part it was made for (`made`) in one step (no await can come between):
+   * the messages, their counts, the manifest the view starts from (`tailFromSeq`: the first message after it), the
+   * event, the stats, the cooldown, the gate and the ledger. The messages added since `made` (a compaction prepared
+   * in the background while the agent worked) stay after it, as they were.
    */
   compacted(done: {
+    made: Snapshot;
     context: ContextRecord[];
     event: CompactionEventSummary;
     tailFromSeq: number;
@@ -225,9 +292,10 @@ export class Conversation {
   }): void {
     const { context, event } = done;
     const state = this.state;
-    state.messages = context;
-    state.contextTokens = (state.fixedTokens ?? 0) + context.reduce((sum, m) => sum + m.tokens, 0);
-    state.contextTurns = context.filter(isUserTurn).length;
+    const since = state.messages.slice(done.made.messages);
+    state.messages = [...context, ...since];
+    state.contextTokens = (state.fixedTokens ?? 0) + state.messages.reduce((sum, m) => sum + m.tokens, 0);
+    state.contextTurns = state.messages.filter(isUserTurn).length;
     state.base = event.keys.context;
     state.baseLength = context.length;
     state.tailFromSeq = done.tailFromSeq;
@@ -249,6 +317,8 @@ export class Conversation {
       maskPass: done.maskPass,
       tokensAfter: event.tokensAfter,
     });
+    // The user spoke while it was prepared: the cooldown starts over, as a user message makes it.
+    if (since.some(isUserTurn)) state.cooldown = { ...state.cooldown, consecutive: 0 };
     state.gate = done.gate;
     if (done.ledger) state.ledger = done.ledger;
   }

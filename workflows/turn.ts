@@ -10,7 +10,7 @@ import type { ModelReply, NewMessage } from '../contract/activities.ts';
 import { seqOf, turnBudgetOf, turnStoppedReply } from '../contract/agent.ts';
 import type { AgentInput, SendInput, SendResult, TurnBudget, TurnStop, ViewRef } from '../contract/agent.ts';
 import { FAILURE } from '../contract/failures.ts';
-import { compact } from './compaction.ts';
+import type { Compactions } from './compaction.ts';
 import type { Conversation } from './conversation.ts';
 import { showTurn } from './visibility.ts';
 
@@ -87,6 +87,7 @@ export class StepRule {
  */
 export async function runTurn(
   conversation: Conversation,
+  compactions: Compactions,
   input: AgentInput,
   rule: StepRule,
   send: SendInput,
@@ -111,9 +112,13 @@ export async function runTurn(
       }
       forceText = next === 'forceText';
     }
+    // A step boundary (every tool call answered): a compaction that ended in the background is committed here.
+    await compactions.commitIfFinished();
     // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities. The first
-    // call checks it again once the turn's new messages are counted.
-    if (conversation.compactionDue() !== undefined) await compact(conversation, 'auto', conversation.tailSeq);
+    // call checks it again once the turn's new messages are counted. Past the soft threshold, a compaction starts
+    // in the background instead, and the agent goes on.
+    if (conversation.compactionDue() !== undefined) await compactions.compact('auto', conversation.tailSeq);
+    else compactions.startIfDue();
     // The turn's new messages, stored and counted by its first model call: the system prompt on the agent's
     // first turn, then the user's message.
     const fresh: NewMessage[] = [];
@@ -130,7 +135,7 @@ export async function runTurn(
     }
     const view = conversation.view(); // the context so far, with the new messages, before the reply's id is taken
     const replyId = conversation.newMessageId();
-    reply = await callModelFitting(conversation, input.model, { view, replyId, forceText, fresh });
+    reply = await callModelFitting(conversation, compactions, input.model, { view, replyId, forceText, fresh });
     steps = step;
     // The request as sent is the context now (the new messages appended, any compaction applied).
     tokens += spentTokens(reply, state.contextTokens);
@@ -171,6 +176,7 @@ export async function runTurn(
  */
 async function callModelFitting(
   conversation: Conversation,
+  compactions: Compactions,
   model: string,
   call: { view: ViewRef; replyId: string; forceText: boolean; fresh: NewMessage[] },
 ): Promise<ModelReply> {
@@ -181,6 +187,7 @@ async function callModelFitting(
   /** The tail after a compaction starts at the reply, whose id is already taken. */
   const replySeq = seqOf(replyId);
   for (let attempt = 1; ;) {
+    await compactions.checkBeforeCall(replyId);
     let result: Awaited<ReturnType<typeof callModel>>;
     try {
       result = await callModel.executeWithOptions(
@@ -212,7 +219,7 @@ async function callModelFitting(
         error.cause instanceof ApplicationFailure &&
         error.cause.type === FAILURE.contextOverflow;
       if (!overflow || attempt > MAX_OVERFLOW_ATTEMPTS) throw error;
-      await compact(conversation, 'overflow', replySeq, {}, attempt++);
+      await compactions.compact('overflow', replySeq, {}, attempt++);
       view = conversation.view(replyId);
       continue;
     }
@@ -223,7 +230,7 @@ async function callModelFitting(
       return result.reply;
     }
     // The new messages made compaction due: compact, then call with them in the compacted context.
-    await compact(conversation, 'auto', replySeq);
+    await compactions.compact('auto', replySeq);
     view = conversation.view(replyId);
   }
 }

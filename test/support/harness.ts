@@ -101,6 +101,7 @@ export async function startHarness(
       // `null`: no summary model (the extractive summarizer stands in).
       ...(options.summaryModel === null ? {} : { summaryModel: options.summaryModel ?? 'summary-model' }),
       ...(options.summaryWindow ? { summaryWindow: options.summaryWindow } : {}),
+      strictInvariants: true, // a break of the coverage invariant fails the test loudly
     },
     workflowBundle: await sharedBundle(),
   });

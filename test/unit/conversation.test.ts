@@ -117,6 +117,7 @@ describe('Conversation', () => {
     } as unknown as CompactionEventSummary;
     const summary = record(90, { id: 'summary-1', kind: 'summary' as never, key: 'k' });
     c.compacted({
+      made: c.snapshot(),
       context: [record(1, { role: 'user' }), summary, record(6)],
       event,
       tailFromSeq: 7,
@@ -152,5 +153,87 @@ describe('Conversation', () => {
     expect(c.compactionDue()).toBeUndefined();
     c.append(record(2, { tokens: 1 }));
     expect(c.compactionDue()).toContain(String(trigger));
+  });
+
+  it('commits a compaction prepared in the background in front of what the agent added meanwhile', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    for (let seq = 1; seq <= 6; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), ...[2, 3, 4, 5, 6].map((seq) => record(seq)));
+    const made = c.snapshot();
+    const tailFromSeq = c.tailSeq;
+    // The agent goes on while it is prepared: a tool step and the user's next message.
+    for (let seq = 7; seq <= 9; seq++) c.newMessageId();
+    c.append(record(7, { toolCallIds: ['t1'] }), record(8, { role: 'tool', toolCallId: 't1' }));
+    c.append(record(9, { role: 'user', tokens: 20 }));
+    expect(c.staleFor(made)).toBeUndefined();
+    const event = {
+      seq: 1,
+      trigger: 'background',
+      tokensBefore: 65,
+      tokensAfter: 35,
+      strategies: ['summarize'],
+      keys: { event: 'e', removed: 'r', context: 'ctx-1' },
+    } as unknown as CompactionEventSummary;
+    const summary = record(90, { id: 'summary-1', kind: 'summary' as never, key: 'k' });
+    c.compacted({
+      made,
+      context: [record(1, { role: 'user' }), summary, record(6)],
+      event,
+      tailFromSeq,
+      cooldown: { consecutive: 0, lastTokensAfter: 0 },
+      trigger: 'background',
+      maskPass: undefined,
+      gate: { tokens: 900 } as never,
+      ledger: undefined,
+    });
+    expect(c.state.messages.map((m) => m.id)).toEqual([
+      messageIdOf(1),
+      'summary-1',
+      messageIdOf(6),
+      messageIdOf(7),
+      messageIdOf(8),
+      messageIdOf(9),
+    ]);
+    expect(c.state).toMatchObject({ contextTokens: 5 + 30 + 10 + 10 + 20, contextTurns: 2, baseLength: 3 });
+    // The user spoke meanwhile: the cooldown starts over, as a user message makes it.
+    expect(c.state.cooldown?.consecutive).toBe(0);
+    expect(c.view()).toEqual({ base: 'ctx-1', baseLength: 3, firstSeq: 7, lastSeq: 9 });
+    expect(c.coverage()).toEqual([]);
+  });
+
+  it('refuses to commit a compaction made for a context that has changed under it', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    for (let seq = 1; seq <= 3; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), record(2), record(3, { toolCallIds: ['t1'] }));
+    const made = c.snapshot();
+    c.turnFailed('callModel failed'); // the unanswered call leaves the context
+    expect(c.staleFor(made)).toMatch(/no longer the start of the context/);
+    const again = described(Conversation.begin(input, undefined, 'run-2'));
+    const before = again.snapshot();
+    again.state.compactions = 1; // another compaction was committed since
+    expect(again.staleFor(before)).toMatch(/made after compaction 0/);
+  });
+
+  it('finds a message twice, or a gap in the tail, in the context it holds', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    for (let seq = 1; seq <= 3; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), record(2), record(2));
+    expect(c.coverage().join('\n')).toMatch(/m000002 is twice in the context/);
+    const d = described(Conversation.begin(input, undefined, 'run-2'));
+    d.append(record(1, { role: 'user' }), record(3));
+    expect(d.coverage().join('\n')).toMatch(/expected sequence 2/);
+  });
+
+  it('starts a background compaction from the soft threshold, below the trigger, past the cooldown', () => {
+    const c = described(Conversation.begin(input, undefined, 'r'));
+    const { background, tokens } = c.state.gate!;
+    expect(background).toBe(700);
+    c.append(record(1, { role: 'user', tokens: background! - 5 - 1 }));
+    expect(c.backgroundDue()).toBeUndefined();
+    c.append(record(2, { tokens: 1 }));
+    expect(c.backgroundDue()).toMatch(/soft threshold 700/);
+    c.append(record(3, { tokens: tokens - background! }));
+    expect(c.compactionDue()).toBeDefined();
+    expect(c.backgroundDue()).toBeUndefined(); // over the trigger: it blocks instead
   });
 });
