@@ -11,8 +11,6 @@
  * Updates go on through F4 (the client library's reconnection). Each of F4, F5 and F3 once, at a quarter, half and
  * three quarters of the kills.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,9 +32,11 @@ import type { MinioOptions, RunningMinio } from '../stack/minio.ts';
 import { freePorts } from '../stack/ports.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import { startTemporal } from '../stack/temporal.ts';
+import { serversEnv, WorkerProcess } from '../stack/worker-process.ts';
 import type { RunningTemporal, TemporalDevServerOptions } from '../stack/temporal.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { bundleWorkflows } from '../worker/worker.ts';
+import { percentile } from '../bench/stats.ts';
 import {
   eventsInStep,
   everyMessageOnce,
@@ -154,55 +154,6 @@ async function startStack(options: ChaosOptions): Promise<Stack> {
   return { dir, temporalOptions, minioOptions, temporal, minio, bundlePath };
 }
 
-/** The worker child process, started again after each kill. */
-class WorkerProcess {
-  child: ChildProcess | undefined;
-  private readonly env: NodeJS.ProcessEnv;
-
-  constructor(env: NodeJS.ProcessEnv) {
-    this.env = env;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'chaos/worker.ts')], {
-      cwd: PROJECT_ROOT,
-      env: this.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('[chaos-worker] polling')) resolve();
-      });
-      child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000)));
-      child.on('exit', (code, signal) => reject(new Error(`chaos worker exited (${code ?? signal}):\n${output}`)));
-    });
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.child?.kill(signal);
-  }
-
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGCONT');
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(15_000).then(() => child.kill('SIGKILL'))]);
-  }
-}
-
 /** Messages sent at once to one agent (F7): more than the 10 Updates the server lets be in flight. */
 export const BURST = 16;
 
@@ -237,21 +188,20 @@ async function runPhase(
   });
   const model: ChatServer = await startChatServer(responder);
   const taskQueue = `chaos-${tag}`;
-  const worker = new WorkerProcess({
-    ...process.env,
-    TEMPORAL_ADDRESS: stack.temporal.address,
-    TEMPORAL_NAMESPACE: stack.temporal.namespace,
-    AWS_ENDPOINT_URL_S3: stack.minio.endpoint,
-    AWS_ACCESS_KEY_ID: stack.minioOptions.user,
-    AWS_SECRET_ACCESS_KEY: stack.minioOptions.password,
-    LONGRUN_S3_BUCKET: stack.minioOptions.bucket,
-    LONGRUN_TASK_QUEUE: taskQueue,
-    LONGRUN_SUMMARY_MODEL: 'summary-model',
-    LONGRUN_DATA_DIR: join(stack.dir, tag),
-    OPENAI_BASE_URL: model.baseURL,
-    CHAOS_DIR: join(stack.dir, tag),
-    CHAOS_BUNDLE: stack.bundlePath,
-  });
+  const worker = new WorkerProcess(
+    join(PROJECT_ROOT, 'chaos/worker.ts'),
+    {
+      ...process.env,
+      ...serversEnv(stack.temporal, stack.minio.target),
+      LONGRUN_TASK_QUEUE: taskQueue,
+      LONGRUN_SUMMARY_MODEL: 'summary-model',
+      LONGRUN_DATA_DIR: join(stack.dir, tag),
+      OPENAI_BASE_URL: model.baseURL,
+      CHAOS_DIR: join(stack.dir, tag),
+      CHAOS_BUNDLE: stack.bundlePath,
+    },
+    '[chaos-worker] polling',
+  );
   await worker.start();
   const client: Client = await connectClient(localTemporalTarget(stack.temporal.address, stack.temporal.namespace));
   const turnsDone: number[] = [];
@@ -395,12 +345,6 @@ async function outcomeOf(
     runs,
   };
 }
-
-const percentile = (values: number[], p: number) => {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
 
 /** Recovery of each injection: the time to the next turn completed after it. */
 function recoveries(injections: number[], turnsDone: number[]): number[] {

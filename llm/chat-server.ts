@@ -72,9 +72,13 @@ function completion(requested: string, index: number, reply: Extract<ScriptedRep
   };
 }
 
-/** Starts the server on 127.0.0.1 and a free port. */
-export async function startChatServer(responder: Responder): Promise<ChatServer> {
+/**
+ * Starts the server on 127.0.0.1 and a free port. `record: false` keeps no request (`requests` stays empty): a long
+ * benchmark sends more than memory should hold.
+ */
+export async function startChatServer(responder: Responder, options: { record?: boolean } = {}): Promise<ChatServer> {
   const requests: RecordedRequest[] = [];
+  let received = 0;
   const server = createServer((request, response) => {
     void (async () => {
       const path = request.url ?? '/';
@@ -92,7 +96,8 @@ export async function startChatServer(responder: Responder): Promise<ChatServer>
         return;
       }
       const recorded: RecordedRequest = { path, headers: request.headers, body };
-      const index = requests.push(recorded) - 1;
+      const index = received++;
+      if (options.record !== false) requests.push(recorded);
       const reply = await responder(recorded, index);
       if ('reset' in reply) {
         request.socket.destroy();

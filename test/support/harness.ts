@@ -20,6 +20,7 @@ import type { TemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer, Responder } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
+import { serversEnv } from '../../stack/worker-process.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import { bundleWorkflows } from '../../worker/worker.ts';
@@ -48,14 +49,7 @@ export interface Harness {
 /** The variables that point a child process at the shared stack: its Temporal server and its MinIO, bucket included. */
 export function sharedStackEnv(): NodeJS.ProcessEnv {
   const stack = inject('stack');
-  return {
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    TEMPORAL_NAMESPACE: stack.namespace,
-    AWS_ENDPOINT_URL_S3: stack.s3.endpoint,
-    AWS_ACCESS_KEY_ID: stack.s3.credentials!.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: stack.s3.credentials!.secretAccessKey,
-    LONGRUN_S3_BUCKET: stack.s3.bucket,
-  };
+  return serversEnv({ address: stack.temporalAddress, namespace: stack.namespace }, stack.s3);
 }
 
 /**

@@ -1,0 +1,105 @@
+/**
+ * `npm run bench:scale -- [--agents N] [--minutes M] [--interval S] [--ramp S] [--burst] [--cache N|quarter]
+ * [--workers 1|2] [--restart] [--stack dev|cluster] [--window T] [--label NAME] [--out FILE] [--plot FILE]`: the
+ * scale benchmark (bench/scale/run.ts). Prints a progress line every few seconds and a table at the end, merges the
+ * run into the results file under its label (default bench/scale-results.json: the latest run at the top level,
+ * every run under `runs`), and draws the plot of every run in the file (default bench/scale-plot.png).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PLOT_FILE, readResults, RESULTS_FILE } from './files.ts';
+import type { ResultsFile } from './files.ts';
+import { writePlot } from './plot.ts';
+import { scaleTable } from './results.ts';
+import { DEFAULTS, runScale } from './run.ts';
+
+function usage(message: string): never {
+  console.error(`bench:scale: ${message}`);
+  process.exit(2);
+}
+
+/** An integer flag within [min, max], or a usage error naming it and the range. */
+function int(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    usage(`--${flag}: ${JSON.stringify(value)} is not allowed (an integer from ${min} to ${max})`);
+  }
+  return n;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      agents: { type: 'string' },
+      minutes: { type: 'string' },
+      interval: { type: 'string' },
+      ramp: { type: 'string' },
+      burst: { type: 'boolean', default: false },
+      cache: { type: 'string' },
+      workers: { type: 'string' },
+      restart: { type: 'boolean', default: false },
+      stack: { type: 'string', default: 'dev' },
+      window: { type: 'string' },
+      seed: { type: 'string' },
+      label: { type: 'string' },
+      out: { type: 'string', default: RESULTS_FILE },
+      plot: { type: 'string', default: PLOT_FILE },
+    },
+    strict: true,
+  });
+  if (values.stack !== 'dev' && values.stack !== 'cluster') {
+    usage(`--stack: ${JSON.stringify(values.stack)} is not allowed (dev or cluster)`);
+  }
+  const agents = int('agents', values.agents, DEFAULTS.agents, 1, 10_000);
+  const minutes = int('minutes', values.minutes, DEFAULTS.minutes, 1, 600);
+  const intervalS = int('interval', values.interval, DEFAULTS.intervalS, 1, 3_600);
+  const rampS = values.burst ? 0 : int('ramp', values.ramp, DEFAULTS.rampS, 0, 3_600);
+  if (values.burst && values.ramp !== undefined) usage('--burst starts every agent in the same second: no --ramp');
+  if (rampS >= minutes * 60) usage(`--ramp: ${rampS} s is not shorter than the ${minutes}-minute run`);
+  const cache = values.cache === 'quarter' ? Math.ceil(agents / 4) : int('cache', values.cache, agents, 1, 100_000);
+  const workers = int('workers', values.workers, DEFAULTS.workers, 1, 2);
+  const window = int('window', values.window, DEFAULTS.window, 4_096, 1_000_000);
+  const seed = int('seed', values.seed, DEFAULTS.seed, 0, 2 ** 31);
+  const variant = [
+    values.burst ? 'burst' : '',
+    cache !== agents ? `cache${cache}` : '',
+    values.restart ? 'restart' : '',
+    workers > 1 ? `${workers}workers` : '',
+    intervalS !== DEFAULTS.intervalS ? `every${intervalS}s` : '',
+  ].filter(Boolean);
+  const label = values.label ?? [values.stack, `${agents}x${minutes}m`, ...variant].join('-');
+  const started = Date.now();
+  const result = await runScale({
+    ...DEFAULTS,
+    label,
+    agents,
+    minutes,
+    intervalS,
+    rampS,
+    cache,
+    workers,
+    restart: values.restart,
+    stack: values.stack,
+    window,
+    seed,
+    log: (line) => console.log(line),
+  });
+  console.log(`\n${label}, ${((Date.now() - started) / 60_000).toFixed(1)} min in all\n${scaleTable(result)}`);
+  const file = readResults(values.out);
+  const merged: ResultsFile = { ...result, runs: { ...file.runs, [label]: result } };
+  mkdirSync(dirname(values.out), { recursive: true });
+  writeFileSync(values.out, `${JSON.stringify(merged, null, 1)}\n`);
+  console.log(`\nresults: ${values.out} (under runs["${label}"])`);
+  writePlot(Object.values(merged.runs), values.plot);
+  console.log(`plot: ${values.plot}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,270 @@
+/**
+ * The scale benchmark's arithmetic, pure: which agents kept up with their schedule and which are stuck, the
+ * Prometheus text the worker serves (counters, histograms and their quantiles), the result's shape and the table.
+ */
+import { percentile } from '../stats.ts';
+
+/** An agent is progressing when it completed at least this share of its scheduled turns. */
+export const PROGRESSING_SHARE = 0.9;
+
+/** What the driver kept of one agent. */
+export interface AgentTally {
+  name: string;
+  /** Messages due before the end of the sending window (and the one sent at a worker restart). */
+  scheduled: number;
+  /** Turns answered. */
+  completed: number;
+  /** Turns whose Update ended in an error. */
+  errors: number;
+  /** When it last completed a turn, or started when it has not (ms since the epoch). */
+  lastProgressAt: number;
+}
+
+export interface Classification {
+  progressing: number;
+  progressingShare: number;
+  /** Agents with scheduled turns left undone and no progress for `stuckAfterMs` at the end. */
+  stuck: string[];
+  /** Agents under {@link PROGRESSING_SHARE} of their scheduled turns. */
+  behind: string[];
+}
+
+/**
+ * Progressing: completed ≥ 90% of scheduled. Stuck: work left (completed < scheduled) and nothing completed for
+ * `stuckAfterMs` before `endMs`. An agent can be behind without being stuck (slow) or, near the end, the reverse.
+ */
+export function classifyAgents(agents: readonly AgentTally[], endMs: number, stuckAfterMs: number): Classification {
+  const behind = agents.filter((a) => a.completed < PROGRESSING_SHARE * a.scheduled).map((a) => a.name);
+  const stuck = agents
+    .filter((a) => a.completed < a.scheduled && endMs - a.lastProgressAt >= stuckAfterMs)
+    .map((a) => a.name);
+  const progressing = agents.length - behind.length;
+  return { progressing, progressingShare: agents.length ? progressing / agents.length : 1, stuck, behind };
+}
+
+/** A sample's series: each metric name's label sets and values. */
+export type Metrics = Map<string, { labels: Record<string, string>; value: number }[]>;
+
+/** Prometheus' text exposition format (comments skipped; label values may hold escaped quotes). */
+export function parsePrometheus(text: string): Metrics {
+  const metrics: Metrics = new Map();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[pair[1]!] = pair[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    }
+    const value = match[3] === '+Inf' ? Infinity : Number(match[3]);
+    metrics.set(match[1]!, [...(metrics.get(match[1]!) ?? []), { labels, value }]);
+  }
+  return metrics;
+}
+
+/** The metric under any of `names` (with or without the _total suffix a counter may carry), summed over labels. */
+export function metricSum(metrics: Metrics, ...names: string[]): number | undefined {
+  for (const name of names) {
+    const series = metrics.get(name) ?? metrics.get(`${name}_total`);
+    if (series) return series.reduce((sum, s) => sum + s.value, 0);
+  }
+  return undefined;
+}
+
+/** A histogram's cumulative buckets (upper bound → count), summed over its label sets. */
+export function histogramBuckets(metrics: Metrics, name: string): Map<number, number> | undefined {
+  const series = metrics.get(`${name}_bucket`);
+  if (!series) return undefined;
+  const buckets = new Map<number, number>();
+  for (const { labels, value } of series) {
+    const le = labels.le === '+Inf' ? Infinity : Number(labels.le);
+    buckets.set(le, (buckets.get(le) ?? 0) + value);
+  }
+  return buckets;
+}
+
+/** `later` minus `earlier`, bucket by bucket: the observations between two scrapes. */
+export function bucketsBetween(later: Map<number, number>, earlier: Map<number, number> | undefined) {
+  return new Map([...later].map(([le, count]) => [le, count - (earlier?.get(le) ?? 0)]));
+}
+
+/**
+ * The quantile `q` (0–1) of cumulative buckets, linear within the bucket as Prometheus' histogram_quantile does; the
+ * highest finite bound when it falls in +Inf; undefined with no observation.
+ */
+export function histogramQuantile(buckets: Map<number, number>, q: number): number | undefined {
+  const sorted = [...buckets].sort(([a], [b]) => a - b);
+  const total = sorted.at(-1)?.[1] ?? 0;
+  if (total <= 0) return undefined;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const [le, count] of sorted) {
+    if (count >= rank) {
+      if (le === Infinity) return lower;
+      return lower + ((le - lower) * (rank - below)) / Math.max(1, count - below);
+    }
+    lower = le;
+    below = count;
+  }
+  return lower;
+}
+
+/** One sample of the time series (every few seconds while the benchmark runs). */
+export interface Sample {
+  /** Seconds since the run started. */
+  t: number;
+  agentsStarted: number;
+  turnsDone: number;
+  /** Turns completed per second since the sample before. */
+  turnsPerSec: number;
+  /** Turns in flight (Update sent, reply not yet received). */
+  inFlight: number;
+  /** Resident memory of each worker process, MB. */
+  workerRssMb: number[];
+  /** CPU since the sample before, % of one core, by process kind. */
+  cpuPct: { worker: number; temporal: number; minio: number; postgres: number; driver: number };
+  /** Latency of the turns completed since the sample before, minus the model's time (p50 / p99), ms. */
+  overheadP50Ms?: number;
+  overheadP99Ms?: number;
+  /** Errors so far (Update errors and failed starts). */
+  errors: number;
+  /** Sticky cache hit rate since the sample before (worker metrics). */
+  cacheHitRate?: number;
+  /** Workflow task schedule-to-start p99 since the sample before (worker metrics), ms. */
+  scheduleToStartP99Ms?: number;
+}
+
+export interface LatencySummary {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export function latencySummary(values: readonly number[]): LatencySummary | null {
+  if (values.length === 0) return null;
+  return { p50: percentile(values, 50)!, p99: percentile(values, 99)!, max: Math.max(...values) };
+}
+
+/** What `npm run bench:scale` writes for one run (bench/scale-results.json keeps every run under its label). */
+export interface ScaleResult {
+  label: string;
+  at: string;
+  commit: string;
+  machine: { cpus: number; node: string };
+  options: Record<string, unknown>;
+  stack: string;
+  agents: number;
+  workers: number;
+  /** The larger peak resident memory of the worker processes (VmHWM), MB. */
+  peakRssMb: number;
+  peakRssMbPerWorker: number[];
+  progressingShare: number;
+  progressing: number;
+  /** Workflow runs Failed, Terminated or TimedOut. */
+  failed: number;
+  failedRuns: { workflowId: string; status: string }[];
+  stuck: number;
+  stuckAgents: string[];
+  behindAgents: string[];
+  /** Turns completed per second between the end of the ramp and the end of the sending window. */
+  turnsPerSec: number;
+  /** The highest rate over a 30-s stretch of the series. */
+  peakTurnsPerSec: number;
+  turns: { scheduled: number; completed: number; errors: number; withTool: number };
+  /** Turn latency as the client saw it, its part waiting on the model, and the difference (ms). */
+  latencyMs: { turn: LatencySummary | null; model: LatencySummary | null; overhead: LatencySummary | null };
+  /** Average CPU over the sending window, % of one core (200% is the whole machine). */
+  cpuPct: Sample['cpuPct'];
+  /** Sticky cache hits / (hits + misses) over the run (worker metrics); null when not measured. */
+  cacheHitRate: number | null;
+  /** Workflow task schedule-to-start latency (worker metrics), ms; null when not measured. */
+  scheduleToStartMs: { p50: number; p99: number } | null;
+  /** History of the runs that continued as new, bytes (and events). */
+  historyPerRun: { runs: number; bytesP50: number; bytesMax: number; eventsP50: number } | null;
+  compactions: { total: number; agents: number; summaries: number };
+  continuedAsNew: { runs: number; agents: number };
+  errors: { client: Record<string, number>; serverLog: number; serverTimeouts: number; serverLogSample: string[] };
+  restart?: {
+    atS: number;
+    /** From the stop signal until the new worker polled. */
+    downMs: number;
+    /** Per agent: from the restart to its first turn completed after it. */
+    recoveryMs: LatencySummary | null;
+    agents: number;
+    recoveredWithin30s: number;
+  };
+  series: Sample[];
+}
+
+/** The rate over the best `windowS`-second stretch of the series. */
+export function peakRate(series: readonly Sample[], windowS: number): number {
+  let best = 0;
+  for (let i = 0; i < series.length; i++) {
+    for (let j = i + 1; j < series.length; j++) {
+      const span = series[j]!.t - series[i]!.t;
+      if (span < windowS) continue;
+      best = Math.max(best, (series[j]!.turnsDone - series[i]!.turnsDone) / span);
+      break;
+    }
+  }
+  return best;
+}
+
+const fixed = (value: number | undefined | null, digits = 0) =>
+  value === undefined || value === null ? '—' : value.toFixed(digits);
+
+/** The table `npm run bench:scale` prints, one row a figure. */
+export function scaleTable(r: ScaleResult): string {
+  const lat = (s: LatencySummary | null) => (s ? `${fixed(s.p50)} / ${fixed(s.p99)} ms` : '—');
+  const rows: [string, string][] = [
+    ['agents (workers, stack)', `${r.agents} (${r.workers} worker${r.workers > 1 ? 's' : ''}, ${r.stack})`],
+    [
+      'progressing (≥ 90% of scheduled turns)',
+      `${r.progressing} of ${r.agents} (${(r.progressingShare * 100).toFixed(1)}%)`,
+    ],
+    ['stuck', String(r.stuck)],
+    ['workflows Failed / Terminated', String(r.failed)],
+    ['turns scheduled / completed / errors', `${r.turns.scheduled} / ${r.turns.completed} / ${r.turns.errors}`],
+    ['turns/s (steady state; best 30 s)', `${fixed(r.turnsPerSec, 1)} (${fixed(r.peakTurnsPerSec, 1)})`],
+    ['turn latency p50 / p99', lat(r.latencyMs.turn)],
+    ['  of it the model p50 / p99', lat(r.latencyMs.model)],
+    ['  minus the model p50 / p99', lat(r.latencyMs.overhead)],
+    ['worker peak RSS', r.peakRssMbPerWorker.map((mb) => `${fixed(mb)} MB`).join(' + ')],
+    [
+      'CPU % of a core: worker / Temporal / MinIO / PostgreSQL / driver',
+      [r.cpuPct.worker, r.cpuPct.temporal, r.cpuPct.minio, r.cpuPct.postgres, r.cpuPct.driver]
+        .map((v) => fixed(v))
+        .join(' / '),
+    ],
+    ['workflow cache hit rate', r.cacheHitRate === null ? '—' : `${(r.cacheHitRate * 100).toFixed(1)}%`],
+    [
+      'workflow task schedule-to-start p50 / p99',
+      r.scheduleToStartMs ? `${fixed(r.scheduleToStartMs.p50)} / ${fixed(r.scheduleToStartMs.p99)} ms` : '—',
+    ],
+    [
+      'history per run (continued as new) p50 / max',
+      r.historyPerRun
+        ? `${fixed(r.historyPerRun.bytesP50 / 1024, 1)} / ${fixed(r.historyPerRun.bytesMax / 1024, 1)} KB ` +
+          `(${fixed(r.historyPerRun.eventsP50)} events, ${r.historyPerRun.runs} runs)`
+        : '—',
+    ],
+    [
+      'agents compacted / continued as new',
+      `${r.compactions.agents} / ${r.continuedAsNew.agents} of ${r.agents} ` +
+        `(${r.compactions.total} compactions, ${r.compactions.summaries} summaries, ${r.continuedAsNew.runs} runs)`,
+    ],
+    [
+      'errors: client / server log / server timeouts',
+      `${Object.values(r.errors.client).reduce((a, b) => a + b, 0)} / ${r.errors.serverLog} / ${r.errors.serverTimeouts}`,
+    ],
+  ];
+  if (r.restart) {
+    rows.push([
+      'worker restart: down / every agent answered again',
+      `${fixed(r.restart.downMs / 1000, 1)} s / ${r.restart.recoveryMs ? `p50 ${fixed(r.restart.recoveryMs.p50 / 1000, 1)} s, ` + `max ${fixed(r.restart.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.restart.recoveredWithin30s} of ${r.restart.agents} within 30 s`,
+    ]);
+  }
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
+}

@@ -1,0 +1,536 @@
+/**
+ * The scale benchmark's driver: a Temporal server and MinIO of its own (the dev server, or cluster mode), the
+ * scripted model on loopback in this process, one or two worker processes (bench/scale/worker.ts), and N agents
+ * driven with the client library as a team's scripts drive them: started over a ramp, each sent its messages at
+ * Poisson-distributed times, one turn at a time. Every few seconds it samples the workers' memory and everyone's CPU
+ * (/proc), the turns done, their latency minus the model's time, and the workers' Prometheus metrics, and prints a
+ * progress line. At the end it reads every workflow run (status, history size, compactions) and the server's log.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { sendMessage, startAgent } from '../../client/agents.ts';
+import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
+import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
+import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
+import { startChatServer } from '../../llm/chat-server.ts';
+import { BINARIES } from '../../stack/binaries.ts';
+import { startEmbeddedStack } from '../../stack/index.ts';
+import type { EmbeddedStack } from '../../stack/index.ts';
+import { freePorts } from '../../stack/ports.ts';
+import { ensureBinaries } from '../../stack/setup.ts';
+import { serversEnv, WorkerProcess } from '../../stack/worker-process.ts';
+import { percentile } from '../stats.ts';
+import { scaleResponder } from './model.ts';
+import { descendants, memoryOf } from './procs.ts';
+import type { ProcKind } from './procs.ts';
+import {
+  bucketsBetween,
+  classifyAgents,
+  histogramBuckets,
+  histogramQuantile,
+  latencySummary,
+  metricSum,
+  parsePrometheus,
+  peakRate,
+} from './results.ts';
+import type { AgentTally, Sample, ScaleResult } from './results.ts';
+import { agentName, poissonSchedule, startOffsets, userMessage } from './workload.ts';
+
+export interface ScaleOptions {
+  label: string;
+  agents: number;
+  /** The sending window: messages are due from the start until then. */
+  minutes: number;
+  /** Mean gap between an agent's messages, s. */
+  intervalS: number;
+  /** Agents start evenly over this many seconds; 0: all in the same second. */
+  rampS: number;
+  /** Workflow cache size of each worker. */
+  cache: number;
+  workers: number;
+  /** Restart the worker (SIGTERM, then a new process) halfway through the steady state; every agent is sent a
+   * message at that moment. */
+  restart: boolean;
+  stack: 'dev' | 'cluster';
+  /** The agents' model window (tokens): small, so that they compact within a few turns. */
+  window: number;
+  /** History events after which the server suggests continue-as-new. */
+  continueAsNewEvents: number;
+  /** Share of turns that call the `lookup` tool once. */
+  toolShare: number;
+  latencyMs: { min: number; max: number };
+  seed: number;
+  /** After the sending window, how long agents behind schedule may catch up and turns in flight finish, s. */
+  drainS: number;
+  /** An agent with turns left and none completed for this long at the end is stuck, s. */
+  stuckAfterS: number;
+  sampleS: number;
+  log: (line: string) => void;
+}
+
+export const DEFAULTS: Omit<ScaleOptions, 'log'> = {
+  label: '',
+  agents: 1_000,
+  minutes: 10,
+  intervalS: 60,
+  rampS: 60,
+  cache: 0, // 0: as many as there are agents
+  workers: 1,
+  restart: false,
+  stack: 'dev',
+  window: 12_000,
+  continueAsNewEvents: 80,
+  toolShare: 0.25,
+  latencyMs: { min: 1_000, max: 5_000 },
+  seed: 16,
+  drainS: 60,
+  stuckAfterS: 60,
+  sampleS: 5,
+};
+
+interface TurnRecord {
+  /** When the reply came (ms since the epoch). */
+  at: number;
+  latencyMs: number;
+  modelMs: number;
+}
+
+/** The servers the run talks to, whichever mode started them. */
+async function startStack(options: ScaleOptions): Promise<EmbeddedStack> {
+  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-scale' });
+  const dynamicConfig = { 'limit.historyCount.suggestContinueAsNew': options.continueAsNewEvents };
+  if (options.stack === 'cluster') {
+    throw new Error('--stack cluster: cluster mode is not in this tree yet (stack/cluster.ts); use --stack dev');
+  }
+  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir, log: options.log });
+  return startEmbeddedStack({ mode: 'ephemeral', settings, binaries, dynamicConfig, log: options.log });
+}
+
+function gitCommit(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT }).toString().trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: PROJECT_ROOT })
+      .toString()
+      .trim();
+    return dirty ? `${commit} (with uncommitted changes)` : commit;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Keeps the counters and histograms of each worker's metrics between scrapes (a restarted worker starts at 0). */
+class MetricsWatch {
+  private readonly last = new Map<number, { hit: number; miss: number; s2s?: Map<number, number> }>();
+  total = { hit: 0, miss: 0, s2s: new Map<number, number>() };
+  measured = false;
+
+  /** Scrapes every port; returns what happened since the last scrape (hits, misses, schedule-to-start buckets). */
+  async scrape(ports: readonly number[]) {
+    const step = { hit: 0, miss: 0, s2s: new Map<number, number>() };
+    for (const port of ports) {
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) })
+        .then((r) => r.text())
+        .catch(() => undefined);
+      if (text === undefined) continue;
+      const metrics = parsePrometheus(text);
+      const hit = metricSum(metrics, 'temporal_sticky_cache_hit', 'sticky_cache_hit');
+      const miss = metricSum(metrics, 'temporal_sticky_cache_miss', 'sticky_cache_miss');
+      const s2s =
+        histogramBuckets(metrics, 'temporal_workflow_task_schedule_to_start_latency') ??
+        histogramBuckets(metrics, 'workflow_task_schedule_to_start_latency');
+      if (hit === undefined && miss === undefined && s2s === undefined) continue;
+      this.measured = true;
+      const before = this.last.get(port);
+      // Counters that went down: the worker restarted, and counts from 0 again.
+      const restarted = before !== undefined && ((hit ?? 0) < before.hit || (miss ?? 0) < before.miss);
+      const base = restarted ? undefined : before;
+      step.hit += (hit ?? 0) - (base?.hit ?? 0);
+      step.miss += (miss ?? 0) - (base?.miss ?? 0);
+      if (s2s) {
+        for (const [le, count] of bucketsBetween(s2s, base?.s2s)) step.s2s.set(le, (step.s2s.get(le) ?? 0) + count);
+      }
+      this.last.set(port, { hit: hit ?? 0, miss: miss ?? 0, ...(s2s ? { s2s } : {}) });
+    }
+    this.total.hit += step.hit;
+    this.total.miss += step.miss;
+    for (const [le, count] of step.s2s) this.total.s2s.set(le, (this.total.s2s.get(le) ?? 0) + count);
+    return step;
+  }
+}
+
+const rate = (hit: number, miss: number) => (hit + miss > 0 ? hit / (hit + miss) : undefined);
+
+export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
+  const { log } = options;
+  const cache = options.cache > 0 ? options.cache : options.agents;
+  log(
+    `[scale] ${options.agents} agents on ${options.workers} worker process(es) (cache ${cache} each), ` +
+      `${options.minutes} min, a message every ${options.intervalS} s on average, ramp ${options.rampS} s, ` +
+      `${options.stack} server${options.restart ? ', worker restart halfway' : ''}`,
+  );
+  const stack = await startStack(options);
+  const { responder, tally: modelTally } = scaleResponder({
+    seed: options.seed,
+    latencyMs: options.latencyMs,
+    toolShare: options.toolShare,
+  });
+  const model = await startChatServer(responder, { record: false });
+  const runTag = randomUUID().slice(0, 6);
+  const taskQueue = `scale-${runTag}`;
+  const metricsPorts = await freePorts(options.workers);
+  const workers = metricsPorts.map(
+    (port) =>
+      new WorkerProcess(
+        join(PROJECT_ROOT, 'bench/scale/worker.ts'),
+        {
+          ...process.env,
+          ...serversEnv(stack.temporal!, stack.minio!.target),
+          LONGRUN_TASK_QUEUE: taskQueue,
+          LONGRUN_WORKFLOW_CACHE_SIZE: String(cache),
+          LONGRUN_SUMMARY_MODEL: 'gpt-4o-mini',
+          LONGRUN_MODEL_TIMEOUT_MS: '30000',
+          OPENAI_BASE_URL: model.baseURL,
+          OPENAI_API_KEY: 'scale-benchmark',
+          SCALE_METRICS_ADDRESS: `127.0.0.1:${port}`,
+        },
+        '[worker] polling',
+      ),
+  );
+  let client: Client | undefined;
+  try {
+    log(`[scale] stack up; starting ${options.workers} worker process(es)`);
+    await Promise.all(workers.map((w) => w.start()));
+    client = await connectClient(localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace));
+    return await drive(options, { stack, client, workers, metricsPorts, taskQueue, runTag, cache, modelTally });
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await client?.connection.close().catch(() => {});
+    await model.close();
+    await stack.stop();
+  }
+}
+
+interface Running {
+  stack: EmbeddedStack;
+  client: Client;
+  workers: WorkerProcess[];
+  metricsPorts: number[];
+  taskQueue: string;
+  runTag: string;
+  cache: number;
+  modelTally: ReturnType<typeof scaleResponder>['tally'];
+}
+
+async function drive(options: ScaleOptions, running: Running): Promise<ScaleResult> {
+  const { log } = options;
+  const { client, workers, taskQueue, runTag, modelTally } = running;
+  const rampMs = options.rampS * 1_000;
+  const sendMs = options.minutes * 60_000;
+  const steadyFromMs = Math.min(Math.max(rampMs, 1_000), sendMs);
+  const restartAtMs = options.restart ? Math.round((steadyFromMs + sendMs) / 2) : undefined;
+  const offsets = startOffsets(options.agents, rampMs);
+  const t0 = Date.now() + 1_000;
+  const endOfSending = t0 + sendMs;
+  const endOfDrain = endOfSending + options.drainS * 1_000;
+
+  const tallies: AgentTally[] = [];
+  const turns: TurnRecord[] = [];
+  const clientErrors: Record<string, number> = {};
+  const errorSamples: string[] = [];
+  let started = 0;
+  let inFlight = 0;
+  let errors = 0;
+  let withTool = 0;
+  const restartDone = new Map<string, number>(); // agent → when its restart message was answered
+  const noteError = (error: unknown) => {
+    errors++;
+    const name = error instanceof Error ? error.name : 'Error';
+    clientErrors[name] = (clientErrors[name] ?? 0) + 1;
+    if (errorSamples.length < 10)
+      errorSamples.push(error instanceof Error ? error.message.slice(0, 300) : String(error));
+  };
+
+  const agentLoop = async (index: number) => {
+    const name = agentName(index);
+    const agentId = `scale-${runTag}-${name}`;
+    const due = poissonSchedule(options.seed, name, offsets[index]!, sendMs, options.intervalS * 1_000);
+    if (restartAtMs !== undefined && offsets[index]! < restartAtMs) {
+      due.push(restartAtMs); // every agent has a message at the restart
+      due.sort((a, b) => a - b);
+    }
+    // Until it starts, its progress is its planned start: an agent that never starts ends up stuck.
+    const tally: AgentTally = {
+      name,
+      scheduled: due.length,
+      completed: 0,
+      errors: 0,
+      lastProgressAt: t0 + offsets[index]!,
+    };
+    tallies.push(tally);
+    await sleep(Math.max(0, t0 + offsets[index]! - Date.now()));
+    try {
+      await startAgent(client, {
+        agentId,
+        model: 'gpt-4o-mini',
+        taskQueue,
+        systemPrompt: `You are agent ${name} of the scale benchmark. Answer each message.`,
+        modelOverride: { window: options.window },
+      });
+      started++;
+      tally.lastProgressAt = Date.now();
+    } catch (error) {
+      noteError(error);
+      return;
+    }
+    for (const [k, at] of due.entries()) {
+      const wait = t0 + at - Date.now();
+      if (wait > 0) await sleep(wait);
+      if (Date.now() >= endOfDrain) return;
+      const n = k + 1;
+      const modelBefore = modelTally.get(name)?.modelMs ?? 0;
+      const sentAt = Date.now();
+      inFlight++;
+      try {
+        const result = await sendMessage(client, agentId, userMessage(options.seed, name, n), {
+          updateId: `${agentId}-${n}`,
+          workerTimeoutMs: 300_000,
+        });
+        const now = Date.now();
+        turns.push({ at: now, latencyMs: now - sentAt, modelMs: (modelTally.get(name)?.modelMs ?? 0) - modelBefore });
+        tally.completed++;
+        tally.lastProgressAt = now;
+        if (result.toolCalls > 0) withTool++;
+        if (at === restartAtMs && !restartDone.has(name)) restartDone.set(name, now);
+      } catch (error) {
+        tally.errors++;
+        noteError(error);
+      } finally {
+        inFlight--;
+      }
+    }
+  };
+
+  // Sampling: every sampleS, until the drain ends.
+  const series: Sample[] = [];
+  const metrics = new MetricsWatch();
+  const peakRss = workers.map(() => 0);
+  const lastCpu = new Map<number, { kind: ProcKind; cpuMs: number }>();
+  let lastSampleAt = Date.now();
+  let lastTurns = 0;
+  let sampling = true;
+  const cpuTotals = { worker: 0, temporal: 0, minio: 0, postgres: 0, driver: 0 };
+  let cpuWindowMs = 0;
+  const sample = async () => {
+    const now = Date.now();
+    const spanMs = Math.max(1, now - lastSampleAt);
+    const workerPids = new Set(workers.map((w) => w.pid).filter((pid): pid is number => pid !== undefined));
+    const procs = descendants(workerPids);
+    const step: Record<ProcKind, number> = { temporal: 0, minio: 0, postgres: 0, worker: 0, driver: 0, other: 0 };
+    for (const proc of procs) {
+      const before = lastCpu.get(proc.pid);
+      step[proc.kind] += proc.cpuMs - (before?.cpuMs ?? 0);
+      lastCpu.set(proc.pid, { kind: proc.kind, cpuMs: proc.cpuMs });
+    }
+    const cpuPct = {
+      worker: (step.worker / spanMs) * 100,
+      temporal: (step.temporal / spanMs) * 100,
+      minio: (step.minio / spanMs) * 100,
+      postgres: (step.postgres / spanMs) * 100,
+      driver: (step.driver / spanMs) * 100,
+    };
+    if (now > t0 && now <= endOfSending + options.sampleS * 1_000) {
+      for (const key of Object.keys(cpuTotals) as (keyof typeof cpuTotals)[]) cpuTotals[key] += step[key];
+      cpuWindowMs += spanMs;
+    }
+    const rss = workers.map((w, i) => {
+      const memory = w.pid !== undefined ? memoryOf(w.pid) : undefined;
+      if (memory) peakRss[i] = Math.max(peakRss[i]!, memory.peakMb, memory.rssMb);
+      return memory ? Math.round(memory.rssMb) : 0;
+    });
+    const recent = turns.slice(lastTurns).map((t) => t.latencyMs - t.modelMs);
+    const m = await metrics.scrape(running.metricsPorts);
+    const hitRate = rate(m.hit, m.miss);
+    const s2sP99 = histogramQuantile(m.s2s, 0.99);
+    const entry: Sample = {
+      t: Math.round((now - t0) / 100) / 10,
+      agentsStarted: started,
+      turnsDone: turns.length,
+      turnsPerSec: ((turns.length - lastTurns) * 1_000) / spanMs,
+      inFlight,
+      workerRssMb: rss,
+      cpuPct,
+      ...(recent.length ? { overheadP50Ms: percentile(recent, 50)!, overheadP99Ms: percentile(recent, 99)! } : {}),
+      errors,
+      ...(hitRate !== undefined ? { cacheHitRate: hitRate } : {}),
+      ...(s2sP99 !== undefined ? { scheduleToStartP99Ms: s2sP99 } : {}),
+    };
+    series.push(entry);
+    lastSampleAt = now;
+    lastTurns = turns.length;
+    const pct = (v: number) => `${v.toFixed(0)}%`;
+    log(
+      `[scale] ${entry.t.toFixed(0)} s: ${started}/${options.agents} agents, ${entry.turnsDone} turns ` +
+        `(${entry.turnsPerSec.toFixed(1)}/s), ${inFlight} in flight, worker RSS ${rss.join('+')} MB, CPU worker ` +
+        `${pct(cpuPct.worker)} temporal ${pct(cpuPct.temporal)}${cpuPct.postgres ? ` postgres ${pct(cpuPct.postgres)}` : ''}` +
+        ` minio ${pct(cpuPct.minio)} driver ${pct(cpuPct.driver)}, overhead p50/p99 ` +
+        `${entry.overheadP50Ms?.toFixed(0) ?? '—'}/${entry.overheadP99Ms?.toFixed(0) ?? '—'} ms` +
+        `${hitRate !== undefined ? `, cache hits ${(hitRate * 100).toFixed(0)}%` : ''}, errors ${errors}`,
+    );
+  };
+  const sampler = (async () => {
+    while (sampling) {
+      await sleep(options.sampleS * 1_000);
+      if (sampling) await sample();
+    }
+  })();
+
+  // The worker restart: a graceful stop, then a new process; every agent has a message due at this moment.
+  let restart: { at: number; downMs: number } | undefined;
+  const restarter = (async () => {
+    if (restartAtMs === undefined) return;
+    await sleep(Math.max(0, t0 + restartAtMs - Date.now()));
+    const at = Date.now();
+    log(`[scale] restarting the worker (SIGTERM, then a new process)`);
+    await workers[0]!.stop();
+    await workers[0]!.start();
+    restart = { at, downMs: Date.now() - at };
+    log(`[scale] worker back after ${(restart.downMs / 1000).toFixed(1)} s`);
+  })();
+
+  const loops = Promise.all(Array.from({ length: options.agents }, (_, i) => agentLoop(i)));
+  await Promise.race([loops, sleep(Math.max(0, endOfDrain - Date.now()))]);
+  await restarter;
+  const endMs = Math.min(Date.now(), endOfDrain);
+  sampling = false;
+  await sampler;
+  await sample();
+  log(`[scale] sending done; reading every workflow run and the server's log`);
+
+  const cls = classifyAgents(tallies, endMs, options.stuckAfterS * 1_000);
+  const runs = await readRuns(client, taskQueue);
+  const logErrors = serverLogErrors(running.stack);
+  const steady = turns.filter((t) => t.at >= t0 + steadyFromMs && t.at <= endOfSending);
+  const s2s = metrics.measured ? metrics.total.s2s : undefined;
+  const restartRecovery = restart
+    ? [...restartDone.values()].map((at) => at - restart!.at).filter((ms) => ms >= 0)
+    : [];
+  const summaries = [...modelTally.values()].reduce((sum, t) => sum + t.summaries, 0);
+  return {
+    label: options.label,
+    at: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: { cpus: cpus().length, node: process.version },
+    options: { ...Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'log')), cache: running.cache },
+    stack: options.stack,
+    agents: options.agents,
+    workers: options.workers,
+    peakRssMb: Math.round(Math.max(...peakRss)),
+    peakRssMbPerWorker: peakRss.map(Math.round),
+    progressingShare: cls.progressingShare,
+    progressing: cls.progressing,
+    failed: runs.failed.length,
+    failedRuns: runs.failed.slice(0, 20),
+    stuck: cls.stuck.length,
+    stuckAgents: cls.stuck.slice(0, 20),
+    behindAgents: cls.behind.slice(0, 20),
+    turnsPerSec: (steady.length * 1_000) / Math.max(1, sendMs - steadyFromMs),
+    peakTurnsPerSec: peakRate(series, 30),
+    turns: {
+      scheduled: tallies.reduce((sum, a) => sum + a.scheduled, 0),
+      completed: turns.length,
+      errors: tallies.reduce((sum, a) => sum + a.errors, 0),
+      withTool,
+    },
+    latencyMs: {
+      turn: latencySummary(turns.map((t) => t.latencyMs)),
+      model: latencySummary(turns.map((t) => t.modelMs)),
+      overhead: latencySummary(turns.map((t) => t.latencyMs - t.modelMs)),
+    },
+    cpuPct: Object.fromEntries(
+      Object.entries(cpuTotals).map(([kind, ms]) => [kind, (ms / Math.max(1, cpuWindowMs)) * 100]),
+    ) as Sample['cpuPct'],
+    cacheHitRate: metrics.measured ? (rate(metrics.total.hit, metrics.total.miss) ?? null) : null,
+    scheduleToStartMs:
+      s2s && histogramQuantile(s2s, 0.5) !== undefined
+        ? { p50: histogramQuantile(s2s, 0.5)!, p99: histogramQuantile(s2s, 0.99)! }
+        : null,
+    historyPerRun: runs.closedSizes.length
+      ? {
+          runs: runs.closedSizes.length,
+          bytesP50: percentile(
+            runs.closedSizes.map((r) => r.bytes),
+            50,
+          )!,
+          bytesMax: Math.max(...runs.closedSizes.map((r) => r.bytes)),
+          eventsP50: percentile(
+            runs.closedSizes.map((r) => r.events),
+            50,
+          )!,
+        }
+      : null,
+    compactions: { total: runs.compactions, agents: runs.agentsCompacted, summaries },
+    continuedAsNew: { runs: runs.closedSizes.length, agents: runs.agentsContinued },
+    errors: {
+      client: clientErrors,
+      serverLog: logErrors.errors,
+      serverTimeouts: logErrors.timeouts,
+      serverLogSample: [...logErrors.sample, ...errorSamples.map((e) => `client: ${e}`)].slice(0, 12),
+    },
+    ...(restart
+      ? {
+          restart: {
+            atS: Math.round((restart.at - t0) / 1000),
+            downMs: restart.downMs,
+            recoveryMs: latencySummary(restartRecovery),
+            agents: tallies.filter((a) => a.scheduled > 0 && restartAtMs !== undefined).length,
+            recoveredWithin30s: restartRecovery.filter((ms) => ms <= 30_000).length,
+          },
+        }
+      : {}),
+    series,
+  };
+}
+
+/** Every run of the benchmark's agents: the failed ones, the history of those that continued as new, compactions. */
+async function readRuns(client: Client, taskQueue: string) {
+  const failed: { workflowId: string; status: string }[] = [];
+  const closedSizes: { bytes: number; events: number }[] = [];
+  const continued = new Set<string>();
+  const compactionsByAgent = new Map<string, number>();
+  for await (const run of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
+    const status = run.status.name;
+    if (status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT') {
+      failed.push({ workflowId: run.workflowId, status });
+    }
+    if (status === 'CONTINUED_AS_NEW') {
+      continued.add(run.workflowId);
+      closedSizes.push({ bytes: run.historySize ?? 0, events: run.historyLength });
+    }
+    const compactions = run.typedSearchAttributes.get(SEARCH_ATTRIBUTES.compactions) ?? 0;
+    compactionsByAgent.set(run.workflowId, Math.max(compactionsByAgent.get(run.workflowId) ?? 0, compactions));
+  }
+  const counts = [...compactionsByAgent.values()];
+  return {
+    failed,
+    closedSizes,
+    agentsContinued: continued.size,
+    compactions: counts.reduce((a, b) => a + b, 0),
+    agentsCompacted: counts.filter((c) => c > 0).length,
+  };
+}
+
+/** Errors in the Temporal server's log (it logs at WARN and above), and those that are timeouts. */
+function serverLogErrors(stack: EmbeddedStack): { errors: number; timeouts: number; sample: string[] } {
+  const path = join(stack.dataDir, 'logs', 'temporal.log');
+  if (!existsSync(path)) return { errors: 0, timeouts: 0, sample: [] };
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => /"level":"error"|\bERROR\b|level=error/i.test(line));
+  const timeouts = lines.filter((line) => /deadline exceeded|timeout|timed out/i.test(line));
+  return { errors: lines.length, timeouts: timeouts.length, sample: lines.slice(0, 6).map((l) => l.slice(0, 300)) };
+}
