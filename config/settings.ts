@@ -58,6 +58,8 @@ export const DEFAULTS = {
   workflowCacheSize: 500,
   /** The codec server's port (`longrun codec-server`, and the main job's when encryption is on). */
   codecPort: 8081,
+  /** History shards of a cluster-mode Temporal server (docker-compose's server has the same). */
+  historyShards: 4,
 } as const;
 
 export interface Settings {
@@ -88,6 +90,11 @@ export interface Settings {
   dataDir: string;
   /** Per-user cache of the Temporal and MinIO binaries. LONGRUN_CACHE_DIR */
   cacheDir: string;
+  /**
+   * History shards of the Temporal server in cluster mode (`longrun up --cluster`), fixed when its database is
+   * created. LONGRUN_HISTORY_SHARDS
+   */
+  historyShards: number;
   /** Ports of the embedded stack (main job only; tests choose free ports). */
   ports: { temporal: number; temporalUi: number; minio: number; minioConsole: number };
   /**
@@ -255,6 +262,9 @@ export function parseOrigins(raw: string, name: string): string[] {
     });
 }
 
+/** The most history shards cluster mode accepts (each shard is owned and loaded by the history service). */
+export const MAX_HISTORY_SHARDS = 4_096;
+
 /** S3 bucket names: 3–63 characters of lowercase letters, digits, dots and hyphens. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
@@ -286,6 +296,7 @@ export function loadSettings(env: Env = process.env): Settings {
     strictInvariants: readBool(env, 'LONGRUN_STRICT_INVARIANTS', false),
     dataDir: resolve(readString(env, 'LONGRUN_DATA_DIR', join(PROJECT_ROOT, '.data'))),
     cacheDir: resolve(readString(env, 'LONGRUN_CACHE_DIR', join(xdgCache, 'longrun'))),
+    historyShards: readInt(env, 'LONGRUN_HISTORY_SHARDS', DEFAULTS.historyShards, 1, MAX_HISTORY_SHARDS),
     ports: {
       temporal: port('LONGRUN_TEMPORAL_PORT', DEFAULTS.temporalPort),
       temporalUi: port('LONGRUN_TEMPORAL_UI_PORT', DEFAULTS.temporalUiPort),
