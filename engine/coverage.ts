@@ -8,14 +8,17 @@
 interface Identified {
   id: string;
   kind?: string;
+  /** A replacement's original (a reloadable stub: masked, truncated, offloaded). */
+  ref?: string;
 }
 
-/** Kinds a compaction may add under new ids: the summary and the task ledger (they stand for what was removed). */
-const ADDED_KINDS = new Set(['summary', 'ledger']);
+/** Kinds a compaction may add under new ids: the summary (it stands for what was removed). */
+const ADDED_KINDS = new Set(['summary']);
 
 /**
  * What breaks the invariant in one compaction: `before` is the context it was made for, `after` the context it
- * leaves, `removed` what left it (into the summary and the removed segment, reloadable by key). Empty when it holds.
+ * leaves, `removed` the originals that left it (into the summary, or replaced by a reloadable stub under the same
+ * id; all in the removed segment, reloadable by key). Empty when it holds.
  */
 export function compactionCoverage(
   before: readonly Identified[],
@@ -23,9 +26,14 @@ export function compactionCoverage(
   removed: readonly Pick<Identified, 'id'>[],
 ): string[] {
   const problems: string[] = [];
-  const beforeIds = new Set(before.map((m) => m.id));
+  // The task ledger is the agent's notes, not a message: each summary's ledger replaces the one before.
+  const beforeIds = new Set(before.filter((m) => m.kind !== 'ledger').map((m) => m.id));
   const afterIds = new Set<string>();
+  /** Kept raw: the body itself reaches the model (a stub under the same id stands for its removed original). */
+  const raw = new Set<string>();
   for (const m of after) {
+    if (m.kind === 'ledger') continue;
+    if ((m.kind ?? 'normal') === 'normal' && m.ref === undefined) raw.add(m.id);
     if (afterIds.has(m.id)) problems.push(`${m.id} is twice in the compacted context`);
     afterIds.add(m.id);
     if (!beforeIds.has(m.id) && !ADDED_KINDS.has(m.kind ?? 'normal')) {
@@ -37,7 +45,7 @@ export function compactionCoverage(
     if (removedIds.has(id)) problems.push(`${id} was removed twice`);
     removedIds.add(id);
     if (!beforeIds.has(id)) problems.push(`${id} was removed but was not in the context`);
-    if (afterIds.has(id)) problems.push(`${id} was removed and kept`);
+    if (raw.has(id)) problems.push(`${id} was removed and kept raw`);
   }
   for (const id of beforeIds) {
     if (!afterIds.has(id) && !removedIds.has(id)) problems.push(`${id} left the context without being removed`);

@@ -217,14 +217,19 @@ export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompacti
 }
 
 /**
- * Whether a compaction should start in the background (the soft threshold): from `gate.background` tokens on, past
- * the cooldown's floor, while the blocking trigger has not fired (then the compaction runs before the call).
+ * Whether a compaction should start in the background (the soft threshold): from `gate.background` tokens on (moved
+ * up with the cooldown's floor), while the blocking trigger has not fired (then the compaction runs before the call).
  */
 export function backgroundFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
-  if (gate.background === undefined || stats.tokens < gate.background) return undefined;
+  if (gate.background === undefined) return undefined;
+  // The cooldown's floor holds the token trigger back; the soft threshold moves with it, the same distance below
+  // where the trigger now fires, so that the agent keeps its steps of head start in a long loop too.
   const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;
-  if (stats.tokens < floor) return undefined;
-  return `tokens ${stats.tokens} ≥ soft threshold ${gate.background}`;
+  const at = Math.max(gate.tokens, floor) - Math.max(0, gate.tokens - gate.background);
+  if (stats.tokens < at) return undefined;
+  return at === gate.background
+    ? `tokens ${stats.tokens} ≥ soft threshold ${gate.background}`
+    : `tokens ${stats.tokens} ≥ soft threshold ${at} (${gate.background}, moved up with the cooldown's floor ${floor})`;
 }
 
 /** The gate with the context's counters and the cooldown step: everything the automatic trigger looks at. */

@@ -5,7 +5,6 @@
  * without a summary; every removed message reloads byte-identical.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool } from '../../activities/tools.ts';
 import { agentState, sendMessage, startAgent, storedCompactionEvents } from '../../client/agents.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
@@ -13,40 +12,14 @@ import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { pairViewOf, toolPairViolations } from '../../engine/tool-pairs.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
 import { compactionKey } from '../../contract/keys.ts';
+import { nextStep, readFile } from '../support/files.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
 const STEPS = 150;
 const WINDOW = 8_192;
 
-/** A file of the repository the agent reads: a few hundred to about 1,700 tokens, with one error line to keep. */
-function fileOf(n: number): string {
-  const lines = Array.from(
-    { length: 20 + ((n * 37) % 90) },
-    (_, i) => `  const value${i} = compute(${n}, ${i}); // step ${n}`,
-  );
-  return [
-    `// src/module_${n}.ts`,
-    ...lines,
-    `ERROR src/module_${n}.ts:${n + 10}: TypeError: value${n} is undefined`,
-  ].join('\n');
-}
-
-const readFile = defineTool({
-  name: 'read_file',
-  description: 'Read a file of the repository',
-  parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  run: (args) => Promise.resolve(fileOf(Number(/module_(\d+)/.exec(String(args.path))?.[1] ?? 0))),
-});
-
 const isSummaryRequest = (request: RecordedRequest) => request.body.model === 'summary-model';
-
-/** The step the agent is at: one more than the tool call the request's newest step answers (always kept). */
-function stepOf(messages: ChatMessage[]): number {
-  const last = messages.at(-1)!;
-  if (last.role !== 'tool') return 1;
-  return Number(/^call_(\d+)$/.exec(last.tool_call_id ?? '')?.[1] ?? 0) + 1;
-}
 
 let h: Harness;
 
@@ -69,18 +42,7 @@ beforeAll(async () => {
           }),
         };
       }
-      const step = stepOf(request.body.messages);
-      if (step > STEPS) return { content: `All ${STEPS} modules read; the fix is the same in each.` };
-      return {
-        content: null,
-        toolCalls: [
-          {
-            id: `call_${step}`,
-            type: 'function',
-            function: { name: 'read_file', arguments: JSON.stringify({ path: `src/module_${step}.ts` }) },
-          },
-        ],
-      };
+      return nextStep(request.body.messages, STEPS);
     },
     [readFile],
   );

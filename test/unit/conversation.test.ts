@@ -4,7 +4,7 @@ import { Conversation } from '../../workflows/conversation.ts';
 import type { AgentCarry, CompactionEventSummary, ContextRecord } from '../../contract/agent.ts';
 import { messageIdOf } from '../../contract/agent.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import { gateOf } from '../../engine/trigger.ts';
+import { backgroundFires, gateOf } from '../../engine/trigger.ts';
 
 const input = { agentId: 'a1', model: 'gpt-4o-mini' };
 const record = (seq: number, extra: Partial<ContextRecord> = {}): ContextRecord => ({
@@ -235,5 +235,13 @@ describe('Conversation', () => {
     c.append(record(3, { tokens: tokens - background! }));
     expect(c.compactionDue()).toBeDefined();
     expect(c.backgroundDue()).toBeUndefined(); // over the trigger: it blocks instead
+  });
+
+  it('moves the soft threshold up with the cooldown, keeping its distance below where the trigger now fires', () => {
+    const policy = resolvePolicy({ mask: { fromRatio: null } });
+    const gate = { ...gateOf(policy, 1000), floorWithoutUser: 900 }; // the trigger (800) held back to 900
+    expect(backgroundFires(gate, { tokens: 750, messages: 1, turns: 1 }, false)).toBeUndefined();
+    expect(backgroundFires(gate, { tokens: 800, messages: 1, turns: 1 }, false)).toMatch(/soft threshold 800 \(700/);
+    expect(backgroundFires(gate, { tokens: 700, messages: 1, turns: 1 }, true)).toMatch(/soft threshold 700$/);
   });
 });
