@@ -15,3 +15,8 @@ export function readResults(path: string): ResultsFile {
   const parsed = JSON.parse(readFileSync(path, 'utf8')) as ResultsFile;
   return { ...parsed, runs: parsed.runs ?? {} };
 }
+
+/** The file with `result` as the latest run and under its label (a run of the same label is replaced). */
+export function mergeResults(file: ResultsFile, result: ScaleResult): ResultsFile {
+  return { ...result, runs: { ...file.runs, [result.label]: result } };
+}

@@ -8,8 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PLOT_FILE, readResults, RESULTS_FILE } from './files.ts';
-import type { ResultsFile } from './files.ts';
+import { mergeResults, PLOT_FILE, readResults, RESULTS_FILE } from './files.ts';
 import { writePlot } from './plot.ts';
 import { scaleTable } from './results.ts';
 import { DEFAULTS, runScale } from './run.ts';
@@ -88,7 +87,7 @@ async function main(): Promise<void> {
   });
   console.log(`\n${label}, ${((Date.now() - started) / 60_000).toFixed(1)} min in all\n${scaleTable(result)}`);
   const file = readResults(values.out);
-  const merged: ResultsFile = { ...result, runs: { ...file.runs, [label]: result } };
+  const merged = mergeResults(file, result);
   mkdirSync(dirname(values.out), { recursive: true });
   writeFileSync(values.out, `${JSON.stringify(merged, null, 1)}\n`);
   console.log(`\nresults: ${values.out} (under runs["${label}"])`);

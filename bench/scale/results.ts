@@ -123,7 +123,7 @@ export interface Sample {
   /** Resident memory of each worker process, MB. */
   workerRssMb: number[];
   /** CPU since the sample before, % of one core, by process kind. */
-  cpuPct: { worker: number; temporal: number; minio: number; postgres: number; driver: number };
+  cpuPct: { machine: number; worker: number; temporal: number; minio: number; postgres: number; driver: number };
   /** Latency of the turns completed since the sample before, minus the model's time (p50 / p99), ms. */
   overheadP50Ms?: number;
   overheadP99Ms?: number;
@@ -133,6 +133,12 @@ export interface Sample {
   cacheHitRate?: number;
   /** Workflow task schedule-to-start p99 since the sample before (worker metrics), ms. */
   scheduleToStartP99Ms?: number;
+  /** Activity schedule-to-start mean since the sample before (worker metrics), ms. */
+  activityScheduleToStartMs?: number;
+  /** Task slots in use at the sample, summed over the workers (worker metrics). */
+  slotsUsed?: { workflow: number; activity: number };
+  /** The client's gRPC calls so far. */
+  rpcs: number;
 }
 
 export interface LatencySummary {
@@ -178,8 +184,11 @@ export interface ScaleResult {
   cpuPct: Sample['cpuPct'];
   /** Sticky cache hits / (hits + misses) over the run (worker metrics); null when not measured. */
   cacheHitRate: number | null;
-  /** Workflow task schedule-to-start latency (worker metrics), ms; null when not measured. */
-  scheduleToStartMs: { p50: number; p99: number } | null;
+  /** Workflow task schedule-to-start latency (worker metrics; p50 and p99 from its buckets), and the activities' mean,
+   * ms; null when not measured. */
+  scheduleToStartMs: { p50: number; p99: number; mean: number; activityMean: number } | null;
+  /** The client's gRPC calls by method (the client library's looks at agents while their turns are out included). */
+  clientRpcs: Record<string, number>;
   /** History of the runs that continued as new, bytes (and events). */
   historyPerRun: { runs: number; bytesP50: number; bytesMax: number; eventsP50: number } | null;
   compactions: { total: number; agents: number; summaries: number };
@@ -194,6 +203,8 @@ export interface ScaleResult {
     agents: number;
     recoveredWithin30s: number;
   };
+  /** What did not go as planned (turns abandoned at the end, a read that failed). */
+  notes: string[];
   series: Sample[];
 }
 
@@ -235,7 +246,18 @@ export function scaleTable(r: ScaleResult): string {
       'CPU % of a core: worker / Temporal / MinIO / PostgreSQL / driver',
       [r.cpuPct.worker, r.cpuPct.temporal, r.cpuPct.minio, r.cpuPct.postgres, r.cpuPct.driver]
         .map((v) => fixed(v))
-        .join(' / '),
+        .join(' / ') + ` (the whole machine, others' work included: ${fixed(r.cpuPct.machine)})`,
+    ],
+    [
+      'client gRPC calls (per completed turn)',
+      `${Object.values(r.clientRpcs).reduce((a, b) => a + b, 0)} ` +
+        `(${fixed(Object.values(r.clientRpcs).reduce((a, b) => a + b, 0) / Math.max(1, r.turns.completed), 1)}; ` +
+        Object.entries(r.clientRpcs)
+          .sort(([, a], [, b]) => b - a)
+          .slice(0, 3)
+          .map(([method, n]) => `${method} ${n}`)
+          .join(', ') +
+        ')',
     ],
     ['workflow cache hit rate', r.cacheHitRate === null ? '—' : `${(r.cacheHitRate * 100).toFixed(1)}%`],
     [
@@ -265,6 +287,7 @@ export function scaleTable(r: ScaleResult): string {
       `${fixed(r.restart.downMs / 1000, 1)} s / ${r.restart.recoveryMs ? `p50 ${fixed(r.restart.recoveryMs.p50 / 1000, 1)} s, ` + `max ${fixed(r.restart.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.restart.recoveredWithin30s} of ${r.restart.agents} within 30 s`,
     ]);
   }
+  for (const note of r.notes) rows.push(['note', note]);
   const width = Math.max(...rows.map(([name]) => name.length));
   return rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
 }

@@ -12,10 +12,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client } from '@temporalio/client';
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { Client, ConnectionOptions } from '@temporalio/client';
 import { sendMessage, startAgent } from '../../client/agents.ts';
 import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
+import type { TemporalTarget } from '../../config/temporal.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { BINARIES } from '../../stack/binaries.ts';
@@ -28,16 +30,8 @@ import { percentile } from '../stats.ts';
 import { scaleResponder } from './model.ts';
 import { descendants, memoryOf } from './procs.ts';
 import type { ProcKind } from './procs.ts';
-import {
-  bucketsBetween,
-  classifyAgents,
-  histogramBuckets,
-  histogramQuantile,
-  latencySummary,
-  metricSum,
-  parsePrometheus,
-  peakRate,
-} from './results.ts';
+import { classifyAgents, histogramQuantile, latencySummary, peakRate } from './results.ts';
+import { hitRate, mean, MetricsDiff, scrapeAll } from './metrics.ts';
 import type { AgentTally, Sample, ScaleResult } from './results.ts';
 import { agentName, poissonSchedule, startOffsets, userMessage } from './workload.ts';
 
@@ -123,47 +117,33 @@ function gitCommit(): string {
   }
 }
 
-/** Keeps the counters and histograms of each worker's metrics between scrapes (a restarted worker starts at 0). */
-class MetricsWatch {
-  private readonly last = new Map<number, { hit: number; miss: number; s2s?: Map<number, number> }>();
-  total = { hit: 0, miss: 0, s2s: new Map<number, number>() };
-  measured = false;
-
-  /** Scrapes every port; returns what happened since the last scrape (hits, misses, schedule-to-start buckets). */
-  async scrape(ports: readonly number[]) {
-    const step = { hit: 0, miss: 0, s2s: new Map<number, number>() };
-    for (const port of ports) {
-      const text = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) })
-        .then((r) => r.text())
-        .catch(() => undefined);
-      if (text === undefined) continue;
-      const metrics = parsePrometheus(text);
-      const hit = metricSum(metrics, 'temporal_sticky_cache_hit', 'sticky_cache_hit');
-      const miss = metricSum(metrics, 'temporal_sticky_cache_miss', 'sticky_cache_miss');
-      const s2s =
-        histogramBuckets(metrics, 'temporal_workflow_task_schedule_to_start_latency') ??
-        histogramBuckets(metrics, 'workflow_task_schedule_to_start_latency');
-      if (hit === undefined && miss === undefined && s2s === undefined) continue;
-      this.measured = true;
-      const before = this.last.get(port);
-      // Counters that went down: the worker restarted, and counts from 0 again.
-      const restarted = before !== undefined && ((hit ?? 0) < before.hit || (miss ?? 0) < before.miss);
-      const base = restarted ? undefined : before;
-      step.hit += (hit ?? 0) - (base?.hit ?? 0);
-      step.miss += (miss ?? 0) - (base?.miss ?? 0);
-      if (s2s) {
-        for (const [le, count] of bucketsBetween(s2s, base?.s2s)) step.s2s.set(le, (step.s2s.get(le) ?? 0) + count);
-      }
-      this.last.set(port, { hit: hit ?? 0, miss: miss ?? 0, ...(s2s ? { s2s } : {}) });
-    }
-    this.total.hit += step.hit;
-    this.total.miss += step.miss;
-    for (const [le, count] of step.s2s) this.total.s2s.set(le, (this.total.s2s.get(le) ?? 0) + count);
-    return step;
-  }
+/** Busy and total CPU time of the whole machine (/proc/stat's first line, in ticks): others' load shows here. */
+function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - fields[3]! - fields[4]!, total }; // less idle and iowait
 }
 
-const rate = (hit: number, miss: number) => (hit + miss > 0 ? hit / (hit + miss) : undefined);
+/**
+ * A gRPC interceptor that counts the client's calls by method (the client library's own looks at an agent while a
+ * turn is out included), and the client's connection with it and Temporal's default retries.
+ */
+function countingTarget(address: string, namespace: string, calls: Record<string, number>): TemporalTarget {
+  type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+  const counting: Interceptor = (options, nextCall) => {
+    const method = options.method_definition.path.split('/').pop() ?? '?';
+    calls[method] = (calls[method] ?? 0) + 1;
+    // gRPC takes the next call's interface as it is (it wraps what an interceptor returns).
+    return nextCall(options) as ReturnType<Interceptor>;
+  };
+  const target = localTemporalTarget(address, namespace);
+  // connectClient hands these options to Connection.connect, which takes interceptors.
+  const connectionOptions: ConnectionOptions = {
+    address,
+    interceptors: [counting, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  };
+  return { ...target, connectionOptions: connectionOptions as TemporalTarget['connectionOptions'] };
+}
 
 export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
   const { log } = options;
@@ -201,15 +181,16 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         '[worker] polling',
       ),
   );
-  let client: Client | undefined;
   try {
     log(`[scale] stack up; starting ${options.workers} worker process(es)`);
     await Promise.all(workers.map((w) => w.start()));
-    client = await connectClient(localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace));
-    return await drive(options, { stack, client, workers, metricsPorts, taskQueue, runTag, cache, modelTally });
+    const rpcs: Record<string, number> = {};
+    const client = await connectClient(countingTarget(stack.temporal!.address, stack.temporal!.namespace, rpcs));
+    return await drive(options, { stack, client, rpcs, workers, metricsPorts, taskQueue, runTag, cache, modelTally });
   } finally {
+    // The client's connection stays open: calls abandoned at the end may still retry, and a closed channel throws
+    // from their timers. The process exits once the results are written.
     await Promise.all(workers.map((w) => w.stop()));
-    await client?.connection.close().catch(() => {});
     await model.close();
     await stack.stop();
   }
@@ -218,6 +199,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
 interface Running {
   stack: EmbeddedStack;
   client: Client;
+  /** The client's gRPC calls so far, by method. */
+  rpcs: Record<string, number>;
   workers: WorkerProcess[];
   metricsPorts: number[];
   taskQueue: string;
@@ -255,6 +238,8 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       errorSamples.push(error instanceof Error ? error.message.slice(0, 300) : String(error));
   };
 
+  // Aborted at the end of the drain: the turns still out are abandoned (their calls cancelled).
+  const stopped = new AbortController();
   const agentLoop = async (index: number) => {
     const name = agentName(index);
     const agentId = `scale-${runTag}-${name}`;
@@ -274,17 +259,19 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     tallies.push(tally);
     await sleep(Math.max(0, t0 + offsets[index]! - Date.now()));
     try {
-      await startAgent(client, {
-        agentId,
-        model: 'gpt-4o-mini',
-        taskQueue,
-        systemPrompt: `You are agent ${name} of the scale benchmark. Answer each message.`,
-        modelOverride: { window: options.window },
-      });
+      await client.connection.withAbortSignal(stopped.signal, () =>
+        startAgent(client, {
+          agentId,
+          model: 'gpt-4o-mini',
+          taskQueue,
+          systemPrompt: `You are agent ${name} of the scale benchmark. Answer each message.`,
+          modelOverride: { window: options.window },
+        }),
+      );
       started++;
       tally.lastProgressAt = Date.now();
     } catch (error) {
-      noteError(error);
+      if (!stopped.signal.aborted) noteError(error);
       return;
     }
     for (const [k, at] of due.entries()) {
@@ -296,10 +283,12 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       const sentAt = Date.now();
       inFlight++;
       try {
-        const result = await sendMessage(client, agentId, userMessage(options.seed, name, n), {
-          updateId: `${agentId}-${n}`,
-          workerTimeoutMs: 300_000,
-        });
+        const result = await client.connection.withAbortSignal(stopped.signal, () =>
+          sendMessage(client, agentId, userMessage(options.seed, name, n), {
+            updateId: `${agentId}-${n}`,
+            workerTimeoutMs: 300_000,
+          }),
+        );
         const now = Date.now();
         turns.push({ at: now, latencyMs: now - sentAt, modelMs: (modelTally.get(name)?.modelMs ?? 0) - modelBefore });
         tally.completed++;
@@ -307,6 +296,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
         if (result.toolCalls > 0) withTool++;
         if (at === restartAtMs && !restartDone.has(name)) restartDone.set(name, now);
       } catch (error) {
+        if (stopped.signal.aborted) return; // abandoned at the end of the drain: neither done nor an error
         tally.errors++;
         noteError(error);
       } finally {
@@ -317,26 +307,40 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
 
   // Sampling: every sampleS, until the drain ends.
   const series: Sample[] = [];
-  const metrics = new MetricsWatch();
+  const metrics = new MetricsDiff();
+  let lastMachine = machineTicks();
   const peakRss = workers.map(() => 0);
   const lastCpu = new Map<number, { kind: ProcKind; cpuMs: number }>();
   let lastSampleAt = Date.now();
   let lastTurns = 0;
   let sampling = true;
-  const cpuTotals = { worker: 0, temporal: 0, minio: 0, postgres: 0, driver: 0 };
+  const cpuTotals = { worker: 0, temporal: 0, minio: 0, postgres: 0, driver: 0, machine: 0 };
   let cpuWindowMs = 0;
   const sample = async () => {
     const now = Date.now();
     const spanMs = Math.max(1, now - lastSampleAt);
     const workerPids = new Set(workers.map((w) => w.pid).filter((pid): pid is number => pid !== undefined));
     const procs = descendants(workerPids);
-    const step: Record<ProcKind, number> = { temporal: 0, minio: 0, postgres: 0, worker: 0, driver: 0, other: 0 };
+    const step: Record<ProcKind | 'machine', number> = {
+      temporal: 0,
+      minio: 0,
+      postgres: 0,
+      worker: 0,
+      driver: 0,
+      other: 0,
+      machine: 0,
+    };
     for (const proc of procs) {
       const before = lastCpu.get(proc.pid);
       step[proc.kind] += proc.cpuMs - (before?.cpuMs ?? 0);
       lastCpu.set(proc.pid, { kind: proc.kind, cpuMs: proc.cpuMs });
     }
+    const machine = machineTicks();
+    step.machine =
+      ((machine.busy - lastMachine.busy) / Math.max(1, machine.total - lastMachine.total)) * cpus().length * spanMs;
+    lastMachine = machine;
     const cpuPct = {
+      machine: (step.machine / spanMs) * 100,
       worker: (step.worker / spanMs) * 100,
       temporal: (step.temporal / spanMs) * 100,
       minio: (step.minio / spanMs) * 100,
@@ -353,9 +357,10 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       return memory ? Math.round(memory.rssMb) : 0;
     });
     const recent = turns.slice(lastTurns).map((t) => t.latencyMs - t.modelMs);
-    const m = await metrics.scrape(running.metricsPorts);
-    const hitRate = rate(m.hit, m.miss);
-    const s2sP99 = histogramQuantile(m.s2s, 0.99);
+    const m = metrics.step(await scrapeAll(running.metricsPorts));
+    const cacheHitRate = hitRate(m.counters);
+    const s2sP99 = histogramQuantile(m.wftS2s, 0.99);
+    const actS2s = mean(m.counters.actS2sSum, m.counters.actS2sCount);
     const entry: Sample = {
       t: Math.round((now - t0) / 100) / 10,
       agentsStarted: started,
@@ -366,8 +371,11 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       cpuPct,
       ...(recent.length ? { overheadP50Ms: percentile(recent, 50)!, overheadP99Ms: percentile(recent, 99)! } : {}),
       errors,
-      ...(hitRate !== undefined ? { cacheHitRate: hitRate } : {}),
+      ...(cacheHitRate !== undefined ? { cacheHitRate } : {}),
       ...(s2sP99 !== undefined ? { scheduleToStartP99Ms: s2sP99 } : {}),
+      ...(actS2s !== undefined ? { activityScheduleToStartMs: actS2s } : {}),
+      ...(metrics.measured ? { slotsUsed: { workflow: m.workflowSlotsUsed, activity: m.activitySlotsUsed } } : {}),
+      rpcs: Object.values(running.rpcs).reduce((a, b) => a + b, 0),
     };
     series.push(entry);
     lastSampleAt = now;
@@ -375,11 +383,13 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     const pct = (v: number) => `${v.toFixed(0)}%`;
     log(
       `[scale] ${entry.t.toFixed(0)} s: ${started}/${options.agents} agents, ${entry.turnsDone} turns ` +
-        `(${entry.turnsPerSec.toFixed(1)}/s), ${inFlight} in flight, worker RSS ${rss.join('+')} MB, CPU worker ` +
-        `${pct(cpuPct.worker)} temporal ${pct(cpuPct.temporal)}${cpuPct.postgres ? ` postgres ${pct(cpuPct.postgres)}` : ''}` +
-        ` minio ${pct(cpuPct.minio)} driver ${pct(cpuPct.driver)}, overhead p50/p99 ` +
+        `(${entry.turnsPerSec.toFixed(1)}/s), ${inFlight} in flight, worker RSS ${rss.join('+')} MB; CPU machine ` +
+        `${pct(cpuPct.machine)}, worker ${pct(cpuPct.worker)} temporal ${pct(cpuPct.temporal)}` +
+        `${cpuPct.postgres ? ` postgres ${pct(cpuPct.postgres)}` : ''} minio ${pct(cpuPct.minio)} ` +
+        `driver ${pct(cpuPct.driver)}; minus model p50/p99 ` +
         `${entry.overheadP50Ms?.toFixed(0) ?? '—'}/${entry.overheadP99Ms?.toFixed(0) ?? '—'} ms` +
-        `${hitRate !== undefined ? `, cache hits ${(hitRate * 100).toFixed(0)}%` : ''}, errors ${errors}`,
+        `${s2sP99 !== undefined ? `, task wait p99 ${s2sP99.toFixed(0)} ms` : ''}` +
+        `${cacheHitRate !== undefined ? `, cache hits ${(cacheHitRate * 100).toFixed(0)}%` : ''}, errors ${errors}`,
     );
   };
   const sampler = (async () => {
@@ -404,18 +414,26 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
 
   const loops = Promise.all(Array.from({ length: options.agents }, (_, i) => agentLoop(i)));
   await Promise.race([loops, sleep(Math.max(0, endOfDrain - Date.now()))]);
-  await restarter;
   const endMs = Math.min(Date.now(), endOfDrain);
+  const abandoned = inFlight;
+  stopped.abort();
+  await restarter;
   sampling = false;
   await sampler;
   await sample();
   log(`[scale] sending done; reading every workflow run and the server's log`);
 
   const cls = classifyAgents(tallies, endMs, options.stuckAfterS * 1_000);
-  const runs = await readRuns(client, taskQueue);
+  const notes: string[] = [];
+  if (abandoned > 0) notes.push(`${abandoned} turns still out at the end of the drain were abandoned`);
+  const runs = await readRuns(client, taskQueue).catch((error: unknown) => {
+    notes.push(`reading the workflow runs failed: ${error instanceof Error ? error.message : String(error)}`);
+    return { failed: [], closedSizes: [], agentsContinued: 0, compactions: 0, agentsCompacted: 0 };
+  });
   const logErrors = serverLogErrors(running.stack);
   const steady = turns.filter((t) => t.at >= t0 + steadyFromMs && t.at <= endOfSending);
-  const s2s = metrics.measured ? metrics.total.s2s : undefined;
+  const s2s = metrics.measured ? metrics.total.wftS2s : undefined;
+  const totals = metrics.total.counters;
   const restartRecovery = restart
     ? [...restartDone.values()].map((at) => at - restart!.at).filter((ms) => ms >= 0)
     : [];
@@ -454,11 +472,17 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     cpuPct: Object.fromEntries(
       Object.entries(cpuTotals).map(([kind, ms]) => [kind, (ms / Math.max(1, cpuWindowMs)) * 100]),
     ) as Sample['cpuPct'],
-    cacheHitRate: metrics.measured ? (rate(metrics.total.hit, metrics.total.miss) ?? null) : null,
+    cacheHitRate: metrics.measured ? (hitRate(totals) ?? null) : null,
     scheduleToStartMs:
       s2s && histogramQuantile(s2s, 0.5) !== undefined
-        ? { p50: histogramQuantile(s2s, 0.5)!, p99: histogramQuantile(s2s, 0.99)! }
+        ? {
+            p50: histogramQuantile(s2s, 0.5)!,
+            p99: histogramQuantile(s2s, 0.99)!,
+            mean: mean(totals.wftS2sSum, totals.wftS2sCount) ?? 0,
+            activityMean: mean(totals.actS2sSum, totals.actS2sCount) ?? 0,
+          }
         : null,
+    clientRpcs: { ...running.rpcs },
     historyPerRun: runs.closedSizes.length
       ? {
           runs: runs.closedSizes.length,
@@ -492,6 +516,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
           },
         }
       : {}),
+    notes,
     series,
   };
 }
@@ -524,13 +549,16 @@ async function readRuns(client: Client, taskQueue: string) {
   };
 }
 
-/** Errors in the Temporal server's log (it logs at WARN and above), and those that are timeouts. */
+/**
+ * Errors in the Temporal server's log (it logs at WARN and above), and those that are timeouts: a call whose
+ * deadline passed ('context deadline exceeded'), or whose client gave up waiting ('context canceled').
+ */
 function serverLogErrors(stack: EmbeddedStack): { errors: number; timeouts: number; sample: string[] } {
   const path = join(stack.dataDir, 'logs', 'temporal.log');
   if (!existsSync(path)) return { errors: 0, timeouts: 0, sample: [] };
   const lines = readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => /"level":"error"|\bERROR\b|level=error/i.test(line));
-  const timeouts = lines.filter((line) => /deadline exceeded|timeout|timed out/i.test(line));
+  const timeouts = lines.filter((line) => /deadline exceeded|context canceled|timeout|timed out/i.test(line));
   return { errors: lines.length, timeouts: timeouts.length, sample: lines.slice(0, 6).map((l) => l.slice(0, 300)) };
 }
