@@ -1,20 +1,30 @@
 /**
- * The two servers of the embedded stack, as Go modules, and the order in which longrun finds them:
+ * The servers longrun runs, as Go modules: the two of the embedded stack (the temporal CLI's dev server, MinIO), and
+ * for cluster mode (stack/cluster.ts) the Temporal server, its SQL schema tool and the Temporal UI server. The order
+ * in which longrun finds each:
  *
- *   1. an explicit path from the environment (LONGRUN_TEMPORAL_BIN, LONGRUN_MINIO_BIN);
+ *   1. an explicit path from the environment (LONGRUN_TEMPORAL_BIN, LONGRUN_MINIO_BIN, LONGRUN_TEMPORAL_SERVER_BIN,
+ *      LONGRUN_TEMPORAL_SQL_TOOL_BIN, LONGRUN_TEMPORAL_UI_SERVER_BIN);
  *   2. a matching version on PATH;
  *   3. a previous build in the per-user cache, `<cacheDir>/bin/<name>-<version>/<name>`;
  *   4. otherwise: build it there with `go install` (see `stack/build.ts`).
  *
  * This file is the pure decision; `stack/setup.ts` supplies the probes (file system, PATH, `go`).
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface BinarySpec {
   /** Executable name, also the cache folder prefix. */
-  name: 'temporal' | 'minio';
+  name: 'temporal' | 'minio' | 'temporal-server' | 'temporal-sql-tool' | 'temporal-ui-server';
   /** `go install` target without the version. */
   module: string;
+  /** The name `go install` gives the executable, when it is not `name` (the build renames it). */
+  installedAs?: string;
+  /**
+   * Files of the main module the binary reads at run time, by their path in the module; the build copies them beside
+   * the binary (same relative path), and a binary found elsewhere must have them beside it too.
+   */
+  moduleFiles?: readonly string[];
   /** The main module of the build, as `go version -m` reports it. */
   mainModule: string;
   /** Exact module version (a tag or a pseudo-version). */
@@ -60,6 +70,52 @@ export const MINIO: BinarySpec = {
 
 export const BINARIES = [TEMPORAL, MINIO] as const;
 
+/** Temporal server v1.29.1, the version the dev server above embeds: cluster mode's server. */
+export const TEMPORAL_SERVER: BinarySpec = {
+  name: 'temporal-server',
+  module: 'go.temporal.io/server/cmd/server',
+  installedAs: 'server',
+  mainModule: 'go.temporal.io/server',
+  version: 'v1.29.1',
+  envVar: 'LONGRUN_TEMPORAL_SERVER_BIN',
+  versionArgs: ['--version'],
+  matchesVersion: (out) => /^temporal version 1\.29\.1\s*$/m.test(out),
+  typicalBuild: '5 to 10 minutes',
+};
+
+/** The SQL schema tool of the same server module (temporal-sql-tool); the schemas are compiled into it. */
+export const TEMPORAL_SQL_TOOL: BinarySpec = {
+  name: 'temporal-sql-tool',
+  module: 'go.temporal.io/server/cmd/tools/sql',
+  installedAs: 'sql',
+  mainModule: 'go.temporal.io/server',
+  version: 'v1.29.1',
+  envVar: 'LONGRUN_TEMPORAL_SQL_TOOL_BIN',
+  versionArgs: ['--version'],
+  matchesVersion: (out) => /^temporal-sql-tool version 1\.29\.1\s*$/m.test(out),
+  typicalBuild: 'under a minute after the server (it shares its packages)',
+};
+
+/**
+ * The Temporal UI server v2.42.1, what the temporalio/ui:2.42.1 image runs (the UI's files are compiled into it),
+ * with the image's configuration: the module's `config/docker.yaml`, a template filled from TEMPORAL_* variables.
+ */
+export const TEMPORAL_UI_SERVER: BinarySpec = {
+  name: 'temporal-ui-server',
+  module: 'github.com/temporalio/ui-server/v2/cmd/server',
+  installedAs: 'server',
+  moduleFiles: ['config/docker.yaml'],
+  mainModule: 'github.com/temporalio/ui-server/v2',
+  version: 'v2.42.1',
+  envVar: 'LONGRUN_TEMPORAL_UI_SERVER_BIN',
+  versionArgs: ['--version'],
+  matchesVersion: (out) => /^Temporal UI version 2\.42\.1\s*$/m.test(out),
+  typicalBuild: '1 to 3 minutes',
+};
+
+/** What cluster mode runs besides PostgreSQL (stack/postgres.ts), which comes from the OS's packages. */
+export const CLUSTER_BINARIES = [TEMPORAL_SERVER, TEMPORAL_SQL_TOOL, TEMPORAL_UI_SERVER, MINIO] as const;
+
 /** Where a cached build of `spec` lives. */
 export function cachedBinaryPath(cacheDir: string, spec: BinarySpec): string {
   return join(cacheDir, 'bin', `${spec.name}-${spec.version}`, spec.name);
@@ -70,6 +126,8 @@ export interface BinaryProbes {
   env: Readonly<Record<string, string | undefined>>;
   /** Is there an executable file at this path? */
   isExecutable: (path: string) => boolean;
+  /** Is there a file at this path? */
+  isFile: (path: string) => boolean;
   /** Full path of `name` on PATH, if any. */
   which: (name: string) => string | undefined;
   /** Output of running the binary with `args` (stdout + stderr), or undefined if it failed to run. */
@@ -99,17 +157,33 @@ export class BinaryNotFoundError extends Error {
 export function lookupBinary(spec: BinarySpec, cacheDir: string, probes: BinaryProbes): BinaryLookup {
   const explicit = probes.env[spec.envVar];
   if (explicit) {
-    if (probes.isExecutable(explicit)) return { kind: 'found', path: explicit, source: 'env' };
-    return { kind: 'missing', message: `${spec.envVar} is set to ${explicit}, but no executable file is there.` };
+    if (!probes.isExecutable(explicit)) {
+      return { kind: 'missing', message: `${spec.envVar} is set to ${explicit}, but no executable file is there.` };
+    }
+    const absent = missingModuleFiles(spec, explicit, probes);
+    if (absent.length === 0) return { kind: 'found', path: explicit, source: 'env' };
+    return {
+      kind: 'missing',
+      message:
+        `${spec.envVar} is set to ${explicit}, but ${absent.join(', ')} (from ${spec.mainModule}@${spec.version}) ` +
+        `must be beside it, as the build puts ${absent.length === 1 ? 'it' : 'them'}.`,
+    };
   }
   const onPath = probes.which(spec.name);
-  if (onPath) {
+  if (onPath && missingModuleFiles(spec, onPath, probes).length === 0) {
     if (isPinnedBuild(spec, probes, onPath)) return { kind: 'found', path: onPath, source: 'path' };
   }
   const cached = cachedBinaryPath(cacheDir, spec);
-  if (probes.isExecutable(cached)) return { kind: 'found', path: cached, source: 'cache' };
+  if (probes.isExecutable(cached) && missingModuleFiles(spec, cached, probes).length === 0) {
+    return { kind: 'found', path: cached, source: 'cache' };
+  }
   if (probes.hasGo) return { kind: 'build', path: cached };
   return { kind: 'missing', message: missingMessage(spec, cached) };
+}
+
+/** The module files `spec` needs that are not beside the binary at `path`. */
+function missingModuleFiles(spec: BinarySpec, path: string, probes: BinaryProbes): string[] {
+  return (spec.moduleFiles ?? []).filter((file) => !probes.isFile(join(dirname(path), file)));
 }
 
 /** Is the binary at `path` the pinned version? Build info is exact; the version line is the fallback. */
@@ -121,6 +195,16 @@ export function isPinnedBuild(spec: BinarySpec, probes: BinaryProbes, path: stri
 }
 
 function missingMessage(spec: BinarySpec, cached: string): string {
+  if (spec.name !== 'temporal' && spec.name !== 'minio') {
+    return [
+      `Cannot find ${spec.name} ${spec.version} (cluster mode), and Go is not installed to build it.`,
+      `Any one of these fixes it:`,
+      `  - install Go (https://go.dev/dl/) and run again: longrun builds ${spec.name} once into ${cached};`,
+      `  - go install ${spec.module}@${spec.version} on another machine and set ${spec.envVar} to the binary` +
+        (spec.moduleFiles ? ` (with ${spec.moduleFiles.join(', ')} of the module beside it);` : ';'),
+      `  - run the production-shaped stack with docker compose (see README), or the embedded one (without --cluster).`,
+    ].join('\n');
+  }
   const serverVar = spec.name === 'temporal' ? 'TEMPORAL_ADDRESS' : 'AWS_ENDPOINT_URL_S3';
   return [
     `Cannot find ${spec.name} ${spec.version}, and Go is not installed to build it.`,

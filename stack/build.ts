@@ -3,8 +3,8 @@
  * minutes. The build goes to a scratch folder first and is renamed into place, so an interrupted build never leaves
  * a half-written binary where the lookup would find it.
  */
-import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BinarySpec } from './binaries.ts';
 import { tailOfFile } from './logs.ts';
@@ -52,12 +52,14 @@ export async function buildBinary(spec: BinarySpec, target: string, log: (line: 
   }).finally(() => clearInterval(timer));
   await new Promise<void>((done) => logFile.end(done));
 
-  const built = join(scratch, spec.name);
+  const built = join(scratch, spec.installedAs ?? spec.name);
   if (code !== 0 || !existsSync(built)) {
     throw new Error(
       `go install ${spec.module}@${spec.version} failed (exit ${code}). Last lines of ${logPath}:\n${tailOfFile(logPath, 20)}`,
     );
   }
+  if (spec.installedAs) renameSync(built, join(scratch, spec.name));
+  if (spec.moduleFiles) copyModuleFiles(spec, scratch);
   mkdirSync(dirname(finalDir), { recursive: true });
   if (existsSync(target)) {
     // Another process finished the same build first; keep theirs.
@@ -69,4 +71,23 @@ export async function buildBinary(spec: BinarySpec, target: string, log: (line: 
   rmSync(logPath, { force: true });
   log(`[setup] built ${spec.name} in ${formatDuration(Date.now() - started)}`);
   return target;
+}
+
+/** Copies `spec.moduleFiles` from the module (in Go's module cache, where the install just put it) into `dir`. */
+function copyModuleFiles(spec: BinarySpec, dir: string): void {
+  const target = `${spec.mainModule}@${spec.version}`;
+  const result = spawnSync('go', ['mod', 'download', '-json', target], { encoding: 'utf8', timeout: 300_000 });
+  let moduleDir: string | undefined;
+  try {
+    moduleDir = (JSON.parse(result.stdout) as { Dir?: string }).Dir;
+  } catch {
+    moduleDir = undefined;
+  }
+  if (result.status !== 0 || !moduleDir) {
+    throw new Error(`go mod download -json ${target} failed: ${(result.stderr || result.stdout).trim()}`);
+  }
+  for (const file of spec.moduleFiles ?? []) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    copyFileSync(join(moduleDir, file), join(dir, file));
+  }
 }

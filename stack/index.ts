@@ -122,23 +122,11 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
   const dataDir = ephemeral ? mkdtempSync(join(tmpdir(), 'longrun-stack-')) : settings.dataDir;
   const ports = ephemeral ? await ephemeralPorts() : settings.ports;
   if (!ephemeral) {
-    await assertPortsFree([
-      ...(options.binaries.temporal
-        ? [
-            { port: ports.temporal, service: 'Temporal server', variable: 'LONGRUN_TEMPORAL_PORT' },
-            { port: ports.temporalUi, service: 'Temporal UI', variable: 'LONGRUN_TEMPORAL_UI_PORT' },
-            ...(options.codec
-              ? [{ port: settings.codecServer.port, service: 'codec server', variable: 'LONGRUN_CODEC_PORT' }]
-              : []),
-          ]
-        : []),
-      ...(options.binaries.minio
-        ? [
-            { port: ports.minio, service: 'MinIO', variable: 'LONGRUN_MINIO_PORT' },
-            { port: ports.minioConsole, service: 'MinIO console', variable: 'LONGRUN_MINIO_CONSOLE_PORT' },
-          ]
-        : []),
-    ]);
+    await assertStandardPortsFree(settings, {
+      temporal: Boolean(options.binaries.temporal),
+      minio: Boolean(options.binaries.minio),
+      codec: Boolean(options.codec),
+    });
   }
 
   let temporal: RunningTemporal | undefined;
@@ -152,15 +140,7 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
   try {
     const started = Date.now();
     if (options.codec && options.binaries.temporal) {
-      // In this process, so on a port of its own choosing when ephemeral: the UI is told its address.
-      const ui = [`http://${LOOPBACK}:${ports.temporalUi}`, `http://localhost:${ports.temporalUi}`];
-      codecServer = await startCodecServer({
-        codec: options.codec,
-        namespaces: [namespace],
-        origins: [...ui, ...settings.codecServer.origins],
-        host: LOOPBACK,
-        port: ephemeral ? 0 : settings.codecServer.port,
-      });
+      codecServer = await startUiCodecServer(options.codec, namespace, ports.temporalUi, settings, ephemeral);
     }
     const [temporalResult, minioResult] = await Promise.allSettled([
       options.binaries.temporal
@@ -215,6 +195,55 @@ async function startOnce(options: EmbeddedStackOptions): Promise<EmbeddedStack> 
     dataDir,
     stop,
   };
+}
+
+/**
+ * The main job's standard ports (LONGRUN_*_PORT) that the servers about to start need: throws
+ * {@link PortTakenError} naming the variable of the first one taken.
+ */
+export async function assertStandardPortsFree(
+  settings: Settings,
+  starting: { temporal: boolean; minio: boolean; codec: boolean },
+): Promise<void> {
+  const { ports } = settings;
+  await assertPortsFree([
+    ...(starting.temporal
+      ? [
+          { port: ports.temporal, service: 'Temporal server', variable: 'LONGRUN_TEMPORAL_PORT' },
+          { port: ports.temporalUi, service: 'Temporal UI', variable: 'LONGRUN_TEMPORAL_UI_PORT' },
+          ...(starting.codec
+            ? [{ port: settings.codecServer.port, service: 'codec server', variable: 'LONGRUN_CODEC_PORT' }]
+            : []),
+        ]
+      : []),
+    ...(starting.minio
+      ? [
+          { port: ports.minio, service: 'MinIO', variable: 'LONGRUN_MINIO_PORT' },
+          { port: ports.minioConsole, service: 'MinIO console', variable: 'LONGRUN_MINIO_CONSOLE_PORT' },
+        ]
+      : []),
+  ]);
+}
+
+/**
+ * The codec server the Temporal UI on `uiPort` decodes payloads through (encryption on), in this process on
+ * loopback: LONGRUN_CODEC_PORT, or a port of its own choosing when ephemeral (the UI is told its address).
+ */
+export function startUiCodecServer(
+  codec: PayloadCodec,
+  namespace: string,
+  uiPort: number,
+  settings: Settings,
+  ephemeral: boolean,
+): Promise<CodecServer> {
+  const ui = [`http://${LOOPBACK}:${uiPort}`, `http://localhost:${uiPort}`];
+  return startCodecServer({
+    codec,
+    namespaces: [namespace],
+    origins: [...ui, ...settings.codecServer.origins],
+    host: LOOPBACK,
+    port: ephemeral ? 0 : settings.codecServer.port,
+  });
 }
 
 async function ephemeralPorts(): Promise<Settings['ports']> {

@@ -53,3 +53,17 @@ export async function assertPortsFree(wanted: { port: number; service: string; v
     if (!(await isPortFree(port))) throw new PortTakenError(port, service, variable);
   }
 }
+
+/**
+ * `count` distinct ports from `low` to `high` that are free on loopback now, probed in random order (below the OS's
+ * ephemeral range, where `freePort` draws from, for servers that cannot take ports that high).
+ */
+export async function freePortsBetween(low: number, high: number, count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  for (let tries = 0; ports.size < count; tries++) {
+    if (tries >= 1_000) throw new Error(`no ${count} free ports between ${low} and ${high} on ${LOOPBACK}`);
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (!ports.has(port) && (await isPortFree(port))) ports.add(port);
+  }
+  return [...ports];
+}

@@ -32,6 +32,8 @@ export interface ServerProcessOptions {
   /** Resolves true once the server answers. */
   healthy: () => Promise<boolean>;
   startTimeoutMs: number;
+  /** The signal that asks the server to stop (default SIGTERM); SIGKILL follows if it lingers. */
+  stopSignal?: NodeJS.Signals;
 }
 
 export class ServerProcess {
@@ -47,7 +49,8 @@ export class ServerProcess {
     mkdirSync(dirname(options.logPath), { recursive: true });
     const logFd = openSync(options.logPath, 'a');
     // Own process group: a Ctrl-C in the terminal reaches us, and we stop the servers in order.
-    this.child = spawn(process.execPath, [SUPERVISOR, options.command, ...options.args], {
+    const stopSignal = options.stopSignal ? [`--stop-signal=${options.stopSignal}`] : [];
+    this.child = spawn(process.execPath, [SUPERVISOR, ...stopSignal, options.command, ...options.args], {
       env: options.env ?? process.env,
       stdio: ['pipe', logFd, logFd],
       detached: true,

@@ -1,17 +1,31 @@
 /**
  * The setup step: make sure the Temporal CLI and MinIO binaries are at hand, building them once if needed.
- * Both README commands run it (`npm test` runs this file; `npm start` calls {@link ensureBinaries}).
+ * Both README commands run it (`npm test` runs this file; `npm start` calls {@link ensureBinaries}). Cluster mode's
+ * programs (the Temporal server, its SQL tool, the UI server, PostgreSQL) only when asked for:
+ * `npm run test:cluster` runs `node stack/setup.ts cluster`, `longrun up --cluster` calls {@link ensureClusterBinaries}.
  *
  *   node stack/setup.ts            # ensure both
  *   node stack/setup.ts temporal   # ensure one
+ *   node stack/setup.ts cluster    # ensure what cluster mode runs (and MinIO)
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { loadSettings } from '../config/settings.ts';
-import { BINARIES, BinaryNotFoundError, lookupBinary } from './binaries.ts';
+import { BINARIES, BinaryNotFoundError, CLUSTER_BINARIES, lookupBinary, MINIO } from './binaries.ts';
+import { TEMPORAL_SERVER, TEMPORAL_SQL_TOOL, TEMPORAL_UI_SERVER } from './binaries.ts';
 import type { BinaryProbes, BinarySpec } from './binaries.ts';
 import { buildBinary, formatDuration } from './build.ts';
+import type { ClusterBinaries } from './cluster.ts';
+import { ensurePostgres } from './postgres.ts';
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
 
 function isExecutable(path: string): boolean {
   try {
@@ -27,6 +41,7 @@ export function machineProbes(env: NodeJS.ProcessEnv = process.env): BinaryProbe
   return {
     env,
     isExecutable,
+    isFile,
     which: (name) =>
       (env.PATH ?? '')
         .split(delimiter)
@@ -53,7 +68,9 @@ export async function ensureBinaries(
   const log = options.log ?? ((line: string) => console.error(line));
   const probes = options.probes ?? machineProbes();
   const paths: Record<string, string> = {};
-  const builds: Promise<void>[] = [];
+  // Builds of different modules run at once (downloads of one overlap the compile of the other); builds from the
+  // same module run one after the other, the later reusing what the first compiled.
+  const byModule = new Map<string, Promise<void>>();
   for (const spec of specs) {
     const found = lookupBinary(spec, options.cacheDir, probes);
     if (found.kind === 'missing') throw new BinaryNotFoundError(found.message);
@@ -61,24 +78,60 @@ export async function ensureBinaries(
       paths[spec.name] = found.path;
       continue;
     }
-    // Both builds run at once: downloads of one overlap the compile of the other.
-    builds.push(
-      buildBinary(spec, found.path, log).then((path) => {
-        paths[spec.name] = path;
+    const before = byModule.get(spec.mainModule) ?? Promise.resolve();
+    byModule.set(
+      spec.mainModule,
+      before.then(async () => {
+        paths[spec.name] = await buildBinary(spec, found.path, log);
       }),
     );
   }
-  await Promise.all(builds);
+  await Promise.all(byModule.values());
   return paths;
+}
+
+/**
+ * What cluster mode runs: the Temporal server, its SQL tool and the UI server (found or built), PostgreSQL (found,
+ * or installed with apt-get), and MinIO unless `minio` is false.
+ */
+export async function ensureClusterBinaries(options: {
+  cacheDir: string;
+  minio?: boolean;
+  log?: (line: string) => void;
+  probes?: BinaryProbes;
+}): Promise<ClusterBinaries> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const withMinio = options.minio ?? true;
+  const [paths, postgres] = await Promise.all([
+    ensureBinaries(
+      CLUSTER_BINARIES.filter((spec) => withMinio || spec !== MINIO),
+      { cacheDir: options.cacheDir, log, ...(options.probes ? { probes: options.probes } : {}) },
+    ),
+    ensurePostgres(log),
+  ]);
+  return {
+    temporalServer: paths[TEMPORAL_SERVER.name]!,
+    sqlTool: paths[TEMPORAL_SQL_TOOL.name]!,
+    uiServer: paths[TEMPORAL_UI_SERVER.name]!,
+    ...(withMinio ? { minio: paths[MINIO.name]! } : {}),
+    postgres,
+  };
 }
 
 async function main(): Promise<void> {
   const settings = loadSettings();
   const names = process.argv.slice(2);
-  const specs = names.length === 0 ? BINARIES : BINARIES.filter((spec) => names.includes(spec.name));
   const started = Date.now();
-  const paths = await ensureBinaries(specs, { cacheDir: settings.cacheDir });
-  for (const [name, path] of Object.entries(paths)) console.error(`[setup] ${name}: ${path}`);
+  if (names.includes('cluster')) {
+    const binaries = await ensureClusterBinaries({ cacheDir: settings.cacheDir });
+    const { postgres, ...rest } = binaries;
+    for (const [name, path] of Object.entries(rest)) console.error(`[setup] ${name}: ${path}`);
+    console.error(`[setup] postgres: ${postgres.postgres}`);
+  } else {
+    const specs = names.length === 0 ? BINARIES : BINARIES.filter((spec) => names.includes(spec.name));
+    const paths = await ensureBinaries(specs, { cacheDir: settings.cacheDir });
+    for (const [name, path] of Object.entries(paths)) console.error(`[setup] ${name}: ${path}`);
+  }
   console.error(`[setup] ready in ${formatDuration(Date.now() - started)}`);
 }
 

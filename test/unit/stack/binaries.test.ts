@@ -12,11 +12,14 @@ function machine(options: {
   buildInfo?: Record<string, string>;
   versionOutput?: Record<string, string>;
   hasGo?: boolean;
+  /** Plain files (besides the executables). */
+  files?: string[];
 }): BinaryProbes {
   const executables = new Set([...(options.executables ?? []), ...Object.values(options.path ?? {})]);
   return {
     env: options.env ?? {},
     isExecutable: (p) => executables.has(p),
+    isFile: (p) => executables.has(p) || (options.files ?? []).includes(p),
     which: (name) => options.path?.[name],
     run: (p) => options.versionOutput?.[p],
     buildInfo: (p) => options.buildInfo?.[p],
