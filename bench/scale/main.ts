@@ -70,7 +70,17 @@ async function main(): Promise<void> {
   ].filter(Boolean);
   const label = values.label ?? [values.stack, `${agents}x${minutes}m`, ...variant].join('-');
   const started = Date.now();
+  // Ctrl-C (or SIGTERM) ends the run early with its results so far; a second one stops at once.
+  const interrupt = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (interrupt.signal.aborted) process.exit(130);
+      console.log(`[scale] ${signal}: ending the run, then reading and writing its results (again to stop at once)`);
+      interrupt.abort();
+    });
+  }
   const result = await runScale({
+    interrupt: interrupt.signal,
     ...DEFAULTS,
     label,
     agents,

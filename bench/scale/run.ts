@@ -65,9 +65,11 @@ export interface ScaleOptions {
   stuckAfterS: number;
   sampleS: number;
   log: (line: string) => void;
+  /** Ends the run early (Ctrl-C): the results are read and written as at the end of the drain, with a note. */
+  interrupt?: AbortSignal;
 }
 
-export const DEFAULTS: Omit<ScaleOptions, 'log'> = {
+export const DEFAULTS: Omit<ScaleOptions, 'log' | 'interrupt'> = {
   label: '',
   agents: 1_000,
   minutes: 10,
@@ -403,7 +405,8 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   let restart: { at: number; downMs: number } | undefined;
   const restarter = (async () => {
     if (restartAtMs === undefined) return;
-    await sleep(Math.max(0, t0 + restartAtMs - Date.now()));
+    await sleep(Math.max(0, t0 + restartAtMs - Date.now()), undefined, { signal: stopped.signal }).catch(() => {});
+    if (stopped.signal.aborted) return;
     const at = Date.now();
     log(`[scale] restarting the worker (SIGTERM, then a new process)`);
     await workers[0]!.stop();
@@ -413,7 +416,11 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   })();
 
   const loops = Promise.all(Array.from({ length: options.agents }, (_, i) => agentLoop(i)));
-  await Promise.race([loops, sleep(Math.max(0, endOfDrain - Date.now()))]);
+  const interrupted = new Promise<void>((resolve) => {
+    if (options.interrupt?.aborted) resolve();
+    options.interrupt?.addEventListener('abort', () => resolve());
+  });
+  await Promise.race([loops, sleep(Math.max(0, endOfDrain - Date.now())), interrupted]);
   const endMs = Math.min(Date.now(), endOfDrain);
   const abandoned = inFlight;
   stopped.abort();
@@ -425,6 +432,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
 
   const cls = classifyAgents(tallies, endMs, options.stuckAfterS * 1_000);
   const notes: string[] = [];
+  if (options.interrupt?.aborted) notes.push(`interrupted at ${Math.round((endMs - t0) / 1000)} s`);
   if (abandoned > 0) notes.push(`${abandoned} turns still out at the end of the drain were abandoned`);
   const runs = await readRuns(client, taskQueue).catch((error: unknown) => {
     notes.push(`reading the workflow runs failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -443,7 +451,10 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     at: new Date().toISOString(),
     commit: gitCommit(),
     machine: { cpus: cpus().length, node: process.version },
-    options: { ...Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'log')), cache: running.cache },
+    options: {
+      ...Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'log' && k !== 'interrupt')),
+      cache: running.cache,
+    },
     stack: options.stack,
     agents: options.agents,
     workers: options.workers,
