@@ -19,6 +19,7 @@ import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { unkeyedRecord } from '../contract/agent.ts';
+import { benchBackground } from './background.ts';
 import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
@@ -193,7 +194,9 @@ export async function benchAgent(log: (line: string) => void) {
           ` vs transcript ${r.transcriptBytes} bytes`,
       );
     }
+    const steps = await benchBackground(log, temporal, store);
     return {
+      ...steps,
       turnOverheadMsP50,
       temporalFloorMsP50,
       compactionCycleMsP50: compaction.cycleMsP50,
