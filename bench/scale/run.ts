@@ -30,7 +30,7 @@ import { percentile } from '../stats.ts';
 import { scaleResponder } from './model.ts';
 import { descendants, memoryOf } from './procs.ts';
 import type { ProcKind } from './procs.ts';
-import { classifyAgents, histogramQuantile, latencySummary, peakRate } from './results.ts';
+import { classifyAgents, latencySummary, peakRate, quantileBucket } from './results.ts';
 import { hitRate, mean, MetricsDiff, scrapeAll } from './metrics.ts';
 import type { AgentTally, Sample, ScaleResult } from './results.ts';
 import { agentName, poissonSchedule, startOffsets, userMessage } from './workload.ts';
@@ -361,7 +361,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     const recent = turns.slice(lastTurns).map((t) => t.latencyMs - t.modelMs);
     const m = metrics.step(await scrapeAll(running.metricsPorts));
     const cacheHitRate = hitRate(m.counters);
-    const s2sP99 = histogramQuantile(m.wftS2s, 0.99);
+    const taskWait = mean(m.counters.wftS2sSum, m.counters.wftS2sCount);
     const actS2s = mean(m.counters.actS2sSum, m.counters.actS2sCount);
     const entry: Sample = {
       t: Math.round((now - t0) / 100) / 10,
@@ -374,7 +374,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       ...(recent.length ? { overheadP50Ms: percentile(recent, 50)!, overheadP99Ms: percentile(recent, 99)! } : {}),
       errors,
       ...(cacheHitRate !== undefined ? { cacheHitRate } : {}),
-      ...(s2sP99 !== undefined ? { scheduleToStartP99Ms: s2sP99 } : {}),
+      ...(taskWait !== undefined ? { scheduleToStartMs: taskWait } : {}),
       ...(actS2s !== undefined ? { activityScheduleToStartMs: actS2s } : {}),
       ...(metrics.measured ? { slotsUsed: { workflow: m.workflowSlotsUsed, activity: m.activitySlotsUsed } } : {}),
       rpcs: Object.values(running.rpcs).reduce((a, b) => a + b, 0),
@@ -390,7 +390,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
         `${cpuPct.postgres ? ` postgres ${pct(cpuPct.postgres)}` : ''} minio ${pct(cpuPct.minio)} ` +
         `driver ${pct(cpuPct.driver)}; minus model p50/p99 ` +
         `${entry.overheadP50Ms?.toFixed(0) ?? '—'}/${entry.overheadP99Ms?.toFixed(0) ?? '—'} ms` +
-        `${s2sP99 !== undefined ? `, task wait p99 ${s2sP99.toFixed(0)} ms` : ''}` +
+        `${taskWait !== undefined ? `, task wait ${taskWait.toFixed(0)} ms` : ''}` +
         `${cacheHitRate !== undefined ? `, cache hits ${(cacheHitRate * 100).toFixed(0)}%` : ''}, errors ${errors}`,
     );
   };
@@ -485,11 +485,11 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     ) as Sample['cpuPct'],
     cacheHitRate: metrics.measured ? (hitRate(totals) ?? null) : null,
     scheduleToStartMs:
-      s2s && histogramQuantile(s2s, 0.5) !== undefined
+      s2s && totals.wftS2sCount > 0
         ? {
-            p50: histogramQuantile(s2s, 0.5)!,
-            p99: histogramQuantile(s2s, 0.99)!,
-            mean: mean(totals.wftS2sSum, totals.wftS2sCount) ?? 0,
+            mean: mean(totals.wftS2sSum, totals.wftS2sCount)!,
+            p50UpTo: bound(quantileBucket(s2s, 0.5)),
+            p99UpTo: bound(quantileBucket(s2s, 0.99)),
             activityMean: mean(totals.actS2sSum, totals.actS2sCount) ?? 0,
           }
         : null,
@@ -531,6 +531,8 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     series,
   };
 }
+
+const bound = (le: number | undefined) => (le === undefined || le === Infinity ? null : le);
 
 /** Every run of the benchmark's agents: the failed ones, the history of those that continued as new, compactions. */
 async function readRuns(client: Client, taskQueue: string) {
