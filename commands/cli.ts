@@ -61,7 +61,17 @@ type Flag = keyof typeof OPTIONS;
 const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   replay: ['preset', 'window', 'json'],
   list: ['json'],
-  start: ['model', 'system', 'max-steps', 'max-turn-tokens', 'max-turn-seconds', 'window', 'preset', 'reopen'],
+  start: [
+    'model',
+    'system',
+    'max-steps',
+    'max-turn-tokens',
+    'max-turn-seconds',
+    'window',
+    'preset',
+    'background',
+    'reopen',
+  ],
   send: ['no-wait', 'expect-turn', 'json'],
   chat: [],
   state: ['json'],
@@ -124,12 +134,15 @@ const HELP = `longrun — durable long-running LLM agents on Temporal
 Usage:
   longrun up [--once] [--no-demo]            the main job: stack, worker and demo (same as npm start)
   longrun start <agent> [--model M] [--system TEXT] [--window TOKENS] [--preset NAME]
-                [--max-steps N] [--max-turn-tokens N] [--max-turn-seconds N]
+                [--background RATIO|off] [--max-steps N] [--max-turn-tokens N] [--max-turn-seconds N]
                                               start an agent (idempotent while it runs; an id whose
                                               agent has closed is refused); --window for a model
                                               the registry does not know; --preset: the compaction
                                               policy (default, astrbot, chatgpt-on-wechat, agentscope,
-                                              agentscope-java, octomind); the turn budget: model
+                                              agentscope-java, octomind); --background: the share of
+                                              the window from which compaction runs in the background
+                                              while the agent works (default 0.7 in the default preset),
+                                              or off; the turn budget: model
                                               calls (default 500, at most 1,000,000), tokens spent
                                               (at most 1,000,000,000) and seconds (at most 2,592,000)
                                               per message, after which the turn stops without a
@@ -197,6 +210,7 @@ const OPTIONS = {
   'max-turn-seconds': { type: 'string' },
   window: { type: 'string' },
   preset: { type: 'string' },
+  background: { type: 'string' },
   instructions: { type: 'string' },
   strategy: { type: 'string' },
   since: { type: 'string' },
@@ -235,6 +249,18 @@ function intFlag(name: string, raw: string | undefined, min = 0, max = Infinity)
   if (!Number.isInteger(value) || value < min || value > max) {
     const range = Number.isFinite(max) ? `from ${min} to ${max}` : `≥ ${min}`;
     throw new UsageError(`--${name}: must be an integer ${range} (got ${JSON.stringify(raw)})`);
+  }
+  return value;
+}
+
+/** `--background`: a share of the window (the policy checks its range), or `off`. */
+function backgroundFlag(raw: string): number | null {
+  if (raw === 'off') return null;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) {
+    throw new UsageError(
+      `--background: must be a share of the window such as 0.7, or off (got ${JSON.stringify(raw)})`,
+    );
   }
   return value;
 }
@@ -453,6 +479,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
             'max-turn-seconds',
             'window',
             'preset',
+            'background',
           ].filter((name) => name in values);
           if (given.length > 0) {
             throw new UsageError(
@@ -466,6 +493,11 @@ export async function run(argv: string[], out: (line: string) => void = console.
         }
         const turnBudget = turnBudgetFlags(values);
         const window = intFlag('window', values.window, 1);
+        const compaction = {
+          ...(values.preset ? { preset: values.preset } : {}),
+          ...(values.background !== undefined ? { backgroundRatio: backgroundFlag(values.background) } : {}),
+        };
+        resolvePolicy(compaction); // a bad preset or ratio: exit 2, naming it, before anything starts
         await withClient((client) =>
           startAgent(client, {
             agentId,
@@ -474,7 +506,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
             ...(values.system ? { systemPrompt: values.system } : {}),
             ...(turnBudget ? { turnBudget } : {}),
             ...(window !== undefined ? { modelOverride: { window } } : {}),
-            ...(values.preset ? { compaction: { preset: values.preset } } : {}),
+            ...(Object.keys(compaction).length > 0 ? { compaction } : {}),
           }),
         );
         out(`started agent ${agentId}`);

@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentState } from '../../client/agents.ts';
 import { turnStoppedReply } from '../../contract/agent.ts';
 import type { AgentState, CompactionEvent } from '../../contract/agent.ts';
 import type { ReplayReport } from '../../commands/replay.ts';
@@ -219,6 +220,22 @@ describe('longrun CLI', () => {
     const preset = await longrun('start', newAgentId('cli'), '--preset', 'nope');
     expect(preset.code).toBe(2);
     expect(preset.stderr).toContain('preset: "nope" is not allowed (one of default, astrbot');
+  });
+
+  it('start --background sets the soft threshold, or turns background compaction off; a bad ratio is refused', async () => {
+    const on = newAgentId('cli');
+    expect((await longrun('start', on, '--preset', 'agentscope', '--background', '0.6')).code).toBe(0);
+    const off = newAgentId('cli');
+    expect((await longrun('start', off, '--background', 'off')).code).toBe(0);
+    for (const agentId of [on, off]) expect((await longrun('send', agentId, 'hello')).code).toBe(0);
+    expect((await agentState(h.client, on)).policy).toMatchObject({ preset: 'agentscope', backgroundRatio: 0.6 });
+    expect((await agentState(h.client, off)).policy).not.toHaveProperty('backgroundRatio');
+    const over = await longrun('start', newAgentId('cli'), '--background', '0.85');
+    expect(over.code).toBe(2);
+    expect(over.stderr).toContain('backgroundRatio: 0.85 is not allowed (a number > 0 and ≤ 0.8)');
+    const word = await longrun('start', newAgentId('cli'), '--background', 'soon');
+    expect(word.code).toBe(2);
+    expect(word.stderr).toContain('--background: must be a share of the window such as 0.7, or off (got "soon")');
   });
 
   it('events lists every compaction, the older ones from S3; --if-due and --expect-turn', async () => {
