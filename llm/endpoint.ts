@@ -21,8 +21,13 @@ export interface ResolvedModel {
   close(): Promise<void>;
 }
 
+/** Whether a worker in this environment answers from the replayed model (no OPENAI_API_KEY). */
+export function usesReplayedModel(env: Env): boolean {
+  return !env.OPENAI_API_KEY;
+}
+
 export async function resolveModel(env: Env, timeoutMs: number, sessionPath = DEMO_SESSION): Promise<ResolvedModel> {
-  if (env.OPENAI_API_KEY) {
+  if (!usesReplayedModel(env)) {
     return {
       endpoint: { timeoutMs },
       label: `OpenAI-compatible endpoint ${env.OPENAI_BASE_URL || 'https://api.openai.com/v1'}`,

@@ -27,6 +27,11 @@ describe('settings', () => {
     expect(loadSettings({ LONGRUN_SUMMARY_WINDOW: '32768' }).summaryWindow).toBe(32_768);
   });
 
+  it("reads cluster mode's history shard count (default 4)", () => {
+    expect(loadSettings({}).historyShards).toBe(4);
+    expect(loadSettings({ LONGRUN_HISTORY_SHARDS: '16' }).historyShards).toBe(16);
+  });
+
   it('honours XDG_CACHE_HOME and LONGRUN_CACHE_DIR', () => {
     expect(loadSettings({ HOME: '/h', XDG_CACHE_HOME: '/x' }).cacheDir).toBe('/x/longrun');
     expect(loadSettings({ HOME: '/h', LONGRUN_CACHE_DIR: '/c' }).cacheDir).toBe('/c');
@@ -47,6 +52,7 @@ describe('settings', () => {
     ['LONGRUN_MODEL_HEADERS', '{"bad header":"x"}', 'LONGRUN_MODEL_HEADERS: "bad header" is not a valid header name'],
     ['LONGRUN_MODEL_HEADERS', '{"x-n":1}', 'LONGRUN_MODEL_HEADERS: the value of x-n must be a string'],
     ['LONGRUN_WORKFLOW_CACHE_SIZE', '0', 'LONGRUN_WORKFLOW_CACHE_SIZE: must be an integer from 1 to 100000 (got "0")'],
+    ['LONGRUN_HISTORY_SHARDS', '0', 'LONGRUN_HISTORY_SHARDS: must be an integer from 1 to 4096 (got "0")'],
     ['LONGRUN_SUMMARY_WINDOW', '8k', 'LONGRUN_SUMMARY_WINDOW: must be an integer from 1024 to 10000000 (got "8k")'],
   ])('%s=%s is an error naming the variable', (name, value, message) => {
     expect(() => loadSettings({ [name]: value })).toThrow(SettingsError);

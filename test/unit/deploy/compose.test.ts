@@ -9,6 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULTS, PROJECT_ROOT } from '../../../config/settings.ts';
 import { DEFAULT_DYNAMIC_CONFIG } from '../../../stack/temporal.ts';
+import {
+  NAMESPACE_RETENTION_DAYS,
+  schemaCommands,
+  SERVER_CONFIG_FILE,
+  temporalServerArgs,
+  temporalServerEnv,
+} from '../../../stack/cluster.ts';
+import type { ClusterPorts } from '../../../stack/cluster.ts';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../../contract/search-attributes.ts';
 
 interface Service {
@@ -17,6 +25,7 @@ interface Service {
   environment?: Record<string, string>;
   ports?: string[];
   command?: string | string[];
+  volumes?: string[];
 }
 const compose = parse(readFileSync(join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, Service>;
@@ -126,5 +135,81 @@ describe('docker-compose.yml', () => {
       [...setup.matchAll(/(Agent\w+)=(\w+)/g)].map((match) => [match[1]!, match[2]!] as const),
     );
     expect(registered).toEqual(SEARCH_ATTRIBUTE_TYPES);
+  });
+
+  it('sets up the namespace as cluster mode does: the same retention', () => {
+    const setup = String(services['temporal-setup']!.command);
+    expect(setup).toContain(`namespace create -n default --retention ${NAMESPACE_RETENTION_DAYS}d`);
+  });
+});
+
+describe('the Temporal server configuration shared by compose and cluster mode', () => {
+  const template = read('deploy/temporal-server.yaml');
+  const reads = new Set([...template.matchAll(/env "([A-Z_]+)"/g)].map((m) => m[1]!));
+  const required = [...template.matchAll(/if not \(env "([A-Z_]+)"\)/g)].map((m) => m[1]!);
+  const temporal = services.temporal!;
+
+  it('is a template the server renders itself, naming in its header every variable it reads', () => {
+    expect(template.split('\n')[0]).toBe('# enable-template');
+    expect(required.sort()).toEqual(['POSTGRES_PWD', 'POSTGRES_SEEDS', 'POSTGRES_USER']);
+    const header = template
+      .split('\n')
+      .filter((line) => line.startsWith('#'))
+      .join('\n');
+    for (const variable of reads) expect(header, variable).toContain(variable);
+  });
+
+  it("is the file compose's server runs with, from the environment compose gives it", () => {
+    const command = String(temporal.command);
+    const flag = (name: string) => new RegExp(`--${name} (\\S+)`).exec(command)?.[1];
+    const mounted = `${flag('root')}/${flag('config')}/${flag('env')}.yaml`;
+    expect(temporal.volumes).toContain(`./deploy/temporal-server.yaml:${mounted}:ro`);
+    expect(command).toContain('--allow-no-auth start');
+    const env = Object.keys(temporal.environment ?? {});
+    for (const variable of env) expect(reads, `${variable} is read by nobody`).toContain(variable);
+    for (const variable of required) expect(env).toContain(variable);
+    // The one the entrypoint sets, as the image's own does when the server listens on every interface.
+    expect(command).toContain('export TEMPORAL_BROADCAST_ADDRESS');
+    expect(reads).toContain('TEMPORAL_BROADCAST_ADDRESS');
+    expect(temporal.environment!.NUM_HISTORY_SHARDS).toBe(String(DEFAULTS.historyShards));
+  });
+
+  it('is the file cluster mode runs with, every variable it sets read by the template', () => {
+    expect(SERVER_CONFIG_FILE).toBe(join(PROJECT_ROOT, 'deploy', 'temporal-server.yaml'));
+    expect(temporalServerArgs('/data/temporal')).toEqual([
+      '--root',
+      '/data/temporal',
+      '--config',
+      'config',
+      '--env',
+      'temporal-server',
+      '--allow-no-auth',
+      'start',
+    ]);
+    const ports = Object.fromEntries(
+      ['postgres', 'frontend', 'frontendHttp', 'frontendMembership', 'history', 'historyMembership', 'matching']
+        .concat(['matchingMembership', 'worker', 'workerMembership', 'ui', 'minio', 'minioConsole'])
+        .map((name, i) => [name, 20_000 + i]),
+    ) as unknown as ClusterPorts;
+    const env = temporalServerEnv({ ports, historyShards: 4, dynamicConfigFile: '/x.yaml' });
+    for (const variable of Object.keys(env)) expect(reads, `${variable} is read by nobody`).toContain(variable);
+    for (const variable of required) expect(Object.keys(env)).toContain(variable);
+  });
+
+  it("sets up the databases with the same idempotent steps as cluster mode, as compose's temporal-schema", () => {
+    const script = String(services['temporal-schema']!.command);
+    const steps = schemaCommands(5432).map((args) => args.slice(args.indexOf('--db') + 2).join(' '));
+    expect(steps).toEqual([
+      'create-database',
+      'setup-schema -v 0.0',
+      'update-schema --schema-name postgresql/v12/temporal',
+      'create-database',
+      'setup-schema -v 0.0',
+      'update-schema --schema-name postgresql/v12/visibility',
+    ]);
+    expect(script).toContain('$$tool create-database');
+    expect(script).toContain('$$tool setup-schema -v 0.0');
+    expect(script).toContain('$$tool update-schema --schema-name "postgresql/v12/$$schema"');
+    expect(script).not.toContain('|| true');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cachedBinaryPath, lookupBinary, MINIO, TEMPORAL } from '../../../stack/binaries.ts';
+import { TEMPORAL_SERVER, TEMPORAL_SQL_TOOL, TEMPORAL_UI_SERVER } from '../../../stack/binaries.ts';
 import type { BinaryProbes } from '../../../stack/binaries.ts';
 
 const CACHE = '/home/u/.cache/longrun';
@@ -103,5 +104,58 @@ describe('binary lookup order', () => {
     expect(message).toContain('LONGRUN_TEMPORAL_BIN');
     const minio = lookupBinary(MINIO, CACHE, machine({ hasGo: false }));
     expect(minio.kind === 'missing' && minio.message).toContain('AWS_ENDPOINT_URL_S3');
+  });
+});
+
+describe("cluster mode's binaries", () => {
+  const ui = cachedBinaryPath(CACHE, TEMPORAL_UI_SERVER);
+
+  it('have cache folders by name and version, and recognise their version lines', () => {
+    expect(cachedBinaryPath(CACHE, TEMPORAL_SERVER)).toBe(
+      '/home/u/.cache/longrun/bin/temporal-server-v1.29.1/temporal-server',
+    );
+    expect(cachedBinaryPath(CACHE, TEMPORAL_SQL_TOOL)).toBe(
+      '/home/u/.cache/longrun/bin/temporal-sql-tool-v1.29.1/temporal-sql-tool',
+    );
+    expect(ui).toBe('/home/u/.cache/longrun/bin/temporal-ui-server-v2.42.1/temporal-ui-server');
+    // What each prints for --version.
+    expect(TEMPORAL_SERVER.matchesVersion('temporal version 1.29.1\n')).toBe(true);
+    expect(TEMPORAL_SERVER.matchesVersion('temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)\n')).toBe(false);
+    expect(TEMPORAL_SQL_TOOL.matchesVersion('temporal-sql-tool version 1.29.1\n')).toBe(true);
+    expect(TEMPORAL_UI_SERVER.matchesVersion('Temporal UI version 2.42.1\n')).toBe(true);
+    expect(TEMPORAL_UI_SERVER.matchesVersion('Temporal UI version 2.41.0\n')).toBe(false);
+  });
+
+  it("the UI server counts as found only with the image's config/docker.yaml beside it", () => {
+    const config = '/home/u/.cache/longrun/bin/temporal-ui-server-v2.42.1/config/docker.yaml';
+    expect(lookupBinary(TEMPORAL_UI_SERVER, CACHE, machine({ executables: [ui] }))).toEqual({
+      kind: 'build',
+      path: ui,
+    });
+    expect(lookupBinary(TEMPORAL_UI_SERVER, CACHE, machine({ executables: [ui], files: [config] }))).toEqual({
+      kind: 'found',
+      path: ui,
+      source: 'cache',
+    });
+    const explicit = lookupBinary(
+      TEMPORAL_UI_SERVER,
+      CACHE,
+      machine({ env: { LONGRUN_TEMPORAL_UI_SERVER_BIN: '/opt/ui/server' }, executables: ['/opt/ui/server'] }),
+    );
+    expect(explicit).toEqual({
+      kind: 'missing',
+      message:
+        'LONGRUN_TEMPORAL_UI_SERVER_BIN is set to /opt/ui/server, but config/docker.yaml (from ' +
+        'github.com/temporalio/ui-server/v2@v2.42.1) must be beside it, as the build puts it.',
+    });
+  });
+
+  it('without Go, say how to get them, never pointing at TEMPORAL_ADDRESS (cluster mode runs its own server)', () => {
+    const result = lookupBinary(TEMPORAL_SERVER, CACHE, machine({ hasGo: false }));
+    const message = result.kind === 'missing' ? result.message : '';
+    expect(message).toContain('Cannot find temporal-server v1.29.1 (cluster mode), and Go is not installed');
+    expect(message).toContain('go install go.temporal.io/server/cmd/server@v1.29.1');
+    expect(message).toContain('LONGRUN_TEMPORAL_SERVER_BIN');
+    expect(message).not.toContain('TEMPORAL_ADDRESS');
   });
 });

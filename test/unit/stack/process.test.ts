@@ -1,5 +1,5 @@
 /** Supervised server processes, with small shell commands standing in for the servers. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -52,5 +52,23 @@ describe('ServerProcess', () => {
     expect(() => process.kill(pid, 0)).not.toThrow();
     await server.stop();
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('asks the server to stop with its own signal when it has one (PostgreSQL: SIGINT, its fast shutdown)', async () => {
+    const logPath = join(dir, 'signal.log');
+    const script =
+      'trap "echo got INT; exit 0" INT; trap "echo got TERM; exit 0" TERM; echo up; while :; do sleep 0.1; done';
+    const server = await ServerProcess.start({
+      name: 'Trapper',
+      command: 'sh',
+      args: ['-c', script],
+      logPath,
+      stopSignal: 'SIGINT',
+      healthy: () => Promise.resolve(readFileSync(logPath, 'utf8').includes('up')),
+      startTimeoutMs: 10_000,
+    });
+    await server.stop();
+    expect(readFileSync(logPath, 'utf8')).toContain('got INT');
+    expect(readFileSync(logPath, 'utf8')).not.toContain('got TERM');
   });
 });
