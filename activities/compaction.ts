@@ -50,6 +50,7 @@ import type {
 } from '../contract/activities.ts';
 import { modelFailure } from './model-errors.ts';
 import { storedObjects, withHeartbeat } from './stored.ts';
+import { observeModelCall, recordCompaction } from './telemetry.ts';
 
 export interface CompactionDeps {
   store: BlobStore;
@@ -384,14 +385,20 @@ export function createCompactionActivities(deps: CompactionDeps) {
       const usage = { promptTokens: 0, completionTokens: 0 };
       let responseFormat: 'json_schema' | 'text' = 'json_schema';
       const ask = async (conversation: OpenAI.Chat.Completions.ChatCompletionMessageParam[]) => {
-        const completion = await openai.chat.completions.create({
-          model: summaryModel,
-          messages: conversation,
-          max_tokens: input.maxTokens,
-          ...(responseFormat === 'json_schema'
-            ? { response_format: { type: 'json_schema' as const, json_schema: SUMMARY_JSON_SCHEMA } }
-            : {}),
-        });
+        const completion = await observeModelCall(
+          'summary',
+          summaryModel,
+          () =>
+            openai.chat.completions.create({
+              model: summaryModel,
+              messages: conversation,
+              max_tokens: input.maxTokens,
+              ...(responseFormat === 'json_schema'
+                ? { response_format: { type: 'json_schema' as const, json_schema: SUMMARY_JSON_SCHEMA } }
+                : {}),
+            }),
+          (completion) => ({ usage: completion.usage, model: completion.model }),
+        );
         usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
         usage.completionTokens += completion.usage?.completion_tokens ?? 0;
         return completion.choices[0]?.message.content ?? '';
@@ -497,11 +504,8 @@ export function createCompactionActivities(deps: CompactionDeps) {
         removed: compactionKey(agent, seq, 'removed.jsonl'),
         context: compactionKey(agent, seq, 'context.json'),
       };
-      await store.put(
-        keys.removed,
-        removedLines.join('\n') + (removedLines.length ? '\n' : ''),
-        'application/x-ndjson',
-      );
+      const removedSegment = removedLines.join('\n') + (removedLines.length ? '\n' : '');
+      await store.put(keys.removed, removedSegment, 'application/x-ndjson');
       await store.put(keys.context, JSON.stringify(next.map((m) => m.key)), 'application/json');
       const tokensAfter = input.fixedTokens + next.reduce((sum, m) => sum + m.tokens, 0);
       // The cost decision's estimate again, from what the compaction left and what the summary call used.
@@ -551,6 +555,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
         ...(input.instructions ? { instructions: input.instructions } : {}),
       };
       await store.put(keys.event, JSON.stringify(event), 'application/json');
+      recordCompaction(event, Buffer.byteLength(removedSegment)); // the metrics (activities/telemetry.ts)
       // The cooldown counts from the tokens this compaction actually left, as the workflow's state does.
       // As the workflow's state has it (cooldownAfter): a masking pass moves only its own floor.
       const after =

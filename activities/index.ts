@@ -39,6 +39,7 @@ import { createCompactionActivities } from './compaction.ts';
 import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { kindOf, readModelReply } from './model-reply.ts';
+import { observeModelCall } from './telemetry.ts';
 import { contextReload, ToolInputError, ToolRegistry } from './tools.ts';
 import type { ToolContext, ToolDefinition } from './tools.ts';
 
@@ -165,26 +166,35 @@ export function createActivities({
         );
       }
     }
-    let completion: OpenAI.Chat.Completions.ChatCompletion;
-    // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
-    // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
-    try {
-      completion = await withHeartbeat(() =>
-        openai.chat.completions.create({
-          model,
-          messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
-          tools: tools.schemas(),
-          ...(toolChoice ? { tool_choice: toolChoice } : {}),
-        }),
-      );
-    } catch (error) {
-      throw modelFailure(error, model);
-    }
-    const choice = completion.choices[0];
-    if (!choice)
-      throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: FAILURE.emptyReply });
-    // What cannot be kept and sent back is refused here, before it is stored (BadReply, not retried).
-    const { content, text, toolCalls } = readModelReply(choice.message, model);
+    // The call and the reading of its reply, measured (activities/telemetry.ts): a reply that cannot be kept is a
+    // failed call.
+    const { completion, content, text, toolCalls } = await observeModelCall(
+      'turn',
+      model,
+      async () => {
+        let completion: OpenAI.Chat.Completions.ChatCompletion;
+        // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
+        // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
+        try {
+          completion = await withHeartbeat(() =>
+            openai.chat.completions.create({
+              model,
+              messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+              tools: tools.schemas(),
+              ...(toolChoice ? { tool_choice: toolChoice } : {}),
+            }),
+          );
+        } catch (error) {
+          throw modelFailure(error, model);
+        }
+        const choice = completion.choices[0];
+        if (!choice)
+          throw ApplicationFailure.create({ message: `model ${model} returned no choices`, type: FAILURE.emptyReply });
+        // What cannot be kept and sent back is refused here, before it is stored (BadReply, not retried).
+        return { completion, ...readModelReply(choice.message, model) };
+      },
+      ({ completion }) => ({ usage: completion.usage, model: completion.model }),
+    );
     const reply: ChatMessage = {
       role: 'assistant',
       content,

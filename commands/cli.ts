@@ -12,6 +12,7 @@ import type { Client } from '@temporalio/client';
 import { loadSettings, parseOrigins, readInt } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import { connectClient, loadTemporalTarget } from '../config/temporal.ts';
+import { flushTracing } from '../config/tracing.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
 import { agentPrefix } from '../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
@@ -639,10 +640,10 @@ export function cliMain(): void {
   );
 }
 
-/** Exits with `code` after everything written to stdout and stderr so far has reached them. */
+/** Exits with `code` after everything written to stdout and stderr so far, and the pending spans, are out. */
 async function exitAfterOutput(code: number): Promise<never> {
   process.exitCode = code;
-  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  await Promise.all([flushed(process.stdout), flushed(process.stderr), flushTracing()]);
   process.exit(code);
 }
 

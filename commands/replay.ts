@@ -12,7 +12,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ToolRegistry } from '../activities/tools.ts';
 import { closeAgentAndWait, sendMessage, startAgent, storedCompactionEvents } from '../client/agents.ts';
 import type { AgentState, SendResult } from '../contract/agent.ts';
@@ -30,6 +29,7 @@ import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { compactionKey } from '../contract/keys.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
+import { installRuntime } from '../worker/telemetry.ts';
 
 export interface ReplayOptions {
   file: string;
@@ -155,8 +155,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     fallback: (_args, context) => Promise.resolve(results.get(context.callId ?? '') ?? 'error: no recorded result'),
   });
 
-  Runtime.install({ logger: new DefaultLogger('WARN') }); // the report is the output; the worker's INFO lines are noise
   const settings = loadSettings();
+  // The report is the output (the worker's INFO lines are noise); metrics served when LONGRUN_METRICS_ADDRESS is set.
+  installRuntime(settings);
   // The same servers as the worker process would use (stack/servers.ts): the configured ones, else embedded ones in
   // a temporary folder.
   const servers = await startServers({ settings, mode: 'ephemeral', log });

@@ -7,11 +7,13 @@
  * - S3: the AWS SDK's own chain (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
  *   AWS_PROFILE, ...). See `storage/s3.ts`.
  * - The model: the `openai` package's OPENAI_API_KEY and OPENAI_BASE_URL. See `llm/openai.ts`.
+ * - Traces: OpenTelemetry's OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ... See `config/tracing.ts`.
  *
  * Everything below is longrun's own, prefixed LONGRUN_. A bad value is a {@link SettingsError} naming the variable.
  */
 import { homedir } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
+import { isIPv4, isIPv6 } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KEY_BYTES, KEY_ID, Keyring } from '../codec/keys.ts';
@@ -104,6 +106,11 @@ export interface Settings {
   encryptionKeys?: Keyring;
   /** The codec server the Temporal UI decodes payloads through (docs/encryption.md#the-codec-server). */
   codecServer: CodecServerSettings;
+  /**
+   * Where the worker serves its Prometheus metrics (`/metrics`), as `ip:port`; absent: no metrics endpoint.
+   * LONGRUN_METRICS_ADDRESS (docs/metrics.md).
+   */
+  metricsAddress?: string;
 }
 
 export interface CodecServerSettings {
@@ -265,6 +272,27 @@ export function parseOrigins(raw: string, name: string): string[] {
 /** The most history shards cluster mode accepts (each shard is owned and loaded by the history service). */
 export const MAX_HISTORY_SHARDS = 4_096;
 
+const ADDRESS_HINT =
+  'an IP address and a port, e.g. 127.0.0.1:9464 (this machine only) or 0.0.0.0:9464 (every interface)';
+
+/**
+ * A socket address to listen on, `ip:port` (an IPv6 address in brackets: `[::1]:9464`), as the Temporal runtime's
+ * metrics server takes it (it resolves no host name). Empty or unset: undefined.
+ */
+export function readListenAddress(env: Env, name: string): string | undefined {
+  const raw = readString(env, name, '');
+  if (raw === '') return undefined;
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
+  const ip = match?.[1] ?? match?.[2];
+  const ipOk = match?.[1] !== undefined ? isIPv6(match[1]) : ip !== undefined && isIPv4(ip);
+  const port = Number(match?.[3]);
+  if (!match || !ipOk) throw new SettingsError(name, `must be ${ADDRESS_HINT} (got ${JSON.stringify(raw)})`);
+  if (port < 1 || port > 65_535) {
+    throw new SettingsError(name, `the port must be from 1 to 65535 (got ${JSON.stringify(raw)})`);
+  }
+  return raw;
+}
+
 /** S3 bucket names: 3–63 characters of lowercase letters, digits, dots and hyphens. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
@@ -281,6 +309,7 @@ export function loadSettings(env: Env = process.env): Settings {
   const xdgCache = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
   const encryptionKeys = readEncryptionKeys(env);
   const codecAuthorization = readSecret(env, 'LONGRUN_CODEC_AUTHORIZATION');
+  const metricsAddress = readListenAddress(env, 'LONGRUN_METRICS_ADDRESS');
   return {
     taskQueue: readString(env, 'LONGRUN_TASK_QUEUE', DEFAULTS.taskQueue),
     bucket,
@@ -309,6 +338,7 @@ export function loadSettings(env: Env = process.env): Settings {
       origins: parseOrigins(readString(env, 'LONGRUN_CODEC_ORIGINS', ''), 'LONGRUN_CODEC_ORIGINS'),
       ...(codecAuthorization ? { authorization: codecAuthorization } : {}),
     },
+    ...(metricsAddress ? { metricsAddress } : {}),
   };
 }
 

@@ -2,14 +2,18 @@
  * How longrun reaches Temporal: through `@temporalio/envconfig`, exactly as the temporal CLI does
  * (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
  * and the CLI's config profiles), and with the payload codec when encryption is on (LONGRUN_ENCRYPTION_KEYS or
- * LONGRUN_ENCRYPTION_KEYS_FILE: docs/encryption.md).
+ * LONGRUN_ENCRYPTION_KEYS_FILE: docs/encryption.md), and traced when OTEL_EXPORTER_OTLP_ENDPOINT is set
+ * (config/tracing.ts, docs/metrics.md#traces).
  */
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { encryptionDataConverter } from '../codec/payload-codec.ts';
 import { readEncryptionKeys } from './settings.ts';
+import { startTracing } from './tracing.ts';
+import type { Tracing } from './tracing.ts';
 
 export interface TemporalTarget {
   connectionOptions: ClientConnectConfig['connectionOptions'];
@@ -21,22 +25,42 @@ export interface TemporalTarget {
    * default (payloads in clear).
    */
   dataConverter?: DataConverter;
+  /**
+   * The process's tracing when OTEL_EXPORTER_OTLP_ENDPOINT turns it on: clients then carry their spans' context to
+   * the workflows, and workers trace workflows and activities. Absent: no traces.
+   */
+  tracing?: Tracing;
 }
 
 export function loadTemporalTarget(env: Readonly<Record<string, string | undefined>> = process.env): TemporalTarget {
   const config = loadClientConnectConfig({ overrideEnvVars: env as Record<string, string> });
   const keys = readEncryptionKeys(env);
+  const tracing = startTracing(env);
   return {
     connectionOptions: config.connectionOptions,
     namespace: config.namespace ?? 'default',
     configured: Boolean(config.connectionOptions.address),
     ...(keys ? { dataConverter: encryptionDataConverter(keys) } : {}),
+    ...(tracing ? { tracing } : {}),
   };
 }
 
-/** The same target, pointed at the embedded dev server instead (with the same codec, when encryption is on). */
-export function localTemporalTarget(address: string, namespace: string, dataConverter?: DataConverter): TemporalTarget {
-  return { connectionOptions: { address }, namespace, configured: false, ...(dataConverter ? { dataConverter } : {}) };
+/**
+ * A target pointed at the embedded dev server, with the codec and tracing of `like` (the target the environment
+ * names) when it has them.
+ */
+export function localTemporalTarget(
+  address: string,
+  namespace: string,
+  like: Pick<TemporalTarget, 'dataConverter' | 'tracing'> = {},
+): TemporalTarget {
+  return {
+    connectionOptions: { address },
+    namespace,
+    configured: false,
+    ...(like.dataConverter ? { dataConverter: like.dataConverter } : {}),
+    ...(like.tracing ? { tracing: like.tracing } : {}),
+  };
 }
 
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -59,5 +83,7 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
     connection,
     namespace: target.namespace,
     ...(target.dataConverter ? { dataConverter: target.dataConverter } : {}),
+    // Traced: each start, Update, Signal and Query is a span whose context the workflow's spans continue.
+    ...(target.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
   });
 }

@@ -59,7 +59,7 @@ export async function startServers({
   }
   return {
     temporal: stack?.temporal
-      ? localTemporalTarget(stack.temporal.address, stack.temporal.namespace, configured.dataConverter)
+      ? localTemporalTarget(stack.temporal.address, stack.temporal.namespace, configured)
       : configured,
     s3: stack?.minio
       ? { ...stack.minio.target, ...(settings.encryptionKeys ? { encryption: settings.encryptionKeys } : {}) }

@@ -5,6 +5,7 @@
 export { runAgentWorker } from './run.ts';
 export type { RunAgentWorkerOptions } from './run.ts';
 export { bundleWorkflows, createAgentWorker } from './worker.ts';
+export { installRuntime, metricsTelemetry } from './telemetry.ts';
 export type { AgentWorkerOptions } from './worker.ts';
 export type { ActivityDeps } from '../activities/index.ts';
 export { loadSettings, SettingsError } from '../config/settings.ts';

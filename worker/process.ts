@@ -13,7 +13,8 @@ import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from './in-process.ts';
 import { activityDeps } from './worker.ts';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { flushTracing } from '../config/tracing.ts';
+import { installRuntime } from './telemetry.ts';
 import { describeInFlight, listenForStop, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
 import type { StopSignals } from './stopping.ts';
 
@@ -43,7 +44,7 @@ export interface WorkerProcessOptions {
 /** Runs the worker process: the runtime's logger at WARN, and Ctrl-C / SIGTERM (the first stops gracefully, a second
  * at once: worker/stopping.ts) listened to until it ends. */
 export async function runWorkerProcess(options: WorkerProcessOptions): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  installRuntime(options.settings); // with the Prometheus endpoint when LONGRUN_METRICS_ADDRESS names one
   const stop = listenForStop();
   try {
     await serve(options, stop);
@@ -91,6 +92,11 @@ async function serve(
     if (uiUrl)
       log(`[stack] Temporal UI ${uiUrl}${codecEndpoint ? ` (decodes payloads through ${codecEndpoint})` : ''}`);
     log(`[stack] S3 ${s3.endpoint ?? 'from the AWS SDK configuration'}, bucket ${s3.bucket}`);
+    if (settings.metricsAddress) log(`[metrics] Prometheus metrics at http://${settings.metricsAddress}/metrics`);
+    if (temporal.tracing) {
+      log(`[traces] OpenTelemetry spans exported to ${temporal.tracing.url}`);
+      cleanups.push(flushTracing); // what is pending goes out before the process ends
+    }
     const keys = settings.encryptionKeys;
     if (keys) {
       log(

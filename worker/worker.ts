@@ -14,6 +14,7 @@ import { DEFAULTS, modulePath } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { CachedBlobStore } from '../storage/cache.ts';
 import { ownAgentOnly } from './own-agent.ts';
+import { workerTracing, workflowInterceptorModules } from './telemetry.ts';
 
 export const WORKFLOWS_PATH = modulePath(import.meta.url, '../workflows/index');
 
@@ -24,9 +25,17 @@ export const WORKFLOWS_PATH = modulePath(import.meta.url, '../workflows/index');
  */
 export const DEFAULT_WORKFLOW_CACHE_SIZE = DEFAULTS.workflowCacheSize;
 
-/** Bundles the workflow code once (a few seconds); pass the bundle to several workers to skip re-bundling. */
-export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/**
+ * Bundles the workflow code once (a few seconds); pass the bundle to several workers to skip re-bundling. With
+ * `tracing`, the bundle has the OpenTelemetry workflow interceptors too: a worker whose target traces
+ * (OTEL_EXPORTER_OTLP_ENDPOINT) needs such a bundle for the workflow's spans.
+ */
+export function bundleWorkflows(options: { tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: workflowInterceptorModules(options.tracing ?? false),
+    logger: quietBundlerLogger,
+  });
 }
 
 const quietBundlerLogger = {
@@ -78,6 +87,8 @@ export async function createAgentWorker(
   options: AgentWorkerOptions,
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect(options.temporal.connectionOptions);
+  // Traces on (the target's tracing): spans of each activity and, through a sink, of the workflow.
+  const tracing = options.temporal.tracing ? workerTracing(options.temporal.tracing) : undefined;
   try {
     const worker = await Worker.create({
       connection,
@@ -85,7 +96,9 @@ export async function createAgentWorker(
       taskQueue: options.taskQueue,
       // Encryption on: every payload the worker sends is encrypted, every one it receives decrypted.
       ...(options.temporal.dataConverter ? { dataConverter: options.temporal.dataConverter } : {}),
+      // A bundle given has its interceptor modules built in (bundleWorkflows); otherwise the worker bundles them.
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+      ...(tracing ? { sinks: tracing.sinks } : {}),
       // Bodies are read again every turn; a worker-side cache keeps the recent ones.
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
       maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE_SIZE,
@@ -93,7 +106,15 @@ export async function createAgentWorker(
       // Each activity reads and writes only the objects of the agent whose workflow scheduled it.
       interceptors: {
         ...options.interceptors,
-        activity: [ownAgentOnly, ...(options.interceptors?.activity ?? [])],
+        activity: [...(tracing ? [tracing.activity] : []), ownAgentOnly, ...(options.interceptors?.activity ?? [])],
+        ...(options.workflowBundle
+          ? {}
+          : {
+              workflowModules: [
+                ...workflowInterceptorModules(tracing !== undefined),
+                ...(options.interceptors?.workflowModules ?? []),
+              ],
+            }),
       },
     });
     return { worker, connection };

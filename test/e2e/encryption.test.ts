@@ -53,7 +53,9 @@ beforeAll(async () => {
   const binaries = await ensureBinaries([TEMPORAL], { cacheDir: settings.cacheDir });
   // Temporal only (MinIO is the shared one), with the codec server the UI decodes through.
   stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries, codec: new EncryptionCodec(keys) });
-  encrypted = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace, encryptionDataConverter(keys));
+  encrypted = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace, {
+    dataConverter: encryptionDataConverter(keys),
+  });
   model = await startChatServer((request) => ({
     content: `noted (${request.body.messages.length}): ${textOf(request.body.messages.at(-1)?.content)}`,
   }));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type protos from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 
 export type History = temporal.api.history.v1.IHistory;
@@ -86,6 +86,7 @@ export async function replayHistoryFixtures(
   bundle: WorkflowBundleWithSourceMap,
   fixtures: HistoryFixture[],
   dir = HISTORIES_DIR,
+  options: Pick<ReplayWorkerOptions, 'sinks'> = {},
 ): Promise<Map<string, Error | undefined>> {
   const results = new Map<string, Error | undefined>();
   const histories = fixtures.map((fixture) => ({
@@ -93,7 +94,7 @@ export async function replayHistoryFixtures(
     history: readHistoryFixture(fixture, dir),
   }));
   for await (const result of Worker.runReplayHistories(
-    { workflowBundle: bundle, replayName: 'longrun-history-fixtures' },
+    { workflowBundle: bundle, replayName: 'longrun-history-fixtures', ...options },
     histories,
   )) {
     results.set(result.workflowId, result.error);

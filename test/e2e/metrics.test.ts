@@ -1,0 +1,237 @@
+/**
+ * The worker's Prometheus endpoint (LONGRUN_METRICS_ADDRESS, docs/metrics.md): a worker process (worker/main.ts)
+ * against the shared stack and a scripted model, scraped before, during and after turns, model errors and a forced
+ * compaction. longrun's counters move by what happened (turns, model calls and their errors by class, tokens,
+ * compactions by trigger and strategy, tokens saved, bytes offloaded) and the SDK's own metrics are served beside
+ * them. A bad address is refused naming the variable.
+ */
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parsePrometheus } from '../../bench/scale/results.ts';
+import type { Metrics } from '../../bench/scale/results.ts';
+import { closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { METRIC_LIST, METRICS } from '../../contract/metrics.ts';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
+import { textOf } from '../../engine/messages.ts';
+import { startChatServer } from '../../llm/chat-server.ts';
+import type { ChatServer, ScriptedReply } from '../../llm/chat-server.ts';
+import { freePort } from '../../stack/ports.ts';
+import { newAgentId, sharedStackEnv, spawnWorker } from '../support/harness.ts';
+
+const SUMMARY = JSON.stringify({
+  task_overview: 'Keep a log of the turns.',
+  current_state: 'Four turns logged.',
+  important_discoveries: 'Nothing failed.',
+  next_steps: 'Go on logging.',
+  context_to_preserve: 'turn numbers',
+});
+
+let model: ChatServer;
+let worker: ChildProcessWithoutNullStreams;
+let client: Client;
+let metricsUrl: string;
+const dataDir = mkdtempSync(join(tmpdir(), 'longrun-metrics-'));
+const taskQueue = `metrics-${Date.now()}`;
+/** Faults the model answers the next requests of a turn with, in order (then it answers). */
+const faults: ScriptedReply[] = [];
+/** While set, the model holds its answer to a turn until released. */
+let hold: { reached: () => void; release: Promise<void> } | undefined;
+
+beforeAll(async () => {
+  model = await startChatServer(async (request) => {
+    if (request.body.response_format) {
+      return { content: SUMMARY, usage: { prompt_tokens: 700, completion_tokens: 80 } };
+    }
+    const fault = faults.shift();
+    if (fault) return fault;
+    if (hold) {
+      const held = hold;
+      hold = undefined;
+      held.reached();
+      await held.release;
+    }
+    const text = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
+    return { content: `logged: ${text.slice(0, 40)}`, usage: { prompt_tokens: 120, completion_tokens: 9 } };
+  });
+  const port = await freePort();
+  metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  worker = await spawnWorker(
+    'worker/main.ts',
+    {
+      LONGRUN_TASK_QUEUE: taskQueue,
+      LONGRUN_DATA_DIR: dataDir,
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: model.baseURL,
+      LONGRUN_METRICS_ADDRESS: `127.0.0.1:${port}`,
+    },
+    ['--no-demo'],
+  );
+  const stack = inject('stack');
+  client = await connectClient(localTemporalTarget(stack.temporalAddress, stack.namespace));
+}, 120_000);
+
+afterAll(async () => {
+  await client?.connection.close();
+  if (worker && worker.exitCode === null && worker.signalCode === null) {
+    const exited = new Promise((resolve) => worker.on('exit', resolve));
+    worker.kill('SIGTERM');
+    await exited;
+  }
+  await model?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function scrape(): Promise<Metrics> {
+  const response = await fetch(metricsUrl);
+  expect(response.status).toBe(200);
+  return parsePrometheus(await response.text());
+}
+
+/** The sum of a metric's series whose labels include `labels` (0 when there is none). */
+function total(metrics: Metrics, name: string, labels: Record<string, string> = {}): number {
+  return (metrics.get(name) ?? [])
+    .filter((series) => Object.entries(labels).every(([key, value]) => series.labels[key] === value))
+    .reduce((sum, series) => sum + series.value, 0);
+}
+
+/** How much each of `names` moved between two scrapes, with `labels`. */
+function moved(before: Metrics, after: Metrics, name: string, labels: Record<string, string> = {}): number {
+  return total(after, name, labels) - total(before, name, labels);
+}
+
+describe('the worker serves Prometheus metrics at LONGRUN_METRICS_ADDRESS', () => {
+  it('counts turns, model calls, errors by class, tokens and a forced compaction; the SDK metrics beside them', async () => {
+    const agentId = newAgentId('metrics');
+    await startAgent(client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue,
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
+    });
+    const before = await scrape();
+    const turnCount = `${METRICS.turnLatency.name}_count`;
+    const callCount = `${METRICS.modelCallLatency.name}_count`;
+
+    // A turn whose first two model calls fail (429, then 500), retried until the model answers.
+    faults.push({ status: 429, error: 'slow down', headers: { 'retry-after': '1' } }, { status: 500, error: 'oops' });
+    expect((await sendMessage(client, agentId, `turn 1: ${'all is well. '.repeat(150)}`)).reply).toMatch(/^logged/);
+    const afterFirst = await scrape();
+    expect(moved(before, afterFirst, turnCount, { outcome: 'ok' })).toBe(1);
+    expect(moved(before, afterFirst, callCount, { purpose: 'turn', result: 'error' })).toBe(2);
+    expect(moved(before, afterFirst, callCount, { purpose: 'turn', result: 'ok' })).toBe(1);
+    const errors = METRICS.modelCallErrors.name;
+    expect(moved(before, afterFirst, errors, { purpose: 'turn', class: 'rate_limit' })).toBe(1);
+    expect(moved(before, afterFirst, errors, { purpose: 'turn', class: 'server' })).toBe(1);
+    expect(moved(before, afterFirst, METRICS.modelTokens.name, { purpose: 'turn', kind: 'prompt' })).toBe(120);
+    expect(moved(before, afterFirst, METRICS.modelTokens.name, { purpose: 'turn', kind: 'completion' })).toBe(9);
+
+    // During a turn (the model holding its answer): the endpoint answers, the turn is not counted yet.
+    let reached!: () => void;
+    let release!: () => void;
+    const atModel = new Promise<void>((resolve) => (reached = resolve));
+    hold = { reached, release: new Promise<void>((resolve) => (release = resolve)) };
+    const pending = sendMessage(client, agentId, `turn 2: ${'all is well. '.repeat(150)}`);
+    await atModel;
+    const during = await scrape();
+    expect(moved(afterFirst, during, turnCount)).toBe(0);
+    // The activity in flight holds one of the worker's activity slots (an SDK metric).
+    expect(total(during, 'temporal_worker_task_slots_used', { worker_type: 'ActivityWorker' })).toBeGreaterThanOrEqual(
+      1,
+    );
+    release();
+    await pending;
+    for (let turn = 3; turn <= 4; turn++)
+      await sendMessage(client, agentId, `turn ${turn}: ${'all is well. '.repeat(150)}`);
+    const afterTurns = await scrape();
+    expect(moved(afterFirst, afterTurns, turnCount, { outcome: 'ok' })).toBe(3);
+    expect(total(afterTurns, `${METRICS.turnLatency.name}_sum`)).toBeGreaterThan(0);
+
+    // A forced compaction that summarizes: counted by trigger and strategy, with what it saved and offloaded.
+    const result = await compactAgent(client, agentId, { strategy: 'summarize' });
+    expect(result.compacted, result.reason).toBe(true);
+    const event = result.event!;
+    const after = await scrape();
+    const forced = { trigger: 'forced' };
+    expect(moved(afterTurns, after, METRICS.compactions.name, forced)).toBe(1);
+    expect(moved(afterTurns, after, METRICS.compactionSteps.name, { ...forced, strategy: 'summarize' })).toBe(1);
+    expect(moved(afterTurns, after, METRICS.compactionTokensSaved.name, forced)).toBe(
+      event.tokensBefore - event.tokensAfter,
+    );
+    expect(event.tokensBefore - event.tokensAfter).toBeGreaterThan(0);
+    expect(moved(afterTurns, after, `${METRICS.compactionTokensBefore.name}_sum`, forced)).toBe(event.tokensBefore);
+    expect(moved(afterTurns, after, `${METRICS.compactionTokensAfter.name}_sum`, forced)).toBe(event.tokensAfter);
+    expect(moved(afterTurns, after, METRICS.compactionRemovedMessages.name, forced)).toBe(event.removedCount);
+    expect(moved(afterTurns, after, METRICS.compactionOffloadedBytes.name, forced)).toBeGreaterThan(
+      event.removedCount * 500, // each removed message is over 1,900 characters of text
+    );
+    expect(moved(afterTurns, after, METRICS.compactionFactsPinned.name, forced)).toBe(event.facts?.pinned.length ?? 0);
+    expect(moved(afterTurns, after, `${METRICS.compactionDuration.name}_count`, forced)).toBe(1);
+    expect(moved(afterTurns, after, callCount, { purpose: 'summary', result: 'ok' })).toBeGreaterThanOrEqual(1);
+    expect(
+      moved(afterTurns, after, METRICS.modelTokens.name, { purpose: 'summary', kind: 'prompt' }),
+    ).toBeGreaterThanOrEqual(700);
+
+    // Histograms carry the buckets of the list (contract/metrics.ts), not the SDK's defaults.
+    const buckets = (after.get(`${METRICS.compactionTokensBefore.name}_bucket`) ?? []).map((s) => s.labels.le);
+    expect(buckets).toContain(String(METRICS.compactionTokensBefore.buckets[0]));
+
+    // The SDK's own metrics, from the same endpoint.
+    await closeAgent(client, agentId);
+    // The Update answers once the agent is closed; the workflow completes in the task after it.
+    let closed = await scrape();
+    for (let waited = 0; waited < 10_000 && !closed.has('temporal_workflow_completed'); waited += 250) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      closed = await scrape();
+    }
+    for (const name of [
+      'temporal_workflow_completed',
+      'temporal_workflow_task_schedule_to_start_latency_bucket',
+      'temporal_activity_execution_latency_bucket',
+      'temporal_sticky_cache_hit',
+      'temporal_request',
+    ]) {
+      expect(closed.has(name), `${name} is served (of ${[...closed.keys()].join(' ')})`).toBe(true);
+    }
+    expect(
+      moved(before, closed, 'temporal_workflow_completed', { workflow_type: 'agentWorkflow' }),
+    ).toBeGreaterThanOrEqual(1);
+    // Every longrun metric this session recorded is in the list, and has its type line.
+    const served = [...closed.keys()].filter((name) => name.startsWith('longrun_'));
+    const listed = new Set(
+      METRIC_LIST.flatMap((m) =>
+        (m.kind === 'histogram' ? ['_bucket', '_sum', '_count'] : ['']).map((s) => m.name + s),
+      ),
+    );
+    expect(served.filter((name) => !listed.has(name))).toEqual([]);
+    expect(served.length).toBeGreaterThan(METRIC_LIST.length);
+  });
+
+  it('refuses an address it cannot listen on, naming the variable', async () => {
+    const run = (address: string) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          [join(PROJECT_ROOT, 'worker/main.ts')],
+          {
+            encoding: 'utf8',
+            env: { ...process.env, ...sharedStackEnv(), LONGRUN_METRICS_ADDRESS: address, LONGRUN_DATA_DIR: dataDir },
+            timeout: 60_000,
+          },
+          (_error, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
+        );
+      });
+    const named = await run('localhost:9464');
+    expect(named.code).toBe(1);
+    expect(named.stderr).toContain('LONGRUN_METRICS_ADDRESS: must be an IP address and a port');
+    // The port the first worker serves on is taken.
+    const taken = await run(new URL(metricsUrl).host);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`LONGRUN_METRICS_ADDRESS: cannot serve metrics on ${new URL(metricsUrl).host}`);
+  });
+});
