@@ -24,7 +24,8 @@ import { BINARIES } from '../../stack/binaries.ts';
 import { startEmbeddedStack } from '../../stack/index.ts';
 import type { EmbeddedStack } from '../../stack/index.ts';
 import { freePorts } from '../../stack/ports.ts';
-import { ensureBinaries } from '../../stack/setup.ts';
+import { startClusterStack } from '../../stack/cluster.ts';
+import { ensureBinaries, ensureClusterBinaries } from '../../stack/setup.ts';
 import { serversEnv, WorkerProcess } from '../../stack/worker-process.ts';
 import { percentile } from '../stats.ts';
 import { scaleResponder } from './model.ts';
@@ -96,15 +97,17 @@ interface TurnRecord {
   modelMs: number;
 }
 
-/** The servers the run talks to, whichever mode started them. */
+/** The servers the run talks to: the Temporal dev server (SQLite in memory) or cluster mode (Temporal on PostgreSQL). */
 async function startStack(options: ScaleOptions): Promise<EmbeddedStack> {
   const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-scale' });
   const dynamicConfig = { 'limit.historyCount.suggestContinueAsNew': options.continueAsNewEvents };
+  const common = { mode: 'ephemeral', settings, dynamicConfig, log: options.log } as const;
   if (options.stack === 'cluster') {
-    throw new Error('--stack cluster: cluster mode is not in this tree yet (stack/cluster.ts); use --stack dev');
+    const binaries = await ensureClusterBinaries({ cacheDir: settings.cacheDir, log: options.log });
+    return startClusterStack({ ...common, binaries, historyShards: settings.historyShards });
   }
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir, log: options.log });
-  return startEmbeddedStack({ mode: 'ephemeral', settings, binaries, dynamicConfig, log: options.log });
+  return startEmbeddedStack({ ...common, binaries });
 }
 
 function gitCommit(): string {
@@ -567,8 +570,11 @@ async function readRuns(client: Client, taskQueue: string) {
  * deadline passed ('context deadline exceeded'), or whose client gave up waiting ('context canceled').
  */
 function serverLogErrors(stack: EmbeddedStack): { errors: number; timeouts: number; sample: string[] } {
-  const path = join(stack.dataDir, 'logs', 'temporal.log');
-  if (!existsSync(path)) return { errors: 0, timeouts: 0, sample: [] };
+  // The dev server's log, or cluster mode's Temporal server's.
+  const path = ['temporal.log', 'temporal-server.log']
+    .map((name) => join(stack.dataDir, 'logs', name))
+    .find((file) => existsSync(file));
+  if (!path) return { errors: 0, timeouts: 0, sample: [] };
   const lines = readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => /"level":"error"|\bERROR\b|level=error/i.test(line));
