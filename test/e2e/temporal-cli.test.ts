@@ -19,6 +19,28 @@ afterAll(async () => {
 });
 
 describe('the temporal CLI on an agent', () => {
+  it('workflow start with a compaction policy (backgroundRatio), then query state', async () => {
+    const agentId = newAgentId('tcli');
+    const workflowId = agentWorkflowId(agentId);
+    await temporal(
+      'workflow',
+      'start',
+      '--type',
+      'agentWorkflow',
+      '--task-queue',
+      h.taskQueue,
+      '--workflow-id',
+      workflowId,
+      '--input',
+      JSON.stringify({ agentId, model: 'gpt-4o-mini', compaction: { backgroundRatio: 0.6 } }),
+    );
+    await sendMessage(h.client, agentId, 'hello');
+    const state = JSON.parse(await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'state')) as {
+      queryResult: [AgentState];
+    };
+    expect(state.queryResult[0].policy).toMatchObject({ preset: 'default', backgroundRatio: 0.6 });
+  });
+
   it('update send, signal message, query state, signal close', async () => {
     const agentId = newAgentId('tcli');
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
