@@ -133,7 +133,9 @@ const UPDATE_FAILURES: Partial<Record<FailureType, { exit: number; prefix: strin
 const HELP = `longrun — durable long-running LLM agents on Temporal
 
 Usage:
-  longrun up [--once] [--no-demo]            the main job: stack, worker and demo (same as npm start)
+  longrun up [--once] [--no-demo] [--cluster]
+                                              the main job: stack, worker and demo (same as npm start);
+                                              --cluster: PostgreSQL, Temporal server, UI, MinIO, 2 workers
   longrun start <agent> [--model M] [--system TEXT] [--window TOKENS] [--preset NAME]
                 [--background RATIO|off] [--max-steps N] [--max-turn-tokens N] [--max-turn-seconds N]
                                               start an agent (idempotent while it runs; an id whose

@@ -1,7 +1,9 @@
 /**
- * A crash of either server in the middle of a turn loses nothing. Each test runs its own Temporal dev server (SQLite
- * on disk, as `npm start` runs it) and MinIO, kills one with SIGKILL at the worst moment, starts it again on the same
- * port and data, and checks that the turn completes with every message stored once.
+ * A crash of either server in the middle of a turn loses nothing. The file runs its own Temporal server and MinIO,
+ * kills one with SIGKILL at the worst moment, starts it again on the same port and data, and checks that the turn
+ * completes with every message stored once. Under `npm test` the server is the dev server on SQLite on disk (as
+ * `npm start` runs it); under `npm run test:cluster` it is a cluster of the file's own (stack/cluster.ts): the
+ * Temporal server on PostgreSQL, killed and started again on the same database.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,14 +18,14 @@ import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
 import { BINARIES } from '../../stack/binaries.ts';
+import { startClusterStack } from '../../stack/cluster.ts';
 import { minioOptionsIn, temporalOptionsIn } from '../../stack/index.ts';
 import { startMinio } from '../../stack/minio.ts';
-import type { MinioOptions, RunningMinio } from '../../stack/minio.ts';
 import { freePorts } from '../../stack/ports.ts';
 import type { ServerProcess } from '../../stack/process.ts';
-import { ensureBinaries } from '../../stack/setup.ts';
+import { ensureBinaries, ensureClusterBinaries } from '../../stack/setup.ts';
 import { startTemporal } from '../../stack/temporal.ts';
-import type { RunningTemporal, TemporalDevServerOptions } from '../../stack/temporal.ts';
+import type { S3Target } from '../../storage/s3.ts';
 import { messageKey } from '../../contract/keys.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
@@ -31,12 +33,66 @@ import type { InProcessAgents } from '../../worker/in-process.ts';
 import { sendUpdate } from '../../contract/agent.ts';
 import { defineTool, ToolRegistry } from '../../activities/tools.ts';
 import { newAgentId } from '../support/harness.ts';
+import { onCluster } from '../support/stack-kind.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'longrun-crashes-'));
-let temporalOptions: TemporalDevServerOptions;
-let minioOptions: MinioOptions;
-let temporal: RunningTemporal;
-let minio: RunningMinio;
+/** The servers the crashes happen to. */
+interface CrashServers {
+  address: string;
+  namespace: string;
+  s3: S3Target;
+  process(server: 'temporal' | 'minio'): ServerProcess;
+  /** Starts the server again on the same port and data. */
+  start(server: 'temporal' | 'minio'): Promise<void>;
+  close(): Promise<void>;
+}
+
+const BUCKET = 'crashes';
+
+/** The Temporal dev server on SQLite on disk and MinIO, in a folder of the file's own. */
+async function embeddedServers(): Promise<CrashServers> {
+  const dir = mkdtempSync(join(tmpdir(), 'longrun-crashes-'));
+  const settings = loadSettings(process.env);
+  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
+  const [port, uiPort, s3Port, consolePort] = (await freePorts(4)) as [number, number, number, number];
+  const temporalOptions = temporalOptionsIn(
+    dir,
+    { binary: binaries.temporal!, port, uiPort, namespace: 'default' },
+    true,
+  );
+  const minioOptions = minioOptionsIn(dir, { binary: binaries.minio!, port: s3Port, consolePort, bucket: BUCKET });
+  let [temporal, minio] = await Promise.all([startTemporal(temporalOptions), startMinio(minioOptions)]);
+  return {
+    address: temporal.address,
+    namespace: temporal.namespace,
+    s3: minio.target,
+    process: (server) => (server === 'temporal' ? temporal.process : minio.process),
+    start: async (server) => {
+      if (server === 'temporal') temporal = await startTemporal(temporalOptions);
+      else minio = await startMinio(minioOptions);
+    },
+    close: async () => {
+      await Promise.all([temporal.process.stop(), minio.process.stop()]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A cluster of the file's own: PostgreSQL, the Temporal server (the one killed), its UI, MinIO. */
+async function clusterServers(): Promise<CrashServers> {
+  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: BUCKET });
+  const binaries = await ensureClusterBinaries({ cacheDir: settings.cacheDir });
+  const stack = await startClusterStack({ mode: 'ephemeral', settings, binaries });
+  return {
+    address: stack.temporal.address,
+    namespace: stack.temporal.namespace,
+    s3: stack.minio!.target,
+    process: (server) => stack.processes[server]!,
+    start: (server) => stack.restart(server),
+    close: () => stack.stop(),
+  };
+}
+
+let servers: CrashServers;
 let model: ChatServer;
 let agents: InProcessAgents;
 let store: S3BlobStore;
@@ -67,12 +123,7 @@ async function crash(server: ServerProcess): Promise<void> {
 }
 
 beforeAll(async () => {
-  const settings = loadSettings(process.env);
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const [port, uiPort, s3Port, consolePort] = (await freePorts(4)) as [number, number, number, number];
-  temporalOptions = temporalOptionsIn(dir, { binary: binaries.temporal!, port, uiPort, namespace: 'default' }, true);
-  minioOptions = minioOptionsIn(dir, { binary: binaries.minio!, port: s3Port, consolePort, bucket: 'crashes' });
-  [temporal, minio] = await Promise.all([startTemporal(temporalOptions), startMinio(minioOptions)]);
+  servers = onCluster ? await clusterServers() : await embeddedServers();
   model = await startChatServer(async (request) => {
     const lastMessage = request.body.messages.at(-1);
     const last = textOf(lastMessage?.content);
@@ -91,9 +142,9 @@ beforeAll(async () => {
     }
     return { content: `re: ${last}` };
   });
-  store = new S3BlobStore(minio.target);
+  store = new S3BlobStore(servers.s3);
   agents = await startInProcessAgents({
-    temporal: localTemporalTarget(temporal.address, temporal.namespace),
+    temporal: localTemporalTarget(servers.address, servers.namespace),
     taskQueue: 'crashes',
     deps: {
       store,
@@ -101,13 +152,12 @@ beforeAll(async () => {
       tools: new ToolRegistry([sideEffect]),
     },
   });
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await agents?.close();
   await model?.close();
-  await Promise.all([temporal?.process.stop(), minio?.process.stop()]);
-  rmSync(dir, { recursive: true, force: true });
+  await servers?.close();
 });
 
 /** Every user message of the agent, in order, each with its body in S3. */
@@ -132,11 +182,11 @@ describe('a server crash mid-turn', () => {
       agentHandle(agents.client, agentId).executeUpdate(sendUpdate, { args: [{ text: 'turn 3' }], updateId: 'turn-3' });
     void send().catch(() => {}); // its connection dies with the server; asked again below, same Update id
     await atModel;
-    await crash(temporal.process);
+    await crash(servers.process('temporal'));
     release(); // the answer reaches a worker that cannot report it
     held = undefined;
     await sleep(1_000);
-    temporal = await startTemporal(temporalOptions);
+    await servers.start('temporal');
 
     const result = await send();
     expect(result).toMatchObject({ turn: 3, reply: 're: turn 3' });
@@ -151,10 +201,10 @@ describe('a server crash mid-turn', () => {
     for (let i = 1; i <= 2; i++) await sendMessage(agents.client, agentId, `turn ${i}`);
 
     const requestsBefore = model.requests.length;
-    await crash(minio.process);
+    await crash(servers.process('minio'));
     const turn = sendMessage(agents.client, agentId, 'turn 3');
     await sleep(3_000); // the turn's storage fails meanwhile and is retried
-    minio = await startMinio(minioOptions);
+    await servers.start('minio');
 
     expect(await turn).toMatchObject({ turn: 3, reply: 're: turn 3' });
     expect(await userMessages(agentId)).toEqual(['turn 1', 'turn 2', 'turn 3']);
@@ -176,10 +226,8 @@ describe('a server crash mid-turn', () => {
     toolRuns.length = 0;
     let restarted!: Promise<void>;
     onRun = async () => {
-      await crash(minio.process); // the tool has done its work; storing its result meets no MinIO
-      restarted = sleep(4_000).then(async () => {
-        minio = await startMinio(minioOptions);
-      });
+      await crash(servers.process('minio')); // the tool has done its work; storing its result meets no MinIO
+      restarted = sleep(4_000).then(() => servers.start('minio'));
     };
     const result = await sendMessage(agents.client, agentId, 'use the tool');
     await restarted;

@@ -13,6 +13,14 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { freePorts } from '../../stack/ports.ts';
 import { sharedStackEnv } from '../support/harness.ts';
+import { onCluster } from '../support/stack-kind.ts';
+
+/**
+ * Under `npm run test:cluster`, only the case against the shared stack (then the cluster) runs: the others start the
+ * embedded stack of `npm start`, which `npm test` covers; their cluster counterparts (`longrun up --cluster`: --once,
+ * a taken port, kill -9, Ctrl-C) are in cluster-mode.test.ts.
+ */
+const embeddedOnly = it.skipIf(onCluster);
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -70,23 +78,26 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean
 }
 
 describe('npm start (the main job)', () => {
-  it('--once runs the demo conversation on the replayed model, exits 0 and leaves no process behind', async () => {
-    const env = await mainJobEnv();
-    const run = collect(startMainJob(['--once'], env));
-    const code = await run.exit;
-    const output = run.output();
-    expect(code, output).toBe(0);
-    expect(output).toContain('REPLAYED model');
-    expect(output).toMatch(/agent \(replayed model\) > Gladly\./);
-    expect(output).toContain('(turn 3,');
-    expect(output).toContain(`Temporal UI http://127.0.0.1:${env.LONGRUN_TEMPORAL_UI_PORT}`);
-    expect(output).toMatch(
-      /\[demo\] 3 turns, 7 messages stored in S3 under agents\/demo-[\d-]+\/messages\/; context \d+ of 128000 tokens/,
-    );
-    expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 5_000)).toBe(true);
-  });
+  embeddedOnly(
+    '--once runs the demo conversation on the replayed model, exits 0 and leaves no process behind',
+    async () => {
+      const env = await mainJobEnv();
+      const run = collect(startMainJob(['--once'], env));
+      const code = await run.exit;
+      const output = run.output();
+      expect(code, output).toBe(0);
+      expect(output).toContain('REPLAYED model');
+      expect(output).toMatch(/agent \(replayed model\) > Gladly\./);
+      expect(output).toContain('(turn 3,');
+      expect(output).toContain(`Temporal UI http://127.0.0.1:${env.LONGRUN_TEMPORAL_UI_PORT}`);
+      expect(output).toMatch(
+        /\[demo\] 3 turns, 7 messages stored in S3 under agents\/demo-[\d-]+\/messages\/; context \d+ of 128000 tokens/,
+      );
+      expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 5_000)).toBe(true);
+    },
+  );
 
-  it('fails clearly when a standard port is taken, naming the variable that moves it', async () => {
+  embeddedOnly('fails clearly when a standard port is taken, naming the variable that moves it', async () => {
     const env = await mainJobEnv();
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(Number(env.LONGRUN_TEMPORAL_PORT), '127.0.0.1', resolve));
@@ -103,14 +114,14 @@ describe('npm start (the main job)', () => {
     expect(processesMentioning(env.LONGRUN_DATA_DIR!)).toEqual([]);
   });
 
-  it('a bad setting is an error naming the variable, before anything starts', async () => {
+  embeddedOnly('a bad setting is an error naming the variable, before anything starts', async () => {
     const env = { ...(await mainJobEnv()), LONGRUN_MINIO_PORT: '99999' };
     const run = collect(startMainJob(['--once'], env));
     expect(await run.exit).toBe(1);
     expect(run.output()).toContain('LONGRUN_MINIO_PORT: must be an integer from 1 to 65535 (got "99999")');
   });
 
-  it('kill -9 of the main job takes the Temporal server and MinIO down with it', async () => {
+  embeddedOnly('kill -9 of the main job takes the Temporal server and MinIO down with it', async () => {
     const env = await mainJobEnv();
     const child = startMainJob([], env);
     const run = collect(child);
@@ -141,7 +152,7 @@ describe('npm start (the main job)', () => {
     expect(processesMentioning(env.LONGRUN_DATA_DIR!)).toEqual([]);
   });
 
-  it('Ctrl-C (SIGINT) stops the worker and the servers and exits 0', async () => {
+  embeddedOnly('Ctrl-C (SIGINT) stops the worker and the servers and exits 0', async () => {
     const env = await mainJobEnv();
     const child = startMainJob(['--no-demo'], env);
     const run = collect(child);
