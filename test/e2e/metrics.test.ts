@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parsePrometheus } from '../../bench/scale/results.ts';
 import type { Metrics } from '../../bench/scale/results.ts';
 import { closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import { METRIC_LIST, METRICS } from '../../contract/metrics.ts';
+import { METRIC_LIST, METRICS, SDK_METRICS } from '../../contract/metrics.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { textOf } from '../../engine/messages.ts';
@@ -189,15 +189,16 @@ describe('the worker serves Prometheus metrics at LONGRUN_METRICS_ADDRESS', () =
       await new Promise((resolve) => setTimeout(resolve, 250));
       closed = await scrape();
     }
-    for (const name of [
-      'temporal_workflow_completed',
-      'temporal_workflow_task_schedule_to_start_latency_bucket',
-      'temporal_activity_execution_latency_bucket',
-      'temporal_sticky_cache_hit',
-      'temporal_request',
-    ]) {
+    // Every one the docs and the dashboard use (contract/metrics.ts SDK_METRICS), but those that need what this
+    // session did not do (a cache miss, a failed run): the agent closed, and callModel attempts failed above.
+    const happened = new Set(['temporal_workflow_completed', 'temporal_activity_execution_failed']);
+    for (const metric of SDK_METRICS.filter((m) => m.onlyAfter === undefined || happened.has(m.name))) {
+      const name = metric.kind === 'histogram' ? `${metric.name}_bucket` : metric.name;
       expect(closed.has(name), `${name} is served (of ${[...closed.keys()].join(' ')})`).toBe(true);
     }
+    expect(
+      moved(before, closed, 'temporal_activity_execution_failed', { activity_type: 'callModel' }),
+    ).toBeGreaterThanOrEqual(2);
     expect(
       moved(before, closed, 'temporal_workflow_completed', { workflow_type: 'agentWorkflow' }),
     ).toBeGreaterThanOrEqual(1);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEFAULTS, PROJECT_ROOT } from '../../../config/settings.ts';
+import { DEFAULTS, loadSettings, PROJECT_ROOT } from '../../../config/settings.ts';
 import { DEFAULT_DYNAMIC_CONFIG } from '../../../stack/temporal.ts';
 import {
   NAMESPACE_RETENTION_DAYS,
@@ -35,13 +35,21 @@ const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
 
 /** Where each family of variables is read: our own code, or the library our code leaves it to. */
 const readers: Record<string, string> = {
-  'our code': ['config/settings.ts', 'config/temporal.ts', 'storage/s3.ts', 'llm/endpoint.ts', 'worker/process.ts']
+  'our code': [
+    'config/settings.ts',
+    'config/temporal.ts',
+    'config/tracing.ts',
+    'storage/s3.ts',
+    'llm/endpoint.ts',
+    'worker/process.ts',
+  ]
     .map(read)
     .join('\n'),
   '@temporalio/envconfig': read('node_modules/@temporalio/envconfig/lib/envconfig-toml.js'),
   openai: read('node_modules/openai/client.js'),
   '@aws-sdk/credential-provider-env': read('node_modules/@aws-sdk/credential-provider-env/dist-cjs/index.js'),
   '@smithy/core config': read('node_modules/@smithy/core/dist-cjs/submodules/config/index.js'),
+  '@opentelemetry/resources': read('node_modules/@opentelemetry/resources/build/src/detectors/EnvDetectorSync.js'),
 };
 
 function whoReads(variable: string): string[] {
@@ -140,6 +148,54 @@ describe('docker-compose.yml', () => {
   it('sets up the namespace as cluster mode does: the same retention', () => {
     const setup = String(services['temporal-setup']!.command);
     expect(setup).toContain(`namespace create -n default --retention ${NAMESPACE_RETENTION_DAYS}d`);
+  });
+
+  it("scrapes the worker's metrics endpoint with Prometheus, and provisions Grafana with it and the dashboard", () => {
+    const env = worker.environment!;
+    // The worker serves on every interface of its container, at the port Prometheus scrapes.
+    expect(loadSettings({ LONGRUN_METRICS_ADDRESS: env.LONGRUN_METRICS_ADDRESS }).metricsAddress).toBe('0.0.0.0:9464');
+    const prometheus = services.prometheus!;
+    expect((prometheus as Service & { volumes: string[] }).volumes).toContain(
+      './deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro',
+    );
+    const scrape = parse(read('deploy/prometheus.yml')) as {
+      scrape_configs: { job_name: string; metrics_path?: string; static_configs: { targets: string[] }[] }[];
+    };
+    const job = scrape.scrape_configs.find((config) => config.job_name === 'longrun-worker')!;
+    expect(job.metrics_path ?? '/metrics').toBe('/metrics');
+    expect(job.static_configs.flatMap((config) => config.targets)).toEqual([
+      `worker:${env.LONGRUN_METRICS_ADDRESS!.split(':')[1]}`,
+    ]);
+
+    const grafana = services.grafana! as Service & { volumes: string[] };
+    expect(grafana.volumes).toEqual(
+      expect.arrayContaining([
+        './deploy/grafana/provisioning:/etc/grafana/provisioning:ro',
+        './deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro',
+      ]),
+    );
+    const sources = parse(read('deploy/grafana/provisioning/datasources/prometheus.yml')) as {
+      datasources: { uid: string; type: string; url: string }[];
+    };
+    expect(sources.datasources).toEqual([
+      expect.objectContaining({
+        uid: 'prometheus',
+        type: 'prometheus',
+        url: `http://prometheus:${prometheus.ports![0]!.split(':')[1]}`,
+      }),
+    ]);
+    const providers = parse(read('deploy/grafana/provisioning/dashboards/longrun.yml')) as {
+      providers: { options: { path: string } }[];
+    };
+    expect(providers.providers.map((provider) => provider.options.path)).toEqual(['/var/lib/grafana/dashboards']);
+    // Every panel queries the provisioned data source.
+    const dashboard = JSON.parse(read('deploy/grafana/dashboards/longrun.json')) as {
+      panels: { type: string; datasource?: { uid: string }; targets?: { datasource?: { uid: string } }[] }[];
+    };
+    for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
+      expect(panel.datasource?.uid).toBe('prometheus');
+      for (const target of panel.targets ?? []) expect(target.datasource?.uid).toBe('prometheus');
+    }
   });
 });
 
