@@ -155,7 +155,23 @@ export async function runClusterJob(options: ClusterJobOptions): Promise<void> {
     }
     if (options.exitWhenDone || stop.requested) return;
     log(`\n[cluster] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
-    await stop.first;
+    // The servers and workers are children this process does not wait on (they must not keep it alive once it is
+    // done): a timer keeps it running until Ctrl-C, or until a worker ends, which ends the job.
+    const keepAlive = setInterval(() => {}, 60_000);
+    try {
+      const ended = await Promise.race([
+        stop.first.then(() => undefined),
+        ...workers.map((worker) => worker.exited.then(() => worker)),
+      ]);
+      if (ended) {
+        throw new Error(
+          `${ended.name} exited on its own (its log: ${ended.logPath}); stopping the cluster. Start it again with ` +
+            '`longrun up --cluster`: the agents continue where they were.',
+        );
+      }
+    } finally {
+      clearInterval(keepAlive);
+    }
     log(
       '\n[cluster] stopping: the workers finish their work in flight, then the servers. Ctrl-C again to stop at once.',
     );

@@ -40,7 +40,8 @@ export class ServerProcess {
   readonly name: string;
   readonly logPath: string;
   private readonly child: ChildProcess;
-  private exited: Promise<number | null>;
+  /** Resolves with the exit code once the server (its supervisor) has exited. */
+  readonly exited: Promise<number | null>;
   private exitCode: number | null | undefined;
 
   private constructor(options: ServerProcessOptions) {

@@ -1,7 +1,7 @@
 /**
  * `longrun up --cluster` as a user runs it, on free ports and a temporary data folder: the demo on the cluster (two
  * worker processes), a second start on the same folder, the errors that name a variable, and no process left behind
- * after --once, Ctrl-C or a kill -9 of the job; with encryption on, the cluster's UI decoding through the codec
+ * after --once, Ctrl-C, a worker's death or a kill -9 of the job; with encryption on, the cluster's UI decoding through the codec
  * server beside it.
  *
  * Runs in `npm run test:cluster` only (LONGRUN_STACK=cluster): cluster mode's programs are built by that command's
@@ -202,6 +202,28 @@ describe.runIf(onCluster)('longrun up --cluster', () => {
       expect(await run.exit, run.output()).toBe(0);
       expect(run.output()).toContain('[cluster] stopping: the workers finish their work in flight, then the servers');
       expect(await waitFor(() => tree.every((pid) => !alive(pid)), 15_000)).toBe(true);
+    },
+    CLUSTER_START_MS,
+  );
+
+  it(
+    'a worker that dies ends the job: exit 1, its log named, the other worker and the servers stopped',
+    async () => {
+      const env = await clusterEnv();
+      const child = startJob(['--no-demo'], env);
+      const run = collect(child);
+      const tree = await runningTree(child, run);
+      expect(await waitFor(() => run.output().includes('Ctrl-C to stop'), 10_000)).toBe(true);
+      const commandOf = (pid: number) =>
+        spawnSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).stdout;
+      const workers = tree.filter(
+        (pid) => /worker\/main\.ts/.test(commandOf(pid)) && !commandOf(pid).includes('supervisor'),
+      );
+      expect(workers).toHaveLength(2);
+      process.kill(workers[0]!, 'SIGKILL');
+      expect(await run.exit, run.output()).toBe(1);
+      expect(run.output()).toMatch(/Worker \d exited on its own \(its log: .*worker-\d\.log\); stopping the cluster/);
+      expect(await waitFor(() => tree.every((pid) => !alive(pid)), 20_000)).toBe(true);
     },
     CLUSTER_START_MS,
   );
