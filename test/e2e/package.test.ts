@@ -165,9 +165,12 @@ describe('longrun as a dependency', () => {
     expect(files).toContain('dist/workflows/index.js'); // the worker bundles the workflows from here
     expect(files).toContain('bin/longrun.js');
     expect(files).toContain('CHANGELOG.md');
+    // What `longrun up --cluster` runs the Temporal server with.
+    expect(files).toContain('deploy/temporal-server.yaml');
+    expect(files).toContain('deploy/temporal-dynamicconfig.yaml');
     // Nothing else: no sources, tests, fixtures, bench corpus, examples or data.
     const shipped =
-      /^(dist\/.+\.(js|d\.ts)|bin\/longrun\.js|demo\/session\.jsonl|CHANGELOG\.md|README\.md|package\.json)$/;
+      /^(dist\/.+\.(js|d\.ts)|bin\/longrun\.js|demo\/session\.jsonl|deploy\/temporal-(server|dynamicconfig)\.yaml|CHANGELOG\.md|README\.md|package\.json)$/;
     expect(files.filter((path) => !shipped.test(path))).toEqual([]);
     const installed = join(app, 'node_modules', 'longrun');
     expect((await stat(join(installed, 'dist', 'worker', 'index.js'))).isFile()).toBe(true);
