@@ -9,7 +9,6 @@ import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { encryptionDataConverter } from '../codec/payload-codec.ts';
 import { readEncryptionKeys } from './settings.ts';
 import { startTracing } from './tracing.ts';
@@ -84,6 +83,6 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
     namespace: target.namespace,
     ...(target.dataConverter ? { dataConverter: target.dataConverter } : {}),
     // Traced: each start, Update, Signal and Query is a span whose context the workflow's spans continue.
-    ...(target.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
+    ...(target.tracing ? { interceptors: { workflow: target.tracing.clientInterceptors() } } : {}),
   });
 }

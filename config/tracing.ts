@@ -11,10 +11,14 @@
  * (exported through a sink) all go through it. Spans are batched; {@link flushTracing} sends what is pending (a
  * command calls it before it exits).
  */
-import { Resource, envDetectorSync } from '@opentelemetry/resources';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { createRequire } from 'node:module';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
+import type * as TraceNode from '@opentelemetry/sdk-trace-node';
+import type { NodeTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { SettingsError } from './settings.ts';
 import type { Env } from './settings.ts';
 
@@ -36,7 +40,15 @@ export interface Tracing {
   provider: NodeTracerProvider;
   spanProcessor: SpanProcessor;
   resource: Resource;
+  /** The client's interceptor: each start, Update, Signal and Query a span whose context the workflow continues. */
+  clientInterceptors(): WorkflowClientInterceptor[];
 }
+
+/**
+ * The OpenTelemetry SDK and the Temporal interceptors are loaded only when traces are on: they take longer to load
+ * than the rest of a client, and every `longrun` command would pay for them.
+ */
+const load = createRequire(import.meta.url);
 
 function readUrl(env: Env, name: string): string | undefined {
   const raw = (env[name] ?? '').trim();
@@ -100,6 +112,12 @@ export function startTracing(env: Env = process.env): Tracing | undefined {
   if (running) return running;
   const config = tracingConfig(env);
   if (!config) return undefined;
+  const { Resource, envDetectorSync } = load('@opentelemetry/resources') as typeof Resources;
+  const { OTLPTraceExporter } = load('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp;
+  const { BatchSpanProcessor, NodeTracerProvider } = load('@opentelemetry/sdk-trace-node') as typeof TraceNode;
+  const { OpenTelemetryWorkflowClientInterceptor } = load(
+    '@temporalio/interceptors-opentelemetry',
+  ) as typeof TemporalOtel;
   const resource = new Resource({
     ...Resource.default().attributes,
     'service.name': DEFAULT_SERVICE_NAME,
@@ -108,7 +126,13 @@ export function startTracing(env: Env = process.env): Tracing | undefined {
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.url }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register();
-  running = { url: config.url, provider, spanProcessor, resource };
+  running = {
+    url: config.url,
+    provider,
+    spanProcessor,
+    resource,
+    clientInterceptors: () => [new OpenTelemetryWorkflowClientInterceptor()],
+  };
   if (!flushOnExit) {
     flushOnExit = true;
     // A script that ends on its own (no process.exit) sends what is pending first.

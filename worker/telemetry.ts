@@ -5,11 +5,7 @@
  * workflow's spans (from the interceptor module in the workflow bundle, exported through a sink).
  */
 import { createRequire } from 'node:module';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry';
+import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory, InjectedSinks, Logger, TelemetryOptions } from '@temporalio/worker';
@@ -21,10 +17,11 @@ import type { Tracing } from '../config/tracing.ts';
 /** Times each `send` Update (longrun_turn_latency_ms): in every workflow bundle. */
 export const TURN_TIMING_MODULE = modulePath(import.meta.url, '../workflows/turn-timing');
 
+/** Loads a package when it is needed: the tracing interceptors only when traces are on. */
+const load = createRequire(import.meta.url);
+
 /** The OpenTelemetry workflow interceptors (spans of the workflow, its Updates and the activities it schedules). */
-const TRACING_WORKFLOW_MODULE = createRequire(import.meta.url).resolve(
-  '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
-);
+const TRACING_WORKFLOW_MODULE = load.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
 /** The workflow interceptor modules a bundle needs: turn timing always, the tracing ones when traces are on. */
 export function workflowInterceptorModules(tracing: boolean): string[] {
@@ -74,6 +71,8 @@ export function workerTracing(tracing: Tracing): {
   activity: ActivityInterceptorsFactory;
   sinks: InjectedSinks<OpenTelemetrySinks>;
 } {
+  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } =
+    load('@temporalio/interceptors-opentelemetry') as typeof TemporalOtel;
   return {
     activity: (context) => ({
       inbound: new OpenTelemetryActivityInboundInterceptor(context),
