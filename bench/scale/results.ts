@@ -190,6 +190,8 @@ export interface ScaleResult {
     atS: number;
     /** From the stop signal until the new worker polled. */
     downMs: number;
+    /** Of it, until the old worker exited (it finishes its tasks in flight first). */
+    stopMs?: number;
     /** Per agent: from the restart to its first turn completed after it. */
     recoveryMs: LatencySummary | null;
     agents: number;
@@ -282,7 +284,7 @@ export function scaleTable(r: ScaleResult): string {
   if (r.restart) {
     rows.push([
       'worker restart: down / every agent answered again',
-      `${fixed(r.restart.downMs / 1000, 1)} s / ${r.restart.recoveryMs ? `p50 ${fixed(r.restart.recoveryMs.p50 / 1000, 1)} s, ` + `max ${fixed(r.restart.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.restart.recoveredWithin30s} of ${r.restart.agents} within 30 s`,
+      `${fixed(r.restart.downMs / 1000, 1)} s${r.restart.stopMs !== undefined ? ` (stopping ${fixed(r.restart.stopMs / 1000, 1)} s)` : ''} / ${r.restart.recoveryMs ? `p50 ${fixed(r.restart.recoveryMs.p50 / 1000, 1)} s, ` + `max ${fixed(r.restart.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.restart.recoveredWithin30s} of ${r.restart.agents} within 30 s`,
     ]);
   }
   for (const note of r.notes) rows.push(['note', note]);

@@ -405,7 +405,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   })();
 
   // The worker restart: a graceful stop, then a new process; every agent has a message due at this moment.
-  let restart: { at: number; downMs: number } | undefined;
+  let restart: { at: number; downMs: number; stopMs: number } | undefined;
   const restarter = (async () => {
     if (restartAtMs === undefined) return;
     await sleep(Math.max(0, t0 + restartAtMs - Date.now()), undefined, { signal: stopped.signal }).catch(() => {});
@@ -413,8 +413,9 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     const at = Date.now();
     log(`[scale] restarting the worker (SIGTERM, then a new process)`);
     await workers[0]!.stop();
+    const stopMs = Date.now() - at;
     await workers[0]!.start();
-    restart = { at, downMs: Date.now() - at };
+    restart = { at, downMs: Date.now() - at, stopMs };
     log(`[scale] worker back after ${(restart.downMs / 1000).toFixed(1)} s`);
   })();
 
@@ -524,6 +525,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
           restart: {
             atS: Math.round((restart.at - t0) / 1000),
             downMs: restart.downMs,
+            stopMs: restart.stopMs,
             recoveryMs: latencySummary(restartRecovery),
             agents: tallies.filter((a) => a.scheduled > 0 && restartAtMs !== undefined).length,
             recoveredWithin30s: restartRecovery.filter((ms) => ms <= 30_000).length,

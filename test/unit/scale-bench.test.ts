@@ -310,6 +310,7 @@ describe('the results', () => {
       ...result('r'),
       restart: {
         atS: 300,
+        stopMs: 2_000,
         downMs: 9_000,
         recoveryMs: latencySummary([5_000, 40_000]),
         agents: 10,
@@ -325,7 +326,7 @@ describe('the results', () => {
       /schedule-to-start mean \(p50, p99 at most\) +40 ms \(≤ 100 ms, ≤ 1 s\); activities 1 ms/,
       /history per run .* 244\.1 \/ 341\.8 KB \(141 events, 21 runs\)/,
       /agents compacted \/ continued as new +10 \/ 10 of 10/,
-      /worker restart: .* 9\.0 s .* max 40\.0 s; 9 of 10 within 30 s/,
+      /worker restart: .* 9\.0 s \(stopping 2\.0 s\) .* max 40\.0 s; 9 of 10 within 30 s/,
     ]) {
       expect(table).toMatch(figure);
     }
