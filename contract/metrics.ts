@@ -182,110 +182,94 @@ export interface SdkMetric {
   kind: MetricKind | 'gauge';
   /** Its labels besides `namespace`, `task_queue` and `service_name`, which the SDK puts on all. */
   labels: readonly string[];
-  description: string;
   /** The series appears only once this has happened (the runtime exports a metric from its first value). */
   onlyAfter?: string;
 }
 
 /**
- * The SDK metrics (SDK 1.24 names, its default `temporal_` prefix, durations in ms) the docs explain and the Grafana
- * dashboard queries; the SDK serves more (Temporal's SDK metrics reference).
+ * The SDK metrics (SDK 1.24 names, its default `temporal_` prefix, durations in ms) the Grafana dashboard queries and
+ * docs/metrics.md explains (what each means is there); the SDK serves more (Temporal's SDK metrics reference).
  */
 export const SDK_METRICS: readonly SdkMetric[] = [
   {
     name: 'temporal_workflow_task_schedule_to_start_latency',
     kind: 'histogram',
     labels: [],
-    description: 'How long a workflow task waited for a worker to take it: the first sign of too few workers.',
   },
   {
     name: 'temporal_workflow_task_execution_latency',
     kind: 'histogram',
     labels: ['workflow_type'],
-    description: 'How long the worker took to run a workflow task (the agent loop between two awaits).',
   },
   {
     name: 'temporal_workflow_task_replay_latency',
     kind: 'histogram',
     labels: ['workflow_type'],
-    description: 'How long replaying a history took, when a workflow was not in the cache.',
   },
   {
     name: 'temporal_activity_schedule_to_start_latency',
     kind: 'histogram',
     labels: ['activity_type'],
-    description: 'How long an activity (a model call, a tool, a compaction step) waited for a worker to take it.',
   },
   {
     name: 'temporal_activity_execution_latency',
     kind: 'histogram',
     labels: ['activity_type'],
-    description: 'How long an activity attempt ran, by activity type.',
   },
   {
     name: 'temporal_activity_execution_failed',
     kind: 'counter',
     labels: ['activity_type'],
-    description: 'Activity attempts that failed (each is retried as its policy says).',
     onlyAfter: 'an activity attempt failed',
   },
   {
     name: 'temporal_sticky_cache_hit',
     kind: 'counter',
     labels: ['workflow_type'],
-    description: 'Workflow tasks served from the worker cache (LONGRUN_WORKFLOW_CACHE_SIZE) without a replay.',
   },
   {
     name: 'temporal_sticky_cache_miss',
     kind: 'counter',
     labels: ['workflow_type'],
-    description: 'Workflow tasks whose workflow was not in the cache and was replayed from its history.',
     onlyAfter: 'a workflow was not in the cache',
   },
   {
     name: 'temporal_sticky_cache_size',
     kind: 'gauge',
     labels: [],
-    description: 'Workflows in the worker cache now.',
   },
   {
     name: 'temporal_worker_task_slots_used',
     kind: 'gauge',
     labels: ['worker_type'],
-    description: 'Tasks the worker runs now, by kind (WorkflowWorker, ActivityWorker, LocalActivityWorker).',
   },
   {
     name: 'temporal_worker_task_slots_available',
     kind: 'gauge',
     labels: ['worker_type'],
-    description: 'Tasks the worker could take on now, by kind.',
   },
   {
     name: 'temporal_workflow_completed',
     kind: 'counter',
     labels: ['workflow_type'],
-    description: 'Workflow runs that completed (an agent closed).',
     onlyAfter: 'a workflow run completed',
   },
   {
     name: 'temporal_workflow_continue_as_new',
     kind: 'counter',
     labels: ['workflow_type'],
-    description: 'Workflow runs that continued as new (an agent handing over to its next run).',
     onlyAfter: 'a workflow run continued as new',
   },
   {
     name: 'temporal_workflow_failed',
     kind: 'counter',
     labels: ['workflow_type'],
-    description: 'Workflow runs that failed (an agent that cannot go on; never expected).',
     onlyAfter: 'a workflow run failed',
   },
   {
     name: 'temporal_request_failure',
     kind: 'counter',
     labels: ['operation'],
-    description: "The worker's requests to the Temporal server that failed, by operation.",
     onlyAfter: 'a request to the server failed',
   },
 ];
