@@ -14,7 +14,7 @@ import { connectClient, loadTemporalTarget, localTemporalTarget } from '../confi
 import { usesReplayedModel } from '../llm/endpoint.ts';
 import { startClusterStack } from '../stack/cluster.ts';
 import type { ClusterStack } from '../stack/cluster.ts';
-import { tailOfFile } from '../stack/logs.ts';
+import { sizeOfFile, textOfFileFrom } from '../stack/logs.ts';
 import { ServerProcess } from '../stack/process.ts';
 import { ensureClusterBinaries } from '../stack/setup.ts';
 import { serversEnv } from '../stack/worker-process.ts';
@@ -65,6 +65,8 @@ export function clusterWorkerEnv(env: NodeJS.ProcessEnv, servers: NodeJS.Process
 }
 
 async function startWorker(index: number, env: NodeJS.ProcessEnv, logPath: string): Promise<ServerProcess> {
+  // The log is appended to across starts: only what this start writes counts.
+  const from = sizeOfFile(logPath);
   return ServerProcess.start({
     name: `Worker ${index}`,
     command: process.execPath,
@@ -72,8 +74,8 @@ async function startWorker(index: number, env: NodeJS.ProcessEnv, logPath: strin
     env,
     logPath,
     startTimeoutMs: WORKER_START_TIMEOUT_MS,
-    // The worker says so once it polls (worker/process.ts); its log only grows.
-    healthy: () => Promise.resolve(tailOfFile(logPath, 200).includes('[worker] polling task queue')),
+    // The worker says so once it polls (worker/process.ts).
+    healthy: () => Promise.resolve(textOfFileFrom(logPath, from).includes('[worker] polling task queue')),
   });
 }
 

@@ -31,3 +31,30 @@ export function tailOfText(text: string, lines: number): string {
     .map((line) => `    ${line}`)
     .join('\n');
 }
+
+/** What a text file holds from byte `offset` on, at most `maxBytes` of it ('' when the file is missing). */
+export function textOfFileFrom(path: string, offset: number, maxBytes = TAIL_BYTES): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const length = Math.max(0, Math.min(statSync(path).size - offset, maxBytes));
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, offset);
+    return buffer.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The size of a file now (0 when it is missing): where what a process writes next begins. */
+export function sizeOfFile(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}

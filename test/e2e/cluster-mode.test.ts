@@ -11,11 +11,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EncryptionCodec } from '../../codec/payload-codec.ts';
 import { payloadToJson } from '../../codec/server.ts';
@@ -52,11 +52,23 @@ async function clusterEnv(): Promise<NodeJS.ProcessEnv> {
   return env;
 }
 
+/** The jobs a test started: one still running when it ends (it failed) is killed, with its servers. */
+const jobs: ChildProcessWithoutNullStreams[] = [];
+afterEach(async () => {
+  for (const job of jobs.splice(0)) {
+    if (job.exitCode === null && job.signalCode === null) job.kill('SIGKILL');
+  }
+  // Its supervisors stop the servers; the next test must not meet them on the same folder.
+  await waitFor(() => serversOfTheFolder().length === 0, 30_000);
+});
+
 function startJob(args: string[], env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, [join(PROJECT_ROOT, 'commands/up.ts'), '--cluster', ...args], {
+  const job = spawn(process.execPath, [join(PROJECT_ROOT, 'commands/up.ts'), '--cluster', ...args], {
     env,
     cwd: PROJECT_ROOT,
   });
+  jobs.push(job);
+  return job;
 }
 
 function collect(child: ChildProcessWithoutNullStreams): { output: () => string; exit: Promise<number | null> } {
@@ -72,12 +84,28 @@ function serversOfTheFolder(): string[] {
   return result.stdout.split('\n').filter((line) => line.trim() !== '' && !line.includes('pgrep'));
 }
 
-/** Every process below `pid`, now. */
+/** The command line of a process ('' once it is gone), read from /proc. */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Every process below `pid`, now (read from /proc). */
 function descendants(pid: number): number[] {
-  const table = spawnSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
-    .stdout.split('\n')
-    .map((line) => line.trim().split(/\s+/).map(Number))
-    .filter((pair) => pair.length === 2) as [number, number][];
+  const table = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry): [number, number][] => {
+      try {
+        // Field 4 of /proc/<pid>/stat is the parent, after the command name in parentheses.
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        return [[Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])]];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
   const found: number[] = [];
   const queue = [pid];
   while (queue.length > 0) {
@@ -214,12 +242,10 @@ describe.runIf(onCluster)('longrun up --cluster', () => {
       const run = collect(child);
       const tree = await runningTree(child, run);
       expect(await waitFor(() => run.output().includes('Ctrl-C to stop'), 10_000)).toBe(true);
-      const commandOf = (pid: number) =>
-        spawnSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).stdout;
       const workers = tree.filter(
         (pid) => /worker\/main\.ts/.test(commandOf(pid)) && !commandOf(pid).includes('supervisor'),
       );
-      expect(workers).toHaveLength(2);
+      expect(workers, tree.map(commandOf).join('\n')).toHaveLength(2);
       process.kill(workers[0]!, 'SIGKILL');
       expect(await run.exit, run.output()).toBe(1);
       expect(run.output()).toMatch(/Worker \d exited on its own \(its log: .*worker-\d\.log\); stopping the cluster/);
