@@ -181,7 +181,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
           LONGRUN_MODEL_TIMEOUT_MS: '30000',
           OPENAI_BASE_URL: model.baseURL,
           OPENAI_API_KEY: 'scale-benchmark',
-          SCALE_METRICS_ADDRESS: `127.0.0.1:${port}`,
+          LONGRUN_METRICS_ADDRESS: `127.0.0.1:${port}`,
         },
         '[worker] polling',
       ),
