@@ -38,13 +38,15 @@ import type { Fact } from '../engine/facts.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, messageKey, replacedKey } from '../contract/keys.ts';
-import { agentLife, keyedRecord, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
+import { agentLife, keyedRecord, messageIdOf, seqOf, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
 import type { CompactionEvent, MessageRecord } from '../contract/agent.ts';
 import type {
   ApplyCompactionInput,
   ApplyOutcome,
   PlanCompactionInput,
   PlanOutcome,
+  RevertContextInput,
+  RevertOutcome,
   SummarizeInput,
   SummaryOutcome,
 } from '../contract/activities.ts';
@@ -63,9 +65,22 @@ export interface CompactionDeps {
   strictInvariants?: boolean;
 }
 
-interface StoredPlan {
-  plan: Plan;
+/**
+ * What a revert to before an event restores, stored with the event (a compaction's plan, a revert's own record): the
+ * context it was made for, the task ledger then, and the first sequence number after that context.
+ */
+export interface StoredBefore {
   context: MessageRecord[];
+  /** Absent in plans stored before reverts existed: a revert to before such an event keeps the ledger it finds. */
+  ledger?: TaskLedger;
+  /** Absent in plans stored before reverts existed: read as the last message's sequence number + 1. */
+  tailFromSeq?: number;
+  /** Set in a revert's own record: the event it reverted to. */
+  revertedTo?: number;
+}
+
+interface StoredPlan extends StoredBefore {
+  plan: Plan;
   policy: CompactionPolicy;
   trigger: Plan['trigger'];
   /** The cooldown the plan was made under (absent in plans stored before masking passes). */
@@ -165,7 +180,7 @@ function registryWindow(model: string | undefined): number {
 export function createCompactionActivities(deps: CompactionDeps) {
   const { store, openai, summaryModel, summaryWindow: window } = deps;
   const summaryWindow = window ?? registryWindow(summaryModel);
-  const { load, save } = storedObjects(store);
+  const { load, save, measure } = storedObjects(store);
   const seqId = (prefix: string, seq: number) => `${prefix}${String(seq).padStart(6, '0')}`;
 
   /** Stores the summary message (or the user message it was prepended to) and counts it. */
@@ -194,7 +209,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
   const steps = {
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
-      const { agentId, life, seq, summarizerFailed, ...rest } = input;
+      const { agentId, life, seq, summarizerFailed, ledger, tailFromSeq, ...rest } = input;
       // A plan scheduled before the rename names the pace by its former name.
       rest.callsSinceCompaction ??= (input as { callsSinceCompression?: number }).callsSinceCompression;
       const agent = agentLife({ agentId, life });
@@ -229,6 +244,8 @@ export function createCompactionActivities(deps: CompactionDeps) {
         policy: input.policy,
         trigger: input.trigger,
         cooldown: input.cooldown,
+        ...(ledger ? { ledger } : {}),
+        ...(tailFromSeq !== undefined ? { tailFromSeq } : {}),
       };
       await store.put(planKey, JSON.stringify(stored), 'application/json');
       const keyOf = new Map(context.map((m) => [m.id, m.key]));
@@ -566,11 +583,98 @@ export function createCompactionActivities(deps: CompactionDeps) {
       const held = next.map((record) => unkeyedRecord(agent, record));
       return { context: held, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };
     },
+
+    /**
+     * A revert: the context as it was before event `toEvent` (the records its plan, or an earlier revert's record,
+     * stored: the same keys, so the model gets the same bytes), then every message stored since, raw, from the
+     * messages' own objects, in order. Stores this revert's record (the context and ledger now, for a revert of it),
+     * the manifest of the restored part and the event. The ledger comes back with it when it was stored.
+     */
+    async revertContext(input: RevertContextInput): Promise<RevertOutcome> {
+      const { seq, toEvent } = input;
+      const agent = agentLife(input);
+      const before = await load<StoredBefore>(compactionKey(agent, toEvent, 'plan.json'));
+      const restored = before.context;
+      const messageSeqs = restored.filter((m) => /^m\d+$/.test(m.id)).map((m) => seqOf(m.id));
+      const tailFromSeq = before.tailFromSeq ?? Math.max(0, ...messageSeqs) + 1;
+      // Every message stored since that context, as stored (a later compaction may have summarized it).
+      const ids = Array.from({ length: Math.max(0, input.lastSeq - tailFromSeq + 1) }, (_, i) =>
+        messageIdOf(tailFromSeq + i),
+      );
+      const since = await Promise.all(
+        ids.map(async (id) => {
+          const key = messageKey(agent, id);
+          return measure(key, await load<ChatMessage>(key), input.counting, { id });
+        }),
+      );
+      const now = input.context.map((record) => keyedRecord(agent, record));
+      const record: StoredBefore = {
+        context: now,
+        ...(input.ledger ? { ledger: input.ledger } : {}),
+        tailFromSeq: input.tailFromSeq,
+        revertedTo: toEvent,
+      };
+      const keys = {
+        event: compactionKey(agent, seq, 'event.json'),
+        removed: compactionKey(agent, seq, 'removed.jsonl'),
+        context: compactionKey(agent, seq, 'context.json'),
+      };
+      await store.put(compactionKey(agent, seq, 'plan.json'), JSON.stringify(record), 'application/json');
+      await store.put(keys.context, JSON.stringify(restored.map((m) => m.key)), 'application/json');
+      await store.put(keys.removed, '', 'application/x-ndjson'); // a revert removes no message
+      const next = [...restored, ...since];
+      const tokensOf = (records: readonly { tokens: number }[]) =>
+        input.fixedTokens + records.reduce((sum, m) => sum + m.tokens, 0);
+      const tokensAfter = tokensOf(next);
+      const restoredIds = new Set(next.map((m) => m.key));
+      const left = now.filter((m) => !restoredIds.has(m.key)).map((m) => m.id);
+      const event: CompactionEvent = {
+        seq,
+        trigger: 'revert',
+        reason: `revert to before event ${toEvent}`,
+        at: input.at,
+        strategies: ['revert'],
+        notes: [
+          `restored the ${restored.length} records of the context before event ${toEvent}, then ${since.length} ` +
+            `message${since.length === 1 ? '' : 's'} stored since (m${tailFromSeq}…), raw`,
+          ...(left.length
+            ? [`left the context (kept in storage, back with a revert to before ${seq}): ${left.join(', ')}`]
+            : []),
+          before.ledger
+            ? `task ledger restored as it was before event ${toEvent}`
+            : `task ledger kept as it was: event ${toEvent} was stored before ledgers were kept with events`,
+        ],
+        tokensBefore: tokensOf(now),
+        tokensAfter,
+        messagesBefore: now.length,
+        messagesAfter: next.length,
+        targetTokens: tokensAfter,
+        reachedTarget: true,
+        removedCount: 0,
+        removed: [],
+        durationMs: Date.parse(input.at) - input.startedAt,
+        keys,
+      };
+      await store.put(keys.event, JSON.stringify(event), 'application/json');
+      // The cooldown's first step, from the restored size: the agent's own steps do not compact it again at once
+      // (a user message re-arms the trigger, as after any compaction; the hard limit always holds).
+      const cooldown: CooldownState = { consecutive: 1, lastTokensAfter: tokensAfter };
+      return {
+        context: next.map((m) => unkeyedRecord(agent, m)),
+        baseLength: restored.length,
+        tailFromSeq,
+        ...(before.ledger ? { ledger: before.ledger } : {}),
+        event: summaryOfEvent(event),
+        gate: gateOf(input.policy, input.window, cooldown),
+        cooldown,
+      };
+    },
   };
   // Planning and applying heartbeat too: a worker that dies in the middle is noticed within the heartbeat timeout.
   return {
     ...steps,
     planCompaction: (input: PlanCompactionInput) => withHeartbeat(() => steps.planCompaction(input)),
     applyCompaction: (input: ApplyCompactionInput) => withHeartbeat(() => steps.applyCompaction(input)),
+    revertContext: (input: RevertContextInput) => withHeartbeat(() => steps.revertContext(input)),
   };
 }

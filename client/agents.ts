@@ -42,6 +42,7 @@ import {
   InvalidInputError,
   NO_COMPACTIONS,
   quoted,
+  revertUpdate,
   sendUpdate,
   stateQuery,
   statsQuery,
@@ -49,6 +50,7 @@ import {
   validateAgentInput,
   validateCompactInput,
   validateEventsQuery,
+  validateRevertInput,
   validateSendInput,
 } from '../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
@@ -64,6 +66,8 @@ import type {
   CompactionEventSummary,
   CompactionStats,
   MessageRecord,
+  RevertInput,
+  RevertResult,
   SendResult,
   WorkflowState,
 } from '../contract/agent.ts';
@@ -346,6 +350,23 @@ export async function compactAgent(
 }
 
 /**
+ * Restores the agent's working context as it was before event `toEvent` (a compaction or an earlier revert), every
+ * message stored since after it, raw, and the task ledger of then; waits for the revert's own event (an Update,
+ * waited for as {@link sendMessage} does). An event the agent does not have is refused by the workflow's validator
+ * (AgentUpdateError, `type: 'InvalidInput'`, naming the range).
+ */
+export async function revertAgent(
+  client: Client,
+  agentId: string,
+  request: RevertInput,
+  wait: UpdateWaitOptions = {},
+): Promise<RevertResult> {
+  checkBeforeSending(agentId, revertUpdate.name, wait, () => validateRevertInput(request));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, revertUpdate, [request], wait));
+}
+
+/**
  * Asks for a compaction without waiting (a Signal): it runs after the queued input. Input the workflow would drop is
  * refused here (InvalidInputError names the field and the limit) and never sent.
  */
@@ -417,7 +438,8 @@ export async function compactionHistory(
   const state = await agentState(client, agentId);
   const stats = state.stats ?? NO_COMPACTIONS;
   const seqs: number[] = [];
-  for (let seq = since + 1; seq <= stats.count && seqs.length < limit; seq++) seqs.push(seq);
+  const last = state.compactions ?? stats.count; // the last event's seq (reverts are events too)
+  for (let seq = since + 1; seq <= last && seqs.length < limit; seq++) seqs.push(seq);
   return { events: await storedCompactionEvents(store, state, seqs), stats };
 }
 

@@ -32,8 +32,9 @@ import {
   compactAgent,
   compactionHistory,
   requestCompaction,
+  revertAgent,
 } from '../client/agents.ts';
-import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
+import { renderAgents, renderCompaction, renderContext, renderEvents, renderRevert, renderState } from './render.ts';
 import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
 import type { UpdateWaitOptions } from '../client/updates.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
@@ -80,6 +81,7 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   reload: [],
   compact: ['instructions', 'strategy', 'if-due', 'no-wait', 'json'],
   events: ['since', 'limit', 'json'],
+  revert: ['to-event', 'json'],
   close: ['wait', 'json'],
   'codec-server': ['port', 'host', 'origins', 'namespaces'],
 };
@@ -166,6 +168,10 @@ Usage:
   longrun events <agent> [--since SEQ] [--limit N] [--json]
                                               compaction events, oldest first, and totals (each
                                               read in full from S3, removed items included)
+  longrun revert <agent> --to-event N [--json]
+                                              restore the working context as it was before event N
+                                              (byte-identical; every message stored since follows it,
+                                              raw) and the task ledger of then: an event of its own
   longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
                                               run a recorded session (OpenAI chat messages as JSONL)
                                               through a real agent and report what compaction did
@@ -179,7 +185,7 @@ Usage:
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"),
 TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE; AWS_ENDPOINT_URL_S3 and the AWS variables (default: the
 embedded MinIO); LONGRUN_TASK_QUEUE, LONGRUN_MODEL, LONGRUN_S3_BUCKET.
-Waiting (send, chat, compact, close --wait): progress on stderr after 3 s; nothing is sent until a worker polls
+Waiting (send, chat, compact, revert, close --wait): progress on stderr after 3 s; nothing is sent until a worker polls
 the agent's task queue. LONGRUN_WORKER_TIMEOUT_MS (default 60000): how long to wait for a worker before giving up
 (exit 1); LONGRUN_RECONNECT_TIMEOUT_MS (default 120000): how long to keep asking again, with the same Update id,
 while Temporal cannot be reached.
@@ -219,6 +225,7 @@ const OPTIONS = {
   since: { type: 'string' },
   limit: { type: 'string' },
   'expect-turn': { type: 'string' },
+  'to-event': { type: 'string' },
   'if-due': { type: 'boolean', default: false },
   reopen: { type: 'boolean', default: false },
   port: { type: 'string' },
@@ -587,6 +594,13 @@ export async function run(argv: string[], out: (line: string) => void = console.
           }),
         );
         out(values.json ? JSON.stringify({ events, stats }, null, 2) : renderEvents(events, stats));
+        return EXIT.ok;
+      }
+      case 'revert': {
+        const toEvent = intFlag('to-event', values['to-event'], 1);
+        if (toEvent === undefined) throw new UsageError('revert: missing --to-event N (the event to go back before)');
+        const result = await withClient((client) => revertAgent(client, agentId, { toEvent }, waitOptions()));
+        out(values.json ? JSON.stringify(result, null, 2) : renderRevert(result));
         return EXIT.ok;
       }
       case 'close': {

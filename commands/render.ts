@@ -1,6 +1,7 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
 import type {
   CompactResult,
+  RevertResult,
   CompactionEventSummary,
   CompactionStats,
   AgentState,
@@ -85,10 +86,21 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before, ` +
     (stats.costSaved !== undefined
       ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
-      : 'cost saved: no prices in the policy (compaction.cost)');
+      : 'cost saved: no prices in the policy (compaction.cost)') +
+    (stats.reverts ? `, ${stats.reverts} revert(s)` : '');
   if (rows.length === 0)
     return `${stats.count === 0 ? 'no compaction yet' : 'no events in the range asked for'}\n${totals}`;
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
+}
+
+/** What a revert did. */
+export function renderRevert(result: RevertResult): string {
+  const e = result.event;
+  return [
+    `event ${e.seq}: ${result.reason}: ${e.tokensBefore} → ${e.tokensAfter} tokens, ` +
+      `${e.messagesBefore} → ${e.messagesAfter} messages`,
+    ...e.notes.map((note) => `note: ${note}`),
+  ].join('\n');
 }
 
 /** What a forced compaction did. */

@@ -221,7 +221,8 @@ export function unkeyedRecord(agent: AgentLife, record: MessageRecord): ContextR
 export interface CompactionEventSummary {
   /** 1, 2, 3, … per agent. */
   seq: number;
-  trigger: Trigger;
+  /** What fired it; `revert` for a revert (the `revert` Update: the context as it was before an earlier event). */
+  trigger: Trigger | 'revert';
   /** What fired, or the forced compaction's request. */
   reason: string;
   /** ISO time (workflow time) when it was applied. */
@@ -294,6 +295,19 @@ export interface CompactResult {
   event?: CompactionEventSummary;
 }
 
+/** Input of the `revert` Update: restore the working context as it was before event `toEvent`. */
+export interface RevertInput {
+  /** The event (a compaction or an earlier revert) whose context before it comes back: 1 to the agent's last. */
+  toEvent: number;
+}
+
+/** What a revert did: its own event (trigger `revert`), and what it restored in a sentence. */
+export interface RevertResult {
+  reverted: true;
+  reason: string;
+  event: CompactionEventSummary;
+}
+
 /** The stats of an agent that has not compacted yet. */
 export const NO_COMPACTIONS: CompactionStats = { count: 0, averageReduction: 0, tokensSaved: 0 };
 
@@ -304,6 +318,8 @@ export interface CompactionStats {
   tokensSaved: number;
   /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
   costSaved?: number;
+  /** Reverts (the `revert` Update) so far: events of their own, not counted in `count` and the reductions. */
+  reverts?: number;
 }
 
 export type AgentStatus = 'running' | 'closed';
@@ -535,6 +551,27 @@ export function validateCompactInput(request: CompactInput): void {
 }
 
 /**
+ * Checks a revert's input: `toEvent` an integer from 1 to `lastEvent` (the agent's last event, when known; the
+ * workflow's validator knows it, the client library checks the shape only).
+ */
+export function validateRevertInput(request: RevertInput, lastEvent?: number): void {
+  if (request === null || typeof request !== 'object') {
+    throw new InvalidInputError('revert: input must be an object {"toEvent": n}');
+  }
+  const n: unknown = request.toEvent;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+    throw new InvalidInputError(`toEvent: must be an integer ≥ 1, an event's seq (got ${quoted(n)})`);
+  }
+  if (lastEvent !== undefined && n > lastEvent) {
+    throw new InvalidInputError(
+      lastEvent === 0
+        ? `toEvent: ${n} is not an event of this agent (it has none yet: nothing to revert)`
+        : `toEvent: ${n} is not an event of this agent (its events are 1 to ${lastEvent})`,
+    );
+  }
+}
+
+/**
  * Checks the query of the compaction events (`since`, `limit`: integers ≥ 0), as the client library sends it.
  * `null` (what the temporal CLI and the UI send for no input) is no query.
  */
@@ -575,6 +612,11 @@ export const compactionEventsQuery = defineQuery<CompactionEventSummary[], [{ si
 export const compressionEventsQuery = defineQuery<CompactionEventSummary[], [{ since?: number; limit?: number }?]>(
   'compressionEvents',
 );
+/**
+ * Restore the working context as it was before event `toEvent`, from the stored manifests and originals (every
+ * message stored since follows it, raw), and the task ledger with it; recorded as an event of its own.
+ */
+export const revertUpdate = defineUpdate<RevertResult, [RevertInput]>('revert');
 /** Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
 export const statsQuery = defineQuery<CompactionStats>('stats');
 /** The task ledger (empty until the first summary). */
@@ -610,13 +652,17 @@ export const HANDLER_DESCRIPTIONS = {
   compressionEvents: 'The former name of compactionEvents (deprecated): the same answer.',
   stats: 'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy).',
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
+  revert:
+    'Restore the working context as it was before event N, byte-identical, every message stored since after it ' +
+    'raw, and the task ledger of then. Input {"toEvent": N} (1 to the last event; a revert is an event too). ' +
+    'Returns {reverted, reason, event} (event.trigger "revert").',
 } as const;
 
 /** How many compaction events the workflow keeps in its state (all of them are in S3). */
 export const EVENTS_KEPT = 10;
 
 /** An Update's result, as kept to answer it again when it is delivered twice. */
-export type UpdateResult = SendResult | CompactResult;
+export type UpdateResult = SendResult | CompactResult | RevertResult;
 
 /** State carried across continue-as-new. */
 export interface AgentCarry {

@@ -18,13 +18,13 @@ import {
 import type * as activities from '../activities/index.ts';
 import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import * as api from '../contract/agent.ts';
-import type { AgentCarry, AgentInput, AgentState, CompactInput, SendInput } from '../contract/agent.ts';
+import type { AgentCarry, AgentInput, AgentState, CompactInput, RevertInput, SendInput } from '../contract/agent.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { Compactions } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
 import { Inbox } from './inbox.ts';
-import { checkAgentInput, checkCompact, checkSend } from './inputs.ts';
+import { checkAgentInput, checkCompact, checkRevert, checkSend } from './inputs.ts';
 import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
 import { showClosed, showDetails, showStarted } from './visibility.ts';
 
@@ -105,6 +105,16 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     },
   );
 
+  setHandler(
+    api.revertUpdate,
+    (request: RevertInput) =>
+      inbox.applyOnce<api.RevertResult>({ kind: 'revert', input: request }, FAILURE.compactionFailed),
+    {
+      description: about.revert,
+      validator: (request: RevertInput) => void (inbox.appliedResult() ?? checkRevert(request, state, inbox.closing)),
+    },
+  );
+
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
     const policy = api.compactionPolicyOf(input);
@@ -143,6 +153,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
           // `force: false` asks for a compaction only if the automatic trigger fires now (cooldown included).
           const trigger = pending.input.force === false ? 'auto' : 'forced';
           pending.result = await compactions.compact(trigger, conversation.tailSeq, pending.input);
+        } else if (pending.kind === 'revert') {
+          pending.result = await compactions.revert(pending.input.toEvent);
         } else {
           pending.result = await runTurn(conversation, compactions, input, rule, pending.input);
         }

@@ -16,7 +16,7 @@ import type { ApplyOutcome, PlanOutcome, SummaryOutcome } from '../contract/acti
 import { cooldownAfter } from '../engine/trigger.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 import { recordKey, summaryOfEvent } from '../contract/agent.ts';
-import type { CompactInput, CompactResult } from '../contract/agent.ts';
+import type { CompactInput, CompactResult, RevertResult } from '../contract/agent.ts';
 import type { Conversation, Snapshot } from './conversation.ts';
 import { showCompaction } from './visibility.ts';
 
@@ -38,7 +38,7 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
 };
 
-const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+const { planCompaction, applyCompaction, reportViolation, revertContext } = proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 /** A compaction planned and summarized, not yet applied: what it was made for and how to apply it. */
@@ -162,6 +162,43 @@ export class Compactions {
     return commit(conversation, prepared, await store(conversation, prepared));
   }
 
+  /**
+   * Restores the context as it was before event `toEvent` (after the compaction in the background, if any, is
+   * committed), with every message stored since after it: an event of its own (docs/compaction.md, Revert).
+   */
+  async revert(toEvent: number): Promise<RevertResult> {
+    await this.settle();
+    const conversation = this.conversation;
+    const { state } = conversation;
+    const seq = (state.compactions ?? 0) + 1;
+    const startedAt = Date.now();
+    const outcome = await revertContext.executeWithOptions(
+      { ...STEP_OPTIONS, summary: `revert ${seq}: the context before event ${toEvent}` },
+      [
+        {
+          ...conversation.life,
+          seq,
+          toEvent,
+          context: [...state.messages],
+          ...(state.ledger ? { ledger: state.ledger } : {}),
+          tailFromSeq: conversation.tailSeq,
+          lastSeq: conversation.tailSeq - 1,
+          counting: conversation.counting,
+          fixedTokens: state.fixedTokens ?? 0,
+          policy: state.policy!,
+          window: conversation.window,
+          at: new Date(Date.now()).toISOString(),
+          startedAt,
+        },
+      ],
+    );
+    conversation.reverted({ ...outcome, ledger: outcome.ledger });
+    showCompaction(state, outcome.event);
+    const problems = conversation.coverage();
+    if (problems.length > 0) await violated(conversation, `reverting to before event ${toEvent}`, problems);
+    return { reverted: true, reason: outcome.event.reason, event: outcome.event };
+  }
+
   /** Checks the coverage invariant on the context as it is sent now; a break is reported (docs/compaction.md). */
   async checkBeforeCall(replyId: string): Promise<void> {
     const problems = this.conversation.coverage();
@@ -208,6 +245,9 @@ export async function prepare(
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
           ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
+          // Stored with the plan, for a revert to before this compaction.
+          ...(state.ledger ? { ledger: state.ledger } : {}),
+          tailFromSeq,
         },
       ],
     );

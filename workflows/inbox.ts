@@ -8,6 +8,8 @@ import type {
   AgentCarry,
   CompactInput,
   CompactResult,
+  RevertInput,
+  RevertResult,
   SendInput,
   SendResult,
   UpdateResult,
@@ -18,6 +20,7 @@ import { appliedFromCarry, appliedResult, rememberApplied } from './applied-upda
 export type Pending = { failure?: string; cause?: ActivityFailure } & (
   | { kind: 'send'; input: SendInput; result?: SendResult }
   | { kind: 'compact'; input: CompactInput; result?: CompactResult }
+  | { kind: 'revert'; input: RevertInput; result?: RevertResult }
 );
 
 export class Inbox {

@@ -3,8 +3,8 @@
  * (closed, the turn a message would open). A rejection is a typed failure (contract/failures.ts: invalid input, or the agent closed)
  * whose message names the field and the limit.
  */
-import { validateAgentInput, validateCompactInput, validateSendInput } from '../contract/agent.ts';
-import type { AgentInput, CompactInput, SendInput, WorkflowState } from '../contract/agent.ts';
+import { validateAgentInput, validateCompactInput, validateRevertInput, validateSendInput } from '../contract/agent.ts';
+import type { AgentInput, CompactInput, RevertInput, SendInput, WorkflowState } from '../contract/agent.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
 
 /** A new agent's input (a running or reopened agent keeps the input it was started with). */
@@ -16,6 +16,12 @@ export function checkAgentInput(input: AgentInput): void {
 export function checkCompact(request: CompactInput, state: WorkflowState, closing: boolean): void {
   if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
   asInvalidInput(() => validateCompactInput(request));
+}
+
+/** Rejects a revert to an event the agent does not have (or bad input), naming the field and the range. */
+export function checkRevert(request: RevertInput, state: WorkflowState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateRevertInput(request, state.compactions ?? 0));
 }
 
 /**
