@@ -39,13 +39,15 @@ import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, messageKey, replacedKey } from '../contract/keys.ts';
 import { agentLife, keyedRecord, messageIdOf, seqOf, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
-import type { CompactionEvent, MessageRecord } from '../contract/agent.ts';
+import type { CompactionEvent, Draft, MessageRecord } from '../contract/agent.ts';
 import type {
   ApplyCompactionInput,
   ApplyOutcome,
   PlanCompactionInput,
   PlanOutcome,
+  ReviseSummaryInput,
   RevertContextInput,
+  StoreDraftInput,
   RevertOutcome,
   SummarizeInput,
   SummaryOutcome,
@@ -85,6 +87,11 @@ interface StoredPlan extends StoredBefore {
   trigger: Plan['trigger'];
   /** The cooldown the plan was made under (absent in plans stored before masking passes). */
   cooldown?: CooldownState;
+}
+
+/** Whether a stored key is a summary message's (the summarizer's, or a reviewer's edit of it). */
+function isSummaryKey(key: string): boolean {
+  return key.endsWith('/summary.json') || key.endsWith('/summary-edited.json');
 }
 
 /** After a skip, the automatic trigger waits for at least this much growth (or a user message). */
@@ -183,6 +190,20 @@ export function createCompactionActivities(deps: CompactionDeps) {
   const { load, save, measure } = storedObjects(store);
   const seqId = (prefix: string, seq: number) => `${prefix}${String(seq).padStart(6, '0')}`;
 
+  /**
+   * A summary's span: the previous summaries in it, the rest, and the must-keep facts of what leaves the context
+   * with it (the previous summaries and the messages not kept verbatim), which the summary must keep.
+   */
+  async function spanOf(spanKeys: readonly string[], keptKeys: readonly string[] = []) {
+    const span = await Promise.all(spanKeys.map((key) => load<ChatMessage>(key)));
+    const isPrevious = (i: number) => isSummaryKey(spanKeys[i]!);
+    const previous = span.filter((_, i) => isPrevious(i));
+    const rest = span.filter((_, i) => !isPrevious(i));
+    const kept = new Set(keptKeys);
+    const leaving = span.filter((_, i) => !isPrevious(i) && !kept.has(spanKeys[i]!));
+    return { previous, rest, facts: extractFacts([...previous, ...leaving]) };
+  }
+
   /** Stores the summary message (or the user message it was prepended to) and counts it. */
   async function storeSummary(input: SummarizeInput, rendered: string): Promise<MessageRecord> {
     const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
@@ -278,16 +299,8 @@ export function createCompactionActivities(deps: CompactionDeps) {
      */
     async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
       const started = Date.now();
-      const span = await Promise.all(input.spanKeys.map((key) => load<ChatMessage>(key)));
-      const isPrevious = (i: number) => input.spanKeys[i]!.endsWith('/summary.json');
-      const previous = span.filter((_, i) => isPrevious(i));
+      const { previous, rest, facts } = await spanOf(input.spanKeys, input.keptKeys);
       const previousText = previous.map((m) => textOf(m.content)).join('\n\n');
-      const rest = span.filter((_, i) => !isPrevious(i));
-      // What leaves the context with this summary (the user's messages kept verbatim stay): its must-keep facts are
-      // checked in the summary and the ledger, asked for once more, then pinned.
-      const kept = new Set(input.keptKeys ?? []);
-      const leaving = span.filter((_, i) => !isPrevious(i) && !kept.has(input.spanKeys[i]!));
-      const facts = extractFacts([...previous, ...leaving]);
       // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
       const goal = input.goalKey ? textOf((await load<ChatMessage>(input.goalKey)).content) : undefined;
       const userMessages = rest.filter((m) => m.role === 'user').map((m) => textOf(m.content));
@@ -466,6 +479,54 @@ export function createCompactionActivities(deps: CompactionDeps) {
         chunks: chunks.length,
         llm: { model: summaryModel, ...usage, durationMs: Date.now() - started },
       });
+    },
+
+    /** Stores a draft for review (draft.json: the draft with its summary's text) and returns that text. */
+    async storeDraft(input: StoreDraftInput): Promise<string | undefined> {
+      const { draft } = input;
+      const text = draft.summaryKey ? textOf((await load<ChatMessage>(draft.summaryKey)).content) : undefined;
+      const stored: Draft = { ...draft, ...(text !== undefined ? { summary: text } : {}) };
+      await store.put(compactionKey(input, input.seq, 'draft.json'), JSON.stringify(stored), 'application/json');
+      return text;
+    },
+
+    /**
+     * A reviewer's edit of a draft's summary: stored as a new object (the summarizer's stays), its text the edit,
+     * then the must-keep facts of the span the edit (with the ledger) lost, pinned verbatim, as the summarizer pins
+     * them. The summarizer's ledger stays. Returns the outcome the apply step takes.
+     */
+    async reviseSummary(input: ReviseSummaryInput): Promise<SummaryOutcome> {
+      const agent = agentLife(input);
+      const { plan, context } = await load<StoredPlan>(input.planKey);
+      const keyOf = new Map(context.map((m) => [m.id, m.key]));
+      const spec = plan.summary;
+      if (!spec) throw ApplicationFailure.nonRetryable(`the plan at ${input.planKey} has no summary to edit`);
+      const { facts } = await spanOf(
+        spec.spanIds.map((id) => keyOf.get(id)!),
+        spec.keptUserIds.map((id) => keyOf.get(id)!),
+      );
+      const check = checkFacts(facts, `${input.text}\n${renderLedger(input.summary.ledger)}`);
+      const pins = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
+      const text = [input.text, ...(pins.length ? [preservedFactsBlock(pins)] : [])].join('\n\n');
+      const original = await load<ChatMessage>(input.summary.record.key);
+      const stored = await save(
+        compactionKey(agent, input.seq, 'summary-edited.json'),
+        { ...original, content: text },
+        input.counting,
+        { id: input.summary.record.id, kind: 'summary' },
+      );
+      const covers = input.summary.record.covers;
+      return {
+        ...input.summary,
+        record: covers ? { ...stored, covers } : stored,
+        parsedAs: 'edited',
+        facts: {
+          found: check.found.length,
+          missing: check.missing.length,
+          reprompted: false,
+          pinned: pins.map((f) => f.text),
+        },
+      };
     },
 
     /**

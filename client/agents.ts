@@ -27,6 +27,7 @@ import {
   AGENT_WORKFLOW,
   AGENT_WORKFLOW_ID_PREFIX,
   agentLife,
+  approveUpdate,
   agentWorkflowId,
   closeSignal,
   closeUpdate,
@@ -35,6 +36,7 @@ import {
   compactionEventsQuery,
   compactionPolicyOf,
   contextQuery,
+  discardUpdate,
   endAtLastCompleteStep,
   ledgerQuery,
   messageIdOf,
@@ -49,6 +51,7 @@ import {
   unkeyedRecord,
   validateAgentInput,
   validateCompactInput,
+  validateDraftInput,
   validateEventsQuery,
   validateRevertInput,
   validateSendInput,
@@ -65,6 +68,7 @@ import type {
   CompactionEvent,
   CompactionEventSummary,
   CompactionStats,
+  DiscardResult,
   MessageRecord,
   RevertInput,
   RevertResult,
@@ -336,7 +340,9 @@ export function agentState(client: Client, agentId: string): Promise<AgentState>
 
 /**
  * Forces a compaction and waits for what it did (an Update, waited for as {@link sendMessage} does; its input is
- * checked here first, and an agent that has ended is an {@link AgentClosedError}).
+ * checked here first, and an agent that has ended is an {@link AgentClosedError}). With `review: true` nothing is
+ * applied: the result's `draft` (its id, plan steps, summary text, tokens, facts) waits for {@link approveDraft} or
+ * {@link discardDraft}.
  */
 export async function compactAgent(
   client: Client,
@@ -364,6 +370,38 @@ export async function revertAgent(
   checkBeforeSending(agentId, revertUpdate.name, wait, () => validateRevertInput(request));
   const handle = agentHandle(client, agentId);
   return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, revertUpdate, [request], wait));
+}
+
+/**
+ * Applies a draft (made by {@link compactAgent} with `review: true`), with `summary` instead of the draft's summary
+ * when given: the must-keep facts of the span it lost are pinned (the event's `facts` say which). A draft that is not
+ * pending, or stale (made for a context that has changed since), is refused (AgentUpdateError, `type:
+ * 'InvalidInput'`, saying so).
+ */
+export async function approveDraft(
+  client: Client,
+  agentId: string,
+  draft: string,
+  options: { summary?: string } & UpdateWaitOptions = {},
+): Promise<CompactResult> {
+  const { summary, ...wait } = options;
+  const input = { draft, ...(summary !== undefined ? { summary } : {}) };
+  checkBeforeSending(agentId, approveUpdate.name, wait, () => validateDraftInput(input));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, approveUpdate, [input], wait));
+}
+
+/** Drops a draft (refused, as {@link approveDraft} is, when it is not pending). */
+export async function discardDraft(
+  client: Client,
+  agentId: string,
+  draft: string,
+  wait: UpdateWaitOptions = {},
+): Promise<DiscardResult> {
+  const input = { draft };
+  checkBeforeSending(agentId, discardUpdate.name, wait, () => validateDraftInput(input));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, discardUpdate, [input], wait));
 }
 
 /**

@@ -93,6 +93,19 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
 }
 
+/** A draft for review: its id, plan, tokens, facts and summary text. */
+export function renderDraft(result: CompactResult): string {
+  const d = result.draft;
+  if (!d) return `nothing to review: ${result.reason}`;
+  return [
+    `${d.id} (compaction ${d.seq}, not applied): ${d.tokensBefore} → ${d.tokensAfter} tokens (plan's estimate)`,
+    `plan: ${d.steps.map((s) => `${s.strategy} (saves ${s.tokensSaved})`).join(', ')}`,
+    ...(d.facts ? [`facts: ${d.facts.found} found, ${d.facts.missing} missing, ${d.facts.pinned.length} pinned`] : []),
+    ...(d.summary !== undefined ? ['summary:', d.summary] : ['no summary (the plan summarizes nothing)']),
+    `approve: longrun approve <agent> ${d.id} [--summary-file F]; discard: longrun discard <agent> ${d.id}`,
+  ].join('\n');
+}
+
 /** What a revert did. */
 export function renderRevert(result: RevertResult): string {
   const e = result.event;

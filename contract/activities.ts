@@ -3,7 +3,7 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
-import type { CompactionEventSummary, ContextRecord, MessageRecord, ViewRef } from './agent.ts';
+import type { CompactionEventSummary, ContextRecord, Draft, MessageRecord, ViewRef } from './agent.ts';
 import type { AgentLife } from './keys.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
@@ -229,6 +229,23 @@ export interface RevertOutcome {
   event: CompactionEventSummary;
   gate: Gate;
   cooldown: CooldownState;
+}
+
+export interface StoreDraftInput extends AgentLife {
+  seq: number;
+  /** The draft as the workflow knows it; the activity adds the summary text read from `summaryKey`. */
+  draft: Omit<Draft, 'summary'>;
+}
+
+export interface ReviseSummaryInput extends AgentLife {
+  seq: number;
+  /** The draft's plan (its span: whose must-keep facts are checked in the edit). */
+  planKey: string;
+  /** The edited text of the summary message. */
+  text: string;
+  /** The summarizer's outcome the edit replaces (its ledger stays). */
+  summary: SummaryOutcome;
+  counting: Counting;
 }
 
 export interface ApplyOutcome {

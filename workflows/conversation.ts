@@ -24,6 +24,8 @@ import type {
   AgentCarry,
   AgentInput,
   CompactionEventSummary,
+  Draft,
+  PreparedDraft,
   ContextRecord,
   ViewRef,
   WorkflowState,
@@ -271,6 +273,19 @@ export class Conversation {
   /** A compaction's plan skipped: it may have moved the gate. */
   skipped(gate: Gate | undefined): void {
     if (gate) this.state.gate = gate;
+  }
+
+  /** A draft is kept for review (the next id taken); one at a time. */
+  drafted(info: Omit<Draft, 'summary'>, prepared: PreparedDraft): void {
+    this.state.drafts = (this.state.drafts ?? 0) + 1;
+    this.state.draft = { info, prepared };
+    delete this.state.lastDraft;
+  }
+
+  /** The pending draft is gone (approved, discarded, refused, replaced): what became of it. */
+  draftEnded(what: string): void {
+    delete this.state.draft;
+    this.state.lastDraft = what;
   }
 
   /** A revert's restored context replaces the context (see {@link revertInto}). */

@@ -2,7 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { Conversation } from '../../workflows/conversation.ts';
 import type { CompactionEventSummary, ContextRecord } from '../../contract/agent.ts';
-import { InvalidInputError, messageIdOf, validateRevertInput } from '../../contract/agent.ts';
+import {
+  InvalidInputError,
+  messageIdOf,
+  validateCompactInput,
+  validateDraftInput,
+  validateRevertInput,
+} from '../../contract/agent.ts';
 import { EMPTY_LEDGER } from '../../engine/ledger.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { gateOf } from '../../engine/trigger.ts';
@@ -114,5 +120,22 @@ describe('revert', () => {
     );
     expect(() => validateRevertInput({ toEvent: 1 }, 0)).toThrow(/it has none yet/);
     expect(() => validateRevertInput({ toEvent: 3 }, 3)).not.toThrow();
+  });
+
+  it('checks draft input: the id, the edited summary, and that it is the pending draft', () => {
+    expect(() => validateDraftInput({ draft: 'draft-2' })).not.toThrow();
+    expect(() => validateDraftInput({ draft: '2' })).toThrow(/draft: must be a draft id like "draft-1" \(got "2"\)/);
+    expect(() => validateDraftInput({ draft: 'draft-1', summary: ' ' })).toThrow(/summary: must be a non-empty string/);
+    expect(() => validateDraftInput({ draft: 'draft-1', summary: 'x'.repeat(200_001) })).toThrow(
+      /summary: 200001 characters is over the limit of 200000/,
+    );
+    expect(() => validateDraftInput({ draft: 'draft-1' }, null, 'draft-1 discarded')).toThrow(
+      /draft: draft-1 is not pending: no draft is pending \(draft-1 discarded\)/,
+    );
+    expect(() => validateDraftInput({ draft: 'draft-1' }, { id: 'draft-2' })).toThrow(/the pending draft is draft-2/);
+    expect(() => validateDraftInput({ draft: 'draft-2' }, { id: 'draft-2' })).not.toThrow();
+    expect(() => validateCompactInput({ review: 'yes' as unknown as boolean })).toThrow(
+      /review: must be true or false/,
+    );
   });
 });
