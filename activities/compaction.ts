@@ -38,13 +38,17 @@ import type { Fact } from '../engine/facts.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { compactionKey, messageKey, replacedKey } from '../contract/keys.ts';
-import { agentLife, keyedRecord, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
-import type { CompactionEvent, MessageRecord } from '../contract/agent.ts';
+import { agentLife, keyedRecord, messageIdOf, seqOf, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
+import type { CompactionEvent, Draft, MessageRecord } from '../contract/agent.ts';
 import type {
   ApplyCompactionInput,
   ApplyOutcome,
   PlanCompactionInput,
   PlanOutcome,
+  ReviseSummaryInput,
+  RevertContextInput,
+  StoreDraftInput,
+  RevertOutcome,
   SummarizeInput,
   SummaryOutcome,
 } from '../contract/activities.ts';
@@ -63,13 +67,31 @@ export interface CompactionDeps {
   strictInvariants?: boolean;
 }
 
-interface StoredPlan {
-  plan: Plan;
+/**
+ * What a revert to before an event restores, stored with the event (a compaction's plan, a revert's own record): the
+ * context it was made for, the task ledger then, and the first sequence number after that context.
+ */
+export interface StoredBefore {
   context: MessageRecord[];
+  /** Absent in plans stored before reverts existed: a revert to before such an event keeps the ledger it finds. */
+  ledger?: TaskLedger;
+  /** Absent in plans stored before reverts existed: read as the last message's sequence number + 1. */
+  tailFromSeq?: number;
+  /** Set in a revert's own record: the event it reverted to. */
+  revertedTo?: number;
+}
+
+interface StoredPlan extends StoredBefore {
+  plan: Plan;
   policy: CompactionPolicy;
   trigger: Plan['trigger'];
   /** The cooldown the plan was made under (absent in plans stored before masking passes). */
   cooldown?: CooldownState;
+}
+
+/** Whether a stored key is a summary message's (the summarizer's, or a reviewer's edit of it). */
+function isSummaryKey(key: string): boolean {
+  return key.endsWith('/summary.json') || key.endsWith('/summary-edited.json');
 }
 
 /** After a skip, the automatic trigger waits for at least this much growth (or a user message). */
@@ -165,8 +187,22 @@ function registryWindow(model: string | undefined): number {
 export function createCompactionActivities(deps: CompactionDeps) {
   const { store, openai, summaryModel, summaryWindow: window } = deps;
   const summaryWindow = window ?? registryWindow(summaryModel);
-  const { load, save } = storedObjects(store);
+  const { load, save, measure } = storedObjects(store);
   const seqId = (prefix: string, seq: number) => `${prefix}${String(seq).padStart(6, '0')}`;
+
+  /**
+   * A summary's span: the previous summaries in it, the rest, and the must-keep facts of what leaves the context
+   * with it (the previous summaries and the messages not kept verbatim), which the summary must keep.
+   */
+  async function spanOf(spanKeys: readonly string[], keptKeys: readonly string[] = []) {
+    const span = await Promise.all(spanKeys.map((key) => load<ChatMessage>(key)));
+    const isPrevious = (i: number) => isSummaryKey(spanKeys[i]!);
+    const previous = span.filter((_, i) => isPrevious(i));
+    const rest = span.filter((_, i) => !isPrevious(i));
+    const kept = new Set(keptKeys);
+    const leaving = span.filter((_, i) => !isPrevious(i) && !kept.has(spanKeys[i]!));
+    return { previous, rest, facts: extractFacts([...previous, ...leaving]) };
+  }
 
   /** Stores the summary message (or the user message it was prepended to) and counts it. */
   async function storeSummary(input: SummarizeInput, rendered: string): Promise<MessageRecord> {
@@ -194,7 +230,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
   const steps = {
     /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
     async planCompaction(input: PlanCompactionInput): Promise<PlanOutcome> {
-      const { agentId, life, seq, summarizerFailed, ...rest } = input;
+      const { agentId, life, seq, summarizerFailed, ledger, tailFromSeq, ...rest } = input;
       // A plan scheduled before the rename names the pace by its former name.
       rest.callsSinceCompaction ??= (input as { callsSinceCompression?: number }).callsSinceCompression;
       const agent = agentLife({ agentId, life });
@@ -229,6 +265,8 @@ export function createCompactionActivities(deps: CompactionDeps) {
         policy: input.policy,
         trigger: input.trigger,
         cooldown: input.cooldown,
+        ...(ledger ? { ledger } : {}),
+        ...(tailFromSeq !== undefined ? { tailFromSeq } : {}),
       };
       await store.put(planKey, JSON.stringify(stored), 'application/json');
       const keyOf = new Map(context.map((m) => [m.id, m.key]));
@@ -261,16 +299,8 @@ export function createCompactionActivities(deps: CompactionDeps) {
      */
     async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
       const started = Date.now();
-      const span = await Promise.all(input.spanKeys.map((key) => load<ChatMessage>(key)));
-      const isPrevious = (i: number) => input.spanKeys[i]!.endsWith('/summary.json');
-      const previous = span.filter((_, i) => isPrevious(i));
+      const { previous, rest, facts } = await spanOf(input.spanKeys, input.keptKeys);
       const previousText = previous.map((m) => textOf(m.content)).join('\n\n');
-      const rest = span.filter((_, i) => !isPrevious(i));
-      // What leaves the context with this summary (the user's messages kept verbatim stay): its must-keep facts are
-      // checked in the summary and the ledger, asked for once more, then pinned.
-      const kept = new Set(input.keptKeys ?? []);
-      const leaving = span.filter((_, i) => !isPrevious(i) && !kept.has(input.spanKeys[i]!));
-      const facts = extractFacts([...previous, ...leaving]);
       // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
       const goal = input.goalKey ? textOf((await load<ChatMessage>(input.goalKey)).content) : undefined;
       const userMessages = rest.filter((m) => m.role === 'user').map((m) => textOf(m.content));
@@ -451,6 +481,54 @@ export function createCompactionActivities(deps: CompactionDeps) {
       });
     },
 
+    /** Stores a draft for review (draft.json: the draft with its summary's text) and returns that text. */
+    async storeDraft(input: StoreDraftInput): Promise<string | undefined> {
+      const { draft } = input;
+      const text = draft.summaryKey ? textOf((await load<ChatMessage>(draft.summaryKey)).content) : undefined;
+      const stored: Draft = { ...draft, ...(text !== undefined ? { summary: text } : {}) };
+      await store.put(compactionKey(input, input.seq, 'draft.json'), JSON.stringify(stored), 'application/json');
+      return text;
+    },
+
+    /**
+     * A reviewer's edit of a draft's summary: stored as a new object (the summarizer's stays), its text the edit,
+     * then the must-keep facts of the span the edit (with the ledger) lost, pinned verbatim, as the summarizer pins
+     * them. The summarizer's ledger stays. Returns the outcome the apply step takes.
+     */
+    async reviseSummary(input: ReviseSummaryInput): Promise<SummaryOutcome> {
+      const agent = agentLife(input);
+      const { plan, context } = await load<StoredPlan>(input.planKey);
+      const keyOf = new Map(context.map((m) => [m.id, m.key]));
+      const spec = plan.summary;
+      if (!spec) throw ApplicationFailure.nonRetryable(`the plan at ${input.planKey} has no summary to edit`);
+      const { facts } = await spanOf(
+        spec.spanIds.map((id) => keyOf.get(id)!),
+        spec.keptUserIds.map((id) => keyOf.get(id)!),
+      );
+      const check = checkFacts(facts, `${input.text}\n${renderLedger(input.summary.ledger)}`);
+      const pins = prioritizeFacts(check.missing, MAX_PINNED_FACTS);
+      const text = [input.text, ...(pins.length ? [preservedFactsBlock(pins)] : [])].join('\n\n');
+      const original = await load<ChatMessage>(input.summary.record.key);
+      const stored = await save(
+        compactionKey(agent, input.seq, 'summary-edited.json'),
+        { ...original, content: text },
+        input.counting,
+        { id: input.summary.record.id, kind: 'summary' },
+      );
+      const covers = input.summary.record.covers;
+      return {
+        ...input.summary,
+        record: covers ? { ...stored, covers } : stored,
+        parsedAs: 'edited',
+        facts: {
+          found: check.found.length,
+          missing: check.missing.length,
+          reprompted: false,
+          pinned: pins.map((f) => f.text),
+        },
+      };
+    },
+
     /**
      * Carries the stored plan out: stores and counts each replacement, writes the removed messages (their original
      * bodies) as JSONL, the new context manifest and the event. Returns the new context and the event's summary
@@ -566,11 +644,98 @@ export function createCompactionActivities(deps: CompactionDeps) {
       const held = next.map((record) => unkeyedRecord(agent, record));
       return { context: held, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };
     },
+
+    /**
+     * A revert: the context as it was before event `toEvent` (the records its plan, or an earlier revert's record,
+     * stored: the same keys, so the model gets the same bytes), then every message stored since, raw, from the
+     * messages' own objects, in order. Stores this revert's record (the context and ledger now, for a revert of it),
+     * the manifest of the restored part and the event. The ledger comes back with it when it was stored.
+     */
+    async revertContext(input: RevertContextInput): Promise<RevertOutcome> {
+      const { seq, toEvent } = input;
+      const agent = agentLife(input);
+      const before = await load<StoredBefore>(compactionKey(agent, toEvent, 'plan.json'));
+      const restored = before.context;
+      const messageSeqs = restored.filter((m) => /^m\d+$/.test(m.id)).map((m) => seqOf(m.id));
+      const tailFromSeq = before.tailFromSeq ?? Math.max(0, ...messageSeqs) + 1;
+      // Every message stored since that context, as stored (a later compaction may have summarized it).
+      const ids = Array.from({ length: Math.max(0, input.lastSeq - tailFromSeq + 1) }, (_, i) =>
+        messageIdOf(tailFromSeq + i),
+      );
+      const since = await Promise.all(
+        ids.map(async (id) => {
+          const key = messageKey(agent, id);
+          return measure(key, await load<ChatMessage>(key), input.counting, { id });
+        }),
+      );
+      const now = input.context.map((record) => keyedRecord(agent, record));
+      const record: StoredBefore = {
+        context: now,
+        ...(input.ledger ? { ledger: input.ledger } : {}),
+        tailFromSeq: input.tailFromSeq,
+        revertedTo: toEvent,
+      };
+      const keys = {
+        event: compactionKey(agent, seq, 'event.json'),
+        removed: compactionKey(agent, seq, 'removed.jsonl'),
+        context: compactionKey(agent, seq, 'context.json'),
+      };
+      await store.put(compactionKey(agent, seq, 'plan.json'), JSON.stringify(record), 'application/json');
+      await store.put(keys.context, JSON.stringify(restored.map((m) => m.key)), 'application/json');
+      await store.put(keys.removed, '', 'application/x-ndjson'); // a revert removes no message
+      const next = [...restored, ...since];
+      const tokensOf = (records: readonly { tokens: number }[]) =>
+        input.fixedTokens + records.reduce((sum, m) => sum + m.tokens, 0);
+      const tokensAfter = tokensOf(next);
+      const restoredIds = new Set(next.map((m) => m.key));
+      const left = now.filter((m) => !restoredIds.has(m.key)).map((m) => m.id);
+      const event: CompactionEvent = {
+        seq,
+        trigger: 'revert',
+        reason: `revert to before event ${toEvent}`,
+        at: input.at,
+        strategies: ['revert'],
+        notes: [
+          `restored the ${restored.length} records of the context before event ${toEvent}, then ${since.length} ` +
+            `message${since.length === 1 ? '' : 's'} stored since (m${tailFromSeq}…), raw`,
+          ...(left.length
+            ? [`left the context (kept in storage, back with a revert to before ${seq}): ${left.join(', ')}`]
+            : []),
+          before.ledger
+            ? `task ledger restored as it was before event ${toEvent}`
+            : `task ledger kept as it was: event ${toEvent} was stored before ledgers were kept with events`,
+        ],
+        tokensBefore: tokensOf(now),
+        tokensAfter,
+        messagesBefore: now.length,
+        messagesAfter: next.length,
+        targetTokens: tokensAfter,
+        reachedTarget: true,
+        removedCount: 0,
+        removed: [],
+        durationMs: Date.parse(input.at) - input.startedAt,
+        keys,
+      };
+      await store.put(keys.event, JSON.stringify(event), 'application/json');
+      // The cooldown's first step, from the restored size: the agent's own steps do not compact it again at once
+      // (a user message re-arms the trigger, as after any compaction; the hard limit always holds).
+      const cooldown: CooldownState = { consecutive: 1, lastTokensAfter: tokensAfter };
+      return {
+        context: next.map((m) => unkeyedRecord(agent, m)),
+        baseLength: restored.length,
+        tailFromSeq,
+        ...(before.ledger ? { ledger: before.ledger } : {}),
+        event: summaryOfEvent(event),
+        gate: gateOf(input.policy, input.window, cooldown),
+        cooldown,
+      };
+    },
   };
   // Planning and applying heartbeat too: a worker that dies in the middle is noticed within the heartbeat timeout.
   return {
     ...steps,
     planCompaction: (input: PlanCompactionInput) => withHeartbeat(() => steps.planCompaction(input)),
     applyCompaction: (input: ApplyCompactionInput) => withHeartbeat(() => steps.applyCompaction(input)),
+    revertContext: (input: RevertContextInput) => withHeartbeat(() => steps.revertContext(input)),
   };
 }

@@ -27,6 +27,7 @@ import {
   AGENT_WORKFLOW,
   AGENT_WORKFLOW_ID_PREFIX,
   agentLife,
+  approveUpdate,
   agentWorkflowId,
   closeSignal,
   closeUpdate,
@@ -35,6 +36,7 @@ import {
   compactionEventsQuery,
   compactionPolicyOf,
   contextQuery,
+  discardUpdate,
   endAtLastCompleteStep,
   ledgerQuery,
   messageIdOf,
@@ -42,13 +44,16 @@ import {
   InvalidInputError,
   NO_COMPACTIONS,
   quoted,
+  revertUpdate,
   sendUpdate,
   stateQuery,
   statsQuery,
   unkeyedRecord,
   validateAgentInput,
   validateCompactInput,
+  validateDraftInput,
   validateEventsQuery,
+  validateRevertInput,
   validateSendInput,
 } from '../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
@@ -63,7 +68,10 @@ import type {
   CompactionEvent,
   CompactionEventSummary,
   CompactionStats,
+  DiscardResult,
   MessageRecord,
+  RevertInput,
+  RevertResult,
   SendResult,
   WorkflowState,
 } from '../contract/agent.ts';
@@ -332,7 +340,9 @@ export function agentState(client: Client, agentId: string): Promise<AgentState>
 
 /**
  * Forces a compaction and waits for what it did (an Update, waited for as {@link sendMessage} does; its input is
- * checked here first, and an agent that has ended is an {@link AgentClosedError}).
+ * checked here first, and an agent that has ended is an {@link AgentClosedError}). With `review: true` nothing is
+ * applied: the result's `draft` (its id, plan steps, summary text, tokens, facts) waits for {@link approveDraft} or
+ * {@link discardDraft}.
  */
 export async function compactAgent(
   client: Client,
@@ -343,6 +353,55 @@ export async function compactAgent(
   checkBeforeSending(agentId, compactUpdate.name, wait, () => validateCompactInput(request));
   const handle = agentHandle(client, agentId);
   return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, compactUpdate, [request], wait));
+}
+
+/**
+ * Restores the agent's working context as it was before event `toEvent` (a compaction or an earlier revert), every
+ * message stored since after it, raw, and the task ledger of then; waits for the revert's own event (an Update,
+ * waited for as {@link sendMessage} does). An event the agent does not have is refused by the workflow's validator
+ * (AgentUpdateError, `type: 'InvalidInput'`, naming the range).
+ */
+export async function revertAgent(
+  client: Client,
+  agentId: string,
+  request: RevertInput,
+  wait: UpdateWaitOptions = {},
+): Promise<RevertResult> {
+  checkBeforeSending(agentId, revertUpdate.name, wait, () => validateRevertInput(request));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, revertUpdate, [request], wait));
+}
+
+/**
+ * Applies a draft (made by {@link compactAgent} with `review: true`), with `summary` instead of the draft's summary
+ * when given: the must-keep facts of the span it lost are pinned (the event's `facts` say which). A draft that is not
+ * pending, or stale (made for a context that has changed since), is refused (AgentUpdateError, `type:
+ * 'InvalidInput'`, saying so).
+ */
+export async function approveDraft(
+  client: Client,
+  agentId: string,
+  draft: string,
+  options: { summary?: string } & UpdateWaitOptions = {},
+): Promise<CompactResult> {
+  const { summary, ...wait } = options;
+  const input = { draft, ...(summary !== undefined ? { summary } : {}) };
+  checkBeforeSending(agentId, approveUpdate.name, wait, () => validateDraftInput(input));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, approveUpdate, [input], wait));
+}
+
+/** Drops a draft (refused, as {@link approveDraft} is, when it is not pending). */
+export async function discardDraft(
+  client: Client,
+  agentId: string,
+  draft: string,
+  wait: UpdateWaitOptions = {},
+): Promise<DiscardResult> {
+  const input = { draft };
+  checkBeforeSending(agentId, discardUpdate.name, wait, () => validateDraftInput(input));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, discardUpdate, [input], wait));
 }
 
 /**
@@ -417,7 +476,8 @@ export async function compactionHistory(
   const state = await agentState(client, agentId);
   const stats = state.stats ?? NO_COMPACTIONS;
   const seqs: number[] = [];
-  for (let seq = since + 1; seq <= stats.count && seqs.length < limit; seq++) seqs.push(seq);
+  const last = state.compactions ?? stats.count; // the last event's seq (reverts are events too)
+  for (let seq = since + 1; seq <= last && seqs.length < limit; seq++) seqs.push(seq);
   return { events: await storedCompactionEvents(store, state, seqs), stats };
 }
 

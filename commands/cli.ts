@@ -5,6 +5,7 @@
  *
  * Exit codes: 0 ok · 1 error · 2 bad usage · 3 unknown agent · 4 agent closed.
  */
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -32,8 +33,19 @@ import {
   compactAgent,
   compactionHistory,
   requestCompaction,
+  revertAgent,
+  approveDraft,
+  discardDraft,
 } from '../client/agents.ts';
-import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
+import {
+  renderAgents,
+  renderCompaction,
+  renderContext,
+  renderDraft,
+  renderEvents,
+  renderRevert,
+  renderState,
+} from './render.ts';
 import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
 import type { UpdateWaitOptions } from '../client/updates.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
@@ -78,8 +90,11 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   state: ['json'],
   context: ['json'],
   reload: [],
-  compact: ['instructions', 'strategy', 'if-due', 'no-wait', 'json'],
+  compact: ['instructions', 'strategy', 'if-due', 'review', 'no-wait', 'json'],
+  approve: ['summary-file', 'json'],
+  discard: ['json'],
   events: ['since', 'limit', 'json'],
+  revert: ['to-event', 'json'],
   close: ['wait', 'json'],
   'codec-server': ['port', 'host', 'origins', 'namespaces'],
 };
@@ -163,9 +178,20 @@ Usage:
   longrun compact <agent> [--instructions TEXT] [--strategy NAME] [--if-due] [--no-wait] [--json]
                                               force a compaction now and print what it did;
                                               --if-due: only if the automatic trigger fires
+  longrun compact <agent> --review [--instructions TEXT] [--strategy NAME] [--json]
+                                              plan and summarize but do not apply: print the draft
+                                              (id, plan, summary text, tokens, facts)
+  longrun approve <agent> <draft> [--summary-file F] [--json]
+                                              apply the draft; --summary-file: an edited summary (the
+                                              facts it lost are pinned); a stale draft is refused
+  longrun discard <agent> <draft>            drop the draft
   longrun events <agent> [--since SEQ] [--limit N] [--json]
                                               compaction events, oldest first, and totals (each
                                               read in full from S3, removed items included)
+  longrun revert <agent> --to-event N [--json]
+                                              restore the working context as it was before event N
+                                              (byte-identical; every message stored since follows it,
+                                              raw) and the task ledger of then: an event of its own
   longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
                                               run a recorded session (OpenAI chat messages as JSONL)
                                               through a real agent and report what compaction did
@@ -179,7 +205,7 @@ Usage:
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"),
 TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE; AWS_ENDPOINT_URL_S3 and the AWS variables (default: the
 embedded MinIO); LONGRUN_TASK_QUEUE, LONGRUN_MODEL, LONGRUN_S3_BUCKET.
-Waiting (send, chat, compact, close --wait): progress on stderr after 3 s; nothing is sent until a worker polls
+Waiting (send, chat, compact, approve, revert, close --wait): progress on stderr after 3 s; nothing is sent until a worker polls
 the agent's task queue. LONGRUN_WORKER_TIMEOUT_MS (default 60000): how long to wait for a worker before giving up
 (exit 1); LONGRUN_RECONNECT_TIMEOUT_MS (default 120000): how long to keep asking again, with the same Update id,
 while Temporal cannot be reached.
@@ -219,6 +245,9 @@ const OPTIONS = {
   since: { type: 'string' },
   limit: { type: 'string' },
   'expect-turn': { type: 'string' },
+  'to-event': { type: 'string' },
+  review: { type: 'boolean', default: false },
+  'summary-file': { type: 'string' },
   'if-due': { type: 'boolean', default: false },
   reopen: { type: 'boolean', default: false },
   port: { type: 'string' },
@@ -566,6 +595,16 @@ export async function run(argv: string[], out: (line: string) => void = console.
           ...(values.strategy ? { strategy: values.strategy as StrategyName } : {}),
           ...(values['if-due'] ? { force: false } : {}),
         };
+        if (values.review) {
+          if (values['no-wait'] || values['if-due']) {
+            throw new UsageError('--review returns a draft to read: it cannot go with --no-wait or --if-due');
+          }
+          const reviewed = await withClient((client) =>
+            compactAgent(client, agentId, { ...request, review: true }, waitOptions()),
+          );
+          out(values.json ? JSON.stringify(reviewed, null, 2) : renderDraft(reviewed));
+          return EXIT.ok;
+        }
         validateCompactInput(request); // what the workflow would refuse or drop is never sent
         if (values['no-wait']) {
           await withClient((client) => requestCompaction(client, agentId, request));
@@ -587,6 +626,30 @@ export async function run(argv: string[], out: (line: string) => void = console.
           }),
         );
         out(values.json ? JSON.stringify({ events, stats }, null, 2) : renderEvents(events, stats));
+        return EXIT.ok;
+      }
+      case 'approve':
+      case 'discard': {
+        const draft = positionals[1];
+        if (!draft) throw new UsageError(`${command}: missing <draft> (the id compact --review printed)`);
+        if (command === 'discard') {
+          const dropped = await withClient((client) => discardDraft(client, agentId, draft, waitOptions()));
+          out(values.json ? JSON.stringify(dropped) : `discarded ${dropped.discarded}`);
+          return EXIT.ok;
+        }
+        const file = values['summary-file'];
+        const summary = file === undefined ? undefined : await readFile(file, 'utf8');
+        const result = await withClient((client) =>
+          approveDraft(client, agentId, draft, { ...(summary !== undefined ? { summary } : {}), ...waitOptions() }),
+        );
+        out(values.json ? JSON.stringify(result, null, 2) : renderCompaction(result));
+        return EXIT.ok;
+      }
+      case 'revert': {
+        const toEvent = intFlag('to-event', values['to-event'], 1);
+        if (toEvent === undefined) throw new UsageError('revert: missing --to-event N (the event to go back before)');
+        const result = await withClient((client) => revertAgent(client, agentId, { toEvent }, waitOptions()));
+        out(values.json ? JSON.stringify(result, null, 2) : renderRevert(result));
         return EXIT.ok;
       }
       case 'close': {

@@ -1,6 +1,7 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
 import type {
   CompactResult,
+  RevertResult,
   CompactionEventSummary,
   CompactionStats,
   AgentState,
@@ -85,10 +86,34 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before, ` +
     (stats.costSaved !== undefined
       ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
-      : 'cost saved: no prices in the policy (compaction.cost)');
+      : 'cost saved: no prices in the policy (compaction.cost)') +
+    (stats.reverts ? `, ${stats.reverts} revert(s)` : '');
   if (rows.length === 0)
     return `${stats.count === 0 ? 'no compaction yet' : 'no events in the range asked for'}\n${totals}`;
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
+}
+
+/** A draft for review: its id, plan, tokens, facts and summary text. */
+export function renderDraft(result: CompactResult): string {
+  const d = result.draft;
+  if (!d) return `nothing to review: ${result.reason}`;
+  return [
+    `${d.id} (compaction ${d.seq}, not applied): ${d.tokensBefore} → ${d.tokensAfter} tokens (plan's estimate)`,
+    `plan: ${d.steps.map((s) => `${s.strategy} (saves ${s.tokensSaved})`).join(', ')}`,
+    ...(d.facts ? [`facts: ${d.facts.found} found, ${d.facts.missing} missing, ${d.facts.pinned.length} pinned`] : []),
+    ...(d.summary !== undefined ? ['summary:', d.summary] : ['no summary (the plan summarizes nothing)']),
+    `approve: longrun approve <agent> ${d.id} [--summary-file F]; discard: longrun discard <agent> ${d.id}`,
+  ].join('\n');
+}
+
+/** What a revert did. */
+export function renderRevert(result: RevertResult): string {
+  const e = result.event;
+  return [
+    `event ${e.seq}: ${result.reason}: ${e.tokensBefore} → ${e.tokensAfter} tokens, ` +
+      `${e.messagesBefore} → ${e.messagesAfter} messages`,
+    ...e.notes.map((note) => `note: ${note}`),
+  ].join('\n');
 }
 
 /** What a forced compaction did. */

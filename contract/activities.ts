@@ -3,14 +3,14 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
-import type { CompactionEventSummary, ContextRecord, MessageRecord, ViewRef } from './agent.ts';
+import type { CompactionEventSummary, ContextRecord, Draft, MessageRecord, ViewRef } from './agent.ts';
 import type { AgentLife } from './keys.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
 import type { CompactionPolicy, PolicyOverrides } from '../engine/policy.ts';
-import type { Gate, GateCheck } from '../engine/trigger.ts';
+import type { CooldownState, Gate, GateCheck } from '../engine/trigger.ts';
 
 export interface StoreMessageInput extends AgentLife {
   messageId: string;
@@ -106,6 +106,12 @@ export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'con
   /** The working context as the workflow holds it (records without their own keys). */
   context: ContextRecord[];
   summarizerFailed?: boolean;
+  /**
+   * Stored with the plan for a revert to before this compaction (absent in plans of earlier releases): the task
+   * ledger then, and the sequence number of the first message after `context`.
+   */
+  ledger?: TaskLedger;
+  tailFromSeq?: number;
 }
 
 /** What the workflow needs of a plan; the plan itself is stored under `planKey`. */
@@ -191,6 +197,55 @@ export interface ApplyCompactionInput extends AgentLife {
   /** Consecutive compactions without a user message, this one included (the cooldown's step). */
   consecutive: number;
   window: number;
+}
+
+export interface RevertContextInput extends AgentLife {
+  /** The revert's own event number (the agent's last event + 1). */
+  seq: number;
+  /** The event whose context before it comes back. */
+  toEvent: number;
+  /** The working context now, the ledger now and the first sequence number after it: stored for a later revert. */
+  context: ContextRecord[];
+  ledger?: TaskLedger;
+  tailFromSeq: number;
+  /** The last message stored (every message from the restored context's tail up to it comes back raw). */
+  lastSeq: number;
+  counting: Counting;
+  fixedTokens: number;
+  policy: CompactionPolicy;
+  window: number;
+  at: string;
+  startedAt: number;
+}
+
+export interface RevertOutcome {
+  /** The restored context: the context before `toEvent` (the manifest `event.keys.context`), then the tail. */
+  context: ContextRecord[];
+  /** How many records of `context` the manifest holds; the rest are messages `tailFromSeq` on, in order. */
+  baseLength: number;
+  tailFromSeq: number;
+  /** The ledger of then (absent: the event's plan did not store one, and the ledger now is kept). */
+  ledger?: TaskLedger;
+  event: CompactionEventSummary;
+  gate: Gate;
+  cooldown: CooldownState;
+}
+
+export interface StoreDraftInput extends AgentLife {
+  seq: number;
+  /** The draft as the workflow knows it; the activity adds the summary text read from `summaryKey`. */
+  draft: Omit<Draft, 'summary'>;
+}
+
+export interface ReviseSummaryInput extends AgentLife {
+  seq: number;
+  /** The draft's plan (its span: whose must-keep facts are checked in the edit). */
+  planKey: string;
+  /** The edited text of the summary message. */
+  text: string;
+  /** The summarizer's outcome the edit replaces (its ledger stays). */
+  summary: SummaryOutcome;
+  counting: Counting;
 }
 
 export interface ApplyOutcome {

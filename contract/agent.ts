@@ -221,7 +221,8 @@ export function unkeyedRecord(agent: AgentLife, record: MessageRecord): ContextR
 export interface CompactionEventSummary {
   /** 1, 2, 3, … per agent. */
   seq: number;
-  trigger: Trigger;
+  /** What fired it; `revert` for a revert (the `revert` Update: the context as it was before an earlier event). */
+  trigger: Trigger | 'revert';
   /** What fired, or the forced compaction's request. */
   reason: string;
   /** ISO time (workflow time) when it was applied. */
@@ -285,6 +286,62 @@ export interface CompactInput {
    * trigger fires now: "compact if due", for scripts that poke agents on a schedule.
    */
   force?: boolean;
+  /**
+   * Plan and summarize, but do not apply: the result carries a {@link Draft} to `approve` (optionally with an edited
+   * summary) or `discard`. One draft at a time: a new one, or any compaction prepared meanwhile, replaces it.
+   */
+  review?: boolean;
+}
+
+/** A compaction planned and summarized, kept for review (`compact` with `review: true`). */
+export interface Draft {
+  /** `draft-1`, `draft-2`, … per agent. */
+  id: string;
+  /** The event seq it would take when applied. */
+  seq: number;
+  /** Workflow time (ISO) it was made. */
+  createdAt: string;
+  reason: string;
+  /** The plan's steps and what each saves; the whole plan is stored at `planKey`. */
+  steps: { strategy: string; tokensSaved: number; note?: string }[];
+  planKey: string;
+  tokensBefore: number;
+  /** The plan's estimate of the tokens after (the summary's own count is in `summaryTokens`). */
+  tokensAfter: number;
+  /** The summary message's text (absent when the plan summarizes nothing), where it is stored, and its tokens. */
+  summary?: string;
+  summaryKey?: string;
+  summaryTokens?: number;
+  /** Must-keep facts of the span: found in the summary, missing, pinned verbatim. */
+  facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
+  /** The context it was made for: after `compactions` events, its first `messages` records. */
+  madeFor: { compactions: number; messages: number };
+}
+
+/**
+ * What applies a draft, as the workflow keeps it: workflows/compaction.ts `Prepared` (typed there: the contract does
+ * not import the workflow), with the `made` snapshot a stale check reads.
+ */
+export interface PreparedDraft {
+  made: { messages: number; lastId: string | undefined; compactions: number };
+  [field: string]: unknown;
+}
+
+/** Input of `approve`: the draft's id, and optionally the summary text to apply instead of the draft's. */
+export interface ApproveInput {
+  draft: string;
+  /** Replaces the summary message's text; the span's must-keep facts are checked in it and the missing ones pinned. */
+  summary?: string;
+}
+
+/** Input of `discard`. */
+export interface DiscardInput {
+  draft: string;
+}
+
+/** What `discard` did. */
+export interface DiscardResult {
+  discarded: string;
 }
 
 /** What a forced compaction did: the event, or why nothing was done. */
@@ -292,6 +349,21 @@ export interface CompactResult {
   compacted: boolean;
   reason: string;
   event?: CompactionEventSummary;
+  /** With `review: true`: the draft, not applied. */
+  draft?: Draft;
+}
+
+/** Input of the `revert` Update: restore the working context as it was before event `toEvent`. */
+export interface RevertInput {
+  /** The event (a compaction or an earlier revert) whose context before it comes back: 1 to the agent's last. */
+  toEvent: number;
+}
+
+/** What a revert did: its own event (trigger `revert`), and what it restored in a sentence. */
+export interface RevertResult {
+  reverted: true;
+  reason: string;
+  event: CompactionEventSummary;
 }
 
 /** The stats of an agent that has not compacted yet. */
@@ -304,6 +376,8 @@ export interface CompactionStats {
   tokensSaved: number;
   /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
   costSaved?: number;
+  /** Reverts (the `revert` Update) so far: events of their own, not counted in `count` and the reductions. */
+  reverts?: number;
 }
 
 export type AgentStatus = 'running' | 'closed';
@@ -370,6 +444,13 @@ export interface AgentState {
   violations?: { count: number; last: string };
   /** A compaction prepared in the background while the agent works (policy `backgroundRatio`), until committed. */
   backgroundCompaction?: { seq: number; since: string; reason: string };
+  /**
+   * The draft awaiting review (`compact` with `review: true`), without its summary text (in S3 at `summaryKey`),
+   * and what applies it; `drafts`: how many were made (the next id); `lastDraft`: what became of the last one.
+   */
+  draft?: { info: Omit<Draft, 'summary'>; prepared: PreparedDraft };
+  drafts?: number;
+  lastDraft?: string;
 }
 
 /** Dropped signals by name; `earlier` counts those dropped before they were counted by name. */
@@ -527,10 +608,66 @@ export function validateCompactInput(request: CompactInput): void {
   if (request.force !== undefined && typeof request.force !== 'boolean') {
     throw new InvalidInputError(`force: must be true or false (got ${JSON.stringify(request.force)})`);
   }
+  if (request.review !== undefined && typeof request.review !== 'boolean') {
+    throw new InvalidInputError(`review: must be true or false (got ${quoted(request.review)})`);
+  }
   if ((request.instructions?.length ?? 0) > MAX_INSTRUCTIONS_CHARS) {
     throw new InvalidInputError(
       `instructions: ${request.instructions!.length} characters is over the limit of ${MAX_INSTRUCTIONS_CHARS}`,
     );
+  }
+}
+
+/**
+ * Checks a revert's input: `toEvent` an integer from 1 to `lastEvent` (the agent's last event, when known; the
+ * workflow's validator knows it, the client library checks the shape only).
+ */
+export function validateRevertInput(request: RevertInput, lastEvent?: number): void {
+  if (request === null || typeof request !== 'object') {
+    throw new InvalidInputError('revert: input must be an object {"toEvent": n}');
+  }
+  const n: unknown = request.toEvent;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+    throw new InvalidInputError(`toEvent: must be an integer ≥ 1, an event's seq (got ${quoted(n)})`);
+  }
+  if (lastEvent !== undefined && n > lastEvent) {
+    throw new InvalidInputError(
+      lastEvent === 0
+        ? `toEvent: ${n} is not an event of this agent (it has none yet: nothing to revert)`
+        : `toEvent: ${n} is not an event of this agent (its events are 1 to ${lastEvent})`,
+    );
+  }
+}
+
+/**
+ * Checks `approve` and `discard` input: a draft id, and an edited summary of at most {@link MAX_MESSAGE_CHARS}
+ * characters, not empty. Against `pending` (the workflow's draft, when known): the id must be the pending draft's.
+ */
+export function validateDraftInput(
+  request: ApproveInput | DiscardInput,
+  pending?: { id: string } | null,
+  lastDraft?: string,
+): void {
+  if (request === null || typeof request !== 'object') {
+    throw new InvalidInputError('input must be an object {"draft": "draft-N", "summary"?: "..."}');
+  }
+  if (typeof request.draft !== 'string' || !/^draft-\d+$/.test(request.draft)) {
+    throw new InvalidInputError(`draft: must be a draft id like "draft-1" (got ${quoted(request.draft)})`);
+  }
+  const summary: unknown = (request as ApproveInput).summary;
+  if (summary !== undefined) {
+    if (typeof summary !== 'string' || summary.trim() === '') {
+      throw new InvalidInputError('summary: must be a non-empty string (the edited summary)');
+    }
+    if (summary.length > MAX_MESSAGE_CHARS) {
+      throw new InvalidInputError(`summary: ${summary.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
+    }
+  }
+  if (pending === undefined) return;
+  if (pending === null || pending.id !== request.draft) {
+    const now = pending ? `the pending draft is ${pending.id}` : 'no draft is pending';
+    const last = lastDraft ? ` (${lastDraft})` : '';
+    throw new InvalidInputError(`draft: ${request.draft} is not pending: ${now}${last}`);
   }
 }
 
@@ -575,6 +712,15 @@ export const compactionEventsQuery = defineQuery<CompactionEventSummary[], [{ si
 export const compressionEventsQuery = defineQuery<CompactionEventSummary[], [{ since?: number; limit?: number }?]>(
   'compressionEvents',
 );
+/**
+ * Restore the working context as it was before event `toEvent`, from the stored manifests and originals (every
+ * message stored since follows it, raw), and the task ledger with it; recorded as an event of its own.
+ */
+export const revertUpdate = defineUpdate<RevertResult, [RevertInput]>('revert');
+/** Apply a draft (`compact` with `review: true`), optionally with an edited summary (its facts checked, pinned). */
+export const approveUpdate = defineUpdate<CompactResult, [ApproveInput]>('approve');
+/** Drop a draft. */
+export const discardUpdate = defineUpdate<DiscardResult, [DiscardInput]>('discard');
 /** Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
 export const statsQuery = defineQuery<CompactionStats>('stats');
 /** The task ledger (empty until the first summary). */
@@ -601,8 +747,9 @@ export const HANDLER_DESCRIPTIONS = {
     '"strategy"?: name, "force"?: false (only if due)}. Invalid input is dropped and counted in ' +
     'state.droppedSignals.compact.',
   compactUpdate:
-    'Compact now and wait. Input {"instructions"?, "strategy"?, "force"?} as for the compact signal. Returns ' +
-    '{compacted, reason, event?}.',
+    'Compact now and wait. Input {"instructions"?, "strategy"?, "force"?} as for the compact signal, and ' +
+    '"review"?: true to get a draft (plan, summary text, tokens, facts) to approve or discard instead of applying ' +
+    'it. Returns {compacted, reason, event?, draft?}.',
   state: 'The agent: status, turns, tokens of the window, model, policy and the working context (previews, keys).',
   context: 'The working context: every message as a preview with its storage key (full bodies: longrun reload).',
   compactionEvents:
@@ -610,13 +757,22 @@ export const HANDLER_DESCRIPTIONS = {
   compressionEvents: 'The former name of compactionEvents (deprecated): the same answer.',
   stats: 'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy).',
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
+  revert:
+    'Restore the working context as it was before event N, byte-identical, every message stored since after it ' +
+    'raw, and the task ledger of then. Input {"toEvent": N} (1 to the last event; a revert is an event too). ' +
+    'Returns {reverted, reason, event} (event.trigger "revert").',
+  approve:
+    'Apply a draft made by compact with {"review": true}. Input {"draft": "draft-N", "summary"?: "edited text"}: ' +
+    "an edited summary replaces the draft's, the must-keep facts it lost are pinned. A draft made for a context " +
+    'that has changed since (stale) is refused. Returns {compacted, reason, event?} as compact does.',
+  discard: 'Drop a draft. Input {"draft": "draft-N"}. Returns {discarded}.',
 } as const;
 
 /** How many compaction events the workflow keeps in its state (all of them are in S3). */
 export const EVENTS_KEPT = 10;
 
 /** An Update's result, as kept to answer it again when it is delivered twice. */
-export type UpdateResult = SendResult | CompactResult;
+export type UpdateResult = SendResult | CompactResult | RevertResult | DiscardResult;
 
 /** State carried across continue-as-new. */
 export interface AgentCarry {

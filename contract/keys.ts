@@ -5,6 +5,8 @@
  *   agents/<agentId>/<life>/messages/<messageId>.json                 one chat message, as sent to the model
  *   agents/<agentId>/<life>/compactions/<seq>/plan.json               the plan and the context it was made over
  *   agents/<agentId>/<life>/compactions/<seq>/summary.json            the summary message (a chat message)
+ *   agents/<agentId>/<life>/compactions/<seq>/summary-edited.json     a reviewer's edit of it (approve with a summary)
+ *   agents/<agentId>/<life>/compactions/<seq>/draft.json              a draft for review: plan steps, summary, facts
  *   agents/<agentId>/<life>/compactions/<seq>/ledger.json             the task ledger message (a chat message)
  *   agents/<agentId>/<life>/compactions/<seq>/replaced/<messageId>.json   what replaced a message (a chat message)
  *   agents/<agentId>/<life>/compactions/<seq>/removed.jsonl           every message that left the context, one per line
@@ -51,7 +53,14 @@ export function compactionPrefix(agent: AgentLife, seq: number): string {
 }
 
 export type CompactionObject =
-  'plan.json' | 'summary.json' | 'ledger.json' | 'removed.jsonl' | 'context.json' | 'event.json';
+  | 'plan.json'
+  | 'summary.json'
+  | 'summary-edited.json'
+  | 'draft.json'
+  | 'ledger.json'
+  | 'removed.jsonl'
+  | 'context.json'
+  | 'event.json';
 
 export function compactionKey(agent: AgentLife, seq: number, object: CompactionObject): string {
   return `${compactionPrefix(agent, seq)}${object}`;

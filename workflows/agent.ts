@@ -18,13 +18,22 @@ import {
 import type * as activities from '../activities/index.ts';
 import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import * as api from '../contract/agent.ts';
-import type { AgentCarry, AgentInput, AgentState, CompactInput, SendInput } from '../contract/agent.ts';
+import type {
+  AgentCarry,
+  AgentInput,
+  AgentState,
+  ApproveInput,
+  CompactInput,
+  DiscardInput,
+  RevertInput,
+  SendInput,
+} from '../contract/agent.ts';
 import { FAILURE } from '../contract/failures.ts';
-import { Compactions } from './compaction.ts';
+import { Compactions, DraftRefused } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
 import { Inbox } from './inbox.ts';
-import { checkAgentInput, checkCompact, checkSend } from './inputs.ts';
+import { checkAgentInput, checkCompact, checkDraft, checkRevert, checkSend } from './inputs.ts';
 import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
 import { showClosed, showDetails, showStarted } from './visibility.ts';
 
@@ -105,6 +114,39 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     },
   );
 
+  setHandler(
+    api.revertUpdate,
+    (request: RevertInput) =>
+      inbox.applyOnce<api.RevertResult>({ kind: 'revert', input: request }, FAILURE.compactionFailed),
+    {
+      description: about.revert,
+      validator: (request: RevertInput) => void (inbox.appliedResult() ?? checkRevert(request, state, inbox.closing)),
+    },
+  );
+
+  /** Why the pending draft cannot be applied any more (its context has changed), if so. */
+  const draftStale = () => (state.draft ? conversation.staleFor(state.draft.prepared.made) : undefined);
+  setHandler(
+    api.approveUpdate,
+    (request: ApproveInput) =>
+      inbox.applyOnce<api.CompactResult>({ kind: 'approve', input: request }, FAILURE.compactionFailed),
+    {
+      description: about.approve,
+      validator: (request: ApproveInput) =>
+        void (inbox.appliedResult() ?? checkDraft(request, state, inbox.closing, true, draftStale())),
+    },
+  );
+  setHandler(
+    api.discardUpdate,
+    (request: DiscardInput) =>
+      inbox.applyOnce<api.DiscardResult>({ kind: 'discard', input: request }, FAILURE.invalidInput),
+    {
+      description: about.discard,
+      validator: (request: DiscardInput) =>
+        void (inbox.appliedResult() ?? checkDraft(request, state, inbox.closing, false, undefined)),
+    },
+  );
+
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
     const policy = api.compactionPolicyOf(input);
@@ -139,14 +181,28 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     const pending = inbox.take();
     if (pending) {
       try {
-        if (pending.kind === 'compact') {
+        if (pending.kind === 'compact' && pending.input.review) {
+          pending.result = await compactions.review(pending.input);
+        } else if (pending.kind === 'compact') {
           // `force: false` asks for a compaction only if the automatic trigger fires now (cooldown included).
           const trigger = pending.input.force === false ? 'auto' : 'forced';
           pending.result = await compactions.compact(trigger, conversation.tailSeq, pending.input);
+        } else if (pending.kind === 'approve') {
+          pending.result = await compactions.approve(pending.input);
+        } else if (pending.kind === 'discard') {
+          pending.result = compactions.discard(pending.input);
+        } else if (pending.kind === 'revert') {
+          pending.result = await compactions.revert(pending.input.toEvent);
         } else {
           pending.result = await runTurn(conversation, compactions, input, rule, pending.input);
         }
       } catch (error) {
+        if (error instanceof DraftRefused) {
+          // A draft that is not pending, or stale since it was validated: the Update is refused, the agent goes on.
+          pending.failure = error.message;
+          pending.failureType = FAILURE.invalidInput;
+          continue;
+        }
         // A turn or compaction that cannot finish (a rejected API key, an unknown model, retries exhausted) fails
         // its Update, not the agent: the stored messages stay, and the next input can succeed once the cause is fixed.
         if (!(error instanceof ActivityFailure)) throw error;

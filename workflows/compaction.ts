@@ -16,9 +16,18 @@ import type { ApplyOutcome, PlanOutcome, SummaryOutcome } from '../contract/acti
 import { cooldownAfter } from '../engine/trigger.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 import { recordKey, summaryOfEvent } from '../contract/agent.ts';
-import type { CompactInput, CompactResult } from '../contract/agent.ts';
+import type {
+  ApproveInput,
+  CompactInput,
+  CompactResult,
+  DiscardInput,
+  DiscardResult,
+  Draft,
+  PreparedDraft,
+  RevertResult,
+} from '../contract/agent.ts';
 import type { Conversation, Snapshot } from './conversation.ts';
-import { showCompaction } from './visibility.ts';
+import { showCompaction, showDetails } from './visibility.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -38,7 +47,8 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
 };
 
-const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+const { planCompaction, applyCompaction, reportViolation, revertContext, storeDraft, reviseSummary } =
+  proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 /** A compaction planned and summarized, not yet applied: what it was made for and how to apply it. */
@@ -54,6 +64,14 @@ export interface Prepared {
   /** The context it was made for; its tail (what is added after it) starts at `tailFromSeq`. */
   made: Snapshot;
   tailFromSeq: number;
+}
+
+/** A draft that cannot be approved or discarded (not pending, stale): the Update fails with this message. */
+export class DraftRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DraftRefused';
+  }
 }
 
 /** A plan that found nothing to do: why, and the gate it moved. */
@@ -162,6 +180,136 @@ export class Compactions {
     return commit(conversation, prepared, await store(conversation, prepared));
   }
 
+  /**
+   * Plans and summarizes as a forced compaction does, but keeps the result as a draft for review (stored in S3 with
+   * its summary text) instead of applying it; the result carries the draft.
+   */
+  async review(request: CompactInput): Promise<CompactResult> {
+    await this.settle();
+    const conversation = this.conversation;
+    const { state } = conversation;
+    const prepared = await prepare(conversation, 'forced', conversation.tailSeq, request);
+    if ('skipped' in prepared) {
+      conversation.skipped(prepared.gate);
+      return { compacted: false, reason: prepared.skipped };
+    }
+    const { plan, summary, made } = prepared;
+    const info: Omit<Draft, 'summary'> = {
+      id: `draft-${(state.drafts ?? 0) + 1}`,
+      seq: prepared.seq,
+      createdAt: new Date(Date.now()).toISOString(),
+      reason: plan.reason,
+      steps: plan.steps,
+      planKey: plan.planKey!,
+      tokensBefore: plan.tokensBefore,
+      tokensAfter: plan.tokensAfter,
+      ...(summary
+        ? { summaryKey: summary.record.key, summaryTokens: summary.record.tokens, facts: summary.facts }
+        : {}),
+      madeFor: { compactions: made.compactions, messages: made.messages },
+    };
+    const text = await storeDraft.executeWithOptions(
+      { ...STEP_OPTIONS, summary: `store ${info.id} for review (compaction ${info.seq})` },
+      [{ ...conversation.life, seq: info.seq, draft: info }],
+    );
+    // The state keeps what applies it, not the summarizer's span (the plan in S3 has it).
+    const { summary: _span, ...kept } = plan;
+    const draftPrepared: Prepared = { ...prepared, plan: kept };
+    conversation.drafted(info, draftPrepared as unknown as PreparedDraft);
+    showDetails(state);
+    const draft: Draft = { ...info, ...(text !== undefined ? { summary: text } : {}) };
+    return { compacted: false, reason: `${info.id} awaits review: approve or discard it`, draft };
+  }
+
+  /**
+   * Applies the pending draft, its summary replaced by `edit.summary` when given (its facts checked and pinned by
+   * the reviseSummary activity). A draft made for a context that has changed since is refused ({@link DraftRefused}).
+   */
+  async approve(edit: ApproveInput): Promise<CompactResult> {
+    await this.settle();
+    const conversation = this.conversation;
+    const pending = conversation.state.draft;
+    if (!pending || pending.info.id !== edit.draft) {
+      throw new DraftRefused(`${edit.draft} is not pending (${conversation.state.lastDraft ?? 'no draft is'})`);
+    }
+    const { info } = pending;
+    const stale = conversation.staleFor(pending.prepared.made);
+    if (stale) {
+      conversation.draftEnded(`${info.id} refused as stale`);
+      throw new DraftRefused(`${info.id} is stale, made for a context that has changed: ${stale}`);
+    }
+    let prepared = pending.prepared as unknown as Prepared; // kept by drafted() as a Prepared
+    if (edit.summary !== undefined) {
+      if (!prepared.summary)
+        throw new DraftRefused(`summary: ${info.id} summarizes nothing, there is no summary to edit`);
+      const summary = await reviseSummary.executeWithOptions(
+        { ...STEP_OPTIONS, summary: `check the edited summary of ${info.id} (${edit.summary.length} chars)` },
+        [
+          {
+            ...conversation.life,
+            seq: info.seq,
+            planKey: info.planKey,
+            text: edit.summary,
+            summary: prepared.summary,
+            counting: conversation.counting,
+          },
+        ],
+      );
+      prepared = { ...prepared, summary };
+    }
+    const applied = await store(conversation, prepared);
+    conversation.draftEnded(`${info.id} approved${edit.summary !== undefined ? ' with an edited summary' : ''}`);
+    return commit(conversation, prepared, applied);
+  }
+
+  /** Drops the pending draft. */
+  discard(request: DiscardInput): DiscardResult {
+    const pending = this.conversation.state.draft;
+    if (!pending || pending.info.id !== request.draft) {
+      throw new DraftRefused(`${request.draft} is not pending (${this.conversation.state.lastDraft ?? 'no draft is'})`);
+    }
+    this.conversation.draftEnded(`${request.draft} discarded`);
+    showDetails(this.conversation.state);
+    return { discarded: request.draft };
+  }
+
+  /**
+   * Restores the context as it was before event `toEvent` (after the compaction in the background, if any, is
+   * committed), with every message stored since after it: an event of its own (docs/compaction.md, Revert).
+   */
+  async revert(toEvent: number): Promise<RevertResult> {
+    await this.settle();
+    const conversation = this.conversation;
+    const { state } = conversation;
+    const seq = (state.compactions ?? 0) + 1;
+    const startedAt = Date.now();
+    const outcome = await revertContext.executeWithOptions(
+      { ...STEP_OPTIONS, summary: `revert ${seq}: the context before event ${toEvent}` },
+      [
+        {
+          ...conversation.life,
+          seq,
+          toEvent,
+          context: [...state.messages],
+          ...(state.ledger ? { ledger: state.ledger } : {}),
+          tailFromSeq: conversation.tailSeq,
+          lastSeq: conversation.tailSeq - 1,
+          counting: conversation.counting,
+          fixedTokens: state.fixedTokens ?? 0,
+          policy: state.policy!,
+          window: conversation.window,
+          at: new Date(Date.now()).toISOString(),
+          startedAt,
+        },
+      ],
+    );
+    conversation.reverted({ ...outcome, ledger: outcome.ledger });
+    showCompaction(state, outcome.event);
+    const problems = conversation.coverage();
+    if (problems.length > 0) await violated(conversation, `reverting to before event ${toEvent}`, problems);
+    return { reverted: true, reason: outcome.event.reason, event: outcome.event };
+  }
+
   /** Checks the coverage invariant on the context as it is sent now; a break is reported (docs/compaction.md). */
   async checkBeforeCall(replyId: string): Promise<void> {
     const problems = this.conversation.coverage();
@@ -208,10 +356,15 @@ export async function prepare(
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
           ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
+          // Stored with the plan, for a revert to before this compaction.
+          ...(state.ledger ? { ledger: state.ledger } : {}),
+          tailFromSeq,
         },
       ],
     );
     if (plan.action === 'skip') return { skipped: plan.reason, ...(plan.gate ? { gate: plan.gate } : {}) };
+    // This plan's objects share the pending draft's seq: the draft cannot be applied any more.
+    if (state.draft) conversation.draftEnded(`${state.draft.info.id} replaced by a compaction prepared after it`);
     if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
     try {
       const summary = await summarizeSpan.executeWithOptions(

@@ -24,6 +24,8 @@ import type {
   AgentCarry,
   AgentInput,
   CompactionEventSummary,
+  Draft,
+  PreparedDraft,
   ContextRecord,
   ViewRef,
   WorkflowState,
@@ -273,6 +275,24 @@ export class Conversation {
     if (gate) this.state.gate = gate;
   }
 
+  /** A draft is kept for review (the next id taken); one at a time. */
+  drafted(info: Omit<Draft, 'summary'>, prepared: PreparedDraft): void {
+    this.state.drafts = (this.state.drafts ?? 0) + 1;
+    this.state.draft = { info, prepared };
+    delete this.state.lastDraft;
+  }
+
+  /** The pending draft is gone (approved, discarded, refused, replaced): what became of it. */
+  draftEnded(what: string): void {
+    delete this.state.draft;
+    this.state.lastDraft = what;
+  }
+
+  /** A revert's restored context replaces the context (see {@link revertInto}). */
+  reverted(done: Reverted): void {
+    revertInto(this.state, done);
+  }
+
   /**
    * The compacted context replaces the part it was made for (`made`) in one step (no await can come between):
    * the messages, their counts, the manifest the view starts from (`tailFromSeq`: the first message after it), the
@@ -322,6 +342,44 @@ export class Conversation {
     state.gate = done.gate;
     if (done.ledger) state.ledger = done.ledger;
   }
+}
+
+/**
+ * The context as a revert restored it (workflows/compaction.ts `revert`): the records of the context before an
+ * earlier event, whose manifest is `event.keys.context` (`baseLength` records), then the messages from `tailFromSeq`
+ * on, raw; the ledger of then (when it was stored), the revert's gate and cooldown.
+ */
+export interface Reverted {
+  context: ContextRecord[];
+  baseLength: number;
+  tailFromSeq: number;
+  ledger: TaskLedger | undefined;
+  event: CompactionEventSummary;
+  gate: Gate;
+  cooldown: CooldownState;
+}
+
+/**
+ * Swaps a restored context in, in one step (as {@link Conversation.compacted} does): the messages, their counts,
+ * the view's manifest and tail, the event (counted as a revert, not a compaction, in the stats), the gate, the
+ * cooldown and the ledger. Pure, so it is unit-tested alone.
+ */
+export function revertInto(state: WorkflowState, done: Reverted): void {
+  const { context, event } = done;
+  state.messages = [...context];
+  state.contextTokens = (state.fixedTokens ?? 0) + context.reduce((sum, m) => sum + m.tokens, 0);
+  state.contextTurns = context.filter(isUserTurn).length;
+  state.base = event.keys.context;
+  state.baseLength = done.baseLength;
+  state.tailFromSeq = done.tailFromSeq;
+  state.compactions = event.seq;
+  state.callsSinceCompaction = 0;
+  state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
+  const stats = state.stats ?? NO_COMPACTIONS;
+  state.stats = { ...stats, reverts: (stats.reverts ?? 0) + 1 };
+  state.gate = done.gate;
+  state.cooldown = done.cooldown;
+  if (done.ledger) state.ledger = done.ledger;
 }
 
 /** State fields under the names they had before "compaction" became the one noun (a run of an earlier release). */

@@ -6,8 +6,13 @@ import { ApplicationFailure, condition, currentUpdateInfo } from '@temporalio/wo
 import type { ActivityFailure } from '@temporalio/workflow';
 import type {
   AgentCarry,
+  ApproveInput,
+  DiscardInput,
+  DiscardResult,
   CompactInput,
   CompactResult,
+  RevertInput,
+  RevertResult,
   SendInput,
   SendResult,
   UpdateResult,
@@ -15,9 +20,12 @@ import type {
 import { appliedFromCarry, appliedResult, rememberApplied } from './applied-updates.ts';
 
 /** An input waiting for the loop; an Update's handler waits for its `result` or `failure`. */
-export type Pending = { failure?: string; cause?: ActivityFailure } & (
+export type Pending = { failure?: string; failureType?: string; cause?: ActivityFailure } & (
   | { kind: 'send'; input: SendInput; result?: SendResult }
   | { kind: 'compact'; input: CompactInput; result?: CompactResult }
+  | { kind: 'revert'; input: RevertInput; result?: RevertResult }
+  | { kind: 'approve'; input: ApproveInput; result?: CompactResult }
+  | { kind: 'discard'; input: DiscardInput; result?: DiscardResult }
 );
 
 export class Inbox {
@@ -67,7 +75,11 @@ export class Inbox {
     this.push(pending);
     await condition(() => pending.result !== undefined || pending.failure !== undefined);
     if (pending.failure !== undefined) {
-      throw ApplicationFailure.create({ message: pending.failure, type: failureType, cause: pending.cause });
+      throw ApplicationFailure.create({
+        message: pending.failure,
+        type: pending.failureType ?? failureType,
+        cause: pending.cause,
+      });
     }
     if (updateId !== undefined) rememberApplied(this.applied, updateId, pending.result!);
     return pending.result as R;

@@ -3,8 +3,22 @@
  * (closed, the turn a message would open). A rejection is a typed failure (contract/failures.ts: invalid input, or the agent closed)
  * whose message names the field and the limit.
  */
-import { validateAgentInput, validateCompactInput, validateSendInput } from '../contract/agent.ts';
-import type { AgentInput, CompactInput, SendInput, WorkflowState } from '../contract/agent.ts';
+import {
+  validateAgentInput,
+  validateCompactInput,
+  validateDraftInput,
+  validateRevertInput,
+  validateSendInput,
+} from '../contract/agent.ts';
+import type {
+  AgentInput,
+  ApproveInput,
+  CompactInput,
+  DiscardInput,
+  RevertInput,
+  SendInput,
+  WorkflowState,
+} from '../contract/agent.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
 
 /** A new agent's input (a running or reopened agent keeps the input it was started with). */
@@ -16,6 +30,30 @@ export function checkAgentInput(input: AgentInput): void {
 export function checkCompact(request: CompactInput, state: WorkflowState, closing: boolean): void {
   if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
   asInvalidInput(() => validateCompactInput(request));
+}
+
+/**
+ * Rejects `approve` or `discard` of a draft that is not the pending one, and an approve of a stale draft (`stale`:
+ * why the pending draft's context has changed since it was made, if it has).
+ */
+export function checkDraft(
+  request: ApproveInput | DiscardInput,
+  state: WorkflowState,
+  closing: boolean,
+  approving: boolean,
+  stale: string | undefined,
+): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateDraftInput(request, state.draft ? state.draft.info : null, state.lastDraft));
+  if (stale !== undefined && approving) {
+    throw invalidInput(`draft: ${request.draft} is stale, made for a context that has changed: ${stale}`);
+  }
+}
+
+/** Rejects a revert to an event the agent does not have (or bad input), naming the field and the range. */
+export function checkRevert(request: RevertInput, state: WorkflowState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateRevertInput(request, state.compactions ?? 0));
 }
 
 /**

@@ -76,5 +76,11 @@ export function currentDetails(state: WorkflowState): string {
     `compactions: ${state.compactions ?? 0}` +
       (last ? ` · last: ${last.tokensBefore} → ${last.tokensAfter} tokens` : ''),
     ...(last ? [`last strategies: ${last.strategies.join(', ')}`] : []),
+    ...(state.draft
+      ? [
+          `**${state.draft.info.id} awaits review** (approve or discard): ${state.draft.info.tokensBefore} → ` +
+            `${state.draft.info.tokensAfter} tokens (${state.draft.info.steps.map((s) => s.strategy).join(', ')})`,
+        ]
+      : []),
   ].join('\n\n');
 }
