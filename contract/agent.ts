@@ -14,7 +14,7 @@ import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { STRATEGIES } from '../engine/policy.ts';
 import type { CompactionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
 import type { RemovedItem } from '../engine/planner.ts';
-import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
+import type { CooldownState, Gate, LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { CostEstimate } from '../engine/cost.ts';
 
@@ -253,6 +253,12 @@ export interface CompactionEventSummary {
    * compaction (summary call included), from the tokens it actually left; `netBenefit` is what it saves.
    */
   cost?: CostEstimate;
+  /**
+   * The loop guard's verdict (policy `loopGuard`): whether it saved less than the minimum share (`ineffective`, its
+   * note in `notes`), the ineffective automatic compactions in a row, and the pause it set (`paused`,
+   * `pausedUntil`). Absent without a guard, and in events recorded before it.
+   */
+  loopGuard?: LoopGuardVerdict;
   durationMs: number;
   /** Storage keys of the event, the removed segment (JSONL) and the new context manifest. */
   keys: { event: string; removed: string; context: string };
@@ -304,6 +310,20 @@ export interface CompactionStats {
   tokensSaved: number;
   /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
   costSaved?: number;
+  /** Compactions the loop guard found ineffective (policy `loopGuard`; absent before the first judged one). */
+  ineffective?: number;
+  /**
+   * Set while the loop guard pauses automatic compaction: it resumes when the context reaches this many tokens
+   * (the hard limit still compacts; a forced compaction runs).
+   */
+  pausedUntil?: number;
+}
+
+/** The `stats` query's answer: the counts, and the loop guard's pause while it holds. */
+export function statsOf(state: WorkflowState): CompactionStats {
+  const stats = state.stats ?? NO_COMPACTIONS;
+  const until = state.cooldown?.pausedUntil;
+  return until !== undefined && state.contextTokens < until ? { ...stats, pausedUntil: until } : stats;
 }
 
 export type AgentStatus = 'running' | 'closed';
@@ -575,7 +595,10 @@ export const compactionEventsQuery = defineQuery<CompactionEventSummary[], [{ si
 export const compressionEventsQuery = defineQuery<CompactionEventSummary[], [{ since?: number; limit?: number }?]>(
   'compressionEvents',
 );
-/** Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
+/**
+ * Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy), ineffective ones
+ * (the loop guard), and `pausedUntil` while the loop guard pauses automatic compaction.
+ */
 export const statsQuery = defineQuery<CompactionStats>('stats');
 /** The task ledger (empty until the first summary). */
 export const ledgerQuery = defineQuery<TaskLedger>('ledger');
@@ -608,7 +631,9 @@ export const HANDLER_DESCRIPTIONS = {
   compactionEvents:
     'The last 10 compaction events (summaries) after {"since"?: seq, "limit"?: n}; every full event is in S3.',
   compressionEvents: 'The former name of compactionEvents (deprecated): the same answer.',
-  stats: 'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy).',
+  stats:
+    'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy), ' +
+    'ineffective ones (loop guard), and pausedUntil while the loop guard pauses automatic compaction.',
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
 } as const;
 

@@ -92,7 +92,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   };
   setHandler(api.compactionEventsQuery, eventsAfter, { description: about.compactionEvents });
   setHandler(api.compressionEventsQuery, eventsAfter, { description: about.compressionEvents });
-  setHandler(api.statsQuery, () => state.stats ?? api.NO_COMPACTIONS, { description: about.stats });
+  setHandler(api.statsQuery, () => api.statsOf(state), { description: about.stats });
   setHandler(api.contextQuery, () => api.publicState(state).messages, { description: about.context });
   setHandler(api.ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, { description: about.ledger });
   setHandler(

@@ -311,11 +311,16 @@ export class Conversation {
       ...(event.cost || previous.costSaved !== undefined
         ? { costSaved: (previous.costSaved ?? 0) + (event.cost?.netBenefit ?? 0) }
         : {}),
+      ...(event.loopGuard || previous.ineffective !== undefined
+        ? { ineffective: (previous.ineffective ?? 0) + (event.loopGuard?.ineffective ? 1 : 0) }
+        : {}),
     };
+    // As the apply activity computed it for the gate it returned: the loop guard's count and pause are the event's.
     state.cooldown = cooldownAfter(done.cooldown, {
       trigger: done.trigger,
       maskPass: done.maskPass,
       tokensAfter: event.tokensAfter,
+      ...(event.loopGuard ? { guard: event.loopGuard } : {}),
     });
     // The user spoke while it was prepared: the cooldown starts over, as a user message makes it.
     if (since.some(isUserTurn)) state.cooldown = { ...state.cooldown, consecutive: 0 };
