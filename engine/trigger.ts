@@ -372,6 +372,7 @@ export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompacti
  */
 export function backgroundFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
   if (gate.background === undefined) return undefined;
+  if (gate.pausedUntil !== undefined && stats.tokens < gate.pausedUntil) return undefined; // the loop guard's pause
   // The cooldown's floor holds the token trigger back; the soft threshold moves with it, the same distance below
   // where the trigger now fires, so that the agent keeps its steps of head start in a long loop too.
   const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;

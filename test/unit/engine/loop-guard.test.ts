@@ -8,6 +8,7 @@ import type { PlanInput } from '../../../engine/planner.ts';
 import { DEFAULT_LOOP_GUARD, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import {
+  backgroundFires,
   compactionDue,
   cooldownAfter,
   gateAfterSkip,
@@ -141,8 +142,10 @@ describe('two ineffective in a row: the largest items offloaded; three: paused u
     expect(gateFires(gate, stats(52_799), true)).toBeUndefined();
     expect(gateFires(gate, stats(52_799), false)).toBeUndefined();
     expect(gateFires(gate, stats(52_800), true)).toBe('tokens 52800 ≥ 51200');
-    // The soft threshold, the masking pass and the tool-result cut pause too.
-    expect(gate.background).toBeDefined();
+    // The soft threshold (which moves up with the floor, its head start below it), the masking pass and the
+    // tool-result cut pause too.
+    expect(backgroundFires(gate, stats(52_799), true)).toBeUndefined();
+    expect(backgroundFires(gate, stats(52_800), true)).toMatch(/^tokens 52800 ≥ soft threshold/);
     expect(gate.toolResults).toBeUndefined();
     expect(gate.mask!.floor).toBe(54_400); // its own floor (48,000 + 6,400 it must save) is past the pause's
     const huge = [{ id: 'm000009', role: 'tool', tokens: 20_000, chars: 80_000 }];
