@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, compactionEvents, compactionStats, sendMessage, startAgent } from '../../client/agents.ts';
 import { textOf } from '../../engine/messages.ts';
+import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { CompactionStats } from '../../contract/agent.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
@@ -43,32 +44,40 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** An agent whose compactions can only save a small share: a large system prompt, replies of ~1,000 tokens. */
+function startLooping(agentId: string, guard: { loopGuard?: null } = {}) {
+  return startAgent(h.client, {
+    agentId,
+    model: 'gpt-4o-mini',
+    // A system prompt of about 12,600 tokens: fixed, so every compaction works on a small share of the context.
+    systemPrompt: SENTENCE.repeat(900),
+    modelOverride: { window: WINDOW },
+    taskQueue: h.taskQueue,
+    compaction: {
+      strategies: ['summarize'],
+      keepSteps: 1,
+      keepTurns: 0,
+      keepMessages: 0,
+      reserveRatio: 0,
+      backgroundRatio: null,
+      mask: { fromRatio: null },
+      summary: { keepUserTokens: 0, maxTokens: 2_000 },
+      ...guard,
+    },
+  });
+}
+
 describe('the loop guard', () => {
   const agentId = newAgentId('loop');
+  let turnsToPause = 0;
 
   it('stops compacting automatically after 3 ineffective compactions, with an event that says so', async () => {
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      // A system prompt of about 10,800 tokens: fixed, so every compaction works on a small share of the context.
-      systemPrompt: SENTENCE.repeat(900),
-      modelOverride: { window: WINDOW },
-      taskQueue: h.taskQueue,
-      compaction: {
-        strategies: ['summarize'],
-        keepSteps: 1,
-        keepTurns: 0,
-        keepMessages: 0,
-        reserveRatio: 0,
-        backgroundRatio: null,
-        mask: { fromRatio: null },
-        summary: { keepUserTokens: 0, maxTokens: 2_000 },
-      },
-    });
+    await startLooping(agentId);
     let turn = 0;
     const send = async () => sendMessage(h.client, agentId, `Turn ${++turn}: go on.`);
     // Until the third compaction, or far past it: 200 compactions would be the loop this guards against.
     while ((await agentState(h.client, agentId)).compactions! < 3 && turn < 20) await send();
+    turnsToPause = turn;
     const events = await compactionEvents(h.client, agentId);
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3]);
     for (const event of events) {
@@ -119,11 +128,29 @@ describe('the loop guard', () => {
     expect(before.contextTokens).toBeGreaterThanOrEqual(before.cooldown!.pausedUntil!);
     await sendMessage(h.client, agentId, 'One more turn: go on.');
     const events = await compactionEvents(h.client, agentId);
-    expect(events.length).toBe(4);
-    const resumed = events[3]!;
-    expect(resumed.trigger).toBe('auto');
-    expect(resumed.strategies).toEqual(['summarize']);
-    expect(resumed.loopGuard!.inARow).toBeLessThanOrEqual(1);
-    expect(resumed.loopGuard!.paused).toBeUndefined();
+    // The summaries still save nothing: the count starts over (1, 2, …), not at 4, and pauses again at 3.
+    const resumed = events.slice(3);
+    expect(resumed.length).toBeGreaterThan(0);
+    expect(resumed.map((e) => e.loopGuard!.inARow)).toEqual([1, 2, 3].slice(0, resumed.length));
+    expect(resumed[0]!.strategies).toEqual(['summarize']);
+    // Every request the agent sent fitted the window, the paused stretch included.
+    const counter = await loadTokenCounter('o200k_base');
+    const requests = h.model.requests.filter((r) => !isSummaryRequest(r));
+    expect(requests.length).toBeGreaterThan(events.length);
+    for (const request of requests) expect(countRequest(counter, request.body.messages)).toBeLessThanOrEqual(WINDOW);
+  });
+
+  it('is what stops it: without the guard the same session compacts at every turn, with no end in sight', async () => {
+    const unguarded = newAgentId('noguard');
+    await startLooping(unguarded, { loopGuard: null });
+    const counts: number[] = []; // compactions after each turn
+    for (let turn = 1; turn <= turnsToPause + 4; turn++) {
+      await sendMessage(h.client, unguarded, `Turn ${turn}: go on.`);
+      counts.push((await agentState(h.client, unguarded)).compactions!);
+    }
+    expect((await compactionEvents(h.client, unguarded)).every((e) => e.loopGuard === undefined)).toBe(true);
+    const first = counts.findIndex((n) => n > 0);
+    expect(first).toBeGreaterThanOrEqual(0);
+    for (let i = first + 1; i < counts.length; i++) expect(counts[i]!, `turn ${i + 1}`).toBeGreaterThan(counts[i - 1]!);
   });
 });
