@@ -54,10 +54,11 @@ import type {
   PlanCompactionInput,
   PlanOutcome,
   SummarizeInput,
+  SummarizeProgress,
   SummaryOutcome,
 } from '../contract/activities.ts';
 import { modelFailure } from './model-errors.ts';
-import { storedObjects, withHeartbeat } from './stored.ts';
+import { heartbeatNow, storedObjects, withHeartbeat } from './stored.ts';
 import { observeModelCall, recordCompaction } from './telemetry.ts';
 
 export interface CompactionDeps {
@@ -412,9 +413,19 @@ export function createCompactionActivities(deps: CompactionDeps) {
         const { rendered, parsedAs, update } = readSummary(reply);
         return { ...judge(rendered, update), parsedAs };
       };
+      // The chunk the model is on, in the heartbeats: what `longrun watch` shows as "chunk k of n".
+      const progress: SummarizeProgress = { chunk: 0, chunks: Math.max(1, chunks.length) };
+      const onChunk = (chunk: number) => {
+        progress.chunk = chunk;
+        heartbeatNow(progress);
+      };
       const summarize = async () => {
         let before = previousText;
-        for (const chunk of chunks.slice(0, -1)) before = readSummary(await ask(promptFor(chunk, before))).rendered;
+        for (const [i, chunk] of chunks.slice(0, -1).entries()) {
+          onChunk(i + 1);
+          before = readSummary(await ask(promptFor(chunk, before))).rendered;
+        }
+        onChunk(progress.chunks);
         const messages = promptFor(chunks.at(-1) ?? [], before);
         let reply: string;
         try {
@@ -443,7 +454,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
       };
       let summary: Awaited<ReturnType<typeof summarize>>;
       try {
-        summary = await withHeartbeat(summarize);
+        summary = await withHeartbeat(summarize, () => progress);
       } catch (error) {
         throw modelFailure(error, summaryModel);
       }

@@ -7,6 +7,7 @@ export {
   AgentClosedError,
   agentHandle,
   agentLedger,
+  agentProgress,
   agentState,
   closeAgent,
   closeAgentAndWait,
@@ -29,15 +30,18 @@ export type { UpdateWaitOptions } from './updates.ts';
 export { InvalidInputError } from '../contract/agent.ts';
 export type {
   AgentInput,
+  AgentProgress,
   AgentState,
   CompactInput,
   CompactResult,
   CompactionEvent,
   CompactionEventSummary,
+  CompactionProgress,
   CompactionStats,
   MessageRecord,
   SendResult,
   TurnBudget,
+  TurnProgress,
   TurnStop,
 } from '../contract/agent.ts';
 export { loadSettings } from '../config/settings.ts';

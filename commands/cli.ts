@@ -34,6 +34,7 @@ import {
   requestCompaction,
 } from '../client/agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
+import { watchAgent } from './watch.ts';
 import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
 import type { UpdateWaitOptions } from '../client/updates.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
@@ -80,6 +81,7 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   reload: [],
   compact: ['instructions', 'strategy', 'if-due', 'no-wait', 'json'],
   events: ['since', 'limit', 'json'],
+  watch: ['interval', 'json'],
   close: ['wait', 'json'],
   'codec-server': ['port', 'host', 'origins', 'namespaces'],
 };
@@ -164,6 +166,13 @@ Usage:
   longrun events <agent> [--since SEQ] [--limit N] [--json]
                                               compaction events, oldest first, and totals (each
                                               read in full from S3, removed items included)
+  longrun watch <agent> [--interval MS] [--json]
+                                              follow the agent live: each turn and compaction as it
+                                              completes, and the step in progress (model call,
+                                              compaction planning / summarizing chunk k of n /
+                                              applying) on one updating line; ends on Ctrl-C or when
+                                              the agent closes; --interval: between polls (default
+                                              500, 100 to 60000); --json: one object per change
   longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
                                               run a recorded session (OpenAI chat messages as JSONL)
                                               through a real agent and report what compaction did
@@ -216,6 +225,7 @@ const OPTIONS = {
   strategy: { type: 'string' },
   since: { type: 'string' },
   limit: { type: 'string' },
+  interval: { type: 'string' },
   'expect-turn': { type: 'string' },
   'if-due': { type: 'boolean', default: false },
   reopen: { type: 'boolean', default: false },
@@ -586,6 +596,29 @@ export async function run(argv: string[], out: (line: string) => void = console.
         );
         out(values.json ? JSON.stringify({ events, stats }, null, 2) : renderEvents(events, stats));
         return EXIT.ok;
+      }
+      case 'watch': {
+        const intervalMs = intFlag('interval', values.interval, 100, 60_000) ?? 500;
+        const stop = new AbortController();
+        const onSignal = () => stop.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          const ended = await withClient((client) =>
+            watchAgent(client, agentId, {
+              intervalMs,
+              json: values.json,
+              write: (text) => process.stdout.write(text),
+              isTTY: process.stdout.isTTY === true,
+              note: (line) => console.error(`longrun: ${line}`),
+              signal: stop.signal,
+            }),
+          );
+          return ended === 'was-closed' ? EXIT.closed : EXIT.ok;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
       }
       case 'close': {
         if (values.wait) {

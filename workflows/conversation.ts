@@ -29,6 +29,7 @@ import type {
   WorkflowState,
 } from '../contract/agent.ts';
 import type { ModelDescription } from '../contract/activities.ts';
+import { Progress } from './progress.ts';
 import type { AgentLife } from '../contract/keys.ts';
 
 /**
@@ -45,6 +46,8 @@ export interface Snapshot {
 export class Conversation {
   /** Read it freely; change it only through this class's methods. */
   readonly state: WorkflowState;
+  /** What the agent is doing now (this run only, not state: workflows/progress.ts). */
+  readonly progress = new Progress();
 
   private constructor(state: WorkflowState) {
     this.state = state;
