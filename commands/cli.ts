@@ -32,6 +32,7 @@ import {
   compactAgent,
   compactionHistory,
   requestCompaction,
+  agentProgress,
 } from '../client/agents.ts';
 import { renderAgents, renderCompaction, renderContext, renderEvents, renderState } from './render.ts';
 import { watchAgent } from './watch.ts';
@@ -605,7 +606,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         process.once('SIGTERM', onSignal);
         try {
           const ended = await withClient((client) =>
-            watchAgent(client, agentId, {
+            watchAgent(() => agentProgress(client, agentId), agentId, {
               intervalMs,
               json: values.json,
               write: (text) => process.stdout.write(text),

@@ -1,6 +1,6 @@
 /**
  * `longrun watch <agent>`: follows an agent live from its `progress` query (and, while a summary is written, the
- * summarizeSpan activity's heartbeat details: `agentProgress`), polled: a line for each turn and compaction that
+ * summarizeSpan activity's heartbeat details: `agentProgress` in client/agents.ts), polled: a line for each turn and compaction that
  * completes, and the step in progress (the turn's model call, the compaction's step, the summary's chunk k of n with
  * a bar) as one updating line on a terminal, or a line per change in a pipe; `--json` prints one JSON object per
  * change. Ends on Ctrl-C, or when the agent closes.
@@ -10,8 +10,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
-import { agentProgress } from '../client/agents.ts';
 import type { AgentProgress, CompactionEventSummary, CompactionProgress, TurnProgress } from '../contract/agent.ts';
 import { describeCompaction } from '../contract/agent.ts';
 
@@ -51,6 +49,18 @@ export function changesOf(before: AgentProgress | undefined, now: AgentProgress)
   if (phaseKey(now) !== phaseKey(before)) changes.push(phaseChange(now));
   if (now.status === 'closed') changes.push({ type: 'closed', turns: now.turns });
   return changes;
+}
+
+/**
+ * The poll `now` with the summary's chunk of the poll before when it has none of its own for the same compaction
+ * step: the activity may have ended (no heartbeat to read) a moment before the workflow moved on.
+ */
+export function withChunkCarried(before: AgentProgress | undefined, now: AgentProgress): AgentProgress {
+  const was = before?.compaction;
+  const is = now.compaction;
+  if (!was || !is || is.chunk !== undefined || was.chunk === undefined) return now;
+  if (was.seq !== is.seq || was.step !== is.step) return now;
+  return { ...now, compaction: { ...is, chunk: was.chunk, chunks: was.chunks! } };
 }
 
 function phaseChange(progress: AgentProgress): WatchChange {
@@ -161,9 +171,12 @@ export interface WatchOptions {
   signal: AbortSignal;
 }
 
-/** Follows the agent until it closes (resolves `closed`) or `signal` aborts (resolves `stopped`). */
+/**
+ * Follows the agent until it closes (`closed`; `was-closed` when it was closed from the start) or `signal` aborts
+ * (`stopped`). `poll` asks the agent (in the CLI: {@link agentProgress}).
+ */
 export async function watchAgent(
-  client: Client,
+  poll: () => Promise<AgentProgress>,
   agentId: string,
   options: WatchOptions,
 ): Promise<'closed' | 'stopped' | 'was-closed'> {
@@ -183,7 +196,7 @@ export async function watchAgent(
     while (!signal.aborted) {
       let now: AgentProgress;
       try {
-        now = await agentProgress(client, agentId);
+        now = withChunkCarried(before, await poll());
       } catch (error) {
         if (error instanceof WorkflowNotFoundError || signal.aborted) throw error;
         // No worker answers queries (or the server restarts): say so once, and keep asking.

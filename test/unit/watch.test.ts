@@ -1,6 +1,6 @@
 /** `longrun watch`'s decisions (what changed, how it reads) and the workflow's progress it polls: pure, no server. */
 import { describe, expect, it } from 'vitest';
-import { changesOf, phaseOf, progressBar, renderChange } from '../../commands/watch.ts';
+import { changesOf, phaseOf, progressBar, renderChange, watchAgent, withChunkCarried } from '../../commands/watch.ts';
 import type { AgentProgress, CompactionEventSummary, WorkflowState } from '../../contract/agent.ts';
 import { describeCompaction } from '../../contract/agent.ts';
 import { Progress, progressOf } from '../../workflows/progress.ts';
@@ -135,6 +135,13 @@ describe('longrun watch', () => {
     const at = (chunk: number): AgentProgress => ({ ...idle, compaction: { ...compaction, chunk, chunks: 4 } });
     expect(changesOf(at(1), at(2)).map((c) => c.type)).toEqual(['phase']);
     expect(changesOf(at(2), at(2))).toEqual([]);
+    // The activity ended a moment before the workflow moved on: the chunk seen last stays, no line flickers.
+    const none: AgentProgress = { ...idle, compaction };
+    expect(withChunkCarried(at(4), none)).toEqual(at(4));
+    expect(
+      withChunkCarried(at(4), { ...idle, compaction: { ...compaction, seq: 4 } }).compaction!.chunk,
+    ).toBeUndefined();
+    expect(withChunkCarried(undefined, none)).toBe(none);
   });
 
   it('reports the loop guard on the compaction that tripped it', () => {
@@ -156,5 +163,68 @@ describe('longrun watch', () => {
     expect(progressBar(2, 4, 8)).toBe('[████░░░░]');
     expect(progressBar(9, 4, 8)).toBe('[████████]');
     expect(progressBar(0, 0, 4)).toBe('[░░░░]');
+  });
+
+  it('on a terminal keeps the step in progress on one updating line; in a pipe prints a line per change', async () => {
+    const polls: AgentProgress[] = [
+      idle,
+      { ...idle, turn: { turn: 5, step: 1, began: new Date().toISOString() } },
+      { ...idle, turn: { turn: 5, step: 2, began: new Date().toISOString() } },
+      { ...idle, turns: 5, lastReply: { id: 'm000030', preview: 'Done.' } },
+      { ...idle, turns: 5, status: 'closed' },
+    ];
+    const run = async (isTTY: boolean) => {
+      let i = 0;
+      let out = '';
+      const ended = await watchAgent(() => Promise.resolve(polls[Math.min(i++, polls.length - 1)]!), 'a1', {
+        intervalMs: 1,
+        json: false,
+        write: (text) => (out += text),
+        isTTY,
+        note: () => undefined,
+        signal: new AbortController().signal,
+      });
+      return { ended, out };
+    };
+    const pipe = await run(false);
+    expect(pipe.ended).toBe('closed');
+    expect(pipe.out.split('\n')).toEqual([
+      'watching a1: 4 turns, context 6,000 of 8,192 tokens (73%), 1 compactions',
+      'turn 5 · model call 1',
+      'turn 5 · model call 2',
+      'turn 5 done · context 6,000 of 8,192 tokens (73%) · reply: "Done."',
+      'agent a1 closed after 5 turns',
+      '',
+    ]);
+    const tty = await run(true);
+    expect(tty.out).not.toContain('\nturn 5 · model call'); // never a line of its own: the updating line
+    expect(tty.out).toMatch(/\r\x1b\[2Kturn 5 · model call 2 · \d+ s/);
+    expect(tty.out).toContain('\r\x1b[2Kturn 5 done · context 6,000 of 8,192 tokens (73%) · reply: "Done."\n');
+    expect(tty.out.endsWith('agent a1 closed after 5 turns\n')).toBe(true);
+  });
+
+  it('ends when told to (Ctrl-C), and says once that the agent does not answer, then asks again', async () => {
+    const stop = new AbortController();
+    const notes: string[] = [];
+    let calls = 0;
+    const ended = await watchAgent(
+      () => {
+        calls++;
+        if (calls <= 3) return Promise.reject(new Error('query timed out'));
+        stop.abort();
+        return Promise.resolve(idle);
+      },
+      'a1',
+      {
+        intervalMs: 1,
+        json: true,
+        write: () => undefined,
+        isTTY: false,
+        note: (l) => notes.push(l),
+        signal: stop.signal,
+      },
+    );
+    expect(ended).toBe('stopped');
+    expect(notes).toEqual(['watch a1: no answer (query timed out); asking again']);
   });
 });
