@@ -9,15 +9,13 @@ import { textOf } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { CompactionStats } from '../../contract/agent.ts';
-import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
+import { isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { temporalCli } from '../support/temporal-cli.ts';
 
 const WINDOW = 16_384; // trigger 13,107 (0.8), hard limit 15,564 (0.95)
 /** About 12 tokens; plain words, so no must-keep fact is at stake. */
 const SENTENCE = 'The river bends slowly past the old mill and the quiet meadow. ';
-const isSummaryRequest = (request: RecordedRequest) => request.body.model === 'summary-model';
 
 let h: Harness;
 
@@ -26,15 +24,7 @@ beforeAll(async () => {
     if (isSummaryRequest(request)) {
       // A summary that saves nothing: it repeats everything it was given (the earlier summary and the transcript).
       const given = textOf(request.body.messages.at(-1)!.content);
-      return {
-        content: JSON.stringify({
-          task_overview: 'Keep going.',
-          current_state: given,
-          important_discoveries: '',
-          next_steps: 'Go on.',
-          context_to_preserve: '',
-        }),
-      };
+      return { content: summaryReply(given, 'Keep going.') };
     }
     return { content: SENTENCE.repeat(75) }; // each reply about 900 tokens
   });

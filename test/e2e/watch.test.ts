@@ -13,30 +13,22 @@ import { PROJECT_ROOT } from '../../config/settings.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentProgress } from '../../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
-import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
+import { agentWithNotes, isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 import { temporalCli } from '../support/temporal-cli.ts';
 
 const SUMMARY_WINDOW = 2_400; // small: the span is summarized in several chunks
 const CHUNK_MS = 2_500; // each summary call takes this long
-const NOTES = 24;
-const isSummary = (r: RecordedRequest) => r.body.model === 'summary-model';
+const NOTES = 24; // turns of notes: their summary takes 5 chunks
 
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness(
     (request) =>
-      isSummary(request)
+      isSummaryRequest(request)
         ? {
-            content: JSON.stringify({
-              task_overview: 'Read the notes.',
-              current_state: 'Folded the notes so far.',
-              important_discoveries: '',
-              next_steps: 'Go on.',
-              context_to_preserve: '',
-            }),
+            content: summaryReply('Folded the notes so far.'),
             delayMs: CHUNK_MS,
           }
         : { content: `Noted (${request.body.messages.length} messages).` },
@@ -83,23 +75,9 @@ class Watch {
   }
 }
 
-/** An agent with {@link NOTES} notes of ~150 tokens in its context: a forced summary of them takes several chunks. */
-async function agentWithNotes(prefix: string): Promise<string> {
-  const agentId = newAgentId(prefix);
-  await startAgent(h.client, {
-    agentId,
-    model: 'gpt-4o-mini',
-    taskQueue: h.taskQueue,
-    compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0, maxTokens: 200 } },
-  });
-  const note = 'The quarterly report lists revenue by region and the regional managers comment on each figure. ';
-  for (let i = 1; i <= NOTES; i++) await sendMessage(h.client, agentId, `Note ${i}: ${note.repeat(12)}`);
-  return agentId;
-}
-
 describe('live phases', () => {
   it('longrun watch follows a turn and a compaction step by step, chunk by chunk, until the agent closes', async () => {
-    const agentId = await agentWithNotes('watch');
+    const agentId = await agentWithNotes(h, 'watch', NOTES);
     const watch = new Watch([agentId, '--interval', '200']);
     try {
       await watch.line(new RegExp(`^watching ${agentId}: ${NOTES} turns, context [\\d,]+ of 128,000 tokens`));
@@ -193,7 +171,7 @@ describe('live phases', () => {
   });
 
   it('--json prints one object per change; Ctrl-C ends the watch (exit 0)', async () => {
-    const agentId = await agentWithNotes('watchjson');
+    const agentId = await agentWithNotes(h, 'watchjson', NOTES);
     const watch = new Watch([agentId, '--json', '--interval', '200']);
     try {
       await watch.line(/^\{"type":"watching"/);

@@ -3,7 +3,6 @@
  * items offloaded after two, automatic compaction paused after three until the context grows, and what resets it.
  */
 import { describe, expect, it } from 'vitest';
-import { planCompaction } from '../../../engine/planner.ts';
 import type { PlanInput } from '../../../engine/planner.ts';
 import { DEFAULT_LOOP_GUARD, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
@@ -20,7 +19,7 @@ import {
   offloadsLargest,
 } from '../../../engine/trigger.ts';
 import type { CooldownState, JudgedCompaction, Trigger } from '../../../engine/trigger.ts';
-import { context } from '../../support/contexts.ts';
+import { context, planFor } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
 const WINDOW = 64_000;
@@ -202,19 +201,8 @@ describe('two ineffective in a row: the largest items offloaded; three: paused u
 });
 
 describe('the planner under the guard', () => {
-  function plan(c: ContextBuilder, extra: Partial<PlanInput> = {}, window = WINDOW) {
-    return planCompaction({
-      context: c.messages,
-      policy: resolvePolicy({ mask: { fromRatio: null } }),
-      window,
-      fixedTokens: 0,
-      trigger: 'auto',
-      cooldown: NO_COOLDOWN,
-      summarizer: 'available',
-      goalId: c.messages.find((m) => m.role === 'user')!.id,
-      ...extra,
-    });
-  }
+  const plan = (c: ContextBuilder, extra: Partial<PlanInput> = {}, window = WINDOW) =>
+    planFor(c, resolvePolicy({ mask: { fromRatio: null } }), window, extra);
 
   it("after two ineffective ones, offloads the largest items (recent ones too) instead of the policy's strategies", () => {
     // Over the trigger (51,200): five results of 9,000 to 13,000 tokens, the newest step a small one.
