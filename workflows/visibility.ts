@@ -44,7 +44,7 @@ const COMPACTION_NOUN_PATCH = 'compaction-noun';
  * ended without committing: where such a history replays, this patch is absent and the status stays `running`.
  * Release 0.1.0 (docs/changing-workflows.md).
  */
-const COMPACTING_STATUS_PATCH = 'compacting-status';
+const COMPACTING_STATUS_PATCH = 'show-compacting';
 
 /**
  * The `AgentStatus` the compaction in progress asks for, when it differs from the one shown: `compacting` while one

@@ -281,9 +281,9 @@ describe('plans over random histories', () => {
         }
         if (!names.includes('offload-largest')) return; // nothing to offload: the policy's strategies ran
         // Only the emergency steps may follow it; it offloads the largest first.
-        expect(names.filter((n) => n !== 'offload-largest' && n !== 'fit-window' && n !== 'truncate-oversized')).toEqual(
-          [],
-        );
+        expect(
+          names.filter((n) => n !== 'offload-largest' && n !== 'fit-window' && n !== 'truncate-oversized'),
+        ).toEqual([]);
         const step = plan.steps.find((s) => s.strategy === 'offload-largest')!;
         const sizes = step.ids.map((id) => input.context.find((m) => m.id === id)!.tokens);
         expect(sizes).toEqual([...sizes].sort((a, b) => b - a));
