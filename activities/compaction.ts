@@ -17,8 +17,16 @@ import { planCompaction, REPLACED_KIND } from '../engine/planner.ts';
 import type { Plan, SummarySpec } from '../engine/planner.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
-import { cooldownAfter, gateAfterMaskSkip, gateAfterSkip, gateOf } from '../engine/trigger.ts';
-import type { CooldownState } from '../engine/trigger.ts';
+import {
+  cooldownAfter,
+  gateAfterMaskSkip,
+  gateAfterSkip,
+  gateOf,
+  holdGrowth,
+  judgeCompaction,
+  loopGuardNote,
+} from '../engine/trigger.ts';
+import type { CooldownState, JudgedCompaction } from '../engine/trigger.ts';
 import {
   DEFAULT_SUMMARY_SYSTEM_PROMPT,
   loopPositionBlock,
@@ -50,10 +58,11 @@ import type {
   StoreDraftInput,
   RevertOutcome,
   SummarizeInput,
+  SummarizeProgress,
   SummaryOutcome,
 } from '../contract/activities.ts';
 import { modelFailure } from './model-errors.ts';
-import { storedObjects, withHeartbeat } from './stored.ts';
+import { heartbeatNow, storedObjects, withHeartbeat } from './stored.ts';
 import { observeModelCall, recordCompaction } from './telemetry.ts';
 
 export interface CompactionDeps {
@@ -93,9 +102,6 @@ interface StoredPlan extends StoredBefore {
 function isSummaryKey(key: string): boolean {
   return key.endsWith('/summary.json') || key.endsWith('/summary-edited.json');
 }
-
-/** After a skip, the automatic trigger waits for at least this much growth (or a user message). */
-const SKIP_GROWTH = 0.05;
 
 /** The `llm.model` of an event whose summary was extractive. */
 export const EXTRACTIVE_MODEL = 'extractive (no summary model)';
@@ -252,10 +258,10 @@ export function createCompactionActivities(deps: CompactionDeps) {
         targetTokens: plan.target.tokens,
       };
       if (plan.action === 'skip') {
-        const growth = Math.max(SKIP_GROWTH, input.policy.cooldown[0] ?? 0);
+        const growth = holdGrowth(input.policy);
         const gate = plan.maskPass
           ? gateAfterMaskSkip(input.policy, input.window, input.cooldown, plan.before.tokens, growth)
-          : gateAfterSkip(input.policy, input.window, plan.before.tokens, growth);
+          : gateAfterSkip(input.policy, input.window, plan.before.tokens, growth, input.cooldown);
         return { ...outcome, gate };
       }
       const planKey = compactionKey(agent, seq, 'plan.json');
@@ -437,9 +443,19 @@ export function createCompactionActivities(deps: CompactionDeps) {
         const { rendered, parsedAs, update } = readSummary(reply);
         return { ...judge(rendered, update), parsedAs };
       };
+      // The chunk the model is on, in the heartbeats: what `longrun watch` shows as "chunk k of n".
+      const progress: SummarizeProgress = { chunk: 0, chunks: Math.max(1, chunks.length) };
+      const onChunk = (chunk: number) => {
+        progress.chunk = chunk;
+        heartbeatNow(progress);
+      };
       const summarize = async () => {
         let before = previousText;
-        for (const chunk of chunks.slice(0, -1)) before = readSummary(await ask(promptFor(chunk, before))).rendered;
+        for (const [i, chunk] of chunks.slice(0, -1).entries()) {
+          onChunk(i + 1);
+          before = readSummary(await ask(promptFor(chunk, before))).rendered;
+        }
+        onChunk(progress.chunks);
         const messages = promptFor(chunks.at(-1) ?? [], before);
         let reply: string;
         try {
@@ -468,7 +484,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
       };
       let summary: Awaited<ReturnType<typeof summarize>>;
       try {
-        summary = await withHeartbeat(summarize);
+        summary = await withHeartbeat(summarize, () => progress);
       } catch (error) {
         throw modelFailure(error, summaryModel);
       }
@@ -598,6 +614,19 @@ export function createCompactionActivities(deps: CompactionDeps) {
             plan.cost?.remainingTurns, // the pace the plan priced
           )
         : undefined;
+      // The loop guard's verdict (policy `loopGuard`): ineffective or not, how many in a row, a pause. A plan stored
+      // before masking passes has no cooldown to judge from.
+      const judged: JudgedCompaction = {
+        trigger,
+        routine: !!plan.maskPass || !!plan.toolResultCut,
+        tokensBefore: plan.before.tokens,
+        tokensAfter,
+        ...(plan.target.messages !== undefined || plan.target.turns !== undefined
+          ? { messages: { before: plan.before.messages, after: next.length } }
+          : {}),
+      };
+      const verdict = cooldown ? judgeCompaction(policy, cooldown, judged) : undefined;
+      const grew = tokensAfter > plan.before.tokens;
       const event: CompactionEvent = {
         seq,
         trigger,
@@ -607,6 +636,11 @@ export function createCompactionActivities(deps: CompactionDeps) {
         notes: [
           ...plan.steps.flatMap((s) => (s.note ? [`${s.strategy}: ${s.note}`] : [])),
           ...violations.map((problem) => `coverage invariant broken: ${problem}`),
+          // Never worse in silence: a compaction that grew the context says so (the guard's note says it too).
+          ...(verdict?.ineffective ? [loopGuardNote(policy, verdict, judged)] : []),
+          ...(grew && !verdict?.ineffective
+            ? [`grew the context from ${plan.before.tokens} to ${tokensAfter} tokens`]
+            : []),
         ],
         tokensBefore: plan.before.tokens,
         tokensAfter,
@@ -628,18 +662,18 @@ export function createCompactionActivities(deps: CompactionDeps) {
             }
           : {}),
         ...(cost ? { cost } : {}),
+        ...(verdict ? { loopGuard: verdict } : {}),
         durationMs: Date.parse(input.at) - input.startedAt,
         keys,
         ...(input.instructions ? { instructions: input.instructions } : {}),
       };
       await store.put(keys.event, JSON.stringify(event), 'application/json');
       recordCompaction(event, Buffer.byteLength(removedSegment)); // the metrics (activities/telemetry.ts)
-      // The cooldown counts from the tokens this compaction actually left, as the workflow's state does.
-      // As the workflow's state has it (cooldownAfter): a masking pass moves only its own floor.
-      const after =
-        plan.maskPass && cooldown
-          ? cooldownAfter(cooldown, { trigger, maskPass: true, tokensAfter })
-          : { consecutive: input.consecutive, lastTokensAfter: tokensAfter };
+      // The cooldown counts from the tokens this compaction actually left, as the workflow's state does
+      // (cooldownAfter, with the loop guard's verdict): a masking pass moves only its own floor.
+      const after = cooldown
+        ? cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter, guard: verdict })
+        : { consecutive: input.consecutive, lastTokensAfter: tokensAfter };
       const gate = gateOf(policy, input.window, after);
       const held = next.map((record) => unkeyedRecord(agent, record));
       return { context: held, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };

@@ -30,6 +30,14 @@ export async function withHeartbeat<T>(work: () => Promise<T>, details: () => un
   }
 }
 
+/**
+ * Heartbeats now with `details` (progress the client can read from the pending activity): the SDK sends the first
+ * at once and throttles the rest to 80% of the heartbeat timeout, always sending the newest details.
+ */
+export function heartbeatNow(details: unknown): void {
+  Context.current().heartbeat(details);
+}
+
 /** How long an activity keeps retrying a storage write itself before it fails (and Temporal retries it). */
 export const STORAGE_RETRY_MS = 3 * 60_000;
 

@@ -42,6 +42,7 @@ import {
   messageIdOf,
   messageSignal,
   InvalidInputError,
+  progressQuery,
   NO_COMPACTIONS,
   quoted,
   revertUpdate,
@@ -60,8 +61,10 @@ import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { invalidInput } from '../contract/failures.ts';
 import { AgentUpdateError, executeAgentUpdate } from './updates.ts';
 import type { UpdateWaitOptions } from './updates.ts';
+import type { SummarizeProgress } from '../contract/activities.ts';
 import type {
   AgentInput,
+  AgentProgress,
   AgentState,
   CompactInput,
   CompactResult,
@@ -483,6 +486,35 @@ export async function compactionHistory(
 
 export function compactionStats(client: Client, agentId: string): Promise<CompactionStats> {
   return queryAgent(client, agentId, statsQuery);
+}
+
+/**
+ * What the agent is doing now (the `progress` query: the turn in progress and its model call, the compaction in
+ * progress and its step, the counts), with the summary model's chunk (`compaction.chunk` of `compaction.chunks`)
+ * while a compaction summarizes: the workflow cannot see inside the summarizeSpan activity, so it is read from the
+ * pending activity's heartbeat details (a describe, no other infrastructure). Cheap enough to poll.
+ */
+export async function agentProgress(client: Client, agentId: string): Promise<AgentProgress> {
+  const progress = await queryAgent(client, agentId, progressQuery);
+  const compaction = progress.compaction;
+  if (compaction?.step !== 'summarizing') return progress;
+  const chunk = await summarizingChunk(client, agentId);
+  return chunk ? { ...progress, compaction: { ...compaction, chunk: chunk.chunk, chunks: chunk.chunks } } : progress;
+}
+
+/** The chunk the pending summarizeSpan activity last heartbeated, if it has (the SDK sends one at most every 8 s). */
+async function summarizingChunk(client: Client, agentId: string): Promise<SummarizeProgress | undefined> {
+  const { raw } = await agentHandle(client, agentId).describe();
+  const activity = raw.pendingActivities?.find((pending) => pending.activityType?.name === 'summarizeSpan');
+  const payloads = activity?.heartbeatDetails?.payloads;
+  if (!payloads?.length) return undefined;
+  const details = await decodeFromPayloadsAtIndex<Partial<SummarizeProgress> | undefined>(
+    client.options.loadedDataConverter,
+    0,
+    payloads,
+  );
+  const { chunk, chunks } = details ?? {};
+  return typeof chunk === 'number' && typeof chunks === 'number' && chunk > 0 ? { chunk, chunks } : undefined;
 }
 
 /** The task ledger: goal, constraints, decisions, done, pending, next action. */

@@ -7,6 +7,7 @@ export {
   AgentClosedError,
   agentHandle,
   agentLedger,
+  agentProgress,
   agentState,
   approveDraft,
   closeAgent,
@@ -32,12 +33,14 @@ export type { UpdateWaitOptions } from './updates.ts';
 export { InvalidInputError } from '../contract/agent.ts';
 export type {
   AgentInput,
+  AgentProgress,
   AgentState,
   ApproveInput,
   CompactInput,
   CompactResult,
   CompactionEvent,
   CompactionEventSummary,
+  CompactionProgress,
   CompactionStats,
   DiscardResult,
   Draft,
@@ -46,6 +49,7 @@ export type {
   RevertResult,
   SendResult,
   TurnBudget,
+  TurnProgress,
   TurnStop,
 } from '../contract/agent.ts';
 export { loadSettings } from '../config/settings.ts';

@@ -36,6 +36,7 @@ import {
   revertAgent,
   approveDraft,
   discardDraft,
+  agentProgress,
 } from '../client/agents.ts';
 import {
   renderAgents,
@@ -46,6 +47,7 @@ import {
   renderRevert,
   renderState,
 } from './render.ts';
+import { watchAgent } from './watch.ts';
 import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
 import type { UpdateWaitOptions } from '../client/updates.ts';
 import { PolicyError, STRATEGIES } from '../engine/policy.ts';
@@ -95,6 +97,7 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   discard: ['json'],
   events: ['since', 'limit', 'json'],
   revert: ['to-event', 'json'],
+  watch: ['interval', 'json'],
   close: ['wait', 'json'],
   'codec-server': ['port', 'host', 'origins', 'namespaces'],
 };
@@ -192,6 +195,13 @@ Usage:
                                               restore the working context as it was before event N
                                               (byte-identical; every message stored since follows it,
                                               raw) and the task ledger of then: an event of its own
+  longrun watch <agent> [--interval MS] [--json]
+                                              follow the agent live: each turn and compaction as it
+                                              completes, and the step in progress (model call,
+                                              compaction planning / summarizing chunk k of n /
+                                              applying) on one updating line; ends on Ctrl-C or when
+                                              the agent closes; --interval: between polls (default
+                                              500, 100 to 60000); --json: one object per change
   longrun replay <FILE.jsonl> [--preset NAME] [--window TOKENS] [--json]
                                               run a recorded session (OpenAI chat messages as JSONL)
                                               through a real agent and report what compaction did
@@ -244,6 +254,7 @@ const OPTIONS = {
   strategy: { type: 'string' },
   since: { type: 'string' },
   limit: { type: 'string' },
+  interval: { type: 'string' },
   'expect-turn': { type: 'string' },
   'to-event': { type: 'string' },
   review: { type: 'boolean', default: false },
@@ -651,6 +662,29 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const result = await withClient((client) => revertAgent(client, agentId, { toEvent }, waitOptions()));
         out(values.json ? JSON.stringify(result, null, 2) : renderRevert(result));
         return EXIT.ok;
+      }
+      case 'watch': {
+        const intervalMs = intFlag('interval', values.interval, 100, 60_000) ?? 500;
+        const stop = new AbortController();
+        const onSignal = () => stop.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          const ended = await withClient((client) =>
+            watchAgent(() => agentProgress(client, agentId), agentId, {
+              intervalMs,
+              json: values.json,
+              write: (text) => process.stdout.write(text),
+              isTTY: process.stdout.isTTY === true,
+              note: (line) => console.error(`longrun: ${line}`),
+              signal: stop.signal,
+            }),
+          );
+          return ended === 'was-closed' ? EXIT.closed : EXIT.ok;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
       }
       case 'close': {
         if (values.wait) {

@@ -171,6 +171,16 @@ export interface FactCheck {
   pinned: string[];
 }
 
+/**
+ * What the summarizeSpan activity's heartbeats carry: the chunk the summary model is on, `chunk` of `chunks` (1 of 1
+ * for a span that fits the model's window at once; 0 before the first call). The client reads it from the pending
+ * activity (`longrun watch`, `agentProgress`; `temporal workflow describe` shows it as the heartbeat details).
+ */
+export interface SummarizeProgress {
+  chunk: number;
+  chunks: number;
+}
+
 export interface SummaryOutcome {
   record: MessageRecord;
   parsedAs: string;

@@ -14,7 +14,7 @@ import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { STRATEGIES } from '../engine/policy.ts';
 import type { CompactionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
 import type { RemovedItem } from '../engine/planner.ts';
-import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
+import type { CooldownState, Gate, LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { CostEstimate } from '../engine/cost.ts';
 
@@ -254,6 +254,12 @@ export interface CompactionEventSummary {
    * compaction (summary call included), from the tokens it actually left; `netBenefit` is what it saves.
    */
   cost?: CostEstimate;
+  /**
+   * The loop guard's verdict (policy `loopGuard`): whether it saved less than the minimum share (`ineffective`, its
+   * note in `notes`), the ineffective automatic compactions in a row, and the pause it set (`paused`,
+   * `pausedUntil`). Absent without a guard, and in events recorded before it.
+   */
+  loopGuard?: LoopGuardVerdict;
   durationMs: number;
   /** Storage keys of the event, the removed segment (JSONL) and the new context manifest. */
   keys: { event: string; removed: string; context: string };
@@ -378,9 +384,114 @@ export interface CompactionStats {
   costSaved?: number;
   /** Reverts (the `revert` Update) so far: events of their own, not counted in `count` and the reductions. */
   reverts?: number;
+  /** Compactions the loop guard found ineffective (policy `loopGuard`; absent before the first judged one). */
+  ineffective?: number;
+  /**
+   * Set while the loop guard pauses automatic compaction: it resumes when the context reaches this many tokens
+   * (the hard limit still compacts; a forced compaction runs).
+   */
+  pausedUntil?: number;
+}
+
+/** The `stats` query's answer: the counts, and the loop guard's pause while it holds. */
+export function statsOf(state: WorkflowState): CompactionStats {
+  const stats = state.stats ?? NO_COMPACTIONS;
+  const until = state.cooldown?.pausedUntil;
+  return until !== undefined && state.contextTokens < until ? { ...stats, pausedUntil: until } : stats;
 }
 
 export type AgentStatus = 'running' | 'closed';
+
+/**
+ * The `AgentStatus` search attribute: the agent's status, and `compacting` while a compaction runs (blocking or in
+ * the background; one upsert when it starts and one when it ends). The phase itself is in the `progress` query and
+ * the current details.
+ */
+export type AgentStatusAttribute = AgentStatus | 'compacting';
+
+/**
+ * The steps of a compaction as the workflow sees them: `planning` (planCompaction), `summarizing` (summarizeSpan; its
+ * chunks are in the activity's heartbeat details), `applying` (applyCompaction), `ready` (a compaction made in the
+ * background, stored, waiting for the next step boundary to be committed).
+ */
+export type CompactionStep = 'planning' | 'summarizing' | 'applying' | 'ready';
+
+/** A compaction in progress, as the `progress` query shows it. */
+export interface CompactionProgress {
+  seq: number;
+  trigger: Trigger;
+  /** Made in the background while the agent works (the soft threshold), committed at the next step boundary. */
+  background: boolean;
+  step: CompactionStep;
+  /** When the compaction began and when its step began (workflow time, ISO). */
+  began: string;
+  since: string;
+  /** Summarizing: the messages of the span the summary is written from. */
+  spanMessages?: number;
+  /**
+   * Summarizing: the chunk the summary model is on, `chunk` of `chunks` (a span larger than the summary model's
+   * window is summarized in chunks). Read by the client from the summarizeSpan activity's heartbeat details (the
+   * workflow cannot see inside an activity); absent in the query's own answer.
+   */
+  chunk?: number;
+  chunks?: number;
+}
+
+/** The compaction in progress in a few words, for the current details and `longrun watch`. */
+export function describeCompaction(compaction: CompactionProgress): string {
+  const what = `compaction ${compaction.seq} (${compaction.trigger}${compaction.background ? ', in the background' : ''})`;
+  switch (compaction.step) {
+    case 'planning':
+      return `${what}: planning`;
+    case 'summarizing': {
+      const span = compaction.spanMessages !== undefined ? ` ${compaction.spanMessages} messages` : '';
+      const chunk =
+        compaction.chunk !== undefined && compaction.chunks !== undefined
+          ? `: chunk ${compaction.chunk} of ${compaction.chunks}`
+          : '';
+      return `${what}: summarizing${span}${chunk}`;
+    }
+    case 'applying':
+      return `${what}: applying`;
+    case 'ready':
+      return `${what}: ready, committed at the next step boundary`;
+  }
+}
+
+/** The turn in progress, as the `progress` query shows it. */
+export interface TurnProgress {
+  turn: number;
+  /** The model call the turn is on (1-based). */
+  step: number;
+  /** When the turn began (workflow time, ISO). */
+  began: string;
+}
+
+/**
+ * What the agent is doing now, small enough to poll (`longrun watch`): the turn in progress and its step, the
+ * compaction in progress and its step, the counts, the last reply and the last compaction. No message content but
+ * the last reply's preview (as the context query shows it).
+ */
+export interface AgentProgress {
+  agentId: string;
+  status: AgentStatus;
+  /** Turns completed. */
+  turns: number;
+  /** Inputs (messages, compaction requests) waiting behind the one in progress. */
+  queued: number;
+  contextTokens: number;
+  window: number;
+  compactions: number;
+  turn?: TurnProgress;
+  compaction?: CompactionProgress;
+  /** The newest answer of the model in the context (not a tool call): its id and preview. */
+  lastReply?: { id: string; preview: string };
+  lastCompaction?: CompactionEventSummary;
+  /** Set while the loop guard pauses automatic compaction: it resumes at this many tokens. */
+  pausedUntil?: number;
+  /** Why the last turn or compaction failed, until one succeeds. */
+  lastError?: string;
+}
 
 export interface AgentState {
   agentId: string;
@@ -721,8 +832,13 @@ export const revertUpdate = defineUpdate<RevertResult, [RevertInput]>('revert');
 export const approveUpdate = defineUpdate<CompactResult, [ApproveInput]>('approve');
 /** Drop a draft. */
 export const discardUpdate = defineUpdate<DiscardResult, [DiscardInput]>('discard');
-/** Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy). */
+/**
+ * Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy), ineffective ones
+ * (the loop guard), and `pausedUntil` while the loop guard pauses automatic compaction.
+ */
 export const statsQuery = defineQuery<CompactionStats>('stats');
+/** What the agent is doing now: the turn and compaction in progress, their steps, the counts ({@link AgentProgress}). */
+export const progressQuery = defineQuery<AgentProgress>('progress');
 /** The task ledger (empty until the first summary). */
 export const ledgerQuery = defineQuery<TaskLedger>('ledger');
 /** The working context as previews (full bodies: `longrun reload`). */
@@ -755,7 +871,9 @@ export const HANDLER_DESCRIPTIONS = {
   compactionEvents:
     'The last 10 compaction events (summaries) after {"since"?: seq, "limit"?: n}; every full event is in S3.',
   compressionEvents: 'The former name of compactionEvents (deprecated): the same answer.',
-  stats: 'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy).',
+  stats:
+    'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy), ' +
+    'ineffective ones (loop guard), and pausedUntil while the loop guard pauses automatic compaction.',
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
   revert:
     'Restore the working context as it was before event N, byte-identical, every message stored since after it ' +
@@ -766,6 +884,10 @@ export const HANDLER_DESCRIPTIONS = {
     "an edited summary replaces the draft's, the must-keep facts it lost are pinned. A draft made for a context " +
     'that has changed since (stale) is refused. Returns {compacted, reason, event?} as compact does.',
   discard: 'Drop a draft. Input {"draft": "draft-N"}. Returns {discarded}.',
+  progress:
+    'What the agent is doing now: the turn in progress and its model call, the compaction in progress and its step ' +
+    '(planning, summarizing, applying, ready), queued inputs, tokens, the last reply and compaction. The summary ' +
+    "model's chunk k of n is in the summarizeSpan activity's heartbeat details (temporal workflow describe).",
 } as const;
 
 /** How many compaction events the workflow keeps in its state (all of them are in S3). */

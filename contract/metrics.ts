@@ -54,8 +54,8 @@ export const LABEL_VALUES = {
   kind: ['prompt', 'completion'],
   /** What started a compaction (engine/trigger.ts `Trigger`). */
   trigger: ['auto', 'background', 'forced', 'overflow'],
-  /** A step of a compaction: the strategies (engine/policy.ts `STRATEGIES`) and the planner's last-resort cuts. */
-  strategy: [...STRATEGIES, 'fit-window', 'truncate-oversized'],
+  /** A step of a compaction: the strategies (engine/policy.ts `STRATEGIES`), the planner's last-resort cuts, the loop guard's. */
+  strategy: [...STRATEGIES, 'fit-window', 'truncate-oversized', 'offload-largest'],
 } as const;
 
 // The lists above name every trigger and plan step there is, and nothing else (a new one fails to compile here).

@@ -21,7 +21,7 @@ import { isUserTurn, kindOf, originalKeyOf } from './messages.ts';
 import type { ChatRole, MessageKind, MessageMeta } from './messages.ts';
 import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompactionPolicy, StrategyName } from './policy.ts';
-import { backgroundFires, compactionDue, gateOf, isAutomatic, targetOf } from './trigger.ts';
+import { backgroundFires, compactionDue, gateOf, isAutomatic, offloadsLargest, targetOf } from './trigger.ts';
 import type { ContextStats, CooldownState, Target, Trigger } from './trigger.ts';
 import { layoutSteps, opensTurn } from './turns.ts';
 import type { StepLayout } from './turns.ts';
@@ -36,6 +36,13 @@ export const EMERGENCY_MIN_TOKENS = 256;
 export const SUMMARY_FRAME_TOKENS = 160;
 /** The summary message is at most this share of the window (a small window cannot hold a 2,000-token summary). */
 export const SUMMARY_WINDOW_SHARE = 0.15;
+/**
+ * Tokens the task ledger's message is planned at when a plan's summary makes the first one: its header and sections,
+ * besides the goal (the user's first message, up to {@link GOAL_PLAN_TOKENS}). Later summaries replace it in place.
+ */
+export const LEDGER_FRAME_TOKENS = 64;
+/** The goal's tokens in the first ledger, at most (the ledger keeps its first 1,000 characters). */
+const GOAL_PLAN_TOKENS = 250;
 /** The newest steps protected when a stored policy predates `keepSteps`. */
 const DEFAULT_KEEP_STEPS = 4;
 
@@ -116,10 +123,15 @@ export interface SummarySpec {
   coverage: SummaryCoverage;
   /** What runs instead when the summarizer fails. */
   fallback: StrategyName;
+  /** Set when the summary brings the first task ledger: the tokens it is planned at (counted in the plan's after). */
+  ledgerTokens?: number;
 }
 
-/** A step of the plan: a policy strategy, or one of the two emergency steps that make a request fit the window. */
-export type PlanStepName = StrategyName | 'fit-window' | 'truncate-oversized';
+/**
+ * A step of the plan: a policy strategy, one of the two emergency steps that make a request fit the window, or the
+ * loop guard's offloading of the largest items (after ineffective compactions in a row, policy `loopGuard`).
+ */
+export type PlanStepName = StrategyName | 'fit-window' | 'truncate-oversized' | 'offload-largest';
 
 export interface PlanStep {
   strategy: PlanStepName;
@@ -159,6 +171,8 @@ export interface Plan {
    * holds back only itself.
    */
   maskPass?: true;
+  /** A cut of the tool results over the policy's limit, under no pressure: the loop guard neither counts it nor resets. */
+  toolResultCut?: true;
   steps: PlanStep[];
   /** One operation per message of the context, in order. */
   operations: Operation[];
@@ -280,9 +294,13 @@ export function planCompaction(input: PlanInput): Plan {
       ? 0
       : Math.min(summaryBudget, Math.max(64, Math.ceil(summarizedTokens * 0.25))) + SUMMARY_FRAME_TOKENS;
   let prependTo: Slot | undefined;
+  // The first summary brings the task ledger's message with it (the goal verbatim); later ones replace it in place.
+  const firstLedger = slots.some((s) => kindOf(s.meta) === 'ledger')
+    ? 0
+    : LEDGER_FRAME_TOKENS + Math.min(GOAL_PLAN_TOKENS, slotById.get(input.goalId ?? '')?.tokens ?? 0);
   const stats = (): ContextStats => ({
-    tokens: fixedTokens + totals.tokens + summaryEstimate(),
-    messages: totals.messages + (summarizedCount > 0 && !prependTo ? 1 : 0),
+    tokens: fixedTokens + totals.tokens + summaryEstimate() + (summarizedCount > 0 ? firstLedger : 0),
+    messages: totals.messages + (summarizedCount > 0 ? (prependTo ? 0 : 1) + (firstLedger > 0 ? 1 : 0) : 0),
     turns: totals.turns,
   });
   const before = stats();
@@ -537,6 +555,33 @@ export function planCompaction(input: PlanInput): Plan {
   };
 
   /**
+   * The loop guard's attempt: the largest messages (unprotected or recent, never the newest step or a fixed one)
+   * offloaded to a preview with the reference to the original, largest first, until the target is met.
+   */
+  function offloadLargest(): { ids: string[]; note: string } {
+    const { previewChars } = policy.offload;
+    const ids: string[] = [];
+    const candidates = slots
+      .filter((slot) => slot.op.op === 'keep' && slot.meta.role !== 'system' && RANK[slot.protect] <= RANK.recent)
+      .filter(
+        (slot) => ['normal', 'truncated'].includes(kindOf(slot.meta)) && !(slot.meta.reload && slot.protect !== 'none'),
+      )
+      .sort((a, b) => b.tokens - a.tokens || a.index - b.index);
+    for (const slot of candidates) {
+      if (met()) break;
+      const tokens = Math.ceil((slot.tokens * previewChars) / Math.max(1, slot.meta.chars)) + STUB_TOKENS;
+      if (tokens >= slot.tokens) continue;
+      replace(slot, { op: 'offload', id: slot.meta.id, previewChars }, tokens);
+      ids.push(slot.meta.id);
+    }
+    const inARow = input.cooldown.ineffective ?? 0;
+    return {
+      ids,
+      note: `loop guard: ${inARow} ineffective compactions in a row, so the largest items are offloaded instead of the policy's strategies`,
+    };
+  }
+
+  /**
    * Drops the oldest rounds into the summary, `perStep` at a time, until the target is met: whole completed turns
    * first, then the unprotected steps of the turn in progress (inside a long agent loop, a round is a step).
    */
@@ -593,7 +638,10 @@ export function planCompaction(input: PlanInput): Plan {
       };
     }
   }
-  for (const name of maskPass ? [] : order) {
+  // After ineffective compactions in a row, the loop guard's attempt instead (the policy's when it finds nothing).
+  const guarded = !maskPass && !oversized && offloadsLargest(policy, input.cooldown, trigger);
+  const offloaded = guarded && run('offload-largest', offloadLargest);
+  for (const name of maskPass || offloaded ? [] : order) {
     if (met()) break;
     if (run(name, strategies[name]) && policy.oneStrategyPerCheck && isAutomatic(trigger)) break;
   }
@@ -689,6 +737,7 @@ export function planCompaction(input: PlanInput): Plan {
         ...(currentTurnSpan ? { currentTurn: currentTurnSpan } : {}),
       },
       fallback: policy.summary.fallback,
+      ...(firstLedger > 0 ? { ledgerTokens: firstLedger } : {}),
     };
     for (const step of steps) {
       if (step.ids.some((id) => slotById.get(id)?.summarized)) step.summary = summary;
@@ -740,6 +789,23 @@ export function planCompaction(input: PlanInput): Plan {
     };
   }
 
+  // An automatic compaction that would leave as many tokens as it found is not made (the ledger and the summary's
+  // frame can outweigh a small span); it holds until the context grows, as a skip does. A message or turn limit that
+  // fired is met by fewer messages, whatever the tokens.
+  const countsMet =
+    (target.messages !== undefined && after.messages < before.messages) ||
+    (target.turns !== undefined && after.turns < before.turns);
+  if (isAutomatic(trigger) && after.tokens >= before.tokens && !countsMet) {
+    return {
+      ...base,
+      action: 'skip',
+      reason: `would not shrink the context: ${before.tokens} tokens, ${after.tokens} expected after [${steps.map((s) => s.strategy).join(', ')}]`,
+      after: before,
+      reachedTarget: false,
+      operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
+    };
+  }
+
   let cost: CostEstimate | undefined;
   if (policy.cost) {
     const summaryIn = summary ? summarizedTokens : 0;
@@ -773,6 +839,7 @@ export function planCompaction(input: PlanInput): Plan {
     trigger,
     action: 'compact',
     ...(maskPass ? { maskPass: true as const } : {}),
+    ...(oversized ? { toolResultCut: true as const } : {}),
     reason: fired,
     target,
     before,

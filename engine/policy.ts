@@ -27,6 +27,21 @@ export interface PressureLevel {
   reduction: number;
 }
 
+/**
+ * The loop guard: a compaction that saves less than `minSavingRatio` of the context's tokens is ineffective; after
+ * `offloadAfter` ineffective automatic compactions in a row the next one offloads the largest items instead of the
+ * policy's strategies, and after `pauseAfter` automatic compaction pauses until the context has grown by the
+ * cooldown's first step (at least 5%). docs/compaction.md, Loop guard.
+ */
+export interface LoopGuard {
+  minSavingRatio: number;
+  offloadAfter: number;
+  pauseAfter: number;
+}
+
+/** The loop guard of every preset: 10% of the context, offload the largest after 2, pause after 3. */
+export const DEFAULT_LOOP_GUARD: LoopGuard = { minSavingRatio: 0.1, offloadAfter: 2, pauseAfter: 3 };
+
 /** Prices per million tokens, for the cost-aware decision (Octomind's arithmetic, see cost.ts). */
 export interface CostModel {
   /** Price per million input tokens of the agent's model. */
@@ -149,6 +164,8 @@ export interface CompactionPolicy {
   cost?: CostModel;
   /** Above this share of the window, compact whatever the cost and cooldown say. */
   hardLimitRatio: number;
+  /** The loop guard (every preset has {@link DEFAULT_LOOP_GUARD}). Absent: off (and in policies stored before). */
+  loopGuard?: LoopGuard;
 }
 
 /** Thrown for a policy value out of range; names the field, the value and the allowed range. */
@@ -163,10 +180,12 @@ export class PolicyError extends Error {
 
 /** Partial policy for overrides: nested groups may be given in part. */
 export type PolicyOverrides = Partial<
-  Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio'>
+  Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio' | 'loopGuard'>
 > & {
   /** `null` turns background compaction off. */
   backgroundRatio?: number | null;
+  /** `null` turns the loop guard off; fields given in part keep the others. */
+  loopGuard?: Partial<LoopGuard> | null;
   toolResults?: Partial<CompactionPolicy['toolResults']>;
   /** `fromRatio: null` turns the masking pass below the trigger off. */
   mask?: Partial<Omit<CompactionPolicy['mask'], 'fromRatio'>> & { fromRatio?: number | null };
@@ -179,6 +198,10 @@ export type PolicyOverrides = Partial<
 export function mergePolicy(base: CompactionPolicy, overrides: PolicyOverrides): CompactionPolicy {
   const merged = { ...base, ...overrides } as CompactionPolicy;
   if (overrides.backgroundRatio === null) delete merged.backgroundRatio;
+  if (overrides.loopGuard === null) delete merged.loopGuard;
+  else if (overrides.loopGuard !== undefined) {
+    merged.loopGuard = { ...(base.loopGuard ?? DEFAULT_LOOP_GUARD), ...overrides.loopGuard };
+  }
   merged.toolResults = { ...base.toolResults, ...overrides.toolResults };
   const { fromRatio, ...mask } = { ...base.mask, ...overrides.mask };
   merged.mask =
@@ -309,6 +332,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   oneOf('summary.withoutModel', policy.summary.withoutModel, ['extractive', 'fallback']);
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
+  if (policy.loopGuard !== undefined) validateLoopGuard(policy.loopGuard);
   if (policy.cost !== undefined) {
     const cost = policy.cost;
     const known = ['inputPerMillion', 'summaryOutputPerMillion', 'summaryInputPerMillion', 'expectedRemainingTurns'];
@@ -330,4 +354,22 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
     }
   }
   return policy;
+}
+
+function validateLoopGuard(guard: LoopGuard): void {
+  if (guard === null || typeof guard !== 'object' || Array.isArray(guard)) {
+    throw new PolicyError('loopGuard', guard, 'an object {minSavingRatio, offloadAfter, pauseAfter}, or null (off)');
+  }
+  const known = ['minSavingRatio', 'offloadAfter', 'pauseAfter'];
+  const unknown = Object.keys(guard).find((key) => !known.includes(key));
+  if (unknown) {
+    throw new PolicyError(
+      `loopGuard.${unknown}`,
+      guard[unknown as keyof LoopGuard],
+      `not a loop guard field (${known.join(', ')})`,
+    );
+  }
+  ratio('loopGuard.minSavingRatio', guard.minSavingRatio, 0, 0.9);
+  count('loopGuard.offloadAfter', guard.offloadAfter, 1, 100);
+  count('loopGuard.pauseAfter', guard.pauseAfter, guard.offloadAfter + 1, 101);
 }

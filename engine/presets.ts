@@ -6,7 +6,7 @@
  * @example
  *   resolvePolicy({ preset: 'octomind' }) // pressure levels 60k/120k/160k → 2×/4×/8×, cooldown, cost decision
  */
-import { MAX_CONTEXT_MESSAGES, mergePolicy, PolicyError, validatePolicy } from './policy.ts';
+import { DEFAULT_LOOP_GUARD, MAX_CONTEXT_MESSAGES, mergePolicy, PolicyError, validatePolicy } from './policy.ts';
 import type { CompactionPolicy, PolicyOverrides } from './policy.ts';
 
 /** Ours: cheap deterministic steps first (masking old tool output matches LLM summaries at half the cost), then a
@@ -46,6 +46,8 @@ const DEFAULT: CompactionPolicy = {
   },
   truncateRounds: { perStep: 1 },
   hardLimitRatio: 0.95,
+  // Ours, and kept by every seed preset below (a safety net no seed documents): 3 ineffective compactions at most.
+  loopGuard: DEFAULT_LOOP_GUARD,
 };
 
 /** AstrBot: 82% of the window before every request; an LLM summary keeping the last 4 rounds, falling back to

@@ -26,25 +26,148 @@ export interface ContextStats {
   turns: number;
 }
 
-/** Consecutive compactions without a user message in between, and the tokens the last one left. */
+/**
+ * Consecutive compactions without a user message in between, and the tokens the last one left; and the loop guard's
+ * count of ineffective automatic compactions in a row (a user message does not reset it), with the pause it set.
+ */
 export interface CooldownState {
   consecutive: number;
   lastTokensAfter: number;
   /** The tokens the last masking pass below the trigger left, when it came after the last compaction. */
   maskedTokensAfter?: number;
+  /** Ineffective automatic compactions in a row (policy `loopGuard`). Absent: none (and in states of before). */
+  ineffective?: number;
+  /** Automatic compaction is paused (loop guard) until the context reaches this many tokens. */
+  pausedUntil?: number;
 }
 
 /**
  * The cooldown after a compaction that left `tokensAfter`: a forced or overflow compaction resets it, an automatic
- * one takes its next step, a masking pass below the trigger takes none and only moves its own floor.
+ * one takes its next step, a masking pass below the trigger takes none and only moves its own floor. The loop guard's
+ * count and pause are the compaction's verdict (`guard`, {@link judgeCompaction}); without one (a policy without
+ * the guard, an event recorded before it) they start over.
  */
 export function cooldownAfter(
   before: CooldownState,
-  compaction: { trigger: Trigger; maskPass?: boolean; tokensAfter: number },
+  compaction: { trigger: Trigger; maskPass?: boolean; tokensAfter: number; guard?: LoopGuardVerdict },
 ): CooldownState {
   if (compaction.maskPass) return { ...before, maskedTokensAfter: compaction.tokensAfter };
   const consecutive = isAutomatic(compaction.trigger) ? before.consecutive + 1 : 0;
-  return { consecutive, lastTokensAfter: compaction.tokensAfter };
+  const guard = compaction.guard;
+  return {
+    consecutive,
+    lastTokensAfter: compaction.tokensAfter,
+    ...(guard && guard.inARow > 0 ? { ineffective: guard.inARow } : {}),
+    ...(guard?.pausedUntil !== undefined ? { pausedUntil: guard.pausedUntil } : {}),
+  };
+}
+
+/**
+ * What the loop guard makes of a compaction (policy `loopGuard`; docs/compaction.md, Loop guard): whether it saved
+ * less than the minimum share of the context, the ineffective automatic compactions in a row after it, and the
+ * pause, when this one set it or one holds.
+ */
+export interface LoopGuardVerdict {
+  ineffective: boolean;
+  /** Share of the context's tokens it saved (negative: it grew the context). */
+  savedShare: number;
+  /** Ineffective automatic compactions in a row, this one included. */
+  inARow: number;
+  /** Automatic compaction is paused until the context reaches this many tokens. */
+  pausedUntil?: number;
+  /** This compaction set the pause. */
+  paused?: true;
+}
+
+/** What a compaction did, as the loop guard judges it. */
+export interface JudgedCompaction {
+  trigger: Trigger;
+  /**
+   * A masking pass below the trigger or a cut of a tool result over its limit: small by design and unable to loop
+   * (each must find something new), neither counted nor resetting the count.
+   */
+  routine: boolean;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Set when a message or turn limit fired: then a share of the messages removed counts as saved too. */
+  messages?: { before: number; after: number };
+}
+
+/** How far a context grows before a skipped plan is tried again, or a paused automatic compaction resumes. */
+export function holdGrowth(policy: CompactionPolicy): number {
+  return Math.max(HOLD_GROWTH, policy.cooldown[0] ?? 0);
+}
+/** The least growth {@link holdGrowth} asks for. */
+export const HOLD_GROWTH = 0.05;
+
+/**
+ * The loop guard's verdict on a compaction (undefined without a guard in the policy). A compaction that saved less
+ * than `minSavingRatio` of the tokens it found (or grew the context) is ineffective. An automatic one adds to the
+ * count of ineffective ones in a row (an effective compaction of any trigger resets it; a forced or overflow one
+ * that is ineffective leaves it, as do the routine ones); at `pauseAfter`, automatic compaction pauses until the
+ * context has grown by {@link holdGrowth}. An automatic compaction after a pause (the hard limit, or growth) starts
+ * the count over.
+ */
+export function judgeCompaction(
+  policy: CompactionPolicy,
+  before: CooldownState,
+  done: JudgedCompaction,
+): LoopGuardVerdict | undefined {
+  const guard = policy.loopGuard;
+  if (!guard) return undefined;
+  const savedShare = done.tokensBefore > 0 ? (done.tokensBefore - done.tokensAfter) / done.tokensBefore : 0;
+  const messagesShare =
+    done.messages && done.messages.before > 0 ? (done.messages.before - done.messages.after) / done.messages.before : 0;
+  const ineffective = Math.max(savedShare, messagesShare) < guard.minSavingRatio;
+  const held = {
+    inARow: before.ineffective ?? 0,
+    ...(before.pausedUntil !== undefined ? { pausedUntil: before.pausedUntil } : {}),
+  };
+  if (done.routine) return { ineffective, savedShare, ...held };
+  if (!ineffective) return { ineffective, savedShare, inARow: 0 };
+  if (!isAutomatic(done.trigger)) return { ineffective, savedShare, ...held };
+  const previous = held.inARow >= guard.pauseAfter ? 0 : held.inARow; // resumed after a pause: start over
+  const inARow = previous + 1;
+  if (inARow < guard.pauseAfter) return { ineffective, savedShare, inARow };
+  return {
+    ineffective,
+    savedShare,
+    inARow,
+    pausedUntil: Math.ceil(done.tokensAfter * (1 + holdGrowth(policy)) - 1e-9), // 48,000 × 1.1 is 52,800
+    paused: true,
+  };
+}
+
+/**
+ * Whether this automatic attempt is the loop guard's: after `offloadAfter` ineffective automatic compactions in a
+ * row (and before the pause), the largest items are offloaded instead of the policy's strategies.
+ */
+export function offloadsLargest(policy: CompactionPolicy, cooldown: CooldownState, trigger: Trigger): boolean {
+  const guard = policy.loopGuard;
+  const inARow = cooldown.ineffective ?? 0;
+  return !!guard && isAutomatic(trigger) && inARow >= guard.offloadAfter && inARow < guard.pauseAfter;
+}
+
+/** The loop guard's note for an event: why the compaction was ineffective, and what follows. */
+export function loopGuardNote(policy: CompactionPolicy, verdict: LoopGuardVerdict, done: JudgedCompaction): string {
+  const guard = policy.loopGuard!;
+  const percent = (share: number) => `${(100 * share).toFixed(1)}%`;
+  const what =
+    done.tokensAfter > done.tokensBefore
+      ? `grew the context from ${done.tokensBefore} to ${done.tokensAfter} tokens`
+      : `saved ${done.tokensBefore - done.tokensAfter} of ${done.tokensBefore} tokens (${percent(verdict.savedShare)})`;
+  const head = `loop guard: ineffective, ${what}, less than ${percent(guard.minSavingRatio)}`;
+  if (verdict.paused) {
+    return (
+      `${head}; ${verdict.inARow} ineffective automatic compactions in a row: automatic compaction paused until ` +
+      `the context reaches ${verdict.pausedUntil} tokens (the hard limit still compacts; a forced compaction runs)`
+    );
+  }
+  if (done.routine || !isAutomatic(done.trigger)) return head;
+  if (verdict.inARow >= guard.offloadAfter) {
+    return `${head}; ${verdict.inARow} in a row: the next automatic compaction offloads the largest items instead`;
+  }
+  return `${head}; ${verdict.inARow} in a row`;
 }
 
 export const NO_COOLDOWN: CooldownState = { consecutive: 0, lastTokensAfter: 0 };
@@ -79,6 +202,8 @@ export interface Gate {
    * tokens of a skip plus its growth.
    */
   mask?: { tokens: number; atLeast: number; floor: number };
+  /** The loop guard paused automatic compaction until this many tokens (the floors above say so already). */
+  pausedUntil?: number;
 }
 
 /** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
@@ -98,6 +223,8 @@ export function requiredGrowth(policy: CompactionPolicy, consecutive: number): n
 /** The gate after a compaction that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
 export function gateOf(policy: CompactionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
   const floor = Math.ceil(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
+  const { pausedUntil, ...running } = cooldown;
+  if (pausedUntil !== undefined) return pausedGate(gateOf(policy, window, running), pausedUntil);
   return {
     tokens: triggerTokens(policy, window),
     ...(policy.maxMessages !== undefined ? { messages: policy.maxMessages } : {}),
@@ -116,6 +243,21 @@ export function gateOf(policy: CompactionPolicy, window: number, cooldown: Coold
         }
       : {}),
     ...maskGate(policy, window, cooldown.maskedTokensAfter ?? cooldown.lastTokensAfter),
+  };
+}
+
+/**
+ * The gate while the loop guard pauses automatic compaction: nothing automatic (trigger, soft threshold, masking
+ * pass, tool-result cut) before `until` tokens, a user message or not; the hard limit still fires.
+ */
+function pausedGate(gate: Gate, until: number): Gate {
+  const { toolResults: _, ...rest } = gate;
+  return {
+    ...rest,
+    floorAfterUser: Math.max(gate.floorAfterUser, until),
+    floorWithoutUser: Math.max(gate.floorWithoutUser, until),
+    ...(gate.mask ? { mask: { ...gate.mask, floor: Math.max(gate.mask.floor, until) } } : {}),
+    pausedUntil: until,
   };
 }
 
@@ -174,8 +316,15 @@ export function oversizedResult(gate: Gate, messages: readonly ResultView[]): Re
  * `growth`, a user message or not (else every model call of a long loop would plan again for nothing). The hard
  * limit still fires.
  */
-export function gateAfterSkip(policy: CompactionPolicy, window: number, tokens: number, growth: number): Gate {
-  const floor = Math.ceil(tokens * (1 + growth));
+export function gateAfterSkip(
+  policy: CompactionPolicy,
+  window: number,
+  tokens: number,
+  growth: number,
+  cooldown: CooldownState = NO_COOLDOWN,
+): Gate {
+  // A pause of the loop guard holds on (a forced request that found nothing to do does not lift it).
+  const floor = Math.max(Math.ceil(tokens * (1 + growth)), cooldown.pausedUntil ?? 0);
   // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
   const { toolResults: _, ...gate } = gateOf(policy, window);
   return {
@@ -183,6 +332,7 @@ export function gateAfterSkip(policy: CompactionPolicy, window: number, tokens: 
     floorAfterUser: floor,
     floorWithoutUser: floor,
     ...(gate.mask ? { mask: { ...gate.mask, floor } } : {}),
+    ...(cooldown.pausedUntil !== undefined ? { pausedUntil: cooldown.pausedUntil } : {}),
   };
 }
 
@@ -222,6 +372,7 @@ export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompacti
  */
 export function backgroundFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
   if (gate.background === undefined) return undefined;
+  if (gate.pausedUntil !== undefined && stats.tokens < gate.pausedUntil) return undefined; // the loop guard's pause
   // The cooldown's floor holds the token trigger back; the soft threshold moves with it, the same distance below
   // where the trigger now fires, so that the agent keeps its steps of head start in a long loop too.
   const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;

@@ -33,6 +33,7 @@ import { Compactions, DraftRefused } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
 import { Inbox } from './inbox.ts';
+import { progressOf } from './progress.ts';
 import { checkAgentInput, checkCompact, checkDraft, checkRevert, checkSend } from './inputs.ts';
 import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
 import { showClosed, showDetails, showStarted } from './visibility.ts';
@@ -101,9 +102,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   };
   setHandler(api.compactionEventsQuery, eventsAfter, { description: about.compactionEvents });
   setHandler(api.compressionEventsQuery, eventsAfter, { description: about.compressionEvents });
-  setHandler(api.statsQuery, () => state.stats ?? api.NO_COMPACTIONS, { description: about.stats });
+  setHandler(api.statsQuery, () => api.statsOf(state), { description: about.stats });
   setHandler(api.contextQuery, () => api.publicState(state).messages, { description: about.context });
   setHandler(api.ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, { description: about.ledger });
+  setHandler(api.progressQuery, () => progressOf(state, conversation.progress, inbox.queued), {
+    description: about.progress,
+  });
   setHandler(
     api.sendUpdate,
     (send: SendInput) => inbox.applyOnce<api.SendResult>({ kind: 'send', input: send }, FAILURE.turnFailed),
@@ -210,6 +214,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         pending.cause = error;
         if (pending.kind === 'send') conversation.turnFailed(pending.failure);
         else conversation.compactionFailed(pending.failure);
+        conversation.progress.turnEnded();
+        showDetails(state, conversation.progress);
       } finally {
         inbox.done(pending);
       }

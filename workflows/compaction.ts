@@ -27,7 +27,8 @@ import type {
   RevertResult,
 } from '../contract/agent.ts';
 import type { Conversation, Snapshot } from './conversation.ts';
-import { showCompaction, showDetails } from './visibility.ts';
+import type { CompactionStep } from '../contract/agent.ts';
+import { showCompaction, showDetails, showProgress } from './visibility.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -122,6 +123,7 @@ export class Compactions {
       try {
         const prepared = await prepare(conversation, 'background', conversation.tailSeq);
         job.outcome = 'skipped' in prepared ? prepared : { prepared, applied: await store(conversation, prepared) };
+        if ('applied' in job.outcome) stepOf(conversation, job.seq, 'background', 'ready');
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
         job.outcome = { failed: `background compaction ${job.seq} failed: ${error.message}` };
@@ -139,15 +141,19 @@ export class Compactions {
     if ('failed' in outcome) {
       // The hard trigger still compacts before any call that needs it; nothing changed.
       conversation.compactionFailed(outcome.failed);
+      ended(conversation);
       return { compacted: false, reason: outcome.failed };
     }
     if ('skipped' in outcome) {
       conversation.skipped(outcome.gate);
+      ended(conversation);
       return { compacted: false, reason: outcome.skipped };
     }
     const stale = conversation.staleFor(outcome.prepared.made);
-    if (stale)
+    if (stale) {
+      ended(conversation);
       return { compacted: false, reason: `background compaction ${outcome.prepared.seq} not applied: ${stale}` };
+    }
     return commit(conversation, outcome.prepared, outcome.applied);
   }
 
@@ -172,12 +178,18 @@ export class Compactions {
     const settled = await this.settle();
     const conversation = this.conversation;
     if (settled?.compacted && trigger === 'auto' && conversation.compactionDue() === undefined) return settled;
-    const prepared = await prepare(conversation, trigger, tailFromSeq, request, attempt);
-    if ('skipped' in prepared) {
-      conversation.skipped(prepared.gate);
-      return { compacted: false, reason: prepared.skipped };
+    try {
+      const prepared = await prepare(conversation, trigger, tailFromSeq, request, attempt);
+      if ('skipped' in prepared) {
+        conversation.skipped(prepared.gate);
+        ended(conversation);
+        return { compacted: false, reason: prepared.skipped };
+      }
+      return await commit(conversation, prepared, await store(conversation, prepared));
+    } catch (error) {
+      ended(conversation); // failed: the agent's loop records why
+      throw error;
     }
-    return commit(conversation, prepared, await store(conversation, prepared));
   }
 
   /**
@@ -304,7 +316,7 @@ export class Compactions {
       ],
     );
     conversation.reverted({ ...outcome, ledger: outcome.ledger });
-    showCompaction(state, outcome.event);
+    showCompaction(state, outcome.event, conversation.progress);
     const problems = conversation.coverage();
     if (problems.length > 0) await violated(conversation, `reverting to before event ${toEvent}`, problems);
     return { reverted: true, reason: outcome.event.reason, event: outcome.event };
@@ -339,6 +351,7 @@ export async function prepare(
   const goal = state.messages.find((m) => m.id === state.goalId);
   const goalKey = goal && recordKey(life, goal);
   for (;;) {
+    stepOf(conversation, seq, trigger, 'planning');
     const plan = await planCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `plan compaction ${seq} (${trigger}, ${state.contextTokens} tok)` },
       [
@@ -366,6 +379,7 @@ export async function prepare(
     // This plan's objects share the pending draft's seq: the draft cannot be applied any more.
     if (state.draft) conversation.draftEnded(`${state.draft.info.id} replaced by a compaction prepared after it`);
     if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
+    stepOf(conversation, seq, trigger, 'summarizing', plan.summary.spanKeys.length);
     try {
       const summary = await summarizeSpan.executeWithOptions(
         {
@@ -405,6 +419,7 @@ export async function store(conversation: Conversation, prepared: Prepared): Pro
   // A forced or overflow compaction resets the cooldown; an automatic one takes its next step, a masking pass
   // below the trigger none (it must find new tokens to run at all).
   const consecutive = cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter: 0 }).consecutive;
+  stepOf(conversation, seq, trigger, 'applying');
   return applyCompaction.executeWithOptions(
     { ...STEP_OPTIONS, summary: `apply compaction ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
     [
@@ -447,10 +462,23 @@ export async function commit(
     gate: applied.gate,
     ledger: prepared.summary?.ledger,
   });
-  showCompaction(state, event);
+  conversation.progress.compactionEnded();
+  showCompaction(state, event, conversation.progress);
   const problems = [...(applied.violations ?? []), ...conversation.coverage()];
   if (problems.length > 0) await violated(conversation, `committing compaction ${event.seq}`, problems);
   return { compacted: true, reason: event.reason, event };
+}
+
+/** The compaction in progress is at `step` (the progress query, the current details, the status: progress.ts). */
+function stepOf(conversation: Conversation, seq: number, trigger: Trigger, step: CompactionStep, span?: number): void {
+  conversation.progress.compactionAt(seq, trigger, step, new Date(Date.now()).toISOString(), span);
+  showProgress(conversation.state, conversation.progress);
+}
+
+/** The compaction in progress ended without being committed (skipped, found stale, failed). */
+function ended(conversation: Conversation): void {
+  conversation.progress.compactionEnded();
+  showProgress(conversation.state, conversation.progress);
 }
 
 /** A break of the coverage invariant: reported (it fails for good in strict mode) and recorded in the state. */

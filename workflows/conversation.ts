@@ -31,6 +31,7 @@ import type {
   WorkflowState,
 } from '../contract/agent.ts';
 import type { ModelDescription } from '../contract/activities.ts';
+import { Progress } from './progress.ts';
 import type { AgentLife } from '../contract/keys.ts';
 
 /**
@@ -47,6 +48,8 @@ export interface Snapshot {
 export class Conversation {
   /** Read it freely; change it only through this class's methods. */
   readonly state: WorkflowState;
+  /** What the agent is doing now (this run only, not state: workflows/progress.ts). */
+  readonly progress = new Progress();
 
   private constructor(state: WorkflowState) {
     this.state = state;
@@ -331,11 +334,16 @@ export class Conversation {
       ...(event.cost || previous.costSaved !== undefined
         ? { costSaved: (previous.costSaved ?? 0) + (event.cost?.netBenefit ?? 0) }
         : {}),
+      ...(event.loopGuard || previous.ineffective !== undefined
+        ? { ineffective: (previous.ineffective ?? 0) + (event.loopGuard?.ineffective ? 1 : 0) }
+        : {}),
     };
+    // As the apply activity computed it for the gate it returned: the loop guard's count and pause are the event's.
     state.cooldown = cooldownAfter(done.cooldown, {
       trigger: done.trigger,
       maskPass: done.maskPass,
       tokensAfter: event.tokensAfter,
+      ...(event.loopGuard ? { guard: event.loopGuard } : {}),
     });
     // The user spoke while it was prepared: the cooldown starts over, as a user message makes it.
     if (since.some(isUserTurn)) state.cooldown = { ...state.cooldown, consecutive: 0 };

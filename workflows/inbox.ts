@@ -51,6 +51,11 @@ export class Inbox {
     return this.queue.length > 0;
   }
 
+  /** Inputs waiting for the loop (the one it is on not counted). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   /** The result of the current Update if it was applied already (delivered again); throws if it was let go. */
   appliedResult(): UpdateResult | undefined {
     return appliedResult(this.applied, currentUpdateInfo()?.id);

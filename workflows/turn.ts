@@ -12,7 +12,7 @@ import type { AgentInput, SendInput, SendResult, TurnBudget, TurnStop, ViewRef }
 import { FAILURE } from '../contract/failures.ts';
 import type { Compactions } from './compaction.ts';
 import type { Conversation } from './conversation.ts';
-import { showTurn } from './visibility.ts';
+import { showProgress, showTurn } from './visibility.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -101,6 +101,7 @@ export async function runTurn(
   let steps = 0;
   let tokens = 0;
   let stopped: TurnStop | undefined;
+  conversation.progress.turnBegan(turn, new Date(began).toISOString());
   for (let step = 1; ; step++) {
     let forceText = false;
     if (step > 1) {
@@ -111,7 +112,9 @@ export async function runTurn(
         break;
       }
       forceText = next === 'forceText';
+      conversation.progress.turnStep(step);
     }
+    showProgress(state, conversation.progress); // the current details: this turn's model call
     // A step boundary (every tool call answered): a compaction that ended in the background is committed here.
     await compactions.commitIfFinished();
     // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities. The first
@@ -155,7 +158,8 @@ export async function runTurn(
     if (forceText) break; // a provider that ignores tool_choice 'none': the calls are answered, the turn ends
   }
   conversation.turnDone(turn);
-  showTurn(state);
+  conversation.progress.turnEnded();
+  showTurn(state, conversation.progress);
   return {
     turn,
     reply: stopped ? turnStoppedReply(stopped) : reply.content,

@@ -4,8 +4,11 @@
  * every recorded history).
  */
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CompactionEventSummary, WorkflowState } from '../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+import { describeCompaction } from '../contract/agent.ts';
+import type { Progress } from './progress.ts';
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
 const SEARCH_TOKENS_STEP = 0.02;
@@ -22,12 +25,12 @@ export function showStarted(model: string): void {
  * After a turn: the context's tokens, in steps of 2% of the window (each upsert is a visibility write, measured: see
  * BENCHMARKS.md, The agent, session 3; compactions and the details show every change), and the details.
  */
-export function showTurn(state: WorkflowState): void {
+export function showTurn(state: WorkflowState, progress: Progress): void {
   const shown = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.contextTokens);
   if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens }]);
   }
-  setCurrentDetails(currentDetails(state));
+  setCurrentDetails(currentDetails(state, progress));
 }
 
 /**
@@ -36,8 +39,35 @@ export function showTurn(state: WorkflowState): void {
  */
 const COMPACTION_NOUN_PATCH = 'compaction-noun';
 
-/** After a compaction: its count, when, the context's tokens, and what it did. */
-export function showCompaction(state: WorkflowState, event: CompactionEventSummary): void {
+/**
+ * Runs recorded before compactions showed `AgentStatus = compacting` upserted nothing when a compaction began or
+ * ended without committing: where such a history replays, this patch is absent and the status stays `running`.
+ * Release 0.1.0 (docs/changing-workflows.md).
+ */
+const COMPACTING_STATUS_PATCH = 'show-compacting';
+
+/**
+ * The `AgentStatus` the compaction in progress asks for, when it differs from the one shown: `compacting` while one
+ * runs, `running` after. One upsert when a compaction begins and one when it ends (the end rides on the count's
+ * upsert when it commits); the steps in between are in the current details and the progress query only, since each
+ * upsert is a command in the history and a visibility write.
+ */
+function statusFor(progress: Progress): SearchAttributeUpdatePair[] {
+  const wanted = progress.compaction ? 'compacting' : 'running';
+  if (wanted === progress.statusShown || !patched(COMPACTING_STATUS_PATCH)) return [];
+  progress.statusShown = wanted;
+  return [{ key: SEARCH_ATTRIBUTES.status, value: wanted }];
+}
+
+/** What the agent is doing changed (a turn's model call, a compaction's step): the details, and the status. */
+export function showProgress(state: WorkflowState, progress: Progress): void {
+  const status = statusFor(progress);
+  if (status.length > 0) upsertSearchAttributes(status);
+  setCurrentDetails(currentDetails(state, progress));
+}
+
+/** After a compaction: its count, when, the context's tokens, what it did, and the status back to running. */
+export function showCompaction(state: WorkflowState, event: CompactionEventSummary, progress: Progress): void {
   const count = patched(COMPACTION_NOUN_PATCH)
     ? SEARCH_ATTRIBUTES.compactions
     : SEARCH_ATTRIBUTES.compactionsFormerName;
@@ -45,6 +75,7 @@ export function showCompaction(state: WorkflowState, event: CompactionEventSumma
     { key: count, value: event.seq },
     { key: SEARCH_ATTRIBUTES.lastCompactedAt, value: new Date(Date.now()) },
     { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
+    ...statusFor(progress),
   ]);
   setCurrentDetails(
     `compaction ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,
@@ -52,8 +83,8 @@ export function showCompaction(state: WorkflowState, event: CompactionEventSumma
 }
 
 /** The agent's current details, as the last turn or compaction left them. */
-export function showDetails(state: WorkflowState): void {
-  setCurrentDetails(currentDetails(state));
+export function showDetails(state: WorkflowState, progress?: Progress): void {
+  setCurrentDetails(currentDetails(state, progress));
 }
 
 /** The agent closed: its status and its last context size. */
@@ -65,12 +96,18 @@ export function showClosed(state: WorkflowState): void {
 }
 
 /** What the Temporal UI shows as the agent's current details (no message content). */
-export function currentDetails(state: WorkflowState): string {
+export function currentDetails(state: WorkflowState, progress?: Progress): string {
   const window = state.modelInfo?.window ?? 0;
   const percent = window > 0 ? ` (${Math.round((100 * state.contextTokens) / window)}%)` : '';
   const last = state.events?.at(-1);
+  const now = [
+    ...(progress?.turn ? [`turn ${progress.turn.turn} in progress: model call ${progress.turn.step}`] : []),
+    ...(progress?.compaction ? [describeCompaction(progress.compaction)] : []),
+  ];
+  const paused = state.cooldown?.pausedUntil;
   return [
     `**${state.status}** · model ${state.model} · preset ${state.policy?.preset ?? 'default'}`,
+    ...(now.length > 0 ? [`now: ${now.join(' · ')}`] : []),
     `context: ${state.contextTokens} of ${window} tokens${percent}`,
     `turns: ${state.turns} · messages in context: ${state.messages.length}`,
     `compactions: ${state.compactions ?? 0}` +
@@ -81,6 +118,9 @@ export function currentDetails(state: WorkflowState): string {
           `**${state.draft.info.id} awaits review** (approve or discard): ${state.draft.info.tokensBefore} → ` +
             `${state.draft.info.tokensAfter} tokens (${state.draft.info.steps.map((s) => s.strategy).join(', ')})`,
         ]
+      : []),
+    ...(paused !== undefined && state.contextTokens < paused
+      ? [`loop guard: automatic compaction paused until ${paused} tokens`]
       : []),
   ].join('\n\n');
 }

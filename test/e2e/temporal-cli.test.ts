@@ -151,7 +151,7 @@ describe('the temporal CLI on an agent', () => {
         Object.fromEntries((metadata.queryResult[0].definition[kind] ?? []).map((d) => [d.name, d.description ?? ''])),
       ]),
     );
-    for (const name of ['state', 'context', 'compactionEvents', 'stats', 'ledger']) {
+    for (const name of ['state', 'context', 'compactionEvents', 'stats', 'ledger', 'progress']) {
       expect(described.queryDefinitions![name], name).toMatch(/\w{4,}/);
     }
     for (const name of ['message', 'close', 'compact'])

@@ -3,6 +3,10 @@
  * counts, so each test states its numbers.
  */
 import type { MessageKind, MessageMeta } from '../../engine/messages.ts';
+import { planCompaction } from '../../engine/planner.ts';
+import type { Plan, PlanInput } from '../../engine/planner.ts';
+import type { CompactionPolicy } from '../../engine/policy.ts';
+import { NO_COOLDOWN } from '../../engine/trigger.ts';
 
 export class ContextBuilder {
   readonly messages: MessageMeta[] = [];
@@ -67,3 +71,26 @@ export class ContextBuilder {
 }
 
 export const context = () => new ContextBuilder();
+
+/**
+ * The plan for `c` under `policy` at `window`: an automatic compaction with no cooldown, a summary model, the first
+ * user message as the goal, and `extra` on top.
+ */
+export function planFor(
+  c: ContextBuilder,
+  policy: CompactionPolicy,
+  window: number,
+  extra: Partial<PlanInput> = {},
+): Plan {
+  return planCompaction({
+    context: c.messages,
+    policy,
+    window,
+    fixedTokens: 0,
+    trigger: 'auto',
+    cooldown: NO_COOLDOWN,
+    summarizer: 'available',
+    goalId: c.messages.find((m) => m.role === 'user')!.id,
+    ...extra,
+  });
+}

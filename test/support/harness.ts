@@ -18,7 +18,7 @@ import { PROJECT_ROOT } from '../../config/settings.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import type { TemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
-import type { ChatServer, Responder } from '../../llm/chat-server.ts';
+import type { ChatServer, RecordedRequest, Responder } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
 import { serversEnv } from '../../stack/worker-process.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
@@ -141,6 +141,39 @@ export async function agentWithCompactions(
     if ((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).compacted) done++;
   }
   return { agentId, turns, attempts };
+}
+
+/** Whether a request the scripted server received is the summarizer's (the harness's summary model). */
+export function isSummaryRequest(request: RecordedRequest): boolean {
+  return request.body.model === 'summary-model';
+}
+
+/** A summary model's reply: the five fields as JSON, `currentState` the current state. */
+export function summaryReply(currentState: string, overview = 'Read the notes.'): string {
+  return JSON.stringify({
+    task_overview: overview,
+    current_state: currentState,
+    important_discoveries: '',
+    next_steps: 'Go on.',
+    context_to_preserve: '',
+  });
+}
+
+/**
+ * An agent with `notes` user messages of about 150 tokens each in its context (plain prose, one per turn) and a small
+ * summary budget: summarizing them in a small summary model's window takes several chunks.
+ */
+export async function agentWithNotes(h: Harness, prefix: string, notes: number): Promise<string> {
+  const agentId = newAgentId(prefix);
+  await startAgent(h.client, {
+    agentId,
+    model: 'gpt-4o-mini',
+    taskQueue: h.taskQueue,
+    compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0, maxTokens: 200 } },
+  });
+  const note = 'The quarterly report lists revenue by region and the regional managers comment on each figure. ';
+  for (let i = 1; i <= notes; i++) await sendMessage(h.client, agentId, `Note ${i}: ${note.repeat(12)}`);
+  return agentId;
 }
 
 /** A fresh agent id per test, so tests never share a workflow. */

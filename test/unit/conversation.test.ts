@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Conversation } from '../../workflows/conversation.ts';
 import type { AgentCarry, CompactionEventSummary, ContextRecord } from '../../contract/agent.ts';
-import { messageIdOf } from '../../contract/agent.ts';
+import { messageIdOf, statsOf } from '../../contract/agent.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { backgroundFires, gateOf } from '../../engine/trigger.ts';
 
@@ -243,5 +243,51 @@ describe('Conversation', () => {
     expect(backgroundFires(gate, { tokens: 750, messages: 1, turns: 1 }, false)).toBeUndefined();
     expect(backgroundFires(gate, { tokens: 800, messages: 1, turns: 1 }, false)).toMatch(/soft threshold 800 \(700/);
     expect(backgroundFires(gate, { tokens: 700, messages: 1, turns: 1 }, true)).toMatch(/soft threshold 700$/);
+  });
+
+  it('keeps the loop guard as the events say: ineffective ones counted, the pause in stats, a user message keeping it', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    for (let seq = 1; seq <= 3; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), record(2), record(3));
+    const compact = (seq: number, tokensAfter: number, loopGuard: CompactionEventSummary['loopGuard']) => {
+      const event = {
+        seq,
+        trigger: 'auto',
+        tokensBefore: 40,
+        tokensAfter,
+        strategies: ['summarize'],
+        keys: { event: 'e', removed: 'r', context: `ctx-${seq}` },
+        ...(loopGuard ? { loopGuard } : {}),
+      } as unknown as CompactionEventSummary;
+      c.compacted({
+        made: c.snapshot(),
+        context: [record(1, { role: 'user', tokens: tokensAfter - 5 })],
+        event,
+        tailFromSeq: 4,
+        cooldown: c.state.cooldown!,
+        trigger: 'auto',
+        maskPass: undefined,
+        gate: { tokens: 900 } as never,
+        ledger: undefined,
+      });
+    };
+    compact(1, 38, { ineffective: true, savedShare: 0.05, inARow: 1 });
+    expect(c.state.cooldown).toEqual({ consecutive: 1, lastTokensAfter: 38, ineffective: 1 });
+    c.newMessageId();
+    c.append(record(4, { role: 'user' })); // a user message resets the cooldown's step, not the count
+    expect(c.state.cooldown).toEqual({ consecutive: 0, lastTokensAfter: 38, ineffective: 1 });
+    compact(2, 38, { ineffective: true, savedShare: 0.05, inARow: 3, paused: true, pausedUntil: 42 });
+    expect(c.state.cooldown).toMatchObject({ ineffective: 3, pausedUntil: 42 });
+    expect(c.state.stats).toMatchObject({ count: 2, ineffective: 2 });
+    expect(statsOf(c.state)).toMatchObject({ ineffective: 2, pausedUntil: 42 });
+    c.newMessageId();
+    c.append(record(5, { tokens: 4 })); // 42 tokens: the pause is over (the next check compacts)
+    expect(statsOf(c.state).pausedUntil).toBeUndefined();
+    compact(3, 20, { ineffective: false, savedShare: 0.5, inARow: 0 });
+    expect(c.state.cooldown).toEqual({ consecutive: 2, lastTokensAfter: 20 });
+    expect(c.state.stats).toMatchObject({ count: 3, ineffective: 2 });
+    // An event recorded before the guard (no verdict) starts the count over, as its compaction was never judged.
+    compact(4, 20, undefined);
+    expect(c.state.cooldown).toEqual({ consecutive: 3, lastTokensAfter: 20 });
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { applyPlan } from '../../../engine/apply.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
 import { planCompaction } from '../../../engine/planner.ts';
+import { isAutomatic, offloadsLargest } from '../../../engine/trigger.ts';
 import type { PlanInput } from '../../../engine/planner.ts';
 import { STRATEGIES } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
@@ -38,6 +39,8 @@ const inputArb = fc.record({
   window: fc.constantFrom(8_192, 32_000, 128_000),
   summarizer: fc.constantFrom<PlanInput['summarizer']>('available', 'none', 'failed'),
   consecutive: fc.integer({ min: 0, max: 6 }),
+  /** Ineffective automatic compactions in a row (the loop guard: 2 makes this attempt offload the largest items). */
+  ineffective: fc.integer({ min: 0, max: 4 }),
   lastTokensAfter: fc.integer({ min: 0, max: 100_000 }),
   /** An agent loop: this many more tool steps in the turn in progress (one user message, hundreds of steps). */
   loop: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 160 })),
@@ -65,7 +68,7 @@ function build(spec: Spec): PlanInput {
     fixedTokens: 50,
     trigger: spec.trigger,
     attempt: spec.attempt,
-    cooldown: { consecutive: spec.consecutive, lastTokensAfter: spec.lastTokensAfter },
+    cooldown: { consecutive: spec.consecutive, lastTokensAfter: spec.lastTokensAfter, ineffective: spec.ineffective },
     goalId: c.messages.find((m) => m.role === 'user')!.id,
     summarizer: spec.summarizer,
     ...(spec.strategies ? { strategies: spec.strategies } : {}),
@@ -93,7 +96,11 @@ function carryOut(input: PlanInput, plan: ReturnType<typeof planCompaction>): Me
         kind: 'summary',
       }
     : undefined;
-  return applyPlan(input.context, plan, replacements, summary);
+  // The first summary brings the task ledger, at the size the plan counts it.
+  const ledger: MessageMeta | undefined = plan.summary?.ledgerTokens
+    ? { id: 'l000001', role: 'user', tokens: plan.summary.ledgerTokens, chars: 1, key: 'r/ledger', kind: 'ledger' }
+    : undefined;
+  return applyPlan(input.context, plan, replacements, summary, ledger);
 }
 
 const RUNS = { numRuns: 400 };
@@ -225,5 +232,68 @@ describe('plans over random histories', () => {
       }),
       RUNS,
     );
+  });
+
+  it('never summarize a summary alone: every summary drops something new beside the previous one', () => {
+    let folded = 0; // plans that folded a previous summary in: the case the rule is about
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompaction(input);
+        if (!plan.summary) return;
+        const kinds = new Map(input.context.map((m) => [m.id, m.kind ?? 'normal']));
+        const dropped = plan.operations.filter((op) => op.op === 'drop').map((op) => op.id);
+        const fresh = dropped.filter((id) => kinds.get(id) !== 'summary' && kinds.get(id) !== 'ledger');
+        expect(fresh.length).toBeGreaterThan(0);
+        expect(plan.summary.spanIds.filter((id) => fresh.includes(id)).length).toBe(fresh.length);
+        if (dropped.some((id) => kinds.get(id) === 'summary')) folded++;
+      }),
+      RUNS,
+    );
+    expect(folded).toBeGreaterThan(0);
+  });
+
+  it('never plan an automatic compaction that leaves as many tokens as it found (unless a count limit fired)', () => {
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompaction(input);
+        if (plan.action !== 'compact' || !isAutomatic(plan.trigger)) return;
+        if (plan.target.messages === undefined && plan.target.turns === undefined) {
+          expect(plan.after.tokens).toBeLessThan(plan.before.tokens);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it("offload the largest items instead of the policy's strategies after ineffective compactions in a row", () => {
+    let offloaded = 0;
+    fc.assert(
+      fc.property(inputArb, (spec) => {
+        const input = build(spec);
+        const plan = planCompaction(input);
+        const names = plan.steps.map((s) => s.strategy);
+        const guarded = offloadsLargest(input.policy, input.cooldown, input.trigger) && !plan.maskPass;
+        if (!guarded || plan.toolResultCut) {
+          expect(names).not.toContain('offload-largest');
+          return;
+        }
+        if (!names.includes('offload-largest')) return; // nothing to offload: the policy's strategies ran
+        // Only the emergency steps may follow it; it offloads the largest first.
+        expect(
+          names.filter((n) => n !== 'offload-largest' && n !== 'fit-window' && n !== 'truncate-oversized'),
+        ).toEqual([]);
+        const step = plan.steps.find((s) => s.strategy === 'offload-largest')!;
+        const sizes = step.ids.map((id) => input.context.find((m) => m.id === id)!.tokens);
+        expect(sizes).toEqual([...sizes].sort((a, b) => b - a));
+        // Offloaded, unless the emergency step summarized it afterwards (over the hard limit).
+        const after = names.includes('fit-window') ? ['offload', 'drop'] : ['offload'];
+        for (const id of step.ids) expect(after).toContain(plan.operations.find((op) => op.id === id)!.op);
+        offloaded++;
+      }),
+      RUNS,
+    );
+    expect(offloaded).toBeGreaterThan(0);
   });
 });

@@ -8,21 +8,11 @@ import { MAX_CONTEXT_MESSAGES, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../../../engine/tokens.ts';
 import { NO_COOLDOWN } from '../../../engine/trigger.ts';
-import { context } from '../../support/contexts.ts';
+import { context, planFor } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
 function plan(preset: string, c: ContextBuilder, window: number, extra: Partial<PlanInput> = {}) {
-  return planCompaction({
-    context: c.messages,
-    policy: resolvePolicy({ preset }),
-    window,
-    fixedTokens: 0,
-    trigger: 'auto',
-    cooldown: NO_COOLDOWN,
-    summarizer: 'available',
-    goalId: c.messages.find((m) => m.role === 'user')!.id,
-    ...extra,
-  });
+  return planFor(c, resolvePolicy({ preset }), window, extra);
 }
 
 const keptIds = (c: ContextBuilder, p: ReturnType<typeof plan>) =>

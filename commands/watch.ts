@@ -1,0 +1,228 @@
+/**
+ * `longrun watch <agent>`: follows an agent live from its `progress` query (and, while a summary is written, the
+ * summarizeSpan activity's heartbeat details: `agentProgress` in client/agents.ts), polled: a line for each turn and compaction that
+ * completes, and the step in progress (the turn's model call, the compaction's step, the summary's chunk k of n with
+ * a bar) as one updating line on a terminal, or a line per change in a pipe; `--json` prints one JSON object per
+ * change. Ends on Ctrl-C, or when the agent closes.
+ *
+ * What to print is decided by pure functions ({@link changesOf}, {@link phaseOf}, {@link renderChange}), unit-tested;
+ * {@link watchAgent} only polls and writes.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { AgentProgress, CompactionEventSummary, CompactionProgress, TurnProgress } from '../contract/agent.ts';
+import { describeCompaction } from '../contract/agent.ts';
+
+/** Something that happened between two polls. */
+export type WatchChange =
+  | { type: 'watching'; progress: AgentProgress }
+  | { type: 'turn'; turn: number; contextTokens: number; window: number; reply?: string }
+  | { type: 'compaction'; event: CompactionEventSummary }
+  | { type: 'phase'; turn?: TurnProgress; compaction?: CompactionProgress }
+  | { type: 'error'; error: string }
+  | { type: 'closed'; turns: number };
+
+/** What changed from `before` (undefined: the first poll) to `now`, in the order to print it. */
+export function changesOf(before: AgentProgress | undefined, now: AgentProgress): WatchChange[] {
+  if (!before) {
+    return [
+      { type: 'watching', progress: now },
+      ...(now.turn || now.compaction ? [phaseChange(now)] : []),
+      ...(now.status === 'closed' ? [{ type: 'closed' as const, turns: now.turns }] : []),
+    ];
+  }
+  const changes: WatchChange[] = [];
+  // Compactions first: one that ran before a turn's model call ended before the turn did.
+  if (now.compactions > before.compactions && now.lastCompaction) {
+    changes.push({ type: 'compaction', event: now.lastCompaction });
+  }
+  if (now.turns > before.turns) {
+    changes.push({
+      type: 'turn',
+      turn: now.turns,
+      contextTokens: now.contextTokens,
+      window: now.window,
+      ...(now.lastReply ? { reply: now.lastReply.preview } : {}),
+    });
+  }
+  if (now.lastError && now.lastError !== before.lastError) changes.push({ type: 'error', error: now.lastError });
+  if (phaseKey(now) !== phaseKey(before)) changes.push(phaseChange(now));
+  if (now.status === 'closed') changes.push({ type: 'closed', turns: now.turns });
+  return changes;
+}
+
+/**
+ * The poll `now` with the summary's chunk of the poll before when it has none of its own for the same compaction
+ * step: the activity may have ended (no heartbeat to read) a moment before the workflow moved on.
+ */
+export function withChunkCarried(before: AgentProgress | undefined, now: AgentProgress): AgentProgress {
+  const was = before?.compaction;
+  const is = now.compaction;
+  if (!was || !is || is.chunk !== undefined || was.chunk === undefined) return now;
+  if (was.seq !== is.seq || was.step !== is.step) return now;
+  return { ...now, compaction: { ...is, chunk: was.chunk, chunks: was.chunks! } };
+}
+
+function phaseChange(progress: AgentProgress): WatchChange {
+  return {
+    type: 'phase',
+    ...(progress.turn ? { turn: progress.turn } : {}),
+    ...(progress.compaction ? { compaction: progress.compaction } : {}),
+  };
+}
+
+/** What identifies the step in progress (the elapsed time left out): a change of it is a line in a pipe. */
+function phaseKey(progress: AgentProgress): string {
+  const { turn, compaction } = progress;
+  return JSON.stringify([
+    turn?.turn,
+    turn?.step,
+    compaction?.seq,
+    compaction?.step,
+    compaction?.chunk,
+    compaction?.chunks,
+  ]);
+}
+
+const grouped = (n: number) => n.toLocaleString('en-US');
+
+function context(tokens: number, window: number): string {
+  const percent = window > 0 ? ` (${Math.round((100 * tokens) / window)}%)` : '';
+  return `context ${grouped(tokens)} of ${grouped(window)} tokens${percent}`;
+}
+
+/** A bar of `width` cells, `done` of `total` filled. */
+export function progressBar(done: number, total: number, width = 20): string {
+  const filled = total > 0 ? Math.round((width * Math.min(done, total)) / total) : 0;
+  return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`;
+}
+
+/** One line for a compaction that completed: tokens before and after, strategies, time, and the loop guard. */
+function compactionLine(event: CompactionEventSummary): string {
+  const guard = event.loopGuard;
+  return [
+    `compaction ${event.seq} (${event.trigger}): ${grouped(event.tokensBefore)} → ${grouped(event.tokensAfter)} tokens`,
+    `(${event.strategies.join(', ')}) in ${(event.durationMs / 1000).toFixed(1)} s`,
+    ...(guard?.ineffective
+      ? [`· ineffective (${(100 * guard.savedShare).toFixed(1)}% saved, ${guard.inARow} in a row)`]
+      : []),
+    ...(guard?.paused ? [`· automatic compaction paused until ${grouped(guard.pausedUntil!)} tokens`] : []),
+  ].join(' ');
+}
+
+/**
+ * The step in progress in one line: the turn and its model call, the compaction and its step, the summary's chunk
+ * with a bar; `idle` when nothing runs. `nowMs`: the client's clock, for the time spent so far (a terminal only).
+ */
+export function phaseOf(progress: Pick<AgentProgress, 'turn' | 'compaction'>, nowMs?: number): string {
+  const since = (iso: string) =>
+    nowMs === undefined ? '' : ` · ${Math.max(0, Math.round((nowMs - Date.parse(iso)) / 1000))} s`;
+  const parts: string[] = [];
+  if (progress.turn)
+    parts.push(`turn ${progress.turn.turn} · model call ${progress.turn.step}${since(progress.turn.began)}`);
+  const compaction = progress.compaction;
+  if (compaction) {
+    const bar =
+      compaction.chunk !== undefined && compaction.chunks !== undefined
+        ? ` ${progressBar(compaction.chunk - 1, compaction.chunks)}`
+        : '';
+    parts.push(`${describeCompaction(compaction)}${bar}${since(compaction.began)}`);
+  }
+  return parts.length > 0 ? parts.join(' | ') : 'idle';
+}
+
+/** A change as `longrun watch` prints it (without --json). */
+export function renderChange(change: WatchChange, agentId: string): string {
+  switch (change.type) {
+    case 'watching': {
+      const p = change.progress;
+      return (
+        `watching ${agentId}: ${p.turns} turns, ${context(p.contextTokens, p.window)}, ${p.compactions} compactions` +
+        (p.queued > 0 ? `, ${p.queued} queued` : '') +
+        (p.pausedUntil !== undefined ? `; automatic compaction paused until ${grouped(p.pausedUntil)} tokens` : '')
+      );
+    }
+    case 'turn':
+      return (
+        `turn ${change.turn} done · ${context(change.contextTokens, change.window)}` +
+        (change.reply !== undefined ? ` · reply: ${JSON.stringify(change.reply.slice(0, 80))}` : '')
+      );
+    case 'compaction':
+      return compactionLine(change.event);
+    case 'phase':
+      return phaseOf(change);
+    case 'error':
+      return `error: ${change.error}`;
+    case 'closed':
+      return `agent ${agentId} closed after ${change.turns} turns`;
+  }
+}
+
+export interface WatchOptions {
+  /** Between two polls, in ms. */
+  intervalMs: number;
+  json: boolean;
+  /** Where the lines go, and whether it is a terminal (one updating line for the step in progress). */
+  write: (text: string) => void;
+  isTTY: boolean;
+  /** Notes (an agent that does not answer) go here, each once. */
+  note: (line: string) => void;
+  /** Aborted on Ctrl-C: the watch ends. */
+  signal: AbortSignal;
+}
+
+/**
+ * Follows the agent until it closes (`closed`; `was-closed` when it was closed from the start) or `signal` aborts
+ * (`stopped`). `poll` asks the agent (in the CLI: {@link agentProgress}).
+ */
+export async function watchAgent(
+  poll: () => Promise<AgentProgress>,
+  agentId: string,
+  options: WatchOptions,
+): Promise<'closed' | 'stopped' | 'was-closed'> {
+  const { write, isTTY, json, signal } = options;
+  let before: AgentProgress | undefined;
+  let status = ''; // the updating line on a terminal
+  let lastNote = '';
+  const clearStatus = () => {
+    if (status) write('\r\x1b[2K');
+    status = '';
+  };
+  const print = (line: string) => {
+    clearStatus();
+    write(`${line}\n`);
+  };
+  try {
+    while (!signal.aborted) {
+      let now: AgentProgress;
+      try {
+        now = withChunkCarried(before, await poll());
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError || signal.aborted) throw error;
+        // No worker answers queries (or the server restarts): say so once, and keep asking.
+        const note = `watch ${agentId}: no answer (${error instanceof Error ? error.message : String(error)}); asking again`;
+        if (note !== lastNote) options.note(note);
+        lastNote = note;
+        await sleep(options.intervalMs, undefined, { signal }).catch(() => undefined);
+        continue;
+      }
+      lastNote = '';
+      for (const change of changesOf(before, now)) {
+        if (json) print(JSON.stringify(change));
+        else if (change.type !== 'phase') print(renderChange(change, agentId));
+        else if (!isTTY && (change.turn || change.compaction)) print(renderChange(change, agentId));
+      }
+      if (now.status === 'closed') return before ? 'closed' : 'was-closed';
+      if (isTTY && !json) {
+        const line = phaseOf(now, Date.now());
+        write(`\r\x1b[2K${line}`);
+        status = line;
+      }
+      before = now;
+      await sleep(options.intervalMs, undefined, { signal }).catch(() => undefined);
+    }
+    return 'stopped';
+  } finally {
+    clearStatus();
+  }
+}
