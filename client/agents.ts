@@ -43,7 +43,7 @@ import {
   messageSignal,
   InvalidInputError,
   progressQuery,
-  NO_COMPACTIONS,
+  statsOf,
   quoted,
   revertUpdate,
   sendUpdate,
@@ -477,7 +477,7 @@ export async function compactionHistory(
   const limit = query.limit ?? Infinity;
   // The state names the agent's life (where its events are stored) and holds the totals.
   const state = await agentState(client, agentId);
-  const stats = state.stats ?? NO_COMPACTIONS;
+  const stats = statsOf(state); // as the stats query answers
   const seqs: number[] = [];
   const last = state.compactions ?? stats.count; // the last event's seq (reverts are events too)
   for (let seq = since + 1; seq <= last && seqs.length < limit; seq++) seqs.push(seq);

@@ -87,7 +87,11 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     (stats.costSaved !== undefined
       ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
       : 'cost saved: no prices in the policy (compaction.cost)') +
-    (stats.reverts ? `, ${stats.reverts} revert(s)` : '');
+    (stats.reverts ? `, ${stats.reverts} revert(s)` : '') +
+    (stats.ineffective ? `, ${stats.ineffective} ineffective (loop guard)` : '') +
+    (stats.pausedUntil !== undefined
+      ? `; automatic compaction paused until the context reaches ${stats.pausedUntil} tokens`
+      : '');
   if (rows.length === 0)
     return `${stats.count === 0 ? 'no compaction yet' : 'no events in the range asked for'}\n${totals}`;
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;

@@ -394,7 +394,7 @@ export interface CompactionStats {
 }
 
 /** The `stats` query's answer: the counts, and the loop guard's pause while it holds. */
-export function statsOf(state: WorkflowState): CompactionStats {
+export function statsOf(state: Pick<WorkflowState, 'stats' | 'cooldown' | 'contextTokens'>): CompactionStats {
   const stats = state.stats ?? NO_COMPACTIONS;
   const until = state.cooldown?.pausedUntil;
   return until !== undefined && state.contextTokens < until ? { ...stats, pausedUntil: until } : stats;

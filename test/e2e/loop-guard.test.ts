@@ -11,6 +11,7 @@ import { agentWorkflowId } from '../../contract/agent.ts';
 import type { CompactionStats } from '../../contract/agent.ts';
 import { isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
+import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 import { temporalCli } from '../support/temporal-cli.ts';
 
 const WINDOW = 16_384; // trigger 13,107 (0.8), hard limit 15,564 (0.95)
@@ -94,6 +95,12 @@ describe('the loop guard', () => {
 
     const stats = await compactionStats(h.client, agentId);
     expect(stats).toMatchObject({ count: 3, ineffective: 3, pausedUntil: until });
+    // The longrun CLI: each event's note, and the totals.
+    const listed = await runLongrun(['events', agentId], { env: cliEnv(h) });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(
+      `3 ineffective (loop guard); automatic compaction paused until the context reaches ${until} tokens`,
+    );
 
     // Over the trigger and under the pause's end: turns go on without compacting.
     let state = await agentState(h.client, agentId);
