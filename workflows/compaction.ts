@@ -198,6 +198,14 @@ export class Compactions {
    */
   async review(request: CompactInput): Promise<CompactResult> {
     await this.settle();
+    try {
+      return await this.draft(request);
+    } finally {
+      ended(this.conversation); // the draft is made (or not): nothing runs any more
+    }
+  }
+
+  private async draft(request: CompactInput): Promise<CompactResult> {
     const conversation = this.conversation;
     const { state } = conversation;
     const prepared = await prepare(conversation, 'forced', conversation.tailSeq, request);
@@ -228,7 +236,6 @@ export class Compactions {
     const { summary: _span, ...kept } = plan;
     const draftPrepared: Prepared = { ...prepared, plan: kept };
     conversation.drafted(info, draftPrepared as unknown as PreparedDraft);
-    showDetails(state);
     const draft: Draft = { ...info, ...(text !== undefined ? { summary: text } : {}) };
     return { compacted: false, reason: `${info.id} awaits review: approve or discard it`, draft };
   }
@@ -269,7 +276,10 @@ export class Compactions {
       );
       prepared = { ...prepared, summary };
     }
-    const applied = await store(conversation, prepared);
+    const applied = await store(conversation, prepared).catch((error: unknown) => {
+      ended(conversation);
+      throw error;
+    });
     conversation.draftEnded(`${info.id} approved${edit.summary !== undefined ? ' with an edited summary' : ''}`);
     return commit(conversation, prepared, applied);
   }
@@ -281,7 +291,7 @@ export class Compactions {
       throw new DraftRefused(`${request.draft} is not pending (${this.conversation.state.lastDraft ?? 'no draft is'})`);
     }
     this.conversation.draftEnded(`${request.draft} discarded`);
-    showDetails(this.conversation.state);
+    showDetails(this.conversation.state, this.conversation.progress);
     return { discarded: request.draft };
   }
 

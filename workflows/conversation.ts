@@ -328,6 +328,7 @@ export class Conversation {
     const previous = state.stats ?? NO_COMPACTIONS;
     const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
     state.stats = {
+      ...previous, // the counts other events keep (reverts)
       count: previous.count + 1,
       averageReduction: (previous.averageReduction * previous.count + reduction) / (previous.count + 1),
       tokensSaved: previous.tokensSaved + Math.max(0, event.tokensBefore - event.tokensAfter),

@@ -8,7 +8,15 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentHandle, agentProgress, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import {
+  agentHandle,
+  agentProgress,
+  approveDraft,
+  closeAgent,
+  compactAgent,
+  sendMessage,
+  startAgent,
+} from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentProgress } from '../../contract/agent.ts';
@@ -199,5 +207,25 @@ describe('live phases', () => {
     const bad = await runLongrun(['watch', agentId, '--interval', '5'], { env: cliEnv(h) });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--interval: must be an integer from 100 to 60000 (got "5")');
+  });
+
+  it('a compaction for review shows compacting while it prepares its draft, running once the draft waits', async () => {
+    const agentId = await agentWithNotes(h, 'reviewstatus', 6);
+    const status = async () =>
+      (await agentHandle(h.client, agentId).describe()).typedSearchAttributes.get(SEARCH_ATTRIBUTES.status);
+    const review = compactAgent(h.client, agentId, { strategy: 'summarize', review: true });
+    let seen: string | undefined;
+    for (let i = 0; i < 40 && seen !== 'compacting'; i++) {
+      seen = await status();
+      await sleep(100);
+    }
+    expect(seen).toBe('compacting'); // each summary call takes 2.5 s
+    const { draft } = await review;
+    expect(draft).toBeDefined();
+    expect(await status()).toBe('running');
+    expect((await agentProgress(h.client, agentId)).compaction).toBeUndefined();
+    const approved = await approveDraft(h.client, agentId, draft!.id);
+    expect(approved.compacted).toBe(true);
+    expect(await status()).toBe('running');
   });
 });

@@ -286,8 +286,12 @@ describe('Conversation', () => {
     compact(3, 20, { ineffective: false, savedShare: 0.5, inARow: 0 });
     expect(c.state.cooldown).toEqual({ consecutive: 2, lastTokensAfter: 20 });
     expect(c.state.stats).toMatchObject({ count: 3, ineffective: 2 });
+    // The counts other events keep stay (a revert's).
+    c.state.stats = { ...c.state.stats!, reverts: 1 };
+    compact(4, 20, { ineffective: false, savedShare: 0.5, inARow: 0 });
+    expect(c.state.stats).toMatchObject({ count: 4, ineffective: 2, reverts: 1 });
     // An event recorded before the guard (no verdict) starts the count over, as its compaction was never judged.
-    compact(4, 20, undefined);
-    expect(c.state.cooldown).toEqual({ consecutive: 3, lastTokensAfter: 20 });
+    compact(5, 20, undefined);
+    expect(c.state.cooldown).toEqual({ consecutive: 4, lastTokensAfter: 20 });
   });
 });
