@@ -514,16 +514,8 @@ export async function run(argv: string[], out: (line: string) => void = console.
     switch (command) {
       case 'start': {
         if (values.reopen) {
-          const given = [
-            'model',
-            'system',
-            'max-steps',
-            'max-turn-tokens',
-            'max-turn-seconds',
-            'window',
-            'preset',
-            'background',
-          ].filter((name) => name in values);
+          // Every setting of a new agent: what a reopened one keeps as it was.
+          const given = COMMAND_FLAGS.start!.filter((name) => name !== 'reopen' && name in values);
           if (given.length > 0) {
             throw new UsageError(
               `--reopen continues the agent as it was: it cannot go with ${given.map((n) => `--${n}`).join(', ')}`,

@@ -15,4 +15,10 @@ describe('longrun flags', () => {
     );
     await expect(run(['frobnicate', 'a1'])).rejects.toThrow('unknown command "frobnicate"');
   });
+
+  it('refuses --reopen with any setting of a new agent, naming each one given', async () => {
+    await expect(run(['start', 'a1', '--reopen', '--background', '0.6', '--model', 'm'])).rejects.toThrow(
+      new UsageError('--reopen continues the agent as it was: it cannot go with --model, --background'),
+    );
+  });
 });
