@@ -48,10 +48,27 @@ export const DEFAULT_RECONNECT_TIMEOUT_MS = 120_000;
  * its long-poll interval, one minute: a live worker has always been seen within about a minute.
  */
 export const WORKER_SEEN_WITHIN_MS = 70_000;
-/** How often the state is looked at while waiting, and how long each look may take. */
+/** How often the state is looked at while waiting for a worker before sending, and how long each look may take. */
 const CHECK_EVERY_MS = 2_000;
 const CHECK_DEADLINE_MS = 5_000;
-/** A worker found for an agent is trusted this long before the next Update checks again (a turn costs no RPC). */
+/**
+ * While an Update is out, the agent is looked at when the first progress line is due, then at intervals doubling up
+ * to the progress lines' own period: a turn of a few seconds costs one look, a turn held up by a slow server a look
+ * every {@link PROGRESS_EVERY_MS} (a fixed 2-s period made the client ask a slowed server most when it was slowest).
+ */
+export function watchDelays(): Generator<number, never> {
+  return (function* () {
+    let delay = PROGRESS_FIRST_MS;
+    for (;;) {
+      yield delay;
+      delay = Math.min(delay * 2, PROGRESS_EVERY_MS);
+    }
+  })();
+}
+/**
+ * A worker found polling a task queue is trusted this long before an Update to any agent on that queue checks again:
+ * a thousand agents on one queue cost one check per period, not one per message.
+ */
 const WORKER_CONFIRMED_MS = 10_000;
 /** Pause before sending the Update again after a connection failure. */
 const RESEND_PAUSE_MS = 1_000;
@@ -159,14 +176,16 @@ export class UpdateOutcomeUnknownError extends Error {
   }
 }
 
-/** Thrown when Temporal cannot be reached to look for a worker: nothing was sent. */
+/** Thrown when Temporal could not be reached to look for a worker for as long as the client waits: nothing was sent. */
 export class TemporalUnreachableError extends Error {
   readonly agentId: string;
 
-  constructor(agentId: string, cause: unknown) {
-    super(`cannot reach Temporal to look for agent ${agentId}'s worker (${describeFailure(cause)}); nothing was sent`, {
-      cause,
-    });
+  constructor(agentId: string, cause: unknown, triedMs: number) {
+    super(
+      `cannot reach Temporal to look for agent ${agentId}'s worker (${describeFailure(cause)}; tried for ` +
+        `${seconds(triedMs)}); nothing was sent`,
+      { cause },
+    );
     this.name = 'TemporalUnreachableError';
     this.agentId = agentId;
   }
@@ -221,8 +240,12 @@ function updateCalls(handle: WorkflowHandle): {
   };
 }
 
-/** By client, the agents (workflow ids) a worker was found for, and when. */
-const workerConfirmed = new WeakMap<Client, Map<string, number>>();
+/** By client: the task queues a worker was found polling, and when; the task queue of each agent seen. */
+interface WorkersSeen {
+  queues: Map<string, number>;
+  agents: Map<string, string>;
+}
+const workersSeen = new WeakMap<Client, WorkersSeen>();
 
 /**
  * Sends the Update `def` with `args` to the agent's workflow and returns its result, as described at the top of this
@@ -265,22 +288,42 @@ class UpdateWait {
     this.reconnectTimeoutMs = options.reconnectTimeoutMs ?? DEFAULT_RECONNECT_TIMEOUT_MS;
   }
 
-  /** Returns once a worker polls the agent's task queue (or the agent is closed: the server answers then). */
+  /**
+   * Returns once a worker polls the agent's task queue (or the agent is closed: the server answers then). A look that
+   * fails for a reason that passes (the server slow to answer, the connection lost) is made again, with progress
+   * lines, for as long as the sender would wait to reconnect: nothing has been sent yet, so nothing is lost by waiting.
+   */
   async untilWorker(): Promise<void> {
-    const confirmed = workerConfirmed.get(this.client) ?? new Map<string, number>();
-    workerConfirmed.set(this.client, confirmed);
-    if (Date.now() - (confirmed.get(this.handle.workflowId) ?? -Infinity) < WORKER_CONFIRMED_MS) return;
+    const seenBy = workersSeen.get(this.client) ?? {
+      queues: new Map<string, number>(),
+      agents: new Map<string, string>(),
+    };
+    workersSeen.set(this.client, seenBy);
+    const knownQueue = seenBy.agents.get(this.handle.workflowId);
+    if (knownQueue !== undefined && Date.now() - (seenBy.queues.get(knownQueue) ?? -Infinity) < WORKER_CONFIRMED_MS) {
+      return;
+    }
+    let lostSince: number | undefined;
     for (;;) {
       let seen: Observation;
+      const lookedAt = Date.now();
       try {
         seen = await this.observe();
       } catch (error) {
-        if (transientFailure(error) !== undefined) throw new TemporalUnreachableError(this.agentId, error);
-        throw error;
+        const failure = transientFailure(error);
+        if (failure === undefined || this.callerGaveUp()) throw error;
+        lostSince ??= lookedAt;
+        const triedMs = Date.now() - lostSince;
+        if (triedMs >= this.reconnectTimeoutMs) throw new TemporalUnreachableError(this.agentId, error, triedMs);
+        this.progress('unreachable', `cannot reach Temporal to look for a worker (${failure}); looking again`);
+        await sleep(RESEND_PAUSE_MS);
+        continue;
       }
+      lostSince = undefined;
+      seenBy.agents.set(this.handle.workflowId, seen.taskQueue);
       if (!seen.running) return;
       if (workerPolling(seen)) {
-        confirmed.set(this.handle.workflowId, Date.now());
+        seenBy.queues.set(seen.taskQueue, Date.now());
         return;
       }
       const waited = Date.now() - this.started;
@@ -298,12 +341,10 @@ class UpdateWait {
   async send<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, args: Args): Promise<Ret> {
     const sentAt = Date.now();
     // The caller's own deadline or abort signal (Connection.withDeadline / withAbortSignal) still ends the wait.
-    const connection = this.client.connection;
-    const caller = connection instanceof Connection ? connection.callContextStorage.getStore() : undefined;
+    const caller = this.callerContext();
     const abort = new AbortController();
     const signal = caller?.abortSignal ? AbortSignal.any([caller.abortSignal, abort.signal]) : abort.signal;
-    const callerGaveUp = () =>
-      caller?.abortSignal?.aborted === true || (caller?.deadline !== undefined && Date.now() >= +caller.deadline);
+    const callerGaveUp = () => this.callerGaveUp();
     let gaveUp!: (error: Error) => void;
     const givingUp = new Promise<never>((_, reject) => (gaveUp = reject));
     givingUp.catch(() => {});
@@ -368,7 +409,8 @@ class UpdateWait {
   ): Promise<void> {
     let accepted = false;
     let staleSince: number | undefined;
-    for (let next = sentAt + CHECK_EVERY_MS; ; next += CHECK_EVERY_MS) {
+    const delays = watchDelays();
+    for (let next = sentAt + delays.next().value; ; next += delays.next().value) {
       const done = state.done.signal;
       await sleep(Math.max(0, next - Date.now()), undefined, { signal: done }).catch(() => {});
       if (done.aborted) return;
@@ -417,6 +459,18 @@ class UpdateWait {
         this.progress('waiting', `waiting for agent ${this.agentId} to answer`);
       }
     }
+  }
+
+  /** The caller's call context: its own deadline or abort signal (Connection.withDeadline / withAbortSignal). */
+  private callerContext(): { abortSignal?: AbortSignal | undefined; deadline?: number | Date | undefined } | undefined {
+    const connection = this.client.connection;
+    return connection instanceof Connection ? connection.callContextStorage.getStore() : undefined;
+  }
+
+  /** Whether the caller's own deadline has passed or its abort signal fired: the wait ends with the failure it got. */
+  private callerGaveUp(): boolean {
+    const caller = this.callerContext();
+    return caller?.abortSignal?.aborted === true || (caller?.deadline !== undefined && Date.now() >= +caller.deadline);
   }
 
   private ids(seen: Observation): { agentId: string; taskQueue: string; updateId: string } {

@@ -12,12 +12,25 @@ import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ActivityFailure, ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { ApplicationFailure } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
+import {
+  ActivityFailure,
+  Client,
+  Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  ServiceError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import type { ApplicationFailure, ConnectionOptions } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import { AgentUpdateError, NoWorkerError, UpdateOutcomeUnknownError } from '../../client/updates.ts';
+import {
+  AgentUpdateError,
+  NoWorkerError,
+  TemporalUnreachableError,
+  UpdateOutcomeUnknownError,
+  watchDelays,
+} from '../../client/updates.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
@@ -248,6 +261,113 @@ describe('an Update whose connection drops', () => {
       await proxy.close();
     }
   }, 90_000);
+});
+
+/** A client whose calls to Temporal are counted by method name (DescribeTaskQueue, UpdateWorkflowExecution, …). */
+async function countingClient(address: string): Promise<{ client: Client; calls: Map<string, number> }> {
+  const calls = new Map<string, number>();
+  type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+  const count = ((options: { method_definition: { path: string } }, next: (options: unknown) => unknown) => {
+    const method = options.method_definition.path.split('/').at(-1)!;
+    calls.set(method, (calls.get(method) ?? 0) + 1);
+    return next(options);
+  }) as unknown as Interceptor;
+  const connection = await Connection.connect({
+    address,
+    // The SDK's own retries kept (a list of interceptors replaces the default one), each attempt counted.
+    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), count],
+  });
+  const client = new Client({ connection, namespace: h.temporal.namespace });
+  return { client, calls };
+}
+
+/** How many times a wait of `ms` looks at the agent while its Update is out (at 3 s, 6 s, 12 s, …). */
+function looksWithin(ms: number): number {
+  let looks = 0;
+  const delays = watchDelays();
+  for (let at = delays.next().value; at <= ms; at += delays.next().value) looks++;
+  return looks;
+}
+
+describe('how often a waiting client asks Temporal', () => {
+  it('a worker found on a task queue serves every agent on it for a while, and a long turn is looked at less and less often', async () => {
+    const { client, calls } = await countingClient(String(h.temporal.connectionOptions.address));
+    try {
+      const ids = Array.from({ length: 5 }, (_, i) => newAgentId(`asks-${i}`));
+      for (const id of ids) await startAgent(h.client, { agentId: id, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+      // A first message to each: the client does not know an agent's task queue before it has looked at it once.
+      for (const id of ids) expect(await sendMessage(client, id, `first ${id}`)).toMatchObject({ turn: 1 });
+      await sleep(10_500); // what the client found is now too old to trust: the next message checks again
+      const before = new Map(calls);
+      const asked = (method: string) => (calls.get(method) ?? 0) - (before.get(method) ?? 0);
+
+      const long = hold(`long ${ids[2]}`);
+      void long.atModel.then(() => setTimeout(long.release, 13_000)); // the model answers that turn after 13 s
+      const started = Date.now();
+      const took: number[] = [];
+      const lines: string[] = [];
+      for (const [i, id] of ids.entries()) {
+        const sentAt = Date.now();
+        const text = i === 2 ? `long ${id}` : `hello ${id}`;
+        expect(await sendMessage(client, id, text, { onProgress: (line) => lines.push(line) })).toMatchObject({
+          turn: 2,
+          reply: `re: ${text}`,
+        });
+        took.push(Date.now() - sentAt);
+      }
+      const elapsed = Date.now() - started;
+      // Before sending: one check for a worker per task queue per 10 s, not one per agent (five agents here, each
+      // checked again before this round when the worker was remembered per agent). While an Update is out: a look
+      // (describe + task queue) at 3 s, 6 s, 12 s, …, not every 2 s (six or seven looks for the long turn).
+      const checks = 1 + Math.floor(elapsed / 10_000);
+      const looks = took.reduce((sum, ms) => sum + looksWithin(ms), 0);
+      const seen = JSON.stringify({ took, elapsed, calls: Object.fromEntries(calls) });
+      expect(took[2]).toBeGreaterThanOrEqual(13_000);
+      expect(asked('DescribeTaskQueue'), seen).toBeGreaterThanOrEqual(1 + looksWithin(13_000));
+      expect(asked('DescribeTaskQueue'), seen).toBeLessThanOrEqual(checks + looks);
+      expect(asked('DescribeWorkflowExecution'), seen).toBeLessThanOrEqual(checks + looks);
+      // The long turn was still reported on.
+      expect(
+        lines.some((line) => line.startsWith(`send to ${ids[2]}`) && line.includes('the agent is working')),
+        lines.join('\n'),
+      ).toBe(true);
+      for (const id of ids) await closeAgent(h.client, id);
+    } finally {
+      await client.connection.close();
+    }
+  }, 90_000);
+
+  it('a check for workers that Temporal does not answer is made again: the message is sent once it answers, or the error says how long it tried', async () => {
+    const proxy = await startProxy(String(h.temporal.connectionOptions.address));
+    let client: Client | undefined;
+    try {
+      client = await connectClient(localTemporalTarget(proxy.address, h.temporal.namespace));
+      const [agentId, shortId] = [newAgentId('recheck'), newAgentId('recheck-short')];
+      for (const id of [agentId, shortId]) {
+        await startAgent(h.client, { agentId: id, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+      }
+      // The client has never looked at these agents: its first look finds no Temporal for 12 s.
+      const cut = proxy.cut(12_000);
+      const lines: string[] = [];
+      const sending = sendMessage(client, agentId, 'through the cut', { onProgress: (line) => lines.push(line) });
+      const short = sendMessage(client, shortId, 'not sent', { reconnectTimeoutMs: 3_000 }).catch((e: unknown) => e);
+      await cut;
+      expect(await sending).toMatchObject({ turn: 1, reply: 're: through the cut' });
+      expect(lines.some((line) => line.includes('cannot reach Temporal to look for a worker'))).toBe(true);
+      const unreachable = await short;
+      expect(unreachable).toBeInstanceOf(TemporalUnreachableError);
+      expect((unreachable as Error).message).toMatch(
+        new RegExp(
+          `^cannot reach Temporal to look for agent ${shortId}'s worker \\(.+; tried for \\d+ s\\); nothing was sent$`,
+        ),
+      );
+      expect((await agentState(h.client, shortId)).turns).toBe(0); // nothing was sent
+      for (const id of [agentId, shortId]) await closeAgent(h.client, id);
+    } finally {
+      await client?.connection.close();
+      await proxy.close();
+    }
+  }, 60_000);
 });
 
 describe('failures carry the workflow message and type', () => {
