@@ -636,6 +636,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
         notes: [
           ...plan.steps.flatMap((s) => (s.note ? [`${s.strategy}: ${s.note}`] : [])),
           ...violations.map((problem) => `coverage invariant broken: ${problem}`),
+          ...(input.review ? [`review: ${input.review}`] : []),
           // Never worse in silence: a compaction that grew the context says so (the guard's note says it too).
           ...(verdict?.ineffective ? [loopGuardNote(policy, verdict, judged)] : []),
           ...(grew && !verdict?.ineffective

@@ -50,7 +50,7 @@ import {
 import { watchAgent } from './watch.ts';
 import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
 import type { UpdateWaitOptions } from '../client/updates.ts';
-import { PolicyError, STRATEGIES } from '../engine/policy.ts';
+import { MAX_REVIEW_SECONDS, PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL, SessionFormatError } from '../llm/replay.ts';
 import type { StrategyName } from '../engine/policy.ts';
@@ -85,6 +85,8 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
     'window',
     'preset',
     'background',
+    'await-review',
+    'on-review-timeout',
     'reopen',
   ],
   send: ['no-wait', 'expect-turn', 'json'],
@@ -155,7 +157,8 @@ Usage:
                                               the main job: stack, worker and demo (same as npm start);
                                               --cluster: PostgreSQL, Temporal server, UI, MinIO, 2 workers
   longrun start <agent> [--model M] [--system TEXT] [--window TOKENS] [--preset NAME]
-                [--background RATIO|off] [--max-steps N] [--max-turn-tokens N] [--max-turn-seconds N]
+                [--background RATIO|off] [--await-review SECONDS [--on-review-timeout apply|discard]]
+                [--max-steps N] [--max-turn-tokens N] [--max-turn-seconds N]
                                               start an agent (idempotent while it runs; an id whose
                                               agent has closed is refused); --window for a model
                                               the registry does not know; --preset: the compaction
@@ -163,8 +166,10 @@ Usage:
                                               agentscope-java, octomind); --background: the share of
                                               the window from which compaction runs in the background
                                               while the agent works (default 0.7 in the default preset),
-                                              or off; the turn budget: model
-                                              calls (default 500, at most 1,000,000), tokens spent
+                                              or off; --await-review: automatic compactions wait as
+                                              drafts for approve or discard up to SECONDS (at most
+                                              2,592,000), then are applied (or discarded); the turn
+                                              budget: model calls (default 500, at most 1,000,000), tokens spent
                                               (at most 1,000,000,000) and seconds (at most 2,592,000)
                                               per message, after which the turn stops without a
                                               final answer (send another message to continue)
@@ -250,6 +255,8 @@ const OPTIONS = {
   window: { type: 'string' },
   preset: { type: 'string' },
   background: { type: 'string' },
+  'await-review': { type: 'string' },
+  'on-review-timeout': { type: 'string' },
   instructions: { type: 'string' },
   strategy: { type: 'string' },
   since: { type: 'string' },
@@ -306,6 +313,25 @@ function backgroundFlag(raw: string): number | null {
     );
   }
   return value;
+}
+
+/**
+ * `--await-review SECONDS` (automatic compactions wait for review that long) and `--on-review-timeout apply|discard`
+ * (what then; default apply): the policy's `review` (its ranges checked by the policy).
+ */
+function reviewFlags(values: { 'await-review'?: string; 'on-review-timeout'?: string }): {
+  review?: { automatic: true; timeoutSeconds: number; onTimeout?: 'apply' | 'discard' };
+} {
+  const onTimeout = values['on-review-timeout'];
+  if (values['await-review'] === undefined) {
+    if (onTimeout !== undefined) throw new UsageError('--on-review-timeout goes with --await-review SECONDS');
+    return {};
+  }
+  const timeoutSeconds = intFlag('await-review', values['await-review'], 1, MAX_REVIEW_SECONDS)!;
+  if (onTimeout !== undefined && onTimeout !== 'apply' && onTimeout !== 'discard') {
+    throw new UsageError(`--on-review-timeout: must be apply or discard (got ${JSON.stringify(onTimeout)})`);
+  }
+  return { review: { automatic: true, timeoutSeconds, ...(onTimeout ? { onTimeout } : {}) } };
 }
 
 /** `--origins`: the browser origins, each checked as LONGRUN_CODEC_ORIGINS is. */
@@ -531,6 +557,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
         const compaction = {
           ...(values.preset ? { preset: values.preset } : {}),
           ...(values.background !== undefined ? { backgroundRatio: backgroundFlag(values.background) } : {}),
+          ...reviewFlags(values),
         };
         resolvePolicy(compaction); // a bad preset or ratio: exit 2, naming it, before anything starts
         await withClient((client) =>
@@ -637,7 +664,11 @@ export async function run(argv: string[], out: (line: string) => void = console.
         if (!draft) throw new UsageError(`${command}: missing <draft> (the id compact --review printed)`);
         if (command === 'discard') {
           const dropped = await withClient((client) => discardDraft(client, agentId, draft, waitOptions()));
-          out(values.json ? JSON.stringify(dropped) : `discarded ${dropped.discarded}`);
+          const paused =
+            dropped.pausedUntil !== undefined
+              ? `; automatic compaction paused until the context reaches ${dropped.pausedUntil} tokens`
+              : '';
+          out(values.json ? JSON.stringify(dropped) : `discarded ${dropped.discarded}${paused}`);
           return EXIT.ok;
         }
         const file = values['summary-file'];

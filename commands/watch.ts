@@ -10,15 +10,21 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { AgentProgress, CompactionEventSummary, CompactionProgress, TurnProgress } from '../contract/agent.ts';
-import { describeCompaction } from '../contract/agent.ts';
+import type {
+  AgentProgress,
+  CompactionEventSummary,
+  CompactionProgress,
+  ReviewProgress,
+  TurnProgress,
+} from '../contract/agent.ts';
+import { describeCompaction, describeReview } from '../contract/agent.ts';
 
 /** Something that happened between two polls. */
 export type WatchChange =
   | { type: 'watching'; progress: AgentProgress }
   | { type: 'turn'; turn: number; contextTokens: number; window: number; reply?: string }
   | { type: 'compaction'; event: CompactionEventSummary }
-  | { type: 'phase'; turn?: TurnProgress; compaction?: CompactionProgress }
+  | { type: 'phase'; turn?: TurnProgress; compaction?: CompactionProgress; review?: ReviewProgress }
   | { type: 'error'; error: string }
   | { type: 'closed'; turns: number };
 
@@ -27,7 +33,7 @@ export function changesOf(before: AgentProgress | undefined, now: AgentProgress)
   if (!before) {
     return [
       { type: 'watching', progress: now },
-      ...(now.turn || now.compaction ? [phaseChange(now)] : []),
+      ...(now.turn || now.compaction || now.review ? [phaseChange(now)] : []),
       ...(now.status === 'closed' ? [{ type: 'closed' as const, turns: now.turns }] : []),
     ];
   }
@@ -68,13 +74,15 @@ function phaseChange(progress: AgentProgress): WatchChange {
     type: 'phase',
     ...(progress.turn ? { turn: progress.turn } : {}),
     ...(progress.compaction ? { compaction: progress.compaction } : {}),
+    ...(progress.review ? { review: progress.review } : {}),
   };
 }
 
 /** What identifies the step in progress (the elapsed time left out): a change of it is a line in a pipe. */
 function phaseKey(progress: AgentProgress): string {
-  const { turn, compaction } = progress;
+  const { turn, compaction, review } = progress;
   return JSON.stringify([
+    review?.draft,
     turn?.turn,
     turn?.step,
     compaction?.seq,
@@ -112,9 +120,14 @@ function compactionLine(event: CompactionEventSummary): string {
 
 /**
  * The step in progress in one line: the turn and its model call, the compaction and its step, the summary's chunk
- * with a bar; `idle` when nothing runs. `nowMs`: the client's clock, for the time spent so far (a terminal only).
+ * with a bar; the draft waiting for review and its timeout; `idle` when nothing runs. `nowMs`: the client's clock, for
+ * the time spent so far (a terminal only); `reviewNowMs`: for the time left until the review's timeout.
  */
-export function phaseOf(progress: Pick<AgentProgress, 'turn' | 'compaction'>, nowMs?: number): string {
+export function phaseOf(
+  progress: Pick<AgentProgress, 'turn' | 'compaction' | 'review'>,
+  nowMs?: number,
+  reviewNowMs = nowMs,
+): string {
   const since = (iso: string) =>
     nowMs === undefined ? '' : ` · ${Math.max(0, Math.round((nowMs - Date.parse(iso)) / 1000))} s`;
   const parts: string[] = [];
@@ -128,11 +141,13 @@ export function phaseOf(progress: Pick<AgentProgress, 'turn' | 'compaction'>, no
         : '';
     parts.push(`${describeCompaction(compaction)}${bar}${since(compaction.began)}`);
   }
+  // The draft of an automatic compaction waiting for review: the time left by the client's clock, when it has one.
+  if (progress.review) parts.push(describeReview(progress.review, reviewNowMs));
   return parts.length > 0 ? parts.join(' | ') : 'idle';
 }
 
 /** A change as `longrun watch` prints it (without --json). */
-export function renderChange(change: WatchChange, agentId: string): string {
+export function renderChange(change: WatchChange, agentId: string, nowMs?: number): string {
   switch (change.type) {
     case 'watching': {
       const p = change.progress;
@@ -150,7 +165,7 @@ export function renderChange(change: WatchChange, agentId: string): string {
     case 'compaction':
       return compactionLine(change.event);
     case 'phase':
-      return phaseOf(change);
+      return phaseOf(change, undefined, nowMs);
     case 'error':
       return `error: ${change.error}`;
     case 'closed':
@@ -210,7 +225,9 @@ export async function watchAgent(
       for (const change of changesOf(before, now)) {
         if (json) print(JSON.stringify(change));
         else if (change.type !== 'phase') print(renderChange(change, agentId));
-        else if (!isTTY && (change.turn || change.compaction)) print(renderChange(change, agentId));
+        else if (!isTTY && (change.turn || change.compaction || change.review)) {
+          print(renderChange(change, agentId, Date.now()));
+        }
       }
       if (now.status === 'closed') return before ? 'closed' : 'was-closed';
       if (isTTY && !json) {

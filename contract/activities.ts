@@ -207,6 +207,8 @@ export interface ApplyCompactionInput extends AgentLife {
   /** Consecutive compactions without a user message, this one included (the cooldown's step). */
   consecutive: number;
   window: number;
+  /** The draft of an automatic compaction this applies, and how it was decided (a note of the event). */
+  review?: string;
 }
 
 export interface RevertContextInput extends AgentLife {

@@ -322,7 +322,17 @@ export interface Draft {
   facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
   /** The context it was made for: after `compactions` events, its first `messages` records. */
   madeFor: { compactions: number; messages: number };
+  /** The summary's first characters (what the current details show of it). */
+  summaryPreview?: string;
+  /**
+   * The draft of an automatic compaction (policy `review.automatic`): it waits for `approve` or `discard` until
+   * `until` (workflow time, ISO; `timeoutSeconds` after it was made), then is applied or discarded (`onTimeout`).
+   */
+  waits?: { until: string; timeoutSeconds: number; onTimeout: 'apply' | 'discard' };
 }
+
+/** Characters of a draft's summary the current details show. */
+export const SUMMARY_PREVIEW_CHARS = 200;
 
 /**
  * What applies a draft, as the workflow keeps it: workflows/compaction.ts `Prepared` (typed there: the contract does
@@ -348,6 +358,8 @@ export interface DiscardInput {
 /** What `discard` did. */
 export interface DiscardResult {
   discarded: string;
+  /** The draft of an automatic compaction: automatic compaction is paused until the context reaches this many tokens. */
+  pausedUntil?: number;
 }
 
 /** What a forced compaction did: the event, or why nothing was done. */
@@ -403,11 +415,33 @@ export function statsOf(state: Pick<WorkflowState, 'stats' | 'cooldown' | 'conte
 export type AgentStatus = 'running' | 'closed';
 
 /**
- * The `AgentStatus` search attribute: the agent's status, and `compacting` while a compaction runs (blocking or in
- * the background; one upsert when it starts and one when it ends). The phase itself is in the `progress` query and
- * the current details.
+ * The `AgentStatus` search attribute: the agent's status, `compacting` while a compaction runs (blocking or in
+ * the background; one upsert when it starts and one when it ends), and `awaiting-review` while the draft of an
+ * automatic compaction waits for approval (policy `review.automatic`). The phase itself is in the `progress` query
+ * and the current details.
  */
-export type AgentStatusAttribute = AgentStatus | 'compacting';
+export type AgentStatusAttribute = AgentStatus | 'compacting' | 'awaiting-review';
+
+/** The draft of an automatic compaction waiting for review, as the `progress` query shows it. */
+export interface ReviewProgress {
+  draft: string;
+  /** The compaction it would be. */
+  seq: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** When it times out (workflow time, ISO), and what then becomes of it. */
+  until: string;
+  onTimeout: 'apply' | 'discard';
+}
+
+/** A draft waiting for review in a few words: `awaiting review of draft-2 (times out in 4 min 10 s, then applied)`. */
+export function describeReview(review: ReviewProgress, nowMs?: number): string {
+  const then = review.onTimeout === 'apply' ? 'applied' : 'discarded';
+  if (nowMs === undefined) return `awaiting review of ${review.draft} (times out at ${review.until}, then ${then})`;
+  const left = Math.max(0, Math.round((Date.parse(review.until) - nowMs) / 1000));
+  const inWords = left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`;
+  return `awaiting review of ${review.draft} (times out in ${inWords}, then ${then})`;
+}
 
 /**
  * The steps of a compaction as the workflow sees them: `planning` (planCompaction), `summarizing` (summarizeSpan; its
@@ -484,11 +518,15 @@ export interface AgentProgress {
   compactions: number;
   turn?: TurnProgress;
   compaction?: CompactionProgress;
+  /** The draft of an automatic compaction waiting for review (policy `review.automatic`). */
+  review?: ReviewProgress;
   /** The newest answer of the model in the context (not a tool call): its id and preview. */
   lastReply?: { id: string; preview: string };
   lastCompaction?: CompactionEventSummary;
-  /** Set while the loop guard pauses automatic compaction: it resumes at this many tokens. */
+  /** Set while the loop guard (or a discarded review: `pausedFor`) pauses automatic compaction: it resumes at this many tokens. */
   pausedUntil?: number;
+  /** Why automatic compaction is paused, when not the loop guard (`draft-2 discarded`). */
+  pausedFor?: string;
   /** Why the last turn or compaction failed, until one succeeds. */
   lastError?: string;
 }
@@ -880,13 +918,17 @@ export const HANDLER_DESCRIPTIONS = {
     'raw, and the task ledger of then. Input {"toEvent": N} (1 to the last event; a revert is an event too). ' +
     'Returns {reverted, reason, event} (event.trigger "revert").',
   approve:
-    'Apply a draft made by compact with {"review": true}. Input {"draft": "draft-N", "summary"?: "edited text"}: ' +
+    'Apply a draft made by compact with {"review": true}, or by an automatic compaction that waits for review ' +
+    '(policy review.automatic). Input {"draft": "draft-N", "summary"?: "edited text"}: ' +
     "an edited summary replaces the draft's, the must-keep facts it lost are pinned. A draft made for a context " +
     'that has changed since (stale) is refused. Returns {compacted, reason, event?} as compact does.',
-  discard: 'Drop a draft. Input {"draft": "draft-N"}. Returns {discarded}.',
+  discard:
+    'Drop a draft. Input {"draft": "draft-N"}. Returns {discarded}; for the draft of an automatic compaction also ' +
+    'pausedUntil: automatic compaction is paused until the context reaches that many tokens.',
   progress:
     'What the agent is doing now: the turn in progress and its model call, the compaction in progress and its step ' +
-    '(planning, summarizing, applying, ready), queued inputs, tokens, the last reply and compaction. The summary ' +
+    '(planning, summarizing, applying, ready), the draft waiting for review and its timeout, queued inputs, tokens, ' +
+    'the last reply and compaction. The summary ' +
     "model's chunk k of n is in the summarizeSpan activity's heartbeat details (temporal workflow describe).",
 } as const;
 

@@ -42,6 +42,25 @@ export interface LoopGuard {
 /** The loop guard of every preset: 10% of the context, offload the largest after 2, pause after 3. */
 export const DEFAULT_LOOP_GUARD: LoopGuard = { minSavingRatio: 0.1, offloadAfter: 2, pauseAfter: 3 };
 
+/**
+ * Review of automatic compactions (docs/compaction.md, Review and edit): with `automatic`, a compaction the trigger,
+ * the soft threshold, the masking pass or a tool-result cut starts is prepared as a draft, as `compact` with
+ * `review: true` makes one, and waits up to `timeoutSeconds` for `approve` or `discard`; then `onTimeout` says what
+ * becomes of it: `apply` it as made, or `discard` it. A discarded draft pauses automatic compaction until the context
+ * has grown by the cooldown's first step (at least 5%).
+ */
+export interface ReviewPolicy {
+  automatic: boolean;
+  timeoutSeconds: number;
+  onTimeout: 'apply' | 'discard';
+}
+
+/** What a partial `review` override fills in: off, 10 minutes, then applied. No preset has a `review`. */
+export const DEFAULT_REVIEW: ReviewPolicy = { automatic: false, timeoutSeconds: 600, onTimeout: 'apply' };
+
+/** The longest a draft may wait for review: 30 days (a turn's longest time budget too). */
+export const MAX_REVIEW_SECONDS = 2_592_000;
+
 /** Prices per million tokens, for the cost-aware decision (Octomind's arithmetic, see cost.ts). */
 export interface CostModel {
   /** Price per million input tokens of the agent's model. */
@@ -166,6 +185,8 @@ export interface CompactionPolicy {
   hardLimitRatio: number;
   /** The loop guard (every preset has {@link DEFAULT_LOOP_GUARD}). Absent: off (and in policies stored before). */
   loopGuard?: LoopGuard;
+  /** Automatic compactions wait for review ({@link ReviewPolicy}). Absent (every preset): they apply at once. */
+  review?: ReviewPolicy;
 }
 
 /** Thrown for a policy value out of range; names the field, the value and the allowed range. */
@@ -180,8 +201,10 @@ export class PolicyError extends Error {
 
 /** Partial policy for overrides: nested groups may be given in part. */
 export type PolicyOverrides = Partial<
-  Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio' | 'loopGuard'>
+  Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio' | 'loopGuard' | 'review'>
 > & {
+  /** `null` turns review of automatic compactions off; fields given in part take {@link DEFAULT_REVIEW}'s. */
+  review?: Partial<ReviewPolicy> | null;
   /** `null` turns background compaction off. */
   backgroundRatio?: number | null;
   /** `null` turns the loop guard off; fields given in part keep the others. */
@@ -201,6 +224,14 @@ export function mergePolicy(base: CompactionPolicy, overrides: PolicyOverrides):
   if (overrides.loopGuard === null) delete merged.loopGuard;
   else if (overrides.loopGuard !== undefined) {
     merged.loopGuard = { ...(base.loopGuard ?? DEFAULT_LOOP_GUARD), ...overrides.loopGuard };
+  }
+  if (overrides.review === null) delete merged.review;
+  else if (overrides.review !== undefined) {
+    // Not an object: kept as given, for validation to refuse.
+    merged.review =
+      typeof overrides.review === 'object' && !Array.isArray(overrides.review)
+        ? { ...(base.review ?? DEFAULT_REVIEW), ...overrides.review }
+        : (overrides.review as ReviewPolicy);
   }
   merged.toolResults = { ...base.toolResults, ...overrides.toolResults };
   const { fromRatio, ...mask } = { ...base.mask, ...overrides.mask };
@@ -333,6 +364,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
   if (policy.loopGuard !== undefined) validateLoopGuard(policy.loopGuard);
+  if (policy.review !== undefined) validateReview(policy.review);
   if (policy.cost !== undefined) {
     const cost = policy.cost;
     const known = ['inputPerMillion', 'summaryOutputPerMillion', 'summaryInputPerMillion', 'expectedRemainingTurns'];
@@ -356,20 +388,34 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   return policy;
 }
 
-function validateLoopGuard(guard: LoopGuard): void {
-  if (guard === null || typeof guard !== 'object' || Array.isArray(guard)) {
-    throw new PolicyError('loopGuard', guard, 'an object {minSavingRatio, offloadAfter, pauseAfter}, or null (off)');
+/**
+ * An optional group of the policy (`field`): an object of the `known` fields only (`what`: "a loop guard field"), or a
+ * {@link PolicyError} naming the group or the unknown field.
+ */
+function group(field: string, value: object, known: readonly string[], what: string): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new PolicyError(field, value, `an object {${known.join(', ')}}, or null (off)`);
   }
-  const known = ['minSavingRatio', 'offloadAfter', 'pauseAfter'];
-  const unknown = Object.keys(guard).find((key) => !known.includes(key));
+  const unknown = Object.keys(value).find((key) => !known.includes(key));
   if (unknown) {
     throw new PolicyError(
-      `loopGuard.${unknown}`,
-      guard[unknown as keyof LoopGuard],
-      `not a loop guard field (${known.join(', ')})`,
+      `${field}.${unknown}`,
+      (value as Record<string, unknown>)[unknown],
+      `not ${what} (${known.join(', ')})`,
     );
   }
+}
+
+function validateLoopGuard(guard: LoopGuard): void {
+  group('loopGuard', guard, ['minSavingRatio', 'offloadAfter', 'pauseAfter'], 'a loop guard field');
   ratio('loopGuard.minSavingRatio', guard.minSavingRatio, 0, 0.9);
   count('loopGuard.offloadAfter', guard.offloadAfter, 1, 100);
   count('loopGuard.pauseAfter', guard.pauseAfter, guard.offloadAfter + 1, 101);
+}
+
+function validateReview(review: ReviewPolicy): void {
+  group('review', review, ['automatic', 'timeoutSeconds', 'onTimeout'], 'a review field');
+  flag('review.automatic', review.automatic);
+  count('review.timeoutSeconds', review.timeoutSeconds, 1, MAX_REVIEW_SECONDS);
+  oneOf('review.onTimeout', review.onTimeout, ['apply', 'discard']);
 }

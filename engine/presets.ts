@@ -207,8 +207,7 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   const base = PRESETS[name];
   if (!base) throw new PolicyError('preset', name, `one of ${PRESET_NAMES.join(', ')}`);
   const unknown = Object.keys(config).filter(
-    (key) =>
-      !(key in DEFAULT) && key !== 'pressureLevels' && key !== 'maxTokens' && key !== 'maxTurns' && key !== 'cost',
+    (key) => !(key in DEFAULT) && !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review'].includes(key),
   );
   if (unknown.length > 0)
     throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');

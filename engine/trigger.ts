@@ -5,6 +5,7 @@
  * The workflow checks a {@link Gate} before every model call: a handful of numbers computed here (by an activity,
  * so the result is recorded) and compared there in O(1), whatever the size of the context.
  */
+import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompactionPolicy } from './policy.ts';
 
 /**
@@ -39,6 +40,11 @@ export interface CooldownState {
   ineffective?: number;
   /** Automatic compaction is paused (loop guard) until the context reaches this many tokens. */
   pausedUntil?: number;
+  /**
+   * Why, when not the loop guard: a draft of an automatic compaction was discarded (policy `review`), e.g.
+   * `draft-2 discarded`. Absent: the loop guard's pause.
+   */
+  pausedFor?: string;
 }
 
 /**
@@ -59,6 +65,8 @@ export function cooldownAfter(
     lastTokensAfter: compaction.tokensAfter,
     ...(guard && guard.inARow > 0 ? { ineffective: guard.inARow } : {}),
     ...(guard?.pausedUntil !== undefined ? { pausedUntil: guard.pausedUntil } : {}),
+    // A pause held on (not this compaction's own) keeps its reason.
+    ...(guard?.pausedUntil !== undefined && !guard.paused && before.pausedFor ? { pausedFor: before.pausedFor } : {}),
   };
 }
 
@@ -258,6 +266,37 @@ function pausedGate(gate: Gate, until: number): Gate {
     floorWithoutUser: Math.max(gate.floorWithoutUser, until),
     ...(gate.mask ? { mask: { ...gate.mask, floor: Math.max(gate.mask.floor, until) } } : {}),
     pausedUntil: until,
+  };
+}
+
+/**
+ * The gate after a person (or the review timeout) discarded the draft of an automatic compaction (policy `review`):
+ * nothing automatic fires again until the context has grown by {@link holdGrowth} from what it is now (`stats`),
+ * in tokens (the trigger, the soft threshold, the masking pass and the hard limit too: a request that no longer fits
+ * the window takes the overflow path, which does not wait for review), in messages and in turns, never past
+ * `maxMessages` (the state's bound; at it, the next step prepares a new draft). The tool-result cut waits too.
+ * Returns the gate and the tokens the pause lasts until.
+ */
+export function gateAfterDiscard(
+  policy: CompactionPolicy,
+  gate: Gate,
+  stats: ContextStats,
+): { gate: Gate; until: number } {
+  const growth = holdGrowth(policy);
+  const maxMessages = policy.maxMessages ?? MAX_CONTEXT_MESSAGES;
+  const grown = (n: number) => Math.max(n + 1, Math.ceil(n * (1 + growth) - 1e-9));
+  const until = Math.max(grown(stats.tokens), gate.pausedUntil ?? 0);
+  const paused = pausedGate(gate, until);
+  return {
+    until,
+    gate: {
+      ...paused,
+      ...(gate.hard !== undefined ? { hard: Math.max(gate.hard, until) } : {}),
+      ...(gate.messages !== undefined
+        ? { messages: Math.max(gate.messages, Math.min(grown(stats.messages), maxMessages)) }
+        : {}),
+      ...(gate.turns !== undefined ? { turns: Math.max(gate.turns, grown(stats.turns)) } : {}),
+    },
   };
 }
 

@@ -32,11 +32,11 @@ import { FAILURE } from '../contract/failures.ts';
 import { Compactions, DraftRefused } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
-import { Inbox } from './inbox.ts';
+import { failureMessage, Inbox } from './inbox.ts';
 import { progressOf } from './progress.ts';
 import { checkAgentInput, checkCompact, checkDraft, checkRevert, checkSend } from './inputs.ts';
 import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
-import { showClosed, showDetails, showStarted } from './visibility.ts';
+import { showClosed, showDetails, showProgress, showStarted } from './visibility.ts';
 
 const { describeModel } = proxyActivities<ReturnType<typeof activities.createActivities>>(STORE_OPTIONS);
 
@@ -45,10 +45,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const conversation = Conversation.begin(input, carry, workflowInfo().runId);
   const { state } = conversation;
   const inbox = new Inbox(carry?.applied);
-  const compactions = new Compactions(conversation);
+  const compactions = new Compactions(conversation, inbox);
   const nextTurn = () => inbox.nextTurn(state.turns);
   if (!carry || carry.reopened) showStarted(input.model);
   else showDetails(state); // a run after continue-as-new shows what the last one did (current details are per run)
+  // A draft of an automatic compaction carried over still waits for review: this run shows it (AgentStatus too).
+  if (state.draft?.info.waits) showProgress(state, conversation.progress);
 
   const { HANDLER_DESCRIPTIONS: about } = api;
   // Registered in the order of the releases before (a Signal or Update buffered before its handler is delivered
@@ -180,8 +182,13 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const rule = new StepRule(input);
 
   for (;;) {
-    await condition(() => inbox.waiting || inbox.closing || compactions.finished || handOver() !== undefined);
+    const wake = () => inbox.waiting || inbox.closing || compactions.finished || handOver() !== undefined;
+    // A draft of an automatic compaction waiting for review (policy `review.automatic`) wakes the loop at its timeout.
+    const reviewLeft = compactions.reviewLeftMs();
+    if (reviewLeft === undefined) await condition(wake);
+    else if (reviewLeft > 0) await condition(wake, reviewLeft);
     await compactions.commitIfFinished(); // one that ended in the background while the agent was idle
+    await compactions.settleReview(false); // its approve or discard (taken before the inputs queued ahead), timeout
     const pending = inbox.take();
     if (pending) {
       try {
@@ -248,11 +255,4 @@ function accepts(check: () => void): boolean {
   } catch {
     return false;
   }
-}
-
-/** The innermost cause of an activity failure, with the activity's name: what a user needs to fix it. */
-function failureMessage(error: ActivityFailure): string {
-  let cause: Error = error;
-  while (cause.cause instanceof Error) cause = cause.cause;
-  return `${error.activityType ?? 'activity'} failed: ${cause.message}`;
 }

@@ -15,7 +15,7 @@ import type * as activities from '../activities/index.ts';
 import type { ApplyOutcome, PlanOutcome, SummaryOutcome } from '../contract/activities.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
-import { recordKey, summaryOfEvent } from '../contract/agent.ts';
+import { recordKey, SUMMARY_PREVIEW_CHARS, summaryOfEvent } from '../contract/agent.ts';
 import type {
   ApproveInput,
   CompactInput,
@@ -26,7 +26,10 @@ import type {
   PreparedDraft,
   RevertResult,
 } from '../contract/agent.ts';
+import { FAILURE } from '../contract/failures.ts';
 import type { Conversation, Snapshot } from './conversation.ts';
+import { failureMessage } from './inbox.ts';
+import type { Inbox, Pending } from './inbox.ts';
 import type { CompactionStep } from '../contract/agent.ts';
 import { showCompaction, showDetails, showProgress } from './visibility.ts';
 
@@ -84,16 +87,36 @@ export interface Skipped {
 /** A compaction running in the background, and how it ended once it has. */
 interface BackgroundJob {
   seq: number;
-  outcome?: { prepared: Prepared; applied: ApplyOutcome } | Skipped | { failed: string };
+  outcome?: { prepared: Prepared; applied: ApplyOutcome } | Skipped | { failed: string } | { drafted: CompactResult };
 }
 
 /** The agent's compactions: blocking ones, and the one in the background. */
 export class Compactions {
   private job: BackgroundJob | undefined;
   private readonly conversation: Conversation;
+  /** Where the `approve` or `discard` a draft of an automatic compaction waits for is queued. */
+  private readonly inbox: Inbox;
 
-  constructor(conversation: Conversation) {
+  constructor(conversation: Conversation, inbox: Inbox) {
     this.conversation = conversation;
+    this.inbox = inbox;
+  }
+
+  /** Automatic compactions wait for review (policy `review.automatic`). */
+  private get reviews(): boolean {
+    return this.conversation.state.policy?.review?.automatic === true;
+  }
+
+  /** The draft of an automatic compaction waiting for review, if one does. */
+  private get awaiting(): NonNullable<Conversation['state']['draft']> | undefined {
+    const draft = this.conversation.state.draft;
+    return draft?.info.waits ? draft : undefined;
+  }
+
+  /** Milliseconds (workflow time) until the waiting draft times out, if one waits (0 once it has). */
+  reviewLeftMs(): number | undefined {
+    const waits = this.awaiting?.info.waits;
+    return waits ? Math.max(0, Date.parse(waits.until) - Date.now()) : undefined;
   }
 
   /** A compaction is running in the background. */
@@ -112,7 +135,8 @@ export class Compactions {
    * unanswered tool call).
    */
   startIfDue(): void {
-    if (this.job) return;
+    if (this.job || this.awaiting) return; // one at a time: a draft waiting for review is the one
+
     const reason = this.conversation.backgroundDue();
     if (reason === undefined) return;
     const conversation = this.conversation;
@@ -122,6 +146,12 @@ export class Compactions {
     void (async () => {
       try {
         const prepared = await prepare(conversation, 'background', conversation.tailSeq);
+        if (!('skipped' in prepared) && this.reviews) {
+          // Kept as a draft that waits for review while the agent goes on (policy `review.automatic`).
+          job.outcome = { drafted: await this.keepDraft(prepared, true) };
+          ended(conversation);
+          return;
+        }
         job.outcome = 'skipped' in prepared ? prepared : { prepared, applied: await store(conversation, prepared) };
         if ('applied' in job.outcome) stepOf(conversation, job.seq, 'background', 'ready');
       } catch (error) {
@@ -149,6 +179,7 @@ export class Compactions {
       ended(conversation);
       return { compacted: false, reason: outcome.skipped };
     }
+    if ('drafted' in outcome) return outcome.drafted; // it waits for review (settleReview)
     const stale = conversation.staleFor(outcome.prepared.made);
     if (stale) {
       ended(conversation);
@@ -177,6 +208,7 @@ export class Compactions {
   ): Promise<CompactResult> {
     const settled = await this.settle();
     const conversation = this.conversation;
+    if (trigger === 'auto' && this.reviews) return this.compactReviewed(tailFromSeq, request);
     if (settled?.compacted && trigger === 'auto' && conversation.compactionDue() === undefined) return settled;
     try {
       const prepared = await prepare(conversation, trigger, tailFromSeq, request, attempt);
@@ -199,20 +231,45 @@ export class Compactions {
   async review(request: CompactInput): Promise<CompactResult> {
     await this.settle();
     try {
-      return await this.draft(request);
+      return await this.draft('forced', this.conversation.tailSeq, request);
     } finally {
       ended(this.conversation); // the draft is made (or not): nothing runs any more
     }
   }
 
-  private async draft(request: CompactInput): Promise<CompactResult> {
+  /**
+   * An automatic compaction that waits for review (policy `review.automatic`): first the draft that waits already
+   * (made in the background, or earlier) is settled; then, if compaction is still due, a new draft is made and
+   * waited for: approved (applied), discarded (automatic compaction pauses), or timed out (`onTimeout`).
+   */
+  private async compactReviewed(tailFromSeq: number, request: CompactInput): Promise<CompactResult> {
     const conversation = this.conversation;
-    const { state } = conversation;
-    const prepared = await prepare(conversation, 'forced', conversation.tailSeq, request);
+    let result: CompactResult | undefined;
+    while (this.awaiting) result = (await this.settleReview(true)) ?? result;
+    if (result && conversation.compactionDue() === undefined) return result;
+    try {
+      result = await this.draft('auto', tailFromSeq, request);
+    } finally {
+      ended(conversation);
+    }
+    while (this.awaiting) result = (await this.settleReview(true)) ?? result;
+    return result;
+  }
+
+  private async draft(trigger: Trigger, tailFromSeq: number, request: CompactInput): Promise<CompactResult> {
+    const conversation = this.conversation;
+    const prepared = await prepare(conversation, trigger, tailFromSeq, request);
     if ('skipped' in prepared) {
       conversation.skipped(prepared.gate);
       return { compacted: false, reason: prepared.skipped };
     }
+    return this.keepDraft(prepared, trigger !== 'forced');
+  }
+
+  /** Keeps a prepared compaction as a draft (in the state and in S3); `waits`: for review, up to the policy's timeout. */
+  private async keepDraft(prepared: Prepared, waits: boolean): Promise<CompactResult> {
+    const conversation = this.conversation;
+    const { state } = conversation;
     const { plan, summary, made } = prepared;
     const info: Omit<Draft, 'summary'> = {
       id: `draft-${(state.drafts ?? 0) + 1}`,
@@ -235,16 +292,112 @@ export class Compactions {
     // The state keeps what applies it, not the summarizer's span (the plan in S3 has it).
     const { summary: _span, ...kept } = plan;
     const draftPrepared: Prepared = { ...prepared, plan: kept };
-    conversation.drafted(info, draftPrepared as unknown as PreparedDraft);
-    const draft: Draft = { ...info, ...(text !== undefined ? { summary: text } : {}) };
-    return { compacted: false, reason: `${info.id} awaits review: approve or discard it`, draft };
+    if (!waits) {
+      conversation.drafted(info, draftPrepared as unknown as PreparedDraft);
+      const draft: Draft = { ...info, ...(text !== undefined ? { summary: text } : {}) };
+      return { compacted: false, reason: `${info.id} awaits review: approve or discard it`, draft };
+    }
+    const review = state.policy!.review!;
+    const waiting: Omit<Draft, 'summary'> = {
+      ...info,
+      ...(text !== undefined ? { summaryPreview: text.slice(0, SUMMARY_PREVIEW_CHARS) } : {}),
+      waits: {
+        until: new Date(Date.now() + review.timeoutSeconds * 1000).toISOString(),
+        timeoutSeconds: review.timeoutSeconds,
+        onTimeout: review.onTimeout,
+      },
+    };
+    conversation.drafted(waiting, draftPrepared as unknown as PreparedDraft);
+    const draft: Draft = { ...waiting, ...(text !== undefined ? { summary: text } : {}) };
+    const then = review.onTimeout === 'apply' ? 'applied' : 'discarded';
+    const reason = `${info.id} awaits review until ${waiting.waits!.until} (then ${then}): approve or discard it`;
+    return { compacted: false, reason, draft };
+  }
+
+  /**
+   * Settles the draft of an automatic compaction that waits for review, when it can be now: an `approve` or
+   * `discard` queued for it (taken out of its turn and answered), its timeout reached (or the agent closing: then
+   * as at the timeout), or its context changed (stale: dropped). With `block`, waits for one of these first.
+   * Called at step boundaries, by the idle loop, and by an automatic compaction that waits.
+   */
+  async settleReview(block: boolean): Promise<CompactResult | undefined> {
+    const conversation = this.conversation;
+    const waiting = this.awaiting;
+    if (!waiting) return undefined;
+    const { info } = waiting;
+    const stale = conversation.staleFor(waiting.prepared.made);
+    if (stale) {
+      conversation.draftEnded(`${info.id} refused as stale`);
+      showProgress(conversation.state, conversation.progress);
+      return { compacted: false, reason: `${info.id} not applied: it is stale, ${stale}` };
+    }
+    const inbox = this.inbox;
+    let timedOut = this.reviewLeftMs() === 0;
+    if (block && !timedOut && !inbox.decisionQueued && !inbox.closing) {
+      const left = this.reviewLeftMs()!;
+      timedOut = !(await condition(() => inbox.decisionQueued || inbox.closing, left));
+    }
+    const decision = inbox.takeDecision();
+    if (decision) return this.decide(decision);
+    if (timedOut || inbox.closing) return this.timedOut(info);
+    return undefined;
+  }
+
+  /** Answers an `approve` or `discard` of the waiting draft (its Update waits for it), as the agent's loop would. */
+  private async decide(pending: Pending & { kind: 'approve' | 'discard' }): Promise<CompactResult | undefined> {
+    try {
+      if (pending.kind === 'approve') return (pending.result = await this.approve(pending.input));
+      const discarded = (pending.result = this.discard(pending.input));
+      return {
+        compacted: false,
+        reason: `${discarded.discarded} discarded: automatic compaction paused until ${discarded.pausedUntil} tokens`,
+      };
+    } catch (error) {
+      if (error instanceof DraftRefused) {
+        pending.failure = error.message;
+        pending.failureType = FAILURE.invalidInput;
+        return undefined;
+      }
+      if (!(error instanceof ActivityFailure)) throw error;
+      pending.failure = failureMessage(error); // the draft waits on: another approve, a discard or the timeout
+      pending.cause = error;
+      this.conversation.compactionFailed(pending.failure);
+      return undefined;
+    } finally {
+      this.inbox.done(pending);
+    }
+  }
+
+  /** The waiting draft's timeout: applied as made, or discarded (policy `review.onTimeout`). */
+  private async timedOut(info: Omit<Draft, 'summary'>): Promise<CompactResult> {
+    const conversation = this.conversation;
+    const { onTimeout, timeoutSeconds } = info.waits!;
+    const after = `after the review timeout (${timeoutSeconds} s)`;
+    if (onTimeout === 'discard') {
+      conversation.draftEnded(`${info.id} discarded ${after}`);
+      const until = conversation.pausedAfterDiscard(`${info.id} discarded ${after}`);
+      showProgress(conversation.state, conversation.progress);
+      return { compacted: false, reason: `${info.id} discarded ${after}: automatic compaction paused until ${until}` };
+    }
+    try {
+      return await this.approve({ draft: info.id }, `applied ${after}, not reviewed`);
+    } catch (error) {
+      if (error instanceof DraftRefused) return { compacted: false, reason: error.message };
+      if (!(error instanceof ActivityFailure)) throw error;
+      // Not applied: the draft ends (the next trigger makes a new one), and the failure is the agent's last error.
+      const why = failureMessage(error);
+      conversation.compactionFailed(why);
+      if (conversation.state.draft?.info.id === info.id) conversation.draftEnded(`${info.id} not applied: ${why}`);
+      showProgress(conversation.state, conversation.progress);
+      return { compacted: false, reason: `${info.id} not applied ${after}: ${why}` };
+    }
   }
 
   /**
    * Applies the pending draft, its summary replaced by `edit.summary` when given (its facts checked and pinned by
    * the reviseSummary activity). A draft made for a context that has changed since is refused ({@link DraftRefused}).
    */
-  async approve(edit: ApproveInput): Promise<CompactResult> {
+  async approve(edit: ApproveInput, timedOut?: string): Promise<CompactResult> {
     await this.settle();
     const conversation = this.conversation;
     const pending = conversation.state.draft;
@@ -255,6 +408,7 @@ export class Compactions {
     const stale = conversation.staleFor(pending.prepared.made);
     if (stale) {
       conversation.draftEnded(`${info.id} refused as stale`);
+      if (info.waits) showProgress(conversation.state, conversation.progress); // no longer awaiting review
       throw new DraftRefused(`${info.id} is stale, made for a context that has changed: ${stale}`);
     }
     let prepared = pending.prepared as unknown as Prepared; // kept by drafted() as a Prepared
@@ -276,23 +430,36 @@ export class Compactions {
       );
       prepared = { ...prepared, summary };
     }
-    const applied = await store(conversation, prepared).catch((error: unknown) => {
-      ended(conversation);
-      throw error;
-    });
-    conversation.draftEnded(`${info.id} approved${edit.summary !== undefined ? ' with an edited summary' : ''}`);
+    const how = timedOut ?? `approved${edit.summary !== undefined ? ' with an edited summary' : ''}`;
+    // The event of an automatic compaction's draft says how it was decided.
+    const applied = await store(conversation, prepared, info.waits ? `${info.id} ${how}` : undefined).catch(
+      (error: unknown) => {
+        ended(conversation);
+        throw error;
+      },
+    );
+    conversation.draftEnded(`${info.id} ${how}`);
     return commit(conversation, prepared, applied);
   }
 
-  /** Drops the pending draft. */
+  /**
+   * Drops the pending draft. The draft of an automatic compaction pauses automatic compaction until the context has
+   * grown (else the next step would make the same draft again).
+   */
   discard(request: DiscardInput): DiscardResult {
-    const pending = this.conversation.state.draft;
+    const conversation = this.conversation;
+    const pending = conversation.state.draft;
     if (!pending || pending.info.id !== request.draft) {
-      throw new DraftRefused(`${request.draft} is not pending (${this.conversation.state.lastDraft ?? 'no draft is'})`);
+      throw new DraftRefused(`${request.draft} is not pending (${conversation.state.lastDraft ?? 'no draft is'})`);
     }
-    this.conversation.draftEnded(`${request.draft} discarded`);
-    showDetails(this.conversation.state, this.conversation.progress);
-    return { discarded: request.draft };
+    conversation.draftEnded(`${request.draft} discarded`);
+    if (!pending.info.waits) {
+      showDetails(conversation.state, conversation.progress);
+      return { discarded: request.draft };
+    }
+    const pausedUntil = conversation.pausedAfterDiscard(`${request.draft} discarded`);
+    showProgress(conversation.state, conversation.progress);
+    return { discarded: request.draft, pausedUntil };
   }
 
   /**
@@ -423,7 +590,7 @@ export async function prepare(
 }
 
 /** Applies a prepared compaction's plan in storage: its replacements, removed segment, manifest and event. */
-export async function store(conversation: Conversation, prepared: Prepared): Promise<ApplyOutcome> {
+export async function store(conversation: Conversation, prepared: Prepared, review?: string): Promise<ApplyOutcome> {
   const { state, life, counting } = conversation;
   const { seq, plan, summary, request, trigger, cooldown } = prepared;
   // A forced or overflow compaction resets the cooldown; an automatic one takes its next step, a masking pass
@@ -445,6 +612,7 @@ export async function store(conversation: Conversation, prepared: Prepared): Pro
         startedAt: prepared.startedAt,
         window: state.modelInfo!.window,
         consecutive,
+        ...(review ? { review } : {}),
       },
     ],
   );

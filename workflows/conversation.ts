@@ -6,7 +6,7 @@
  * Pure: no Temporal API, no clock, no I/O (what the UI shows is workflows/visibility.ts), so it is unit-tested alone.
  */
 import { contextCoverage } from '../engine/coverage.ts';
-import { backgroundFires, cooldownAfter, gateFiresWith } from '../engine/trigger.ts';
+import { backgroundFires, cooldownAfter, gateAfterDiscard, gateFiresWith, NO_COOLDOWN } from '../engine/trigger.ts';
 import type { CooldownState, Gate, GateCheck, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import { updateLedger } from '../engine/ledger.ts';
@@ -289,6 +289,20 @@ export class Conversation {
   draftEnded(what: string): void {
     delete this.state.draft;
     this.state.lastDraft = what;
+  }
+
+  /**
+   * The draft of an automatic compaction was discarded (by a person or the review timeout: `what`): nothing
+   * automatic fires again until the context has grown by the cooldown's first step (engine/trigger.ts
+   * `gateAfterDiscard`). Returns the tokens the pause lasts until.
+   */
+  pausedAfterDiscard(what: string): number {
+    const state = this.state;
+    const stats = { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 };
+    const { gate, until } = gateAfterDiscard(state.policy!, state.gate!, stats);
+    state.gate = gate;
+    state.cooldown = { ...(state.cooldown ?? NO_COOLDOWN), pausedUntil: until, pausedFor: what };
+    return until;
   }
 
   /** A revert's restored context replaces the context (see {@link revertInto}). */

@@ -95,6 +95,20 @@ export class Inbox {
     return this.queue.shift();
   }
 
+  /** An `approve` or `discard` is queued (the decision a draft of an automatic compaction waits for). */
+  get decisionQueued(): boolean {
+    return this.queue.some(isDecision);
+  }
+
+  /**
+   * Takes the first queued `approve` or `discard` out of its turn: the draft of an automatic compaction waits for it
+   * while the inputs before it (messages, a turn blocked on the draft) wait for the draft.
+   */
+  takeDecision(): (Pending & { kind: 'approve' | 'discard' }) | undefined {
+    const at = this.queue.findIndex(isDecision);
+    return at === -1 ? undefined : (this.queue.splice(at, 1)[0] as Pending & { kind: 'approve' | 'discard' });
+  }
+
   /** The loop is done with `pending` (answered or failed). */
   done(pending: Pending): void {
     if (pending.kind === 'send') this.openSends--;
@@ -104,4 +118,15 @@ export class Inbox {
   carried(): AgentCarry['applied'] {
     return [...this.applied];
   }
+}
+
+function isDecision(pending: Pending): boolean {
+  return pending.kind === 'approve' || pending.kind === 'discard';
+}
+
+/** The innermost cause of an activity failure, with the activity's name: what a user needs to fix it. */
+export function failureMessage(error: ActivityFailure): string {
+  let cause: Error = error;
+  while (cause.cause instanceof Error) cause = cause.cause;
+  return `${error.activityType ?? 'activity'} failed: ${cause.message}`;
 }

@@ -10,6 +10,7 @@ import type {
   AgentProgress,
   CompactionProgress,
   CompactionStep,
+  ReviewProgress,
   TurnProgress,
   WorkflowState,
 } from '../contract/agent.ts';
@@ -18,8 +19,8 @@ import type { Trigger } from '../engine/trigger.ts';
 export class Progress {
   turn: TurnProgress | undefined;
   compaction: CompactionProgress | undefined;
-  /** The `AgentStatus` the workflow last upserted for a compaction (visibility.ts keeps it in step). */
-  statusShown: 'running' | 'compacting' = 'running';
+  /** The `AgentStatus` the workflow last upserted for a compaction or a review (visibility.ts keeps it in step). */
+  statusShown: 'running' | 'compacting' | 'awaiting-review' = 'running';
 
   turnBegan(turn: number, at: string): void {
     this.turn = { turn, step: 1, began: at };
@@ -59,6 +60,7 @@ export function progressOf(state: WorkflowState, progress: Progress, queued: num
   const reply = state.messages.findLast((m) => m.role === 'assistant' && !(m.toolCallIds?.length ?? 0));
   const lastCompaction = state.events?.at(-1);
   const until = state.cooldown?.pausedUntil;
+  const review = reviewOf(state);
   return {
     agentId: state.agentId,
     status: state.status,
@@ -69,9 +71,26 @@ export function progressOf(state: WorkflowState, progress: Progress, queued: num
     compactions: state.compactions ?? 0,
     ...(progress.turn ? { turn: progress.turn } : {}),
     ...(progress.compaction ? { compaction: progress.compaction } : {}),
+    ...(review ? { review } : {}),
     ...(reply ? { lastReply: { id: reply.id, preview: reply.preview } } : {}),
     ...(lastCompaction ? { lastCompaction } : {}),
-    ...(until !== undefined && state.contextTokens < until ? { pausedUntil: until } : {}),
+    ...(until !== undefined && state.contextTokens < until
+      ? { pausedUntil: until, ...(state.cooldown?.pausedFor ? { pausedFor: state.cooldown.pausedFor } : {}) }
+      : {}),
     ...(state.lastError ? { lastError: state.lastError } : {}),
+  };
+}
+
+/** The draft of an automatic compaction waiting for review, if one does (policy `review.automatic`). */
+export function reviewOf(state: WorkflowState): ReviewProgress | undefined {
+  const info = state.draft?.info;
+  if (!info?.waits) return undefined;
+  return {
+    draft: info.id,
+    seq: info.seq,
+    tokensBefore: info.tokensBefore,
+    tokensAfter: info.tokensAfter,
+    until: info.waits.until,
+    onTimeout: info.waits.onTimeout,
   };
 }

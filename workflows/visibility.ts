@@ -48,12 +48,14 @@ const COMPACTING_STATUS_PATCH = 'show-compacting';
 
 /**
  * The `AgentStatus` the compaction in progress asks for, when it differs from the one shown: `compacting` while one
- * runs, `running` after. One upsert when a compaction begins and one when it ends (the end rides on the count's
+ * runs, `awaiting-review` while the draft of an automatic compaction waits, `running` after. One upsert when a compaction begins and one when it ends (the end rides on the count's
  * upsert when it commits); the steps in between are in the current details and the progress query only, since each
  * upsert is a command in the history and a visibility write.
  */
-function statusFor(progress: Progress): SearchAttributeUpdatePair[] {
-  const wanted = progress.compaction ? 'compacting' : 'running';
+function statusFor(state: WorkflowState, progress: Progress): SearchAttributeUpdatePair[] {
+  // A draft of an automatic compaction waiting (policy `review.automatic`) is `awaiting-review`: only agents with
+  // that option, all started on code with the patch below, ever want it, so no history recorded before changes.
+  const wanted = progress.compaction ? 'compacting' : state.draft?.info.waits ? 'awaiting-review' : 'running';
   if (wanted === progress.statusShown || !patched(COMPACTING_STATUS_PATCH)) return [];
   progress.statusShown = wanted;
   return [{ key: SEARCH_ATTRIBUTES.status, value: wanted }];
@@ -61,7 +63,7 @@ function statusFor(progress: Progress): SearchAttributeUpdatePair[] {
 
 /** What the agent is doing changed (a turn's model call, a compaction's step): the details, and the status. */
 export function showProgress(state: WorkflowState, progress: Progress): void {
-  const status = statusFor(progress);
+  const status = statusFor(state, progress);
   if (status.length > 0) upsertSearchAttributes(status);
   setCurrentDetails(currentDetails(state, progress));
 }
@@ -75,7 +77,7 @@ export function showCompaction(state: WorkflowState, event: CompactionEventSumma
     { key: count, value: event.seq },
     { key: SEARCH_ATTRIBUTES.lastCompactedAt, value: new Date(Date.now()) },
     { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
-    ...statusFor(progress),
+    ...statusFor(state, progress),
   ]);
   setCurrentDetails(
     `compaction ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,
@@ -113,14 +115,39 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
     `compactions: ${state.compactions ?? 0}` +
       (last ? ` · last: ${last.tokensBefore} → ${last.tokensAfter} tokens` : ''),
     ...(last ? [`last strategies: ${last.strategies.join(', ')}`] : []),
-    ...(state.draft
+    ...(state.draft?.info.waits
+      ? waitingDraft(state, state.draft.info)
+      : state.draft
+        ? [
+            `**${state.draft.info.id} awaits review** (approve or discard): ${state.draft.info.tokensBefore} → ` +
+              `${state.draft.info.tokensAfter} tokens (${state.draft.info.steps.map((s) => s.strategy).join(', ')})`,
+          ]
+        : []),
+    ...(paused !== undefined && state.contextTokens < paused
       ? [
-          `**${state.draft.info.id} awaits review** (approve or discard): ${state.draft.info.tokensBefore} → ` +
-            `${state.draft.info.tokensAfter} tokens (${state.draft.info.steps.map((s) => s.strategy).join(', ')})`,
+          state.cooldown?.pausedFor
+            ? `automatic compaction paused until ${paused} tokens (${state.cooldown.pausedFor})`
+            : `loop guard: automatic compaction paused until ${paused} tokens`,
         ]
       : []),
-    ...(paused !== undefined && state.contextTokens < paused
-      ? [`loop guard: automatic compaction paused until ${paused} tokens`]
-      : []),
   ].join('\n\n');
+}
+
+/**
+ * The draft of an automatic compaction waiting for review (policy `review.automatic`): what it does, its summary's
+ * start, when it times out and what then, and the commands that decide it.
+ */
+function waitingDraft(state: WorkflowState, info: NonNullable<WorkflowState['draft']>['info']): string[] {
+  const waits = info.waits!;
+  const left = Math.max(0, Math.round((Date.parse(waits.until) - Date.now()) / 1000)); // workflow time
+  const then = waits.onTimeout === 'apply' ? 'applied as made' : 'discarded';
+  const agent = state.agentId;
+  return [
+    `**awaiting review: ${info.id}** (automatic compaction ${info.seq}): ${info.tokensBefore} → ${info.tokensAfter} ` +
+      `tokens (${info.steps.map((s) => s.strategy).join(', ')})`,
+    ...(info.summaryPreview !== undefined ? [`summary: ${JSON.stringify(info.summaryPreview)}`] : []),
+    `times out at ${waits.until} (in ${left} s as of ${new Date(Date.now()).toISOString()}), then ${then}`,
+    `approve: \`longrun approve ${agent} ${info.id}\` (or with \`--summary-file FILE\`) · discard: ` +
+      `\`longrun discard ${agent} ${info.id}\``,
+  ];
 }

@@ -22,7 +22,7 @@ import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 import type { CliRun } from '../support/longrun-cli.ts';
-import { temporalCli } from '../support/temporal-cli.ts';
+import { startWithTemporalCli, temporalCli } from '../support/temporal-cli.ts';
 
 let h: Harness;
 let temporal: (...args: string[]) => Promise<string>;
@@ -128,18 +128,7 @@ describe('one agent id, several lives', () => {
 
     // 2. The temporal CLI.
     before = await objectsOf(agentId);
-    await temporal(
-      'workflow',
-      'start',
-      '--workflow-id',
-      workflowId,
-      '--type',
-      AGENT_WORKFLOW,
-      '--task-queue',
-      h.taskQueue,
-      '--input',
-      JSON.stringify(input(agentId)),
-    );
+    await startWithTemporalCli(temporal, h.taskQueue, { ...input(agentId) });
     await sendMessage(h.client, agentId, 'life three');
     lives.push((await agentState(h.client, agentId)).life!);
     await expectUntouched(agentId, before);

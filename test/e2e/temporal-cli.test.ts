@@ -6,7 +6,7 @@ import type { AgentState, CompactionEvent, SendResult } from '../../contract/age
 import { renderState } from '../../commands/render.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
-import { temporalCli } from '../support/temporal-cli.ts';
+import { startWithTemporalCli, temporalCli } from '../support/temporal-cli.ts';
 
 let h: Harness;
 let temporal: (...args: string[]) => Promise<string>;
@@ -22,18 +22,11 @@ describe('the temporal CLI on an agent', () => {
   it('workflow start with a compaction policy (backgroundRatio), then query state', async () => {
     const agentId = newAgentId('tcli');
     const workflowId = agentWorkflowId(agentId);
-    await temporal(
-      'workflow',
-      'start',
-      '--type',
-      'agentWorkflow',
-      '--task-queue',
-      h.taskQueue,
-      '--workflow-id',
-      workflowId,
-      '--input',
-      JSON.stringify({ agentId, model: 'gpt-4o-mini', compaction: { backgroundRatio: 0.6 } }),
-    );
+    await startWithTemporalCli(temporal, h.taskQueue, {
+      agentId,
+      model: 'gpt-4o-mini',
+      compaction: { backgroundRatio: 0.6 },
+    });
     await sendMessage(h.client, agentId, 'hello');
     const state = JSON.parse(await temporal('workflow', 'query', '--workflow-id', workflowId, '--type', 'state')) as {
       queryResult: [AgentState];

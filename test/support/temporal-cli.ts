@@ -1,6 +1,7 @@
 /** The temporal CLI (the pinned binary the setup built) against a harness's server, with JSON output. */
 import { execFile } from 'node:child_process';
 import { loadSettings } from '../../config/settings.ts';
+import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
 import { TEMPORAL } from '../../stack/binaries.ts';
 import { ensureBinaries } from '../../stack/setup.ts';
 import type { Harness } from './harness.ts';
@@ -16,4 +17,24 @@ export async function temporalCli(h: Harness): Promise<(...args: string[]) => Pr
         error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
       );
     });
+}
+
+/** `temporal workflow start` of an agent on `taskQueue` with `input` as its JSON input; resolves to the CLI's stdout. */
+export function startWithTemporalCli(
+  temporal: (...args: string[]) => Promise<string>,
+  taskQueue: string,
+  input: { agentId: string } & Record<string, unknown>,
+): Promise<string> {
+  return temporal(
+    'workflow',
+    'start',
+    '--type',
+    AGENT_WORKFLOW,
+    '--task-queue',
+    taskQueue,
+    '--workflow-id',
+    agentWorkflowId(input.agentId),
+    '--input',
+    JSON.stringify(input),
+  );
 }
