@@ -22,6 +22,7 @@ import {
   isGrpcServiceError,
   isRetryableError,
   ServiceError,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   WorkflowUpdateStage,
@@ -52,16 +53,17 @@ export const WORKER_SEEN_WITHIN_MS = 70_000;
 const CHECK_EVERY_MS = 2_000;
 const CHECK_DEADLINE_MS = 5_000;
 /**
- * While an Update is out, the agent is looked at when the first progress line is due, then at intervals doubling up
- * to the progress lines' own period: a turn of a few seconds costs one look, a turn held up by a slow server a look
- * every {@link PROGRESS_EVERY_MS} (a fixed 2-s period made the client ask a slowed server most when it was slowest).
+ * While an Update is out, the agent is looked at when the first progress line is due (without `onProgress`, when the
+ * periodic one would be: the looks then only watch for a worker gone), then at intervals doubling up to the progress
+ * lines' own period: a turn of a few seconds costs one look at most, a turn held up by a slow server a look every
+ * {@link PROGRESS_EVERY_MS} (a fixed 2-s period made the client ask a slowed server most when it was slowest).
  */
-export function watchDelays(): Generator<number, never> {
+export function watchDelays(first: number = PROGRESS_FIRST_MS): Generator<number, never> {
   return (function* () {
-    let delay = PROGRESS_FIRST_MS;
+    let delay = first;
     for (;;) {
       yield delay;
-      delay = Math.min(delay * 2, PROGRESS_EVERY_MS);
+      delay = Math.min(delay * 2, Math.max(first, PROGRESS_EVERY_MS));
     }
   })();
 }
@@ -367,6 +369,18 @@ class UpdateWait {
           if (error instanceof WorkflowUpdateFailedError) {
             throw new AgentUpdateError(this.agentId, this.update, this.updateId, error.cause);
           }
+          if (error instanceof WorkflowNotFoundError && !callerGaveUp() && (await this.runningStill())) {
+            // The run it went to ended (continued as new) before taking it, and the server dropped it: "update …
+            // not found" while the agent runs on. Sent again with the same id to the agent's run now; the workflow
+            // answers an id it applied in an earlier run from what it carried (workflows/applied-updates.ts).
+            refusedSince ??= Date.now();
+            if (Date.now() - refusedSince >= this.workerTimeoutMs) throw error;
+            this.progress(
+              'moved',
+              `the agent continued as new while update ${this.updateId} was out; sending it again`,
+            );
+            continue;
+          }
           const refused = refusedForNow(error);
           if (refused !== undefined && !callerGaveUp()) {
             // Not applied, and not for good: sent again with the same id until the agent takes it (or, when it
@@ -409,7 +423,10 @@ class UpdateWait {
   ): Promise<void> {
     let accepted = false;
     let staleSince: number | undefined;
-    const delays = watchDelays();
+    // Without a progress callback the looks only watch for a worker gone: the first at the timeout at the latest.
+    const delays = watchDelays(
+      this.options.onProgress ? PROGRESS_FIRST_MS : Math.min(PROGRESS_EVERY_MS, this.workerTimeoutMs),
+    );
     for (let next = sentAt + delays.next().value; ; next += delays.next().value) {
       const done = state.done.signal;
       await sleep(Math.max(0, next - Date.now()), undefined, { signal: done }).catch(() => {});
@@ -458,6 +475,18 @@ class UpdateWait {
       } else {
         this.progress('waiting', `waiting for agent ${this.agentId} to answer`);
       }
+    }
+  }
+
+  /** Whether the agent (its latest run) is running; a look that fails says yes: the send that follows finds out. */
+  private async runningStill(): Promise<boolean> {
+    try {
+      const description = await this.client.connection.withDeadline(Date.now() + CHECK_DEADLINE_MS, () =>
+        this.handle.describe(),
+      );
+      return description.status.name === 'RUNNING';
+    } catch (error) {
+      return !(error instanceof WorkflowNotFoundError);
     }
   }
 
