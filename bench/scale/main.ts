@@ -1,7 +1,7 @@
 /**
  * `npm run bench:scale -- [--agents N] [--minutes M] [--interval S] [--ramp S] [--burst] [--cache N|quarter]
- * [--workers 1|2] [--restart] [--stack dev|cluster] [--window T] [--label NAME] [--out FILE] [--plot FILE]`: the
- * scale benchmark (bench/scale/run.ts). Prints a progress line every few seconds and a table at the end, merges the
+ * [--workers 1|2] [--restart | --surge] [--stack dev|cluster] [--window T] [--label NAME] [--out FILE]
+ * [--plot FILE]`: the scale benchmark (bench/scale/run.ts). Prints a progress line every few seconds and a table at the end, merges the
  * run into the results file under its label (default bench/scale-results.json: the latest run at the top level,
  * every run under `runs`), and draws the plot of every run in the file (default bench/scale-plot.png).
  */
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
       cache: { type: 'string' },
       workers: { type: 'string' },
       restart: { type: 'boolean', default: false },
+      surge: { type: 'boolean', default: false },
       stack: { type: 'string', default: 'dev' },
       window: { type: 'string' },
       seed: { type: 'string' },
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
   const intervalS = int('interval', values.interval, DEFAULTS.intervalS, 1, 3_600);
   const rampS = values.burst ? 0 : int('ramp', values.ramp, DEFAULTS.rampS, 0, 3_600);
   if (values.burst && values.ramp !== undefined) usage('--burst starts every agent in the same second: no --ramp');
+  if (values.restart && values.surge) usage('--restart already sends every agent a message at the restart: no --surge');
   if (rampS >= minutes * 60) usage(`--ramp: ${rampS} s is not shorter than the ${minutes}-minute run`);
   const cache = values.cache === 'quarter' ? Math.ceil(agents / 4) : int('cache', values.cache, agents, 1, 100_000);
   const workers = int('workers', values.workers, DEFAULTS.workers, 1, 2);
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
     values.burst ? 'burst' : '',
     cache !== agents ? `cache${cache}` : '',
     values.restart ? 'restart' : '',
+    values.surge ? 'surge' : '',
     workers > 1 ? `${workers}workers` : '',
     intervalS !== DEFAULTS.intervalS ? `every${intervalS}s` : '',
   ].filter(Boolean);
@@ -90,6 +93,7 @@ async function main(): Promise<void> {
     cache,
     workers,
     restart: values.restart,
+    surge: values.surge,
     stack: values.stack,
     window,
     seed,

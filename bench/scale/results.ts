@@ -197,6 +197,14 @@ export interface ScaleResult {
     agents: number;
     recoveredWithin30s: number;
   };
+  /** `--surge`: every agent sent a message at once, the worker running throughout (the restart's floor). */
+  surge?: {
+    atS: number;
+    /** Per agent: from the surge to its first turn completed after it. */
+    recoveryMs: LatencySummary | null;
+    agents: number;
+    recoveredWithin30s: number;
+  };
   /** What did not go as planned (turns abandoned at the end, a read that failed). */
   notes: string[];
   series: Sample[];
@@ -285,6 +293,12 @@ export function scaleTable(r: ScaleResult): string {
     rows.push([
       'worker restart: down / every agent answered again',
       `${fixed(r.restart.downMs / 1000, 1)} s${r.restart.stopMs !== undefined ? ` (stopping ${fixed(r.restart.stopMs / 1000, 1)} s)` : ''} / ${r.restart.recoveryMs ? `p50 ${fixed(r.restart.recoveryMs.p50 / 1000, 1)} s, ` + `max ${fixed(r.restart.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.restart.recoveredWithin30s} of ${r.restart.agents} within 30 s`,
+    ]);
+  }
+  if (r.surge) {
+    rows.push([
+      'message surge (no restart): every agent answered',
+      `${r.surge.recoveryMs ? `p50 ${fixed(r.surge.recoveryMs.p50 / 1000, 1)} s, max ${fixed(r.surge.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.surge.recoveredWithin30s} of ${r.surge.agents} within 30 s`,
     ]);
   }
   for (const note of r.notes) rows.push(['note', note]);

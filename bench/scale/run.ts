@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
@@ -51,6 +51,11 @@ export interface ScaleOptions {
   /** Restart the worker (SIGTERM, then a new process) halfway through the steady state; every agent is sent a
    * message at that moment. */
   restart: boolean;
+  /**
+   * Every agent is sent a message at the moment `restart` would restart the worker, without the restart: the same
+   * surge of messages with the worker running throughout, the floor of the restart's recovery.
+   */
+  surge: boolean;
   stack: 'dev' | 'cluster';
   /** The agents' model window (tokens): small, so that they compact within a few turns. */
   window: number;
@@ -79,6 +84,7 @@ export const DEFAULTS: Omit<ScaleOptions, 'log' | 'interrupt'> = {
   cache: 0, // 0: as many as there are agents
   workers: 1,
   restart: false,
+  surge: false,
   stack: 'dev',
   window: 12_000,
   continueAsNewEvents: 80,
@@ -182,12 +188,16 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
           OPENAI_BASE_URL: model.baseURL,
           OPENAI_API_KEY: 'scale-benchmark',
           LONGRUN_METRICS_ADDRESS: `127.0.0.1:${port}`,
+          LONGRUN_SCALE_MEMORY_LOG: join(tmpdir(), `longrun-scale-${runTag}-worker-${port}.jsonl`),
         },
         '[worker] polling',
       ),
   );
   try {
-    log(`[scale] stack up; starting ${options.workers} worker process(es)`);
+    log(
+      `[scale] stack up; starting ${options.workers} worker process(es) (their memory every 15 s: ` +
+        `${join(tmpdir(), `longrun-scale-${runTag}-worker-*.jsonl`)})`,
+    );
     await Promise.all(workers.map((w) => w.start()));
     const rpcs: Record<string, number> = {};
     const client = await connectClient(countingTarget(stack.temporal!.address, stack.temporal!.namespace, rpcs));
@@ -220,7 +230,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   const rampMs = options.rampS * 1_000;
   const sendMs = options.minutes * 60_000;
   const steadyFromMs = Math.min(Math.max(rampMs, 1_000), sendMs);
-  const restartAtMs = options.restart ? Math.round((steadyFromMs + sendMs) / 2) : undefined;
+  const restartAtMs = options.restart || options.surge ? Math.round((steadyFromMs + sendMs) / 2) : undefined;
   const offsets = startOffsets(options.agents, rampMs);
   const t0 = Date.now() + 1_000;
   const endOfSending = t0 + sendMs;
@@ -407,7 +417,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   // The worker restart: a graceful stop, then a new process; every agent has a message due at this moment.
   let restart: { at: number; downMs: number; stopMs: number } | undefined;
   const restarter = (async () => {
-    if (restartAtMs === undefined) return;
+    if (restartAtMs === undefined || !options.restart) return;
     await sleep(Math.max(0, t0 + restartAtMs - Date.now()), undefined, { signal: stopped.signal }).catch(() => {});
     if (stopped.signal.aborted) return;
     const at = Date.now();
@@ -446,9 +456,11 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   const steady = turns.filter((t) => t.at >= t0 + steadyFromMs && t.at <= endOfSending);
   const s2s = metrics.measured ? metrics.total.wftS2s : undefined;
   const totals = metrics.total.counters;
-  const restartRecovery = restart
-    ? [...restartDone.values()].map((at) => at - restart!.at).filter((ms) => ms >= 0)
-    : [];
+  // From the restart (or the surge's moment) to each agent's first turn completed after it.
+  const surgeAt = restart?.at ?? (options.surge && restartAtMs !== undefined ? t0 + restartAtMs : undefined);
+  const restartRecovery =
+    surgeAt !== undefined ? [...restartDone.values()].map((at) => at - surgeAt).filter((ms) => ms >= 0) : [];
+  const surgeAgents = tallies.filter((a) => a.scheduled > 0 && restartAtMs !== undefined).length;
   const summaries = [...modelTally.values()].reduce((sum, t) => sum + t.summaries, 0);
   return {
     label: options.label,
@@ -527,7 +539,17 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
             downMs: restart.downMs,
             stopMs: restart.stopMs,
             recoveryMs: latencySummary(restartRecovery),
-            agents: tallies.filter((a) => a.scheduled > 0 && restartAtMs !== undefined).length,
+            agents: surgeAgents,
+            recoveredWithin30s: restartRecovery.filter((ms) => ms <= 30_000).length,
+          },
+        }
+      : {}),
+    ...(options.surge && surgeAt !== undefined
+      ? {
+          surge: {
+            atS: Math.round((surgeAt - t0) / 1000),
+            recoveryMs: latencySummary(restartRecovery),
+            agents: surgeAgents,
             recoveredWithin30s: restartRecovery.filter((ms) => ms <= 30_000).length,
           },
         }
