@@ -346,7 +346,6 @@ class UpdateWait {
     const caller = this.callerContext();
     const abort = new AbortController();
     const signal = caller?.abortSignal ? AbortSignal.any([caller.abortSignal, abort.signal]) : abort.signal;
-    const callerGaveUp = () => this.callerGaveUp();
     let gaveUp!: (error: Error) => void;
     const givingUp = new Promise<never>((_, reject) => (gaveUp = reject));
     givingUp.catch(() => {});
@@ -369,20 +368,8 @@ class UpdateWait {
           if (error instanceof WorkflowUpdateFailedError) {
             throw new AgentUpdateError(this.agentId, this.update, this.updateId, error.cause);
           }
-          if (error instanceof WorkflowNotFoundError && !callerGaveUp() && (await this.runningStill())) {
-            // The run it went to ended (continued as new) before taking it, and the server dropped it: "update …
-            // not found" while the agent runs on. Sent again with the same id to the agent's run now; the workflow
-            // answers an id it applied in an earlier run from what it carried (workflows/applied-updates.ts).
-            refusedSince ??= Date.now();
-            if (Date.now() - refusedSince >= this.workerTimeoutMs) throw error;
-            this.progress(
-              'moved',
-              `the agent continued as new while update ${this.updateId} was out; sending it again`,
-            );
-            continue;
-          }
-          const refused = refusedForNow(error);
-          if (refused !== undefined && !callerGaveUp()) {
+          const refused = refusedForNow(error) ?? (await this.droppedAtContinueAsNew(error));
+          if (refused !== undefined && !this.callerGaveUp()) {
             // Not applied, and not for good: sent again with the same id until the agent takes it (or, when it
             // refuses for longer than a worker may take to come back, the caller hears why).
             refusedSince ??= Date.now();
@@ -392,7 +379,7 @@ class UpdateWait {
             continue;
           }
           const failure = transientFailure(error);
-          if (failure === undefined || callerGaveUp()) throw error;
+          if (failure === undefined || this.callerGaveUp()) throw error;
           // Lost since Temporal last answered: the SDK's own retries came before this failure (about 20 s: the SDK's
           // documented default gRPC backoff, 10 attempts from 100 ms growing 1.7× up to 5 s; not our measurement).
           state.lostSince ??= state.lastReached;
@@ -478,16 +465,24 @@ class UpdateWait {
     }
   }
 
-  /** Whether the agent (its latest run) is running; a look that fails says yes: the send that follows finds out. */
-  private async runningStill(): Promise<boolean> {
+  /**
+   * Why the server dropped the Update without applying it, when it did so because the run it went to continued as
+   * new before taking it: "update … not found" (WorkflowNotFoundError) while the agent runs on. Sending it again with
+   * the same id is safe: the workflow answers an id it applied in an earlier run from what it carried
+   * (workflows/applied-updates.ts). Undefined for any other error, or when the agent is closed or unknown.
+   */
+  private async droppedAtContinueAsNew(error: unknown): Promise<string | undefined> {
+    if (!(error instanceof WorkflowNotFoundError) || this.callerGaveUp()) return undefined;
     try {
       const description = await this.client.connection.withDeadline(Date.now() + CHECK_DEADLINE_MS, () =>
         this.handle.describe(),
       );
-      return description.status.name === 'RUNNING';
-    } catch (error) {
-      return !(error instanceof WorkflowNotFoundError);
+      if (description.status.name !== 'RUNNING') return undefined;
+    } catch (lookError) {
+      // A look that fails for another reason says nothing against it: the send that follows finds out.
+      if (lookError instanceof WorkflowNotFoundError) return undefined;
     }
+    return 'the run it went to continued as new before taking it';
   }
 
   /** The caller's call context: its own deadline or abort signal (Connection.withDeadline / withAbortSignal). */

@@ -231,6 +231,14 @@ const upTo = (ms: number | null) =>
   ms === null ? 'over the last bucket' : `≤ ${ms >= 1_000 ? `${ms / 1_000} s` : `${ms} ms`}`;
 
 /** The table `npm run bench:scale` prints, one row a figure. */
+/** How long the agents took to answer again after a restart or a surge: "p50 …, max …; N of M within 30 s". */
+function recoveryText(r: { recoveryMs: LatencySummary | null; agents: number; recoveredWithin30s: number }): string {
+  const times = r.recoveryMs
+    ? `p50 ${fixed(r.recoveryMs.p50 / 1000, 1)} s, max ${fixed(r.recoveryMs.max / 1000, 1)} s`
+    : '—';
+  return `${times}; ${r.recoveredWithin30s} of ${r.agents} within 30 s`;
+}
+
 export function scaleTable(r: ScaleResult): string {
   const lat = (s: LatencySummary | null) => (s ? `${fixed(s.p50)} / ${fixed(s.p99)} ms` : '—');
   const rows: [string, string][] = [
@@ -292,14 +300,11 @@ export function scaleTable(r: ScaleResult): string {
   if (r.restart) {
     rows.push([
       'worker restart: down / every agent answered again',
-      `${fixed(r.restart.downMs / 1000, 1)} s${r.restart.stopMs !== undefined ? ` (stopping ${fixed(r.restart.stopMs / 1000, 1)} s)` : ''} / ${r.restart.recoveryMs ? `p50 ${fixed(r.restart.recoveryMs.p50 / 1000, 1)} s, ` + `max ${fixed(r.restart.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.restart.recoveredWithin30s} of ${r.restart.agents} within 30 s`,
+      `${fixed(r.restart.downMs / 1000, 1)} s${r.restart.stopMs !== undefined ? ` (stopping ${fixed(r.restart.stopMs / 1000, 1)} s)` : ''} / ${recoveryText(r.restart)}`,
     ]);
   }
   if (r.surge) {
-    rows.push([
-      'message surge (no restart): every agent answered',
-      `${r.surge.recoveryMs ? `p50 ${fixed(r.surge.recoveryMs.p50 / 1000, 1)} s, max ${fixed(r.surge.recoveryMs.max / 1000, 1)} s` : '—'}; ${r.surge.recoveredWithin30s} of ${r.surge.agents} within 30 s`,
-    ]);
+    rows.push(['message surge (no restart): every agent answered', recoveryText(r.surge)]);
   }
   for (const note of r.notes) rows.push(['note', note]);
   const width = Math.max(...rows.map(([name]) => name.length));

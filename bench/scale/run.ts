@@ -174,6 +174,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
   const runTag = randomUUID().slice(0, 6);
   const taskQueue = `scale-${runTag}`;
   const metricsPorts = await freePorts(options.workers);
+  const memoryLog = (port: number | string) => join(tmpdir(), `longrun-scale-${runTag}-worker-${port}.jsonl`);
   const workers = metricsPorts.map(
     (port) =>
       new WorkerProcess(
@@ -188,7 +189,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
           OPENAI_BASE_URL: model.baseURL,
           OPENAI_API_KEY: 'scale-benchmark',
           LONGRUN_METRICS_ADDRESS: `127.0.0.1:${port}`,
-          LONGRUN_SCALE_MEMORY_LOG: join(tmpdir(), `longrun-scale-${runTag}-worker-${port}.jsonl`),
+          LONGRUN_SCALE_MEMORY_LOG: memoryLog(port),
         },
         '[worker] polling',
       ),
@@ -196,7 +197,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
   try {
     log(
       `[scale] stack up; starting ${options.workers} worker process(es) (their memory every 15 s: ` +
-        `${join(tmpdir(), `longrun-scale-${runTag}-worker-*.jsonl`)})`,
+        `${memoryLog('*')})`,
     );
     await Promise.all(workers.map((w) => w.start()));
     const rpcs: Record<string, number> = {};
@@ -460,7 +461,11 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   const surgeAt = restart?.at ?? (options.surge && restartAtMs !== undefined ? t0 + restartAtMs : undefined);
   const restartRecovery =
     surgeAt !== undefined ? [...restartDone.values()].map((at) => at - surgeAt).filter((ms) => ms >= 0) : [];
-  const surgeAgents = tallies.filter((a) => a.scheduled > 0 && restartAtMs !== undefined).length;
+  const recovery = {
+    recoveryMs: latencySummary(restartRecovery),
+    agents: tallies.filter((a) => a.scheduled > 0 && restartAtMs !== undefined).length,
+    recoveredWithin30s: restartRecovery.filter((ms) => ms <= 30_000).length,
+  };
   const summaries = [...modelTally.values()].reduce((sum, t) => sum + t.summaries, 0);
   return {
     label: options.label,
@@ -538,9 +543,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
             atS: Math.round((restart.at - t0) / 1000),
             downMs: restart.downMs,
             stopMs: restart.stopMs,
-            recoveryMs: latencySummary(restartRecovery),
-            agents: surgeAgents,
-            recoveredWithin30s: restartRecovery.filter((ms) => ms <= 30_000).length,
+            ...recovery,
           },
         }
       : {}),
@@ -548,9 +551,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       ? {
           surge: {
             atS: Math.round((surgeAt - t0) / 1000),
-            recoveryMs: latencySummary(restartRecovery),
-            agents: surgeAgents,
-            recoveredWithin30s: restartRecovery.filter((ms) => ms <= 30_000).length,
+            ...recovery,
           },
         }
       : {}),
