@@ -26,6 +26,9 @@ export function serversEnv(temporal: { address: string; namespace: string }, s3:
   };
 }
 
+/** Processes stopped or killed on purpose: their exit is not a crash. */
+const stopping = new WeakSet<ChildProcess>();
+
 /** How long a graceful stop (SIGTERM) may take before the process is killed. */
 const STOP_GRACE_MS = 15_000;
 
@@ -34,6 +37,11 @@ export class WorkerProcess {
   private readonly entry: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly ready: string;
+  /**
+   * How the running process ended when nobody stopped or killed it (a crash, an out-of-memory kill), with the end of
+   * its output; undefined while it runs or after a stop. Cleared by the next start.
+   */
+  crashed: string | undefined;
 
   /** `entry`: the script to run; `ready`: the text its output contains once it polls. */
   constructor(entry: string, env: NodeJS.ProcessEnv, ready: string) {
@@ -55,6 +63,7 @@ export class WorkerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    this.crashed = undefined;
     let output = '';
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
@@ -62,9 +71,11 @@ export class WorkerProcess {
         if (output.includes(this.ready)) resolve();
       });
       child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8_000)));
-      child.on('exit', (code, signal) =>
-        reject(new Error(`worker ${this.entry} exited (${code ?? signal}):\n${output}`)),
-      );
+      child.on('exit', (code, signal) => {
+        const ended = `worker ${this.entry} (pid ${child.pid}) exited (${code ?? signal}):\n${output}`;
+        if (!stopping.has(child)) this.crashed = ended;
+        reject(new Error(ended));
+      });
     });
   }
 
@@ -77,6 +88,7 @@ export class WorkerProcess {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
+    stopping.add(child);
     child.kill('SIGKILL');
     await exited;
   }
@@ -86,6 +98,7 @@ export class WorkerProcess {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
+    stopping.add(child);
     child.kill('SIGCONT');
     child.kill('SIGTERM');
     await Promise.race([

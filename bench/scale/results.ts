@@ -185,7 +185,14 @@ export interface ScaleResult {
   historyPerRun: { runs: number; bytesP50: number; bytesMax: number; eventsP50: number } | null;
   compactions: { total: number; agents: number; summaries: number };
   continuedAsNew: { runs: number; agents: number };
-  errors: { client: Record<string, number>; serverLog: number; serverTimeouts: number; serverLogSample: string[] };
+  errors: {
+    client: Record<string, number>;
+    serverLog: number;
+    serverTimeouts: number;
+    serverLogSample: string[];
+    /** Worker processes that exited while nobody stopped them: how, and the end of their output (older runs: none). */
+    workerCrashes?: string[];
+  };
   restart?: {
     atS: number;
     /** From the stop signal until the new worker polled. */
@@ -297,6 +304,9 @@ export function scaleTable(r: ScaleResult): string {
       `${Object.values(r.errors.client).reduce((a, b) => a + b, 0)} / ${r.errors.serverLog} / ${r.errors.serverTimeouts}`,
     ],
   ];
+  if (r.errors.workerCrashes?.length) {
+    rows.push(['WORKER CRASHES', `${r.errors.workerCrashes.length}: ${r.errors.workerCrashes[0]!.split('\n')[0]}`]);
+  }
   if (r.restart) {
     rows.push([
       'worker restart: down / every agent answered again',

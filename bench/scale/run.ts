@@ -240,6 +240,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   const tallies: AgentTally[] = [];
   const turns: TurnRecord[] = [];
   const clientErrors: Record<string, number> = {};
+  const workerCrashes: string[] = [];
   const errorSamples: string[] = [];
   let started = 0;
   let inFlight = 0;
@@ -394,6 +395,13 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       rpcs: Object.values(running.rpcs).reduce((a, b) => a + b, 0),
     };
     series.push(entry);
+    for (const [i, w] of workers.entries()) {
+      // A worker that died on its own: said at once and kept for the results (its RSS reads 0 from now on).
+      if (w.crashed && !workerCrashes.includes(w.crashed)) {
+        workerCrashes.push(w.crashed);
+        log(`[scale] WORKER ${i + 1} CRASHED: ${w.crashed}`);
+      }
+    }
     lastSampleAt = now;
     lastTurns = turns.length;
     const pct = (v: number) => `${v.toFixed(0)}%`;
@@ -536,6 +544,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       serverLog: logErrors.errors,
       serverTimeouts: logErrors.timeouts,
       serverLogSample: [...logErrors.sample, ...errorSamples.map((e) => `client: ${e}`)].slice(0, 12),
+      ...(workerCrashes.length ? { workerCrashes } : {}),
     },
     ...(restart
       ? {
