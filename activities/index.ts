@@ -21,7 +21,7 @@ import { CHAT_OVERHEAD, countRequest, countToolSchemas, loadTokenCounter } from 
 import type { Counting } from '../engine/models.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
-import { isUserTurn } from '../engine/messages.ts';
+import { isUserTurn, textOf } from '../engine/messages.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { gateFiresWith, gateOf } from '../engine/trigger.ts';
@@ -31,6 +31,7 @@ import type {
   DescribeModelInput,
   ModelDescription,
   ModelReply,
+  ReadReplyInput,
   RunToolInput,
   StoreMessageInput,
   ViolationInput,
@@ -261,6 +262,15 @@ export function createActivities({
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage(input: StoreMessageInput): Promise<ContextRecord> {
       return save(agentLife(input), input.messageId, input.message, input.counting);
+    },
+
+    /**
+     * The text of a turn's stored reply (as the turn answered it), for a `send` delivered again to a later run: its
+     * result is kept without the reply (workflows/applied-updates.ts).
+     */
+    async readReply(input: ReadReplyInput): Promise<string> {
+      const message = await untilStored(() => objects.load<ChatMessage>(messageKey(agentLife(input), input.replyId)));
+      return textOf(message.content);
     },
 
     /**

@@ -18,6 +18,11 @@ export interface StoreMessageInput extends AgentLife {
   counting: Counting;
 }
 
+/** The stored reply of a turn, read back for an Update delivered again (workflows/applied-updates.ts). */
+export interface ReadReplyInput extends AgentLife {
+  replyId: string;
+}
+
 export interface DescribeModelInput {
   model: string;
   override?: ModelOverride;

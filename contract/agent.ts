@@ -183,6 +183,12 @@ export interface SendResult {
   servedBy?: string;
 }
 
+/**
+ * An Update's result as the agent keeps it to answer the Update again (workflows/applied-updates.ts): whole, or a
+ * `send`'s without its reply, which is stored under `replyId` and read back when asked (`replyStored`).
+ */
+export type KeptResult = UpdateResult | (Omit<SendResult, 'reply'> & { replyStored: true });
+
 /** Metadata of a message of the working context (the body lives in S3 under `key`), as the queries return it. */
 export interface MessageRecord extends MessageMeta {
   preview: string;
@@ -947,7 +953,7 @@ export interface AgentCarry {
    */
   nextMessageSeq: number;
   /** The latest Updates applied, by id (see workflows/applied-updates.ts): answered, not re-applied, when delivered again. */
-  applied: [updateId: string, result: UpdateResult | null][];
+  applied: [updateId: string, result: KeptResult | null][];
   /**
    * Set when a client reopens a closed agent (`longrun start --reopen`): a new workflow execution that continues the
    * closed one's life, with its messages, ids and storage keys. `closedAs` is how the last run ended.

@@ -32,19 +32,23 @@ import { FAILURE } from '../contract/failures.ts';
 import { Compactions, DraftRefused } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
-import { failureMessage, Inbox } from './inbox.ts';
+import { failureMessage, Inbox, inTraceOf } from './inbox.ts';
 import { progressOf } from './progress.ts';
 import { checkAgentInput, checkCompact, checkDraft, checkRevert, checkSend } from './inputs.ts';
 import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
 import { showClosed, showDetails, showProgress, showStarted } from './visibility.ts';
 
-const { describeModel } = proxyActivities<ReturnType<typeof activities.createActivities>>(STORE_OPTIONS);
+const { describeModel, readReply } = proxyActivities<ReturnType<typeof activities.createActivities>>(STORE_OPTIONS);
 
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
   if (!carry) checkAgentInput(input); // a new agent's input is checked before anything happens
   const conversation = Conversation.begin(input, carry, workflowInfo().runId);
   const { state } = conversation;
-  const inbox = new Inbox(carry?.applied);
+  const inbox = new Inbox(carry?.applied, (replyId) =>
+    readReply.executeWithOptions({ ...STORE_OPTIONS, summary: `read reply ${replyId}` }, [
+      { ...conversation.life, replyId },
+    ]),
+  );
   const compactions = new Compactions(conversation, inbox);
   const nextTurn = () => inbox.nextTurn(state.turns);
   if (!carry || carry.reopened) showStarted(input.model);
@@ -192,21 +196,24 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     const pending = inbox.take();
     if (pending) {
       try {
-        if (pending.kind === 'compact' && pending.input.review) {
-          pending.result = await compactions.review(pending.input);
-        } else if (pending.kind === 'compact') {
-          // `force: false` asks for a compaction only if the automatic trigger fires now (cooldown included).
-          const trigger = pending.input.force === false ? 'auto' : 'forced';
-          pending.result = await compactions.compact(trigger, conversation.tailSeq, pending.input);
-        } else if (pending.kind === 'approve') {
-          pending.result = await compactions.approve(pending.input);
-        } else if (pending.kind === 'discard') {
-          pending.result = compactions.discard(pending.input);
-        } else if (pending.kind === 'revert') {
-          pending.result = await compactions.revert(pending.input.toEvent);
-        } else {
-          pending.result = await runTurn(conversation, compactions, input, rule, pending.input);
-        }
+        // Under the trace of the handler that queued it (with traces on): a message's turn is under its `send`.
+        await inTraceOf(pending, async () => {
+          if (pending.kind === 'compact' && pending.input.review) {
+            pending.result = await compactions.review(pending.input);
+          } else if (pending.kind === 'compact') {
+            // `force: false` asks for a compaction only if the automatic trigger fires now (cooldown included).
+            const trigger = pending.input.force === false ? 'auto' : 'forced';
+            pending.result = await compactions.compact(trigger, conversation.tailSeq, pending.input);
+          } else if (pending.kind === 'approve') {
+            pending.result = await compactions.approve(pending.input);
+          } else if (pending.kind === 'discard') {
+            pending.result = compactions.discard(pending.input);
+          } else if (pending.kind === 'revert') {
+            pending.result = await compactions.revert(pending.input.toEvent);
+          } else {
+            pending.result = await runTurn(conversation, compactions, input, rule, pending.input);
+          }
+        });
       } catch (error) {
         if (error instanceof DraftRefused) {
           // A draft that is not pending, or stale since it was validated: the Update is refused, the agent goes on.

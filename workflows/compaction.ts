@@ -28,7 +28,7 @@ import type {
 } from '../contract/agent.ts';
 import { FAILURE } from '../contract/failures.ts';
 import type { Conversation, Snapshot } from './conversation.ts';
-import { failureMessage } from './inbox.ts';
+import { failureMessage, inTraceOf } from './inbox.ts';
 import type { Inbox, Pending } from './inbox.ts';
 import type { CompactionStep } from '../contract/agent.ts';
 import { showCompaction, showDetails, showProgress } from './visibility.ts';
@@ -346,7 +346,10 @@ export class Compactions {
   /** Answers an `approve` or `discard` of the waiting draft (its Update waits for it), as the agent's loop would. */
   private async decide(pending: Pending & { kind: 'approve' | 'discard' }): Promise<CompactResult | undefined> {
     try {
-      if (pending.kind === 'approve') return (pending.result = await this.approve(pending.input));
+      if (pending.kind === 'approve') {
+        const approve = pending.input;
+        return (pending.result = await inTraceOf(pending, () => this.approve(approve)));
+      }
       const discarded = (pending.result = this.discard(pending.input));
       return {
         compacted: false,

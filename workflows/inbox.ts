@@ -2,10 +2,13 @@
  * What the agent's handlers hand to its loop: inputs queued in arrival order, Updates applied once (across
  * continue-as-new too), and the counts the handlers check (the turn a message would open, Updates this run).
  */
-import { ApplicationFailure, condition, currentUpdateInfo } from '@temporalio/workflow';
+import { context as traceContext } from '@opentelemetry/api';
+import type { Context as TraceContext } from '@opentelemetry/api';
+import { ApplicationFailure, condition, currentUpdateInfo, patched } from '@temporalio/workflow';
 import type { ActivityFailure } from '@temporalio/workflow';
 import type {
   AgentCarry,
+  KeptResult,
   ApproveInput,
   DiscardInput,
   DiscardResult,
@@ -17,10 +20,19 @@ import type {
   SendResult,
   UpdateResult,
 } from '../contract/agent.ts';
-import { appliedFromCarry, appliedResult, rememberApplied } from './applied-updates.ts';
+import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from './applied-updates.ts';
 
-/** An input waiting for the loop; an Update's handler waits for its `result` or `failure`. */
-export type Pending = { failure?: string; failureType?: string; cause?: ActivityFailure } & (
+/**
+ * Agents recorded before it kept each `send`'s reply in its kept result; since, the reply is read back from the store
+ * when the Update comes again (workflows/applied-updates.ts, docs/changing-workflows.md).
+ */
+const REPLY_BY_REFERENCE_PATCH = 'reply-by-reference';
+
+/**
+ * An input waiting for the loop; an Update's handler waits for its `result` or `failure`. `trace` is the trace context
+ * its handler ran in (with traces on, docs/metrics.md#traces): the loop does the work under it.
+ */
+export type Pending = { failure?: string; failureType?: string; cause?: ActivityFailure; trace?: TraceContext } & (
   | { kind: 'send'; input: SendInput; result?: SendResult }
   | { kind: 'compact'; input: CompactInput; result?: CompactResult }
   | { kind: 'revert'; input: RevertInput; result?: RevertResult }
@@ -38,8 +50,12 @@ export class Inbox {
   /** Messages queued or being answered. */
   private openSends = 0;
 
-  constructor(carried: AgentCarry['applied'] | undefined) {
+  /** A stored reply's text by its id (an activity), for a `send` answered again. */
+  private readonly readReply: (replyId: string) => Promise<string>;
+
+  constructor(carried: AgentCarry['applied'] | undefined, readReply: (replyId: string) => Promise<string>) {
     this.applied = appliedFromCarry(carried);
+    this.readReply = readReply;
   }
 
   /** The turn a new message would open, the agent having finished `turns`. */
@@ -57,13 +73,14 @@ export class Inbox {
   }
 
   /** The result of the current Update if it was applied already (delivered again); throws if it was let go. */
-  appliedResult(): UpdateResult | undefined {
+  appliedResult(): KeptResult | undefined {
     return appliedResult(this.applied, currentUpdateInfo()?.id);
   }
 
-  /** Queues a Signal's input (checked by its handler). */
+  /** Queues a Signal's input (checked by its handler), or an Update's (from `applyOnce`). */
   push(pending: Pending): void {
     if (pending.kind === 'send') this.openSends++;
+    pending.trace = traceContext.active();
     this.queue.push(pending);
   }
 
@@ -76,7 +93,7 @@ export class Inbox {
     this.updatesThisRun++;
     const updateId = currentUpdateInfo()?.id;
     const done = appliedResult(this.applied, updateId);
-    if (done) return done as R;
+    if (done) return (await this.whole(done)) as R;
     this.push(pending);
     await condition(() => pending.result !== undefined || pending.failure !== undefined);
     if (pending.failure !== undefined) {
@@ -86,8 +103,18 @@ export class Inbox {
         cause: pending.cause,
       });
     }
-    if (updateId !== undefined) rememberApplied(this.applied, updateId, pending.result!);
+    if (updateId !== undefined) {
+      rememberApplied(this.applied, updateId, pending.result!, { replyStored: patched(REPLY_BY_REFERENCE_PATCH) });
+    }
     return pending.result as R;
+  }
+
+  /** A kept result as the Update answered it: a `send`'s reply read back from the store when it was left out. */
+  private async whole(kept: KeptResult): Promise<UpdateResult> {
+    const replyId = storedReplyOf(kept);
+    if (replyId === undefined) return kept as UpdateResult;
+    const { replyStored: _, ...result } = kept as KeptResult & { replyStored: true };
+    return { ...result, reply: await this.readReply(replyId) };
   }
 
   /** The next input, in arrival order. */
@@ -118,6 +145,14 @@ export class Inbox {
   carried(): AgentCarry['applied'] {
     return [...this.applied];
   }
+}
+
+/**
+ * Does the loop's work for `pending` in the trace of the handler that queued it: with traces on, a message's turn (its
+ * activities, the model calls) is under the client's `send`, not under the workflow run. Without, it just runs `work`.
+ */
+export function inTraceOf<T>(pending: Pending, work: () => Promise<T>): Promise<T> {
+  return pending.trace ? traceContext.with(pending.trace, work) : work();
 }
 
 function isDecision(pending: Pending): boolean {

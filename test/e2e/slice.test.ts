@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, sendMessage, startAgent, closeAgent, agentHandle } from '../../client/agents.ts';
 import { messageKey } from '../../contract/keys.ts';
 import { agentWorkflowId, MAX_MESSAGE_CHARS, sendUpdate } from '../../contract/agent.ts';
-import type { AgentState } from '../../contract/agent.ts';
+import type { AgentCarry, AgentState } from '../../contract/agent.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
@@ -207,28 +207,38 @@ describe('continue-as-new', () => {
     await agentHandle(h.client, agentId).result();
   });
 
-  it('an Update sent again after its long result was let go is refused, not applied twice', async () => {
-    const agentId = newAgentId('letgo');
+  it('an Update sent again after continue-as-new gets its long reply back from the store; the carry holds none of it', async () => {
+    const agentId = newAgentId('byref');
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
     const long = (n: number) => `${n} ${'lorem ipsum dolor sit amet '.repeat(2_600)}`; // ~70,000 characters each
     const send = (text: string, updateId: string) =>
       agentHandle(h.client, agentId).executeUpdate(sendUpdate, { args: [{ text }], updateId });
     const runBefore = (await agentHandle(h.client, agentId).describe()).runId;
-    await send(long(1), 'long-1');
-    const second = await send(long(2), 'long-2'); // the two replies are over the 128,000 characters kept
+    const first = await send(long(1), 'long-1');
+    const second = await send(long(2), 'long-2'); // whole, the two replies would be over the 128,000 characters kept
     await sleep(2_100); // a run lives at least 2 s before it continues as new
     for (let i = 0; i < 6; i++) await sendMessage(h.client, agentId, `filler ${i}`);
-    expect((await agentHandle(h.client, agentId).describe()).runId).not.toBe(runBefore);
+    const now = await agentHandle(h.client, agentId).describe();
+    expect(now.runId).not.toBe(runBefore);
 
-    expect(await send(long(2), 'long-2')).toEqual(second); // the newest result is still kept
-    const error = await send(long(1), 'long-1').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect(String((error as Error).cause)).toContain(
-      'update long-1: already applied in an earlier run, and its result is no longer kept',
-    );
+    // Both answered again with their replies, read back from S3; neither applied twice.
+    expect(first.reply.length).toBeGreaterThan(60_000);
+    expect(await send(long(2), 'long-2')).toEqual(second);
+    expect(await send(long(1), 'long-1')).toEqual(first);
     const state = await agentState(h.client, agentId);
     expect(state.turns).toBe(8);
     expect(state.messages.filter((m) => m.role === 'user' && m.chars > 60_000)).toHaveLength(2);
+
+    // What continue-as-new carried keeps the two results by reference: no reply text, a few hundred bytes each.
+    const started = (await agentHandle(h.client, agentId).fetchHistory()).events![0]!;
+    const payloads = started.workflowExecutionStartedEventAttributes!.input!.payloads!;
+    const carry = JSON.parse(Buffer.from(payloads[1]!.data!).toString()) as AgentCarry;
+    const kept = new Map(carry.applied);
+    for (const [id, result] of [['long-1', first] as const, ['long-2', second] as const]) {
+      const { reply: _, ...rest } = result;
+      expect(kept.get(id)).toEqual({ ...rest, replyStored: true });
+    }
+    expect(payloads[1]!.data!.length).toBeLessThan(20_000);
     await closeAgent(h.client, agentId);
   });
 });

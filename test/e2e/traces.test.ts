@@ -1,8 +1,9 @@
 /**
  * Traces (OTEL_EXPORTER_OTLP_ENDPOINT, docs/metrics.md#traces): the `longrun` CLI and a worker process (with
  * encryption on) export their spans by OTLP/HTTP to a receiver on loopback, and the spans link up: the CLI's start of
- * the agent → the workflow run → the workflow's scheduling of the model call → the activity → the model call's span
- * (with its GenAI attributes), one trace; and the CLI's `send` Update → the workflow's handling of it, another.
+ * the agent → the workflow run → its first activity, one trace; and the CLI's `send` Update → the workflow's handling
+ * of it → the turn's scheduling of the model call → the activity → the model call's span (with its GenAI attributes),
+ * another.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -144,7 +145,7 @@ async function spanWhere(what: string, test: (span: ReceivedSpan) => boolean): P
 }
 
 describe('traces exported by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
-  it('link the CLI, the workflow, its activity and the model call', async () => {
+  it('link the CLI, the workflow, its activities and, under each message, its model call', async () => {
     const agentId = newAgentId('traces');
     const cli = (...args: string[]) => runLongrun(args, { env: tracedEnv() });
     const started = await cli('start', agentId, '--model', 'gpt-4o-mini');
@@ -155,18 +156,30 @@ describe('traces exported by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set', () =
     const closed = await cli('close', agentId, '--wait');
     expect(closed.code, closed.stderr).toBe(0);
 
-    // The start: the CLI's span, the workflow run under it, the model call's scheduling, the activity, the call.
+    // The start: the CLI's span, the workflow run under it, the run's scheduling of its first activity (the model's
+    // description), the activity's attempt.
     const start = await spanWhere('StartWorkflow', (s) => s.name === 'StartWorkflow:agentWorkflow');
     expect(start.service).toBe('longrun');
     const run = await spanWhere('RunWorkflow', (s) => s.name === 'RunWorkflow:agentWorkflow');
     expect(run).toMatchObject({ traceId: start.traceId, parentSpanId: start.spanId, service: 'longrun-worker' });
+    const describing = await spanWhere('StartActivity:describeModel', (s) => s.name === 'StartActivity:describeModel');
+    expect(describing).toMatchObject({ traceId: start.traceId, parentSpanId: run.spanId });
+    const described = await spanWhere('RunActivity:describeModel', (s) => s.name === 'RunActivity:describeModel');
+    expect(described).toMatchObject({ traceId: start.traceId, parentSpanId: describing.spanId });
+
+    // The message: the CLI's Update, the workflow's handling of it, and under that the turn the loop ran for it: the
+    // model call's scheduling, the activity's attempt, the call. One trace from `longrun send` to the model call.
+    const update = await spanWhere('StartWorkflowUpdate:send', (s) => s.name === 'StartWorkflowUpdate:send');
+    expect(update.service).toBe('longrun');
+    const handled = await spanWhere('HandleUpdate:send', (s) => s.name === 'HandleUpdate:send');
+    expect(handled).toMatchObject({ traceId: update.traceId, parentSpanId: update.spanId });
     const schedule = await spanWhere('StartActivity:callModel', (s) => s.name === 'StartActivity:callModel');
-    expect(schedule).toMatchObject({ traceId: start.traceId, parentSpanId: run.spanId });
+    expect(schedule).toMatchObject({ traceId: update.traceId, parentSpanId: handled.spanId });
     const activity = await spanWhere('RunActivity:callModel', (s) => s.name === 'RunActivity:callModel');
-    expect(activity).toMatchObject({ traceId: start.traceId, parentSpanId: schedule.spanId });
+    expect(activity).toMatchObject({ traceId: update.traceId, parentSpanId: schedule.spanId });
     const call = await spanWhere('chat gpt-4o-mini', (s) => s.name === 'chat gpt-4o-mini');
     expect(call).toMatchObject({
-      traceId: start.traceId,
+      traceId: update.traceId,
       parentSpanId: activity.spanId,
       service: 'longrun-worker',
       attributes: {
@@ -178,12 +191,10 @@ describe('traces exported by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set', () =
         'longrun.purpose': 'turn',
       },
     });
-
-    // The message: the CLI's Update, handled by the workflow under it.
-    const update = await spanWhere('StartWorkflowUpdate:send', (s) => s.name === 'StartWorkflowUpdate:send');
-    expect(update.service).toBe('longrun');
-    const handled = await spanWhere('HandleUpdate:send', (s) => s.name === 'HandleUpdate:send');
-    expect(handled).toMatchObject({ traceId: update.traceId, parentSpanId: update.spanId });
+    // Every activity of the turn (the context's stored messages too) is in the message's trace, none in the run's.
+    const turnActivities = spans.filter((s) => s.name.startsWith('StartActivity:') && s.traceId === update.traceId);
+    expect(turnActivities.every((s) => s.parentSpanId === handled.spanId)).toBe(true);
+    expect(spans.some((s) => s.name === 'StartActivity:callModel' && s.traceId === start.traceId)).toBe(false);
 
     // OTLP/HTTP with JSON bodies; no span carries the message's words (spans name operations, never payloads).
     expect([...contentTypes]).toEqual(['application/json']);

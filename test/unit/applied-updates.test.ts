@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appliedFromCarry, appliedResult, rememberApplied } from '../../workflows/applied-updates.ts';
+import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from '../../workflows/applied-updates.ts';
 import type { AppliedUpdates } from '../../workflows/applied-updates.ts';
 import { summaryOfEvent } from '../../contract/agent.ts';
 import type { CompactionEvent, SendResult, UpdateResult } from '../../contract/agent.ts';
@@ -102,5 +102,37 @@ describe('applied Updates carried across continue-as-new', () => {
     const carried = { compressed: false, reason: 'not due' } as unknown as UpdateResult;
     const applied = appliedFromCarry([['c1', carried]]);
     expect(appliedResult(applied, 'c1')).toEqual({ compacted: false, reason: 'not due' });
+  });
+
+  it('keep a `send` result without its stored reply (`replyStored`): the reply is read back by its id', () => {
+    const applied: AppliedUpdates = new Map();
+    rememberApplied(applied, 'u1', reply(1, 50_000), { replyStored: true });
+    const kept = appliedResult(applied, 'u1')!;
+    const { reply: _, ...rest } = reply(1, 50_000);
+    expect(kept).toEqual({ ...rest, replyStored: true });
+    expect(storedReplyOf(kept)).toBe('m1b');
+    expect(JSON.stringify([...applied]).length).toBeLessThan(300);
+  });
+
+  it('keep the results of 64 long replies by reference, none let go, where whole they would not fit', () => {
+    const applied: AppliedUpdates = new Map();
+    for (let i = 1; i <= 64; i++) rememberApplied(applied, `u${i}`, reply(i, 10_000), { replyStored: true });
+    expect([...applied.values()].every((kept) => kept !== null && storedReplyOf(kept) !== undefined)).toBe(true);
+    const whole: AppliedUpdates = new Map();
+    for (let i = 1; i <= 64; i++) rememberApplied(whole, `u${i}`, reply(i, 10_000));
+    expect([...whole.values()].filter((kept) => kept === null).length).toBeGreaterThan(50);
+  });
+
+  it("keep a stopped turn's reply whole (it is a note, not the stored reply), and a carry's whole results as carried", () => {
+    const stopped: SendResult = {
+      ...reply(2, 0),
+      reply: 'stopped at its budget',
+      stopped: { by: 'steps', limit: 3, used: 3 },
+    };
+    const applied = appliedFromCarry([['u1', reply(1, 100)]]);
+    rememberApplied(applied, 'u2', stopped, { replyStored: true });
+    expect(appliedResult(applied, 'u2')).toEqual(stopped);
+    expect(storedReplyOf(appliedResult(applied, 'u2')!)).toBeUndefined();
+    expect(appliedResult(applied, 'u1')).toEqual(reply(1, 100));
   });
 });
