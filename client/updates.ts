@@ -35,6 +35,8 @@ import type {
   WorkflowUpdateOptions,
 } from '@temporalio/client';
 
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+
 /** When the first progress line comes, and how often the next ones do. */
 export const PROGRESS_FIRST_MS = 3_000;
 export const PROGRESS_EVERY_MS = 15_000;
@@ -207,6 +209,8 @@ interface Observation {
   /** A workflow task scheduled and not started: how long it has waited, and its attempt. */
   taskWaitingMs?: number | undefined;
   taskAttempt?: number | undefined;
+  /** The agent's `AgentStatus` search attribute (`awaiting-review`: a draft waits for approve or discard). */
+  status?: string | undefined;
 }
 
 type PollerInfo = { lastAccessTime?: Parameters<typeof timestampMs>[0]; identity?: string | null };
@@ -455,6 +459,12 @@ class UpdateWait {
       }
       if (!workerPolling(seen)) {
         this.progress('no worker', `waiting for a worker on task queue ${seen.taskQueue} (${workersText(seen)})`);
+      } else if (seen.status === 'awaiting-review') {
+        this.progress(
+          'review',
+          `the agent waits for a review of its automatic compaction's draft: approve or discard it ` +
+            `(longrun watch ${this.agentId} names the draft and its timeout)`,
+        );
       } else if (seen.activities.length > 0) {
         this.progress('working', `the agent is working: ${seen.activities.join('; ')}`);
       } else if ((seen.taskWaitingMs ?? 0) >= CHECK_EVERY_MS || (seen.taskAttempt ?? 1) > 1) {
@@ -563,6 +573,7 @@ class UpdateWait {
       }),
       taskWaitingMs: taskScheduled === undefined ? undefined : Math.max(0, now - taskScheduled),
       taskAttempt: task?.attempt ?? undefined,
+      status: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status),
     };
   }
 

@@ -185,8 +185,10 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   };
   const rule = new StepRule(input);
 
+  // One predicate for the whole run, made outside the loop: the SDK keeps every condition's predicate until the run
+  // ends, and one made in the loop's body would keep that iteration's input (its message) with it.
+  const wake = () => inbox.waiting || inbox.closing || compactions.finished || handOver() !== undefined;
   for (;;) {
-    const wake = () => inbox.waiting || inbox.closing || compactions.finished || handOver() !== undefined;
     // A draft of an automatic compaction waiting for review (policy `review.automatic`) wakes the loop at its timeout.
     const reviewLeft = compactions.reviewLeftMs();
     if (reviewLeft === undefined) await condition(wake);

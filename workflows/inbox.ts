@@ -32,7 +32,14 @@ const REPLY_BY_REFERENCE_PATCH = 'reply-by-reference';
  * An input waiting for the loop; an Update's handler waits for its `result` or `failure`. `trace` is the trace context
  * its handler ran in (with traces on, docs/metrics.md#traces): the loop does the work under it.
  */
-export type Pending = { failure?: string; failureType?: string; cause?: ActivityFailure; trace?: TraceContext } & (
+export type Pending = {
+  failure?: string;
+  failureType?: string;
+  cause?: ActivityFailure;
+  trace?: TraceContext;
+  /** Set by {@link Inbox.done}: what an Update's handler waits on (see {@link Inbox.applyOnce}). */
+  settled?: { done: boolean };
+} & (
   | { kind: 'send'; input: SendInput; result?: SendResult }
   | { kind: 'compact'; input: CompactInput; result?: CompactResult }
   | { kind: 'revert'; input: RevertInput; result?: RevertResult }
@@ -95,7 +102,10 @@ export class Inbox {
     const done = appliedResult(this.applied, updateId);
     if (done) return (await this.whole(done)) as R;
     this.push(pending);
-    await condition(() => pending.result !== undefined || pending.failure !== undefined);
+    // The wait's predicate holds a flag, not `pending`: the SDK keeps every condition's predicate (and what it
+    // holds) until the run ends, and `pending` holds the message and its reply.
+    const settled = (pending.settled = { done: false });
+    await condition(() => settled.done);
     if (pending.failure !== undefined) {
       throw ApplicationFailure.create({
         message: pending.failure,
@@ -138,6 +148,7 @@ export class Inbox {
 
   /** The loop is done with `pending` (answered or failed). */
   done(pending: Pending): void {
+    if (pending.settled) pending.settled.done = true;
     if (pending.kind === 'send') this.openSends--;
   }
 

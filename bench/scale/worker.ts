@@ -6,6 +6,7 @@
 import { appendFileSync, createWriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pipeline } from 'node:stream/promises';
+import { writeHeapSnapshot } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { defineTool } from '../../activities/tools.ts';
 import { runAgentWorker } from '../../worker/run.ts';
@@ -53,11 +54,13 @@ if (memoryLog) {
       );
     })();
   }, 15_000).unref();
-  // LONGRUN_SCALE_HEAP_SNAPSHOTS=120,480: a V8 heap snapshot of each workflow thread at those seconds after the start,
-  // beside the log, for Chrome DevTools' Memory tab (the thread stops while it writes; a signal would not do: the SDK
-  // shuts the worker down on SIGUSR2).
+  // LONGRUN_SCALE_HEAP_SNAPSHOTS=120,480: a V8 heap snapshot of the main thread and of each workflow thread at those
+  // seconds after the start, beside the log, for Chrome DevTools' Memory tab (the thread stops while it writes; a
+  // signal would not do: the SDK shuts the worker down on SIGUSR2).
   for (const seconds of (process.env.LONGRUN_SCALE_HEAP_SNAPSHOTS ?? '').split(',').filter(Boolean).map(Number)) {
     setTimeout(() => {
+      const main = `${memoryLog.replace(/\.jsonl$/, '')}-main-${seconds}s.heapsnapshot`;
+      console.error(`[scale worker] heap snapshot of the main thread: ${writeHeapSnapshot(main)}`);
       for (const [i, thread] of threads.entries()) {
         const file = `${memoryLog.replace(/\.jsonl$/, '')}-thread${i}-${seconds}s.heapsnapshot`;
         void thread

@@ -105,7 +105,9 @@ describe('automatic compactions that wait for review', () => {
       onTimeout: 'apply',
     });
 
-    const waiting = sendMessage(h.client, agentId, 'note 5'); // its call needs the compaction: it waits
+    // Its call needs the compaction: it waits, and its sender hears why.
+    const lines: string[] = [];
+    const waiting = sendMessage(h.client, agentId, 'note 5', { onProgress: (line) => lines.push(line) });
     await until(
       'AgentStatus awaiting-review',
       () => status(agentId),
@@ -148,6 +150,16 @@ describe('automatic compactions that wait for review', () => {
       await temporal('workflow', 'query', '--workflow-id', agentWorkflowId(agentId), '--type', 'progress'),
     ) as { queryResult: AgentProgress[] };
     expect(queried.queryResult[0]!.review?.draft).toBe('draft-1');
+
+    const heard = await until(
+      "the sender's progress line",
+      () => Promise.resolve(lines),
+      (all) => all.some((line) => line.includes('waits for a review')),
+    );
+    expect(heard.find((line) => line.includes('waits for a review'))).toContain(
+      `send to ${agentId}, `, // the Update, the agent, the time waited, then why
+    );
+    expect(heard.join('\n')).toContain(`approve or discard it (longrun watch ${agentId} names the draft`);
 
     const edited = 'Notes about the deployment were taken.';
     const approved = await approveDraft(h.client, agentId, 'draft-1', { summary: edited });
