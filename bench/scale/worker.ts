@@ -6,7 +6,7 @@
 import { appendFileSync, createWriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pipeline } from 'node:stream/promises';
-import { writeHeapSnapshot } from 'node:v8';
+import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { defineTool } from '../../activities/tools.ts';
 import { runAgentWorker } from '../../worker/run.ts';
@@ -23,6 +23,10 @@ const lookup = defineTool({
   },
   run: (args) => Promise.resolve(filler(`lookup/${String(args.agent)}/${Number(args.n)}`, Number(args.bytes))),
 });
+
+// LONGRUN_SCALE_V8_FLAGS="--heap-growing-percent=20": V8 flags for the worker's isolates (set before the SDK makes its
+// workflow threads, so they have them too), to try what trades the worker's CPU for memory.
+if (process.env.LONGRUN_SCALE_V8_FLAGS) setFlagsFromString(process.env.LONGRUN_SCALE_V8_FLAGS);
 
 // Where the worker's memory goes (the driver samples only its RSS): a JSON line every 15 s when the driver asks, with
 // the main thread's figures and the V8 heap of each workflow thread (where the cached workflows live). The SDK makes
