@@ -99,6 +99,8 @@ async function rawHistory(agents: InProcessAgents, agentId: string) {
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
   } while (nextPageToken);
   const payloads: Payload[] = [];
+  /** The patch markers' payloads (docs/changing-workflows.md): the SDK's core writes them, in clear. */
+  const patches: Payload[] = [];
   /** The event types that carry payloads, by name (WORKFLOW_EXECUTION_STARTED, ACTIVITY_TASK_SCHEDULED, …). */
   const carriers = new Set<string>();
   const walk = (value: unknown, eventType: string): void => {
@@ -113,9 +115,16 @@ async function rawHistory(agents: InProcessAgents, agentId: string) {
     for (const [key, child] of Object.entries(object)) if (key !== 'searchAttributes') walk(child, eventType);
   };
   const EventType = protos.temporal.api.enums.v1.EventType;
-  for (const event of events) walk(event, EventType[event.eventType ?? 0]!.replace(/^EVENT_TYPE_/, ''));
+  for (const event of events) {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_patch') {
+      for (const details of Object.values(marker.details ?? {})) patches.push(...(details.payloads ?? []));
+      continue;
+    }
+    walk(event, EventType[event.eventType ?? 0]!.replace(/^EVENT_TYPE_/, ''));
+  }
   const bytes = Buffer.from(protos.temporal.api.history.v1.History.encode({ events }).finish());
-  return { events, payloads, carriers, bytes };
+  return { events, payloads, patches, carriers, bytes };
 }
 
 describe('encryption on', () => {
@@ -138,7 +147,7 @@ describe('encryption on', () => {
     expect(result.reply).toBe(`noted (2): ${SECRET}`);
     expect(model.requests.at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'user', content: SECRET });
 
-    const { payloads, carriers, bytes } = await rawHistory(agents, agentId);
+    const { payloads, patches, carriers, bytes } = await rawHistory(agents, agentId);
     // The start input (the system prompt), the Update's argument and result, activity inputs, results and summaries.
     expect([...carriers]).toEqual(
       expect.arrayContaining([
@@ -152,6 +161,14 @@ describe('encryption on', () => {
     for (const payload of payloads) {
       expect(Buffer.from(payload.metadata!.encoding!).toString()).toBe('binary/encrypted');
       expect(keyIdOf(payload)).toBe('2025-q1');
+    }
+    // A patch marker is the SDK core's, in clear: it holds the patch's id and nothing of the agent's.
+    expect(patches.length).toBeGreaterThan(0); // the turn's Update recorded `reply-by-reference`
+    for (const patch of patches) {
+      expect(Object.keys(JSON.parse(Buffer.from(patch.data!).toString()) as object).sort()).toEqual([
+        'deprecated',
+        'id',
+      ]);
     }
     expect(bytes.includes(Buffer.from('amber-falcon'))).toBe(false);
     expect(bytes.includes(Buffer.from('Keep secrets'))).toBe(false);
