@@ -61,12 +61,13 @@ if (memoryLog) {
   // LONGRUN_SCALE_HEAP_SNAPSHOTS=120,480: a V8 heap snapshot of the main thread and of each workflow thread at those
   // seconds after the start, beside the log, for Chrome DevTools' Memory tab (the thread stops while it writes; a
   // signal would not do: the SDK shuts the worker down on SIGUSR2).
+  const snapshotBase = memoryLog.replace(/\.jsonl$/, '');
   for (const seconds of (process.env.LONGRUN_SCALE_HEAP_SNAPSHOTS ?? '').split(',').filter(Boolean).map(Number)) {
     setTimeout(() => {
-      const main = `${memoryLog.replace(/\.jsonl$/, '')}-main-${seconds}s.heapsnapshot`;
+      const main = `${snapshotBase}-main-${seconds}s.heapsnapshot`;
       console.error(`[scale worker] heap snapshot of the main thread: ${writeHeapSnapshot(main)}`);
       for (const [i, thread] of threads.entries()) {
-        const file = `${memoryLog.replace(/\.jsonl$/, '')}-thread${i}-${seconds}s.heapsnapshot`;
+        const file = `${snapshotBase}-thread${i}-${seconds}s.heapsnapshot`;
         void thread
           .getHeapSnapshot()
           .then((snapshot) => pipeline(snapshot, createWriteStream(file)))
