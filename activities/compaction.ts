@@ -45,9 +45,20 @@ import { checkFacts, extractFacts, preservedFactsBlock, prioritizeFacts } from '
 import type { Fact } from '../engine/facts.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
-import { compactionKey, messageKey, replacedKey } from '../contract/keys.ts';
-import { agentLife, keyedRecord, messageIdOf, seqOf, summaryOfEvent, unkeyedRecord } from '../contract/agent.ts';
-import type { CompactionEvent, Draft, MessageRecord } from '../contract/agent.ts';
+import {
+  compactionKey,
+  messageKey,
+  replacedKey,
+  agentLife,
+  ledgerIdOf,
+  messageIdOf,
+  seqOf,
+  summaryIdOf,
+} from '../contract/keys.ts';
+import { keyedRecord, unkeyedRecord } from '../contract/records.ts';
+import { summaryOfEvent } from '../contract/results.ts';
+import type { CompactionEvent, Draft } from '../contract/results.ts';
+import type { MessageRecord } from '../contract/records.ts';
 import type {
   ApplyCompactionInput,
   ApplyOutcome,
@@ -194,7 +205,6 @@ export function createCompactionActivities(deps: CompactionDeps) {
   const { store, openai, summaryModel, summaryWindow: window } = deps;
   const summaryWindow = window ?? registryWindow(summaryModel);
   const { load, save, measure } = storedObjects(store);
-  const seqId = (prefix: string, seq: number) => `${prefix}${String(seq).padStart(6, '0')}`;
 
   /**
    * A summary's span: the previous summaries in it, the rest, and the must-keep facts of what leaves the context
@@ -217,7 +227,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
       compactionKey(input, input.seq, 'summary.json'),
       summaryMessage(rendered, host),
       input.counting,
-      { id: seqId('c', input.seq), kind: 'summary' },
+      { id: summaryIdOf(input.seq), kind: 'summary' },
     );
     const turn = input.coverage?.currentTurn;
     return turn ? { ...record, covers: { turnId: turn.turnId, steps: turn.steps } } : record;
@@ -229,7 +239,7 @@ export function createCompactionActivities(deps: CompactionDeps) {
       compactionKey(input, input.seq, 'ledger.json'),
       { role: 'user', content: renderLedger(ledger) },
       input.counting,
-      { id: seqId('l', input.seq), kind: 'ledger' },
+      { id: ledgerIdOf(input.seq), kind: 'ledger' },
     );
   }
 

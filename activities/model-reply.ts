@@ -12,7 +12,7 @@
  * with an error result the model can read (activities/index.ts `runTool`).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { quoted } from '../contract/agent.ts';
+import { quoted } from '../contract/inputs.ts';
 import { FAILURE } from '../contract/failures.ts';
 import type { ContentPart, MessageContent, ToolCall } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';

@@ -11,7 +11,7 @@ import { previewOf, textOf } from '../engine/messages.ts';
 import type { Counting } from '../engine/models.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
-import type { MessageRecord } from '../contract/agent.ts';
+import type { MessageRecord } from '../contract/records.ts';
 
 /** How often a long activity heartbeats (the workflow sets a heartbeat timeout of a few times this). */
 export const HEARTBEAT_EVERY_MS = 2_000;

@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import type { MetricMeter } from '@temporalio/common';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
-import type { CompactionEvent } from '../contract/agent.ts';
+import type { CompactionEvent } from '../contract/results.ts';
 import { METRICS } from '../contract/metrics.ts';
 import type { MetricDefinition, ModelCallPurpose } from '../contract/metrics.ts';
 import { modelErrorClass } from './model-errors.ts';

@@ -18,7 +18,7 @@ import type { Client } from '@temporalio/client';
 import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
-import { unkeyedRecord } from '../contract/agent.ts';
+import { unkeyedRecord } from '../contract/records.ts';
 import { benchBackground } from './background.ts';
 import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';

@@ -20,7 +20,8 @@ import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts'
 import { loadSettings, PROJECT_ROOT } from '../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../config/temporal.ts';
 import { agentWorkflowId } from '../contract/agent.ts';
-import type { AgentState, CompactionEvent } from '../contract/agent.ts';
+import type { AgentState } from '../contract/state.ts';
+import type { CompactionEvent } from '../contract/results.ts';
 import { lifePrefix } from '../contract/keys.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import { startChatServer } from '../llm/chat-server.ts';

@@ -8,8 +8,7 @@
  *   const { reply } = await sendMessage(client, 'trip', 'Plan a hike');
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
-import type { QueryDefinition, WorkflowHandle } from '@temporalio/client';
+import type { Client, QueryDefinition, WorkflowHandle } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveModelInfo } from '../engine/models.ts';
 import {
@@ -19,14 +18,15 @@ import {
   compactionPrefix,
   lifePrefix,
   messageKey,
+  agentLife,
+  messageIdOf,
 } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import type { AgentCarry } from '../contract/agent.ts';
+import type { AgentCarry, AgentState, WorkflowState } from '../contract/state.ts';
 import {
   AGENT_WORKFLOW,
   AGENT_WORKFLOW_ID_PREFIX,
-  agentLife,
   approveUpdate,
   agentWorkflowId,
   closeSignal,
@@ -34,50 +34,46 @@ import {
   compactSignal,
   compactUpdate,
   compactionEventsQuery,
-  compactionPolicyOf,
   contextQuery,
   discardUpdate,
-  endAtLastCompleteStep,
   ledgerQuery,
-  messageIdOf,
   messageSignal,
-  InvalidInputError,
   progressQuery,
-  statsOf,
-  quoted,
   revertUpdate,
   sendUpdate,
   stateQuery,
   statsQuery,
-  unkeyedRecord,
+} from '../contract/agent.ts';
+import {
+  compactionPolicyOf,
+  InvalidInputError,
+  quoted,
   validateAgentInput,
   validateCompactInput,
   validateDraftInput,
   validateEventsQuery,
   validateRevertInput,
   validateSendInput,
-} from '../contract/agent.ts';
+} from '../contract/inputs.ts';
+import { endAtLastCompleteStep, statsOf } from '../contract/state.ts';
+import { unkeyedRecord } from '../contract/records.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { invalidInput } from '../contract/failures.ts';
 import { AgentUpdateError, executeAgentUpdate } from './updates.ts';
 import type { UpdateWaitOptions } from './updates.ts';
 import type { SummarizeProgress } from '../contract/activities.ts';
+import type { AgentInput, CompactInput, RevertInput } from '../contract/inputs.ts';
+import type { AgentProgress } from '../contract/progress.ts';
 import type {
-  AgentInput,
-  AgentProgress,
-  AgentState,
-  CompactInput,
   CompactResult,
   CompactionEvent,
   CompactionEventSummary,
   CompactionStats,
   DiscardResult,
-  MessageRecord,
-  RevertInput,
   RevertResult,
   SendResult,
-  WorkflowState,
-} from '../contract/agent.ts';
+} from '../contract/results.ts';
+import type { MessageRecord } from '../contract/records.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 

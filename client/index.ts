@@ -30,28 +30,21 @@ export {
 export type { AgentSummary, StartAgentOptions, StoredLister, StoredReader } from './agents.ts';
 export { AgentUpdateError, NoWorkerError, TemporalUnreachableError, UpdateOutcomeUnknownError } from './updates.ts';
 export type { UpdateWaitOptions } from './updates.ts';
-export { InvalidInputError } from '../contract/agent.ts';
+export { InvalidInputError } from '../contract/inputs.ts';
+export type { AgentInput, ApproveInput, CompactInput, RevertInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
+export type { AgentProgress, CompactionProgress, TurnProgress } from '../contract/progress.ts';
+export type { AgentState } from '../contract/state.ts';
 export type {
-  AgentInput,
-  AgentProgress,
-  AgentState,
-  ApproveInput,
-  CompactInput,
   CompactResult,
   CompactionEvent,
   CompactionEventSummary,
-  CompactionProgress,
   CompactionStats,
   DiscardResult,
   Draft,
-  MessageRecord,
-  RevertInput,
   RevertResult,
   SendResult,
-  TurnBudget,
-  TurnProgress,
-  TurnStop,
-} from '../contract/agent.ts';
+} from '../contract/results.ts';
+export type { MessageRecord } from '../contract/records.ts';
 export { loadSettings } from '../config/settings.ts';
 export { connectClient, loadTemporalTarget } from '../config/temporal.ts';
 export type { TemporalTarget } from '../config/temporal.ts';

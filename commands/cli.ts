@@ -60,8 +60,9 @@ import {
   TURN_BUDGET_MAX,
   validateCompactInput,
   validateSendInput,
-} from '../contract/agent.ts';
-import type { SendResult, TurnBudget } from '../contract/agent.ts';
+} from '../contract/inputs.ts';
+import type { SendResult } from '../contract/results.ts';
+import type { TurnBudget } from '../contract/inputs.ts';
 import { FAILURE } from '../contract/failures.ts';
 import type { FailureType } from '../contract/failures.ts';
 

@@ -1,12 +1,7 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
-import type {
-  CompactResult,
-  RevertResult,
-  CompactionEventSummary,
-  CompactionStats,
-  AgentState,
-  MessageRecord,
-} from '../contract/agent.ts';
+import type { CompactResult, RevertResult, CompactionEventSummary, CompactionStats } from '../contract/results.ts';
+import type { AgentState } from '../contract/state.ts';
+import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/agents.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */

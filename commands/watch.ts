@@ -10,14 +10,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type {
-  AgentProgress,
-  CompactionEventSummary,
-  CompactionProgress,
-  ReviewProgress,
-  TurnProgress,
-} from '../contract/agent.ts';
-import { describeCompaction, describeReview } from '../contract/agent.ts';
+import type { AgentProgress, CompactionProgress, ReviewProgress, TurnProgress } from '../contract/progress.ts';
+import type { CompactionEventSummary } from '../contract/results.ts';
+import { describeCompaction, describeReview } from '../contract/progress.ts';
 
 /** Something that happened between two polls. */
 export type WatchChange =

@@ -3,7 +3,8 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
-import type { CompactionEventSummary, ContextRecord, Draft, MessageRecord, ViewRef } from './agent.ts';
+import type { CompactionEventSummary, Draft } from './results.ts';
+import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
 import type { AgentLife } from './keys.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';

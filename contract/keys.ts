@@ -70,3 +70,33 @@ export function compactionKey(agent: AgentLife, seq: number, object: CompactionO
 export function replacedKey(agent: AgentLife, seq: number, messageId: string): string {
   return `${compactionPrefix(agent, seq)}replaced/${messageId}.json`;
 }
+
+/** A per-agent sequence number as an id: a one-letter prefix and the number, zero-padded to 6 digits. */
+function seqId(prefix: string, seq: number): string {
+  return `${prefix}${String(seq).padStart(6, '0')}`;
+}
+
+/** Message ids are a per-agent sequence: m000001, m000002, … (so a range of them is two numbers). */
+export function messageIdOf(seq: number): string {
+  return seqId('m', seq);
+}
+
+/** The sequence number of a message id made by {@link messageIdOf}. */
+export function seqOf(messageId: string): number {
+  return Number(messageId.slice(1));
+}
+
+/** The store's view of an agent's state: its id and its life. */
+export function agentLife(state: { agentId: string; life?: string }): AgentLife {
+  return state.life === undefined ? { agentId: state.agentId } : { agentId: state.agentId, life: state.life };
+}
+
+/** The id of compaction `seq`'s summary message: c000001, c000002, … */
+export function summaryIdOf(seq: number): string {
+  return seqId('c', seq);
+}
+
+/** The id of compaction `seq`'s task ledger message: l000001, l000002, … */
+export function ledgerIdOf(seq: number): string {
+  return seqId('l', seq);
+}

@@ -25,8 +25,17 @@
  * column, so those are drawn below 32768 (the OS hands out free ports above it).
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -39,8 +48,13 @@ import { PROJECT_ROOT, SettingsError } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
 import { SEARCH_ATTRIBUTE_TYPES } from '../contract/search-attributes.ts';
 import type { S3Target } from '../storage/s3.ts';
-import { assertStandardPortsFree, EPHEMERAL_START_ATTEMPTS, minioOptionsIn, retryPortRaces } from './index.ts';
-import { startUiCodecServer } from './index.ts';
+import {
+  assertStandardPortsFree,
+  EPHEMERAL_START_ATTEMPTS,
+  minioOptionsIn,
+  retryPortRaces,
+  startUiCodecServer,
+} from './index.ts';
 import type { EmbeddedStack } from './index.ts';
 import { tailOfText } from './logs.ts';
 import { startMinio } from './minio.ts';

@@ -12,8 +12,17 @@
  * gives that account the data folder; run by anyone else, as that user.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { promisify } from 'node:util';
 import { delimiter, join } from 'node:path';
 import { tailOfText } from './logs.ts';

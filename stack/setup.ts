@@ -12,8 +12,16 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { loadSettings } from '../config/settings.ts';
-import { BINARIES, BinaryNotFoundError, CLUSTER_BINARIES, lookupBinary, MINIO } from './binaries.ts';
-import { TEMPORAL_SERVER, TEMPORAL_SQL_TOOL, TEMPORAL_UI_SERVER } from './binaries.ts';
+import {
+  BINARIES,
+  BinaryNotFoundError,
+  CLUSTER_BINARIES,
+  lookupBinary,
+  MINIO,
+  TEMPORAL_SERVER,
+  TEMPORAL_SQL_TOOL,
+  TEMPORAL_UI_SERVER,
+} from './binaries.ts';
 import type { BinaryProbes, BinarySpec } from './binaries.ts';
 import { buildBinary, formatDuration } from './build.ts';
 import type { ClusterBinaries } from './cluster.ts';

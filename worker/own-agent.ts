@@ -8,7 +8,8 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { agentWorkflowId, quoted } from '../contract/agent.ts';
+import { agentWorkflowId } from '../contract/agent.ts';
+import { quoted } from '../contract/inputs.ts';
 import { FAILURE } from '../contract/failures.ts';
 
 export const ownAgentOnly: ActivityInterceptorsFactory = (context) => ({

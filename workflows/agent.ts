@@ -18,16 +18,18 @@ import {
 import type * as activities from '../activities/index.ts';
 import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import * as api from '../contract/agent.ts';
+import { publicState, statsOf } from '../contract/state.ts';
+import type { AgentCarry, AgentState } from '../contract/state.ts';
+import { compactionPolicyOf, validateEventsQuery } from '../contract/inputs.ts';
+import type { CompactResult, DiscardResult, RevertResult, SendResult } from '../contract/results.ts';
 import type {
-  AgentCarry,
   AgentInput,
-  AgentState,
   ApproveInput,
   CompactInput,
   DiscardInput,
   RevertInput,
   SendInput,
-} from '../contract/agent.ts';
+} from '../contract/inputs.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { Compactions, DraftRefused } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
@@ -59,7 +61,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const { HANDLER_DESCRIPTIONS: about } = api;
   // Registered in the order of the releases before (a Signal or Update buffered before its handler is delivered
   // when the handler is set: the order is part of recorded histories).
-  setHandler(api.stateQuery, () => api.publicState(state), { description: about.state });
+  setHandler(api.stateQuery, () => publicState(state), { description: about.state });
   setHandler(api.closeSignal, () => void (inbox.closing = true), { description: about.closeSignal });
   setHandler(
     api.closeUpdate,
@@ -67,7 +69,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       inbox.updatesThisRun++;
       inbox.closing = true;
       await condition(() => state.status === 'closed');
-      return api.publicState(state);
+      return publicState(state);
     },
     { description: about.closeUpdate },
   );
@@ -92,7 +94,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     api.compactUpdate,
     (request: CompactInput = {}) =>
       // Delivered again to the next run after continue-as-new: answered with its result, not compacted twice.
-      inbox.applyOnce<api.CompactResult>({ kind: 'compact', input: request }, FAILURE.compactionFailed),
+      inbox.applyOnce<CompactResult>({ kind: 'compact', input: request }, FAILURE.compactionFailed),
     {
       description: about.compactUpdate,
       validator: (request: CompactInput = {}) =>
@@ -101,22 +103,22 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   );
 
   const eventsAfter = (query?: { since?: number; limit?: number } | null) => {
-    api.validateEventsQuery(query); // a query cannot change the agent: bad input is answered with its error
+    validateEventsQuery(query); // a query cannot change the agent: bad input is answered with its error
     const since = query?.since ?? 0; // the temporal CLI and the UI send `null` for no input
     const events = (state.events ?? []).filter((event) => event.seq > since);
     return query?.limit != null ? events.slice(0, query.limit) : events;
   };
   setHandler(api.compactionEventsQuery, eventsAfter, { description: about.compactionEvents });
   setHandler(api.compressionEventsQuery, eventsAfter, { description: about.compressionEvents });
-  setHandler(api.statsQuery, () => api.statsOf(state), { description: about.stats });
-  setHandler(api.contextQuery, () => api.publicState(state).messages, { description: about.context });
+  setHandler(api.statsQuery, () => statsOf(state), { description: about.stats });
+  setHandler(api.contextQuery, () => publicState(state).messages, { description: about.context });
   setHandler(api.ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, { description: about.ledger });
   setHandler(api.progressQuery, () => progressOf(state, conversation.progress, inbox.queued), {
     description: about.progress,
   });
   setHandler(
     api.sendUpdate,
-    (send: SendInput) => inbox.applyOnce<api.SendResult>({ kind: 'send', input: send }, FAILURE.turnFailed),
+    (send: SendInput) => inbox.applyOnce<SendResult>({ kind: 'send', input: send }, FAILURE.turnFailed),
     {
       description: about.send,
       // Delivered again after continue-as-new: already applied, answered from `applied` whatever the state now.
@@ -127,7 +129,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(
     api.revertUpdate,
     (request: RevertInput) =>
-      inbox.applyOnce<api.RevertResult>({ kind: 'revert', input: request }, FAILURE.compactionFailed),
+      inbox.applyOnce<RevertResult>({ kind: 'revert', input: request }, FAILURE.compactionFailed),
     {
       description: about.revert,
       validator: (request: RevertInput) => void (inbox.appliedResult() ?? checkRevert(request, state, inbox.closing)),
@@ -139,7 +141,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(
     api.approveUpdate,
     (request: ApproveInput) =>
-      inbox.applyOnce<api.CompactResult>({ kind: 'approve', input: request }, FAILURE.compactionFailed),
+      inbox.applyOnce<CompactResult>({ kind: 'approve', input: request }, FAILURE.compactionFailed),
     {
       description: about.approve,
       validator: (request: ApproveInput) =>
@@ -149,7 +151,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   setHandler(
     api.discardUpdate,
     (request: DiscardInput) =>
-      inbox.applyOnce<api.DiscardResult>({ kind: 'discard', input: request }, FAILURE.invalidInput),
+      inbox.applyOnce<DiscardResult>({ kind: 'discard', input: request }, FAILURE.invalidInput),
     {
       description: about.discard,
       validator: (request: DiscardInput) =>
@@ -159,7 +161,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
-    const policy = api.compactionPolicyOf(input);
+    const policy = compactionPolicyOf(input);
     const describe = {
       model: input.model,
       ...(input.modelOverride ? { override: input.modelOverride } : {}),
@@ -253,7 +255,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   conversation.closed();
   showClosed(state);
   await condition(allHandlersFinished);
-  return api.publicState(state);
+  return publicState(state);
 }
 
 /** Whether a check passes (a Signal's input: what it rejects is dropped and counted, not thrown). */

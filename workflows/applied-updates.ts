@@ -9,8 +9,8 @@
  * (`replyStored`: the agent reads it back when the Update comes again). An Update whose result was let go is refused
  * when it comes again, not re-applied.
  */
-import { summaryOfEvent } from '../contract/agent.ts';
-import type { KeptResult, UpdateResult } from '../contract/agent.ts';
+import { summaryOfEvent } from '../contract/results.ts';
+import type { KeptResult, UpdateResult } from '../contract/results.ts';
 
 /** By Update id: its result as kept, or `null` once the result was let go. Oldest first. */
 export type AppliedUpdates = Map<string, KeptResult | null>;

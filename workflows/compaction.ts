@@ -12,25 +12,19 @@
 import { ActivityFailure, condition, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { ApplyOutcome, PlanOutcome, SummaryOutcome } from '../contract/activities.ts';
+import type { ApplyOutcome } from '../contract/activities.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
-import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
-import { recordKey, SUMMARY_PREVIEW_CHARS, summaryOfEvent } from '../contract/agent.ts';
-import type {
-  ApproveInput,
-  CompactInput,
-  CompactResult,
-  DiscardInput,
-  DiscardResult,
-  Draft,
-  PreparedDraft,
-  RevertResult,
-} from '../contract/agent.ts';
+import type { Gate, Trigger } from '../engine/trigger.ts';
+import { recordKey } from '../contract/records.ts';
+import { SUMMARY_PREVIEW_CHARS, summaryOfEvent } from '../contract/results.ts';
+import type { ApproveInput, CompactInput, DiscardInput } from '../contract/inputs.ts';
+import type { CompactResult, DiscardResult, Draft, RevertResult } from '../contract/results.ts';
+import type { Prepared } from '../contract/state.ts';
 import { FAILURE } from '../contract/failures.ts';
-import type { Conversation, Snapshot } from './conversation.ts';
+import type { Conversation } from './conversation.ts';
 import { failureMessage, inTraceOf } from './inbox.ts';
 import type { Inbox, Pending } from './inbox.ts';
-import type { CompactionStep } from '../contract/agent.ts';
+import type { CompactionStep } from '../contract/progress.ts';
 import { showCompaction, showDetails, showProgress } from './visibility.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -54,21 +48,6 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
 const { planCompaction, applyCompaction, reportViolation, revertContext, storeDraft, reviseSummary } =
   proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
-
-/** A compaction planned and summarized, not yet applied: what it was made for and how to apply it. */
-export interface Prepared {
-  seq: number;
-  trigger: Trigger;
-  request: CompactInput;
-  startedAt: number;
-  /** The cooldown when it was planned. */
-  cooldown: CooldownState;
-  plan: PlanOutcome;
-  summary?: SummaryOutcome;
-  /** The context it was made for; its tail (what is added after it) starts at `tailFromSeq`. */
-  made: Snapshot;
-  tailFromSeq: number;
-}
 
 /** A draft that cannot be approved or discarded (not pending, stale): the Update fails with this message. */
 export class DraftRefused extends Error {
@@ -293,7 +272,7 @@ export class Compactions {
     const { summary: _span, ...kept } = plan;
     const draftPrepared: Prepared = { ...prepared, plan: kept };
     if (!waits) {
-      conversation.drafted(info, draftPrepared as unknown as PreparedDraft);
+      conversation.drafted(info, draftPrepared);
       const draft: Draft = { ...info, ...(text !== undefined ? { summary: text } : {}) };
       return { compacted: false, reason: `${info.id} awaits review: approve or discard it`, draft };
     }
@@ -307,7 +286,7 @@ export class Compactions {
         onTimeout: review.onTimeout,
       },
     };
-    conversation.drafted(waiting, draftPrepared as unknown as PreparedDraft);
+    conversation.drafted(waiting, draftPrepared);
     const draft: Draft = { ...waiting, ...(text !== undefined ? { summary: text } : {}) };
     const then = review.onTimeout === 'apply' ? 'applied' : 'discarded';
     const reason = `${info.id} awaits review until ${waiting.waits!.until} (then ${then}): approve or discard it`;
@@ -414,7 +393,7 @@ export class Compactions {
       if (info.waits) showProgress(conversation.state, conversation.progress); // no longer awaiting review
       throw new DraftRefused(`${info.id} is stale, made for a context that has changed: ${stale}`);
     }
-    let prepared = pending.prepared as unknown as Prepared; // kept by drafted() as a Prepared
+    let prepared = pending.prepared;
     if (edit.summary !== undefined) {
       if (!prepared.summary)
         throw new DraftRefused(`summary: ${info.id} summarizes nothing, there is no summary to edit`);

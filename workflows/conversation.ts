@@ -11,39 +11,16 @@ import type { CooldownState, Gate, GateCheck, Trigger } from '../engine/trigger.
 import type { TaskLedger } from '../engine/ledger.ts';
 import { updateLedger } from '../engine/ledger.ts';
 import { isUserTurn } from '../engine/messages.ts';
-import {
-  agentLife,
-  endAtLastCompleteStep,
-  EVENTS_KEPT,
-  messageIdOf,
-  NO_COMPACTIONS,
-  seqOf,
-  summaryOfEvent,
-} from '../contract/agent.ts';
-import type {
-  AgentCarry,
-  AgentInput,
-  CompactionEventSummary,
-  Draft,
-  PreparedDraft,
-  ContextRecord,
-  ViewRef,
-  WorkflowState,
-} from '../contract/agent.ts';
+import { agentLife, messageIdOf, seqOf } from '../contract/keys.ts';
+import { endAtLastCompleteStep, EVENTS_KEPT } from '../contract/state.ts';
+import { NO_COMPACTIONS, summaryOfEvent } from '../contract/results.ts';
+import type { AgentCarry, Prepared, Snapshot, WorkflowState } from '../contract/state.ts';
+import type { AgentInput } from '../contract/inputs.ts';
+import type { CompactionEventSummary, Draft } from '../contract/results.ts';
+import type { ContextRecord, ViewRef } from '../contract/records.ts';
 import type { ModelDescription } from '../contract/activities.ts';
 import { Progress } from './progress.ts';
 import type { AgentLife } from '../contract/keys.ts';
-
-/**
- * The context a compaction was made for: its first `messages` records, the last of them `lastId`, after
- * `compactions` compactions. A compaction made in the background (or a draft) is committed only while that prefix
- * is still the context's: what was added since stays after the compacted part.
- */
-export interface Snapshot {
-  messages: number;
-  lastId: string | undefined;
-  compactions: number;
-}
 
 export class Conversation {
   /** Read it freely; change it only through this class's methods. */
@@ -279,7 +256,7 @@ export class Conversation {
   }
 
   /** A draft is kept for review (the next id taken); one at a time. */
-  drafted(info: Omit<Draft, 'summary'>, prepared: PreparedDraft): void {
+  drafted(info: Omit<Draft, 'summary'>, prepared: Prepared): void {
     this.state.drafts = (this.state.drafts ?? 0) + 1;
     this.state.draft = { info, prepared };
     delete this.state.lastDraft;

@@ -6,20 +6,16 @@ import { context as traceContext } from '@opentelemetry/api';
 import type { Context as TraceContext } from '@opentelemetry/api';
 import { ApplicationFailure, condition, currentUpdateInfo, patched } from '@temporalio/workflow';
 import type { ActivityFailure } from '@temporalio/workflow';
+import type { AgentCarry } from '../contract/state.ts';
 import type {
-  AgentCarry,
   KeptResult,
-  ApproveInput,
-  DiscardInput,
   DiscardResult,
-  CompactInput,
   CompactResult,
-  RevertInput,
   RevertResult,
-  SendInput,
   SendResult,
   UpdateResult,
-} from '../contract/agent.ts';
+} from '../contract/results.ts';
+import type { ApproveInput, DiscardInput, CompactInput, RevertInput, SendInput } from '../contract/inputs.ts';
 import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from './applied-updates.ts';
 
 /**

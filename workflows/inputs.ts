@@ -9,7 +9,7 @@ import {
   validateDraftInput,
   validateRevertInput,
   validateSendInput,
-} from '../contract/agent.ts';
+} from '../contract/inputs.ts';
 import type {
   AgentInput,
   ApproveInput,
@@ -17,8 +17,8 @@ import type {
   DiscardInput,
   RevertInput,
   SendInput,
-  WorkflowState,
-} from '../contract/agent.ts';
+} from '../contract/inputs.ts';
+import type { WorkflowState } from '../contract/state.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
 
 /** A new agent's input (a running or reopened agent keeps the input it was started with). */

@@ -12,8 +12,8 @@ import type {
   CompactionStep,
   ReviewProgress,
   TurnProgress,
-  WorkflowState,
-} from '../contract/agent.ts';
+} from '../contract/progress.ts';
+import type { WorkflowState } from '../contract/state.ts';
 import type { Trigger } from '../engine/trigger.ts';
 
 export class Progress {

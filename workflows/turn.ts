@@ -7,8 +7,11 @@ import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ModelReply, NewMessage } from '../contract/activities.ts';
-import { seqOf, turnBudgetOf, turnStoppedReply } from '../contract/agent.ts';
-import type { AgentInput, SendInput, SendResult, TurnBudget, TurnStop, ViewRef } from '../contract/agent.ts';
+import { seqOf } from '../contract/keys.ts';
+import { turnBudgetOf, turnStoppedReply } from '../contract/inputs.ts';
+import type { AgentInput, SendInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
+import type { SendResult } from '../contract/results.ts';
+import type { ViewRef } from '../contract/records.ts';
 import { FAILURE } from '../contract/failures.ts';
 import type { Compactions } from './compaction.ts';
 import type { Conversation } from './conversation.ts';

@@ -5,9 +5,10 @@
  */
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { CompactionEventSummary, WorkflowState } from '../contract/agent.ts';
+import type { CompactionEventSummary } from '../contract/results.ts';
+import type { WorkflowState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
-import { describeCompaction } from '../contract/agent.ts';
+import { describeCompaction } from '../contract/progress.ts';
 import type { Progress } from './progress.ts';
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */

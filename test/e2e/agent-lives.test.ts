@@ -17,7 +17,7 @@ import {
 import { textOf } from '../../engine/messages.ts';
 import { agentPrefix } from '../../contract/keys.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentInput } from '../../contract/agent.ts';
+import type { AgentInput } from '../../contract/inputs.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';

@@ -30,7 +30,8 @@ import {
 } from '../../client/agents.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentState, CompactInput } from '../../contract/agent.ts';
+import type { AgentState } from '../../contract/state.ts';
+import type { CompactInput } from '../../contract/inputs.ts';
 import { AGENT_ID_PATTERN, agentPrefix } from '../../contract/keys.ts';
 import type { ChatMessage, ToolCall } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';

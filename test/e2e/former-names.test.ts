@@ -11,9 +11,9 @@ import {
   agentWorkflowId,
   compactionEventsQuery,
   compressionEventsQuery,
-  InvalidInputError,
 } from '../../contract/agent.ts';
-import type { AgentInput } from '../../contract/agent.ts';
+import { InvalidInputError } from '../../contract/inputs.ts';
+import type { AgentInput } from '../../contract/inputs.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import { textOf } from '../../engine/messages.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';

@@ -36,7 +36,7 @@ import {
 import type { ReplayReport } from '../../commands/replay.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentState } from '../../contract/agent.ts';
+import type { AgentState } from '../../contract/state.ts';
 import { agentPrefix } from '../../contract/keys.ts';
 import { DEFAULT_HISTORY_BUDGET } from '../../workflows/continue-as-new.ts';
 import type { ChatMessage } from '../../engine/messages.ts';

@@ -8,7 +8,7 @@ import { agentState, compactionEvents, compactionStats, sendMessage, startAgent 
 import { textOf } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
-import type { CompactionStats } from '../../contract/agent.ts';
+import type { CompactionStats } from '../../contract/results.ts';
 import { isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';

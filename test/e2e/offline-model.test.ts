@@ -8,7 +8,7 @@ import { agentState } from '../../client/agents.ts';
 import { DEMO_SESSION } from '../../llm/endpoint.ts';
 import { textOf } from '../../engine/messages.ts';
 import { parseSessionJsonl, replayResponder } from '../../llm/replay.ts';
-import type { SendResult } from '../../contract/agent.ts';
+import type { SendResult } from '../../contract/results.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';

@@ -18,7 +18,7 @@ import {
 } from '../../client/agents.ts';
 import { AgentUpdateError } from '../../client/updates.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
-import type { RevertResult } from '../../contract/agent.ts';
+import type { RevertResult } from '../../contract/results.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';

@@ -19,7 +19,8 @@ import {
   startAgent,
 } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentProgress, AgentState } from '../../contract/agent.ts';
+import type { AgentProgress } from '../../contract/progress.ts';
+import type { AgentState } from '../../contract/state.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import type { PolicyOverrides } from '../../engine/policy.ts';
 import { textOf } from '../../engine/messages.ts';

@@ -17,7 +17,7 @@ import {
   startAgent,
 } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
-import type { CompactResult } from '../../contract/agent.ts';
+import type { CompactResult } from '../../contract/results.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, compactionEvents, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentState, CompactionEvent, SendResult } from '../../contract/agent.ts';
+import type { AgentState } from '../../contract/state.ts';
+import type { CompactionEvent, SendResult } from '../../contract/results.ts';
 import { renderState } from '../../commands/render.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';

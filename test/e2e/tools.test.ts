@@ -10,7 +10,8 @@ import { messageKey } from '../../contract/keys.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { WorkflowFailedError } from '@temporalio/client';
-import { AGENT_WORKFLOW, agentWorkflowId, turnStoppedReply } from '../../contract/agent.ts';
+import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
+import { turnStoppedReply } from '../../contract/inputs.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 

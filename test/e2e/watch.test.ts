@@ -19,7 +19,7 @@ import {
 } from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentProgress } from '../../contract/agent.ts';
+import type { AgentProgress } from '../../contract/progress.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import { agentWithNotes, isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';

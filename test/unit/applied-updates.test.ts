@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from '../../workflows/applied-updates.ts';
 import type { AppliedUpdates } from '../../workflows/applied-updates.ts';
-import { summaryOfEvent } from '../../contract/agent.ts';
-import type { CompactionEvent, SendResult, UpdateResult } from '../../contract/agent.ts';
+import { summaryOfEvent } from '../../contract/results.ts';
+import type { CompactionEvent, SendResult, UpdateResult } from '../../contract/results.ts';
 
 const reply = (turn: number, chars: number): SendResult => ({
   turn,

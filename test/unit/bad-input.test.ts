@@ -5,8 +5,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { readModelReply } from '../../activities/model-reply.ts';
-import { InvalidInputError, quoted, validateAgentInput, validateEventsQuery } from '../../contract/agent.ts';
-import type { AgentInput } from '../../contract/agent.ts';
+import { InvalidInputError, quoted, validateAgentInput, validateEventsQuery } from '../../contract/inputs.ts';
+import type { AgentInput } from '../../contract/inputs.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { parseSessionJsonl } from '../../llm/replay.ts';
 

@@ -1,8 +1,11 @@
 /** The conversation the agent workflow holds: the one place its state and message ids change (pure, no Temporal). */
 import { describe, expect, it } from 'vitest';
 import { Conversation } from '../../workflows/conversation.ts';
-import type { AgentCarry, CompactionEventSummary, ContextRecord } from '../../contract/agent.ts';
-import { messageIdOf, statsOf } from '../../contract/agent.ts';
+import type { AgentCarry } from '../../contract/state.ts';
+import type { CompactionEventSummary } from '../../contract/results.ts';
+import type { ContextRecord } from '../../contract/records.ts';
+import { messageIdOf } from '../../contract/keys.ts';
+import { statsOf } from '../../contract/state.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { backgroundFires, gateOf } from '../../engine/trigger.ts';
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { messageKey } from '../../contract/keys.ts';
-import { keyedRecord, publicState, recordKey, unkeyedRecord } from '../../contract/agent.ts';
-import type { MessageRecord, WorkflowState } from '../../contract/agent.ts';
+import { keyedRecord, recordKey, unkeyedRecord } from '../../contract/records.ts';
+import { publicState } from '../../contract/state.ts';
+import type { MessageRecord } from '../../contract/records.ts';
+import type { WorkflowState } from '../../contract/state.ts';
 
 /** One life of agent `trip`. */
 const trip = { agentId: 'trip', life: '0194-life' };

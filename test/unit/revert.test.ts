@@ -1,14 +1,15 @@
 /** A revert as the workflow applies it (pure): the restored context swapped in, and the input's checks. */
 import { describe, expect, it } from 'vitest';
 import { Conversation } from '../../workflows/conversation.ts';
-import type { CompactionEventSummary, ContextRecord } from '../../contract/agent.ts';
+import type { CompactionEventSummary } from '../../contract/results.ts';
+import type { ContextRecord } from '../../contract/records.ts';
 import {
   InvalidInputError,
-  messageIdOf,
   validateCompactInput,
   validateDraftInput,
   validateRevertInput,
-} from '../../contract/agent.ts';
+} from '../../contract/inputs.ts';
+import { messageIdOf } from '../../contract/keys.ts';
 import { EMPTY_LEDGER } from '../../engine/ledger.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { gateOf } from '../../engine/trigger.ts';

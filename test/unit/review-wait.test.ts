@@ -6,8 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { phaseOf, renderChange } from '../../commands/watch.ts';
 import { run, UsageError } from '../../commands/cli.ts';
-import { describeReview } from '../../contract/agent.ts';
-import type { ContextRecord, Draft, WorkflowState } from '../../contract/agent.ts';
+import { describeReview } from '../../contract/progress.ts';
+import type { ContextRecord } from '../../contract/records.ts';
+import type { Draft } from '../../contract/results.ts';
+import type { Prepared, WorkflowState } from '../../contract/state.ts';
 import { DEFAULT_REVIEW, PolicyError } from '../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../engine/presets.ts';
 import { backgroundFires, gateAfterDiscard, gateFires, gateOf } from '../../engine/trigger.ts';
@@ -107,7 +109,7 @@ function waiting(): Conversation {
     madeFor: { compactions: 0, messages: 10 },
     waits: { until: '2026-01-01T00:01:00.000Z', timeoutSeconds: 60, onTimeout: 'apply' },
   };
-  conversation.drafted(info, { made: conversation.snapshot() });
+  conversation.drafted(info, { made: conversation.snapshot() } as Prepared); // only `made` is read before it is applied
   return conversation;
 }
 

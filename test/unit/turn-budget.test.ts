@@ -7,8 +7,8 @@ import {
   turnBudgetOf,
   turnStoppedReply,
   validateAgentInput,
-} from '../../contract/agent.ts';
-import type { AgentInput } from '../../contract/agent.ts';
+} from '../../contract/inputs.ts';
+import type { AgentInput } from '../../contract/inputs.ts';
 
 const agent = (extra: Partial<AgentInput>): AgentInput => ({ agentId: 'a', model: 'gpt-4o-mini', ...extra });
 

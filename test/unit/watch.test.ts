@@ -1,8 +1,10 @@
 /** `longrun watch`'s decisions (what changed, how it reads) and the workflow's progress it polls: pure, no server. */
 import { describe, expect, it } from 'vitest';
 import { changesOf, phaseOf, progressBar, renderChange, watchAgent, withChunkCarried } from '../../commands/watch.ts';
-import type { AgentProgress, CompactionEventSummary, WorkflowState } from '../../contract/agent.ts';
-import { describeCompaction } from '../../contract/agent.ts';
+import type { AgentProgress } from '../../contract/progress.ts';
+import type { CompactionEventSummary } from '../../contract/results.ts';
+import type { WorkflowState } from '../../contract/state.ts';
+import { describeCompaction } from '../../contract/progress.ts';
 import { Progress, progressOf } from '../../workflows/progress.ts';
 
 const idle: AgentProgress = {

@@ -14,10 +14,11 @@ import { planCompaction } from '../../../engine/planner.ts';
 import type { Plan, PlanInput } from '../../../engine/planner.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import { gateOf } from '../../../engine/trigger.ts';
-import { messageIdOf, seqOf } from '../../../contract/agent.ts';
-import type { CompactionEventSummary, ContextRecord } from '../../../contract/agent.ts';
+import { messageIdOf, seqOf } from '../../../contract/keys.ts';
+import type { CompactionEventSummary } from '../../../contract/results.ts';
+import type { ContextRecord } from '../../../contract/records.ts';
 import { Conversation } from '../../../workflows/conversation.ts';
-import type { Snapshot } from '../../../workflows/conversation.ts';
+import type { Snapshot } from '../../../contract/state.ts';
 
 const WINDOW = 8_192;
 const policy = resolvePolicy({ mask: { fromRatio: null } });

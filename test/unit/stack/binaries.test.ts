@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { cachedBinaryPath, lookupBinary, MINIO, TEMPORAL } from '../../../stack/binaries.ts';
-import { TEMPORAL_SERVER, TEMPORAL_SQL_TOOL, TEMPORAL_UI_SERVER } from '../../../stack/binaries.ts';
+import {
+  cachedBinaryPath,
+  lookupBinary,
+  MINIO,
+  TEMPORAL,
+  TEMPORAL_SERVER,
+  TEMPORAL_SQL_TOOL,
+  TEMPORAL_UI_SERVER,
+} from '../../../stack/binaries.ts';
 import type { BinaryProbes } from '../../../stack/binaries.ts';
 
 const CACHE = '/home/u/.cache/longrun';

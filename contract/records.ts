@@ -1,0 +1,48 @@
+/**
+ * The working context's records: a message's metadata as the workflow holds it and the queries return it (the body
+ * lives in S3 under its key), and the view sent to the model, by reference.
+ */
+import type { MessageMeta } from '../engine/messages.ts';
+import { messageKey } from './keys.ts';
+import type { AgentLife } from './keys.ts';
+
+/**
+ * The working context sent to the model, by reference: the first `baseLength` keys of the stored context manifest
+ * `base` (what the last compaction left), then the messages with sequence numbers `firstSeq..lastSeq`. Its size in
+ * history is constant however long the context is.
+ */
+export interface ViewRef {
+  base?: string;
+  baseLength?: number;
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/** Metadata of a message of the working context (the body lives in S3 under `key`), as the queries return it. */
+export interface MessageRecord extends MessageMeta {
+  preview: string;
+}
+
+/**
+ * A record as the workflow holds it and activities return it: `key` is left out when it is the message's own key
+ * (agents/<id>/messages/<messageId>.json), about a third of a record; the state holds up to 2,000 of them and is
+ * what the worker caches and continue-as-new carries. A replacement or a summary keeps its key.
+ */
+export type ContextRecord = Omit<MessageRecord, 'key'> & { key?: string };
+
+/** A record's storage key: the one it names, or the message's own in the agent's life. */
+export function recordKey(agent: AgentLife, record: ContextRecord): string {
+  return record.key ?? messageKey(agent, record.id);
+}
+
+/** The record with its key, as the engine and the queries take it. */
+export function keyedRecord(agent: AgentLife, record: ContextRecord): MessageRecord {
+  return { ...record, key: recordKey(agent, record) };
+}
+
+/** The record without its key when that is the message's own. */
+export function unkeyedRecord(agent: AgentLife, record: MessageRecord): ContextRecord {
+  if (record.key !== messageKey(agent, record.id)) return record;
+  const { key: _, ...rest } = record;
+  return rest;
+}

@@ -1,0 +1,189 @@
+/**
+ * What the agent's Updates return and what it records: a message's turn, a compaction (its event, draft and stats),
+ * a discard and a revert.
+ */
+import type { TurnStop } from './inputs.ts';
+import type { RemovedItem } from '../engine/planner.ts';
+import type { StrategyName } from '../engine/policy.ts';
+import type { LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
+import type { CostEstimate } from '../engine/cost.ts';
+
+export interface SendResult {
+  /** Turn number this message opened (1-based). */
+  turn: number;
+  reply: string;
+  messageId: string;
+  replyId: string;
+  /** Tool calls run during the turn. */
+  toolCalls: number;
+  /** Model calls made during the turn (absent in results recorded before this field existed). */
+  steps: number;
+  /**
+   * Set when the turn reached its budget ({@link TurnBudget}) before the model gave a final answer: `reply` then is
+   * {@link turnStoppedReply}'s text (not stored in the context), and another message continues the work.
+   */
+  stopped?: TurnStop;
+  /**
+   * The model that served the reply, as the provider named it; `replayed:<model>` when the worker's model is the
+   * offline replayed one (llm/replay.ts `isReplayedModel`), which clients label. Absent in results recorded before
+   * this field existed, and when the provider names no model.
+   */
+  servedBy?: string;
+}
+
+/**
+ * An Update's result as the agent keeps it to answer the Update again (workflows/applied-updates.ts): whole, or a
+ * `send`'s without its reply, which is stored under `replyId` and read back when asked (`replyStored`).
+ */
+export type KeptResult = UpdateResult | (Omit<SendResult, 'reply'> & { replyStored: true });
+
+/**
+ * What a compaction did, as the workflow keeps it (the last few in state; the queries and the compact Update return
+ * it): everything but the list of removed items, which can run to thousands and lives in the full
+ * {@link CompactionEvent} in S3. Keeping it out holds the state (which the worker caches and continue-as-new
+ * carries) and each activity result to a size that does not grow with the context.
+ */
+export interface CompactionEventSummary {
+  /** 1, 2, 3, … per agent. */
+  seq: number;
+  /** What fired it; `revert` for a revert (the `revert` Update: the context as it was before an earlier event). */
+  trigger: Trigger | 'revert';
+  /** What fired, or the forced compaction's request. */
+  reason: string;
+  /** ISO time (workflow time) when it was applied. */
+  at: string;
+  strategies: StrategyName[] | string[];
+  /** Notes of the steps (a fallback taken, an emergency cut). */
+  notes: string[];
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  targetTokens: number;
+  reachedTarget: boolean;
+  shortfall?: string;
+  /** How many messages left the context (listed in the full event, `keys.event`). */
+  removedCount: number;
+  summaryTokens?: number;
+  /** How the summary reply was read: structured output, headings, or plain text. */
+  summaryParsedAs?: string;
+  /** Summary calls a span too large for the summary model's window took (chunks, each folding in the one before). */
+  summaryChunks?: number;
+  /** Structured output (`json_schema`), the plain-text prompt when the provider rejected it, or none (extractive). */
+  responseFormat?: 'json_schema' | 'text' | 'none';
+  /** Must-keep facts of the removed messages: found in the summary, missing after one re-prompt, pinned verbatim. */
+  facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
+  llm?: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+  /**
+   * With prices in the policy (`compaction.cost`): the estimated cost of the next turns without and with this
+   * compaction (summary call included), from the tokens it actually left; `netBenefit` is what it saves.
+   */
+  cost?: CostEstimate;
+  /**
+   * The loop guard's verdict (policy `loopGuard`): whether it saved less than the minimum share (`ineffective`, its
+   * note in `notes`), the ineffective automatic compactions in a row, and the pause it set (`paused`,
+   * `pausedUntil`). Absent without a guard, and in events recorded before it.
+   */
+  loopGuard?: LoopGuardVerdict;
+  durationMs: number;
+  /** Storage keys of the event, the removed segment (JSONL) and the new context manifest. */
+  keys: { event: string; removed: string; context: string };
+  instructions?: string;
+}
+
+/** The full compaction event, stored at `keys.event` (all of them, for as long as the agent's objects are kept). */
+export interface CompactionEvent extends CompactionEventSummary {
+  /** Every message that left the context, with the storage key of its original. */
+  removed: RemovedItem[];
+}
+
+/**
+ * The summary of an event. Also reads events recorded before summaries existed (no `removedCount`, a `removed`
+ * list), which a running agent may still hold in its state.
+ */
+export function summaryOfEvent(event: CompactionEventSummary | CompactionEvent): CompactionEventSummary {
+  const { removed, ...summary } = event as CompactionEventSummary & { removed?: RemovedItem[] };
+  return { ...summary, removedCount: summary.removedCount ?? removed?.length ?? 0 };
+}
+
+/** A compaction planned and summarized, kept for review (`compact` with `review: true`). */
+export interface Draft {
+  /** `draft-1`, `draft-2`, … per agent. */
+  id: string;
+  /** The event seq it would take when applied. */
+  seq: number;
+  /** Workflow time (ISO) it was made. */
+  createdAt: string;
+  reason: string;
+  /** The plan's steps and what each saves; the whole plan is stored at `planKey`. */
+  steps: { strategy: string; tokensSaved: number; note?: string }[];
+  planKey: string;
+  tokensBefore: number;
+  /** The plan's estimate of the tokens after (the summary's own count is in `summaryTokens`). */
+  tokensAfter: number;
+  /** The summary message's text (absent when the plan summarizes nothing), where it is stored, and its tokens. */
+  summary?: string;
+  summaryKey?: string;
+  summaryTokens?: number;
+  /** Must-keep facts of the span: found in the summary, missing, pinned verbatim. */
+  facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
+  /** The context it was made for: after `compactions` events, its first `messages` records. */
+  madeFor: { compactions: number; messages: number };
+  /** The summary's first characters (what the current details show of it). */
+  summaryPreview?: string;
+  /**
+   * The draft of an automatic compaction (policy `review.automatic`): it waits for `approve` or `discard` until
+   * `until` (workflow time, ISO; `timeoutSeconds` after it was made), then is applied or discarded (`onTimeout`).
+   */
+  waits?: { until: string; timeoutSeconds: number; onTimeout: 'apply' | 'discard' };
+}
+
+/** Characters of a draft's summary the current details show. */
+export const SUMMARY_PREVIEW_CHARS = 200;
+
+/** What `discard` did. */
+export interface DiscardResult {
+  discarded: string;
+  /** The draft of an automatic compaction: automatic compaction is paused until the context reaches this many tokens. */
+  pausedUntil?: number;
+}
+
+/** What a forced compaction did: the event, or why nothing was done. */
+export interface CompactResult {
+  compacted: boolean;
+  reason: string;
+  event?: CompactionEventSummary;
+  /** With `review: true`: the draft, not applied. */
+  draft?: Draft;
+}
+
+/** What a revert did: its own event (trigger `revert`), and what it restored in a sentence. */
+export interface RevertResult {
+  reverted: true;
+  reason: string;
+  event: CompactionEventSummary;
+}
+
+/** The stats of an agent that has not compacted yet. */
+export const NO_COMPACTIONS: CompactionStats = { count: 0, averageReduction: 0, tokensSaved: 0 };
+
+export interface CompactionStats {
+  count: number;
+  /** Mean of tokensAfter / tokensBefore over all compactions. */
+  averageReduction: number;
+  tokensSaved: number;
+  /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
+  costSaved?: number;
+  /** Reverts (the `revert` Update) so far: events of their own, not counted in `count` and the reductions. */
+  reverts?: number;
+  /** Compactions the loop guard found ineffective (policy `loopGuard`; absent before the first judged one). */
+  ineffective?: number;
+  /**
+   * Set while the loop guard pauses automatic compaction: it resumes when the context reaches this many tokens
+   * (the hard limit still compacts; a forced compaction runs).
+   */
+  pausedUntil?: number;
+}
+
+/** An Update's result, as kept to answer it again when it is delivered twice. */
+export type UpdateResult = SendResult | CompactResult | RevertResult | DiscardResult;

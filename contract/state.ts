@@ -1,0 +1,191 @@
+/**
+ * The agent's state: as the workflow holds it ({@link WorkflowState}), as the queries return it ({@link AgentState}),
+ * and what continue-as-new carries ({@link AgentCarry}), with the draft awaiting review and what applies it.
+ */
+import type { PlanOutcome, SummaryOutcome } from './activities.ts';
+import type { CompactInput } from './inputs.ts';
+import { lifePrefix, seqOf } from './keys.ts';
+import { keyedRecord } from './records.ts';
+import type { ContextRecord, MessageRecord } from './records.ts';
+import { NO_COMPACTIONS } from './results.ts';
+import type { CompactionEventSummary, CompactionStats, Draft, KeptResult } from './results.ts';
+import type { ModelInfo } from '../engine/models.ts';
+import type { CompactionPolicy } from '../engine/policy.ts';
+import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
+import type { TaskLedger } from '../engine/ledger.ts';
+
+/**
+ * The context a compaction was made for: its first `messages` records, the last of them `lastId`, after
+ * `compactions` compactions. A compaction made in the background (or a draft) is committed only while that prefix
+ * is still the context's: what was added since stays after the compacted part.
+ */
+export interface Snapshot {
+  messages: number;
+  lastId: string | undefined;
+  compactions: number;
+}
+
+/**
+ * A compaction planned and summarized, not yet applied: what it was made for and how to apply it. The workflow keeps
+ * one while it applies it, and a draft awaiting review keeps its own in the state ({@link AgentState}'s `draft`).
+ */
+export interface Prepared {
+  seq: number;
+  trigger: Trigger;
+  request: CompactInput;
+  startedAt: number;
+  /** The cooldown when it was planned. */
+  cooldown: CooldownState;
+  plan: PlanOutcome;
+  summary?: SummaryOutcome;
+  /** The context it was made for; its tail (what is added after it) starts at `tailFromSeq`. */
+  made: Snapshot;
+  tailFromSeq: number;
+}
+
+/** The `stats` query's answer: the counts, and the loop guard's pause while it holds. */
+export function statsOf(state: Pick<WorkflowState, 'stats' | 'cooldown' | 'contextTokens'>): CompactionStats {
+  const stats = state.stats ?? NO_COMPACTIONS;
+  const until = state.cooldown?.pausedUntil;
+  return until !== undefined && state.contextTokens < until ? { ...stats, pausedUntil: until } : stats;
+}
+
+export type AgentStatus = 'running' | 'closed';
+
+/**
+ * The `AgentStatus` search attribute: the agent's status, `compacting` while a compaction runs (blocking or in
+ * the background; one upsert when it starts and one when it ends), and `awaiting-review` while the draft of an
+ * automatic compaction waits for approval (policy `review.automatic`). The phase itself is in the `progress` query
+ * and the current details.
+ */
+export type AgentStatusAttribute = AgentStatus | 'compacting' | 'awaiting-review';
+
+export interface AgentState {
+  agentId: string;
+  /**
+   * The run id this agent's life began with (continue-as-new and a reopen keep it): its objects are stored under
+   * `storagePrefix`. Absent for agents started before lives existed.
+   */
+  life?: string;
+  /** Where this life's objects are stored: agents/<agentId>/<life>/. */
+  storagePrefix?: string;
+  model: string;
+  status: AgentStatus;
+  turns: number;
+  messages: MessageRecord[];
+  /** The model's window and how its tokens are counted (resolved once, at the agent's start). */
+  modelInfo?: ModelInfo;
+  /** Tokens every request spends besides its messages: the tool schemas and the reply primer. */
+  fixedTokens?: number;
+  /** Tokens of the working context: every message, the reply primer and the tool schemas. */
+  contextTokens: number;
+  /** Runs of this agent's workflow so far (continue-as-new starts the next). */
+  runs?: number;
+  /** Why the last run handed over to this one. */
+  lastHandOver?: string;
+  /** Why the last turn failed, until a turn succeeds (e.g. the model endpoint rejected the API key). */
+  lastError?: string;
+  /**
+   * Signals dropped because their input was invalid (a signal cannot be rejected), by signal name. The client library
+   * and the CLI validate before signalling, so these come from other senders (the temporal CLI, the UI, raw clients).
+   */
+  droppedSignals?: DroppedSignals;
+  /** Messages and turns in the working context. */
+  contextTurns?: number;
+  /** The compaction policy (resolved and validated at the agent's start). */
+  policy?: CompactionPolicy;
+  /** When compaction fires next (checked before every model call). */
+  gate?: Gate;
+  cooldown?: CooldownState;
+  /** Model calls since the last compaction (or the agent's start): the pace the cost decision prices. */
+  callsSinceCompaction?: number;
+  /** The stored context manifest the working context starts with, and how many of its entries are in use. */
+  base?: string;
+  baseLength?: number;
+  /** The sequence number of the first message after `base`. */
+  tailFromSeq?: number;
+  /** The sequence number the next stored message takes (its id is `messageIdOf(nextMessageSeq)`). */
+  nextMessageSeq?: number;
+  /** Id of the user's first message (the goal), protected from compaction. */
+  goalId?: string;
+  compactions?: number;
+  /** The task ledger (goal, constraints, decisions, done, pending, next action), updated by each summary. */
+  ledger?: TaskLedger;
+  /** The last compaction events, without their removed items (the full events are in S3: `keys.event`). */
+  events?: CompactionEventSummary[];
+  stats?: CompactionStats;
+  /**
+   * Breaks of the coverage invariant found (engine/coverage.ts: every message reaches the model exactly once), when
+   * the worker records them rather than failing (LONGRUN_STRICT_INVARIANTS off): how many, and the last one. Absent
+   * while it holds, which is always unless longrun has a bug.
+   */
+  violations?: { count: number; last: string };
+  /** A compaction prepared in the background while the agent works (policy `backgroundRatio`), until committed. */
+  backgroundCompaction?: { seq: number; since: string; reason: string };
+  /**
+   * The draft awaiting review (`compact` with `review: true`), without its summary text (in S3 at `summaryKey`),
+   * and what applies it; `drafts`: how many were made (the next id); `lastDraft`: what became of the last one.
+   */
+  draft?: { info: Omit<Draft, 'summary'>; prepared: Prepared };
+  drafts?: number;
+  lastDraft?: string;
+}
+
+/** Dropped signals by name; `earlier` counts those dropped before they were counted by name. */
+export interface DroppedSignals {
+  message?: number;
+  compact?: number;
+  earlier?: number;
+}
+
+/** The state as the workflow holds it and continue-as-new carries it: records without their own keys. */
+export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix'> & { messages: ContextRecord[] };
+
+/** The state as the queries return it: every record with its key, and where the agent's objects are. */
+export function publicState(state: WorkflowState): AgentState {
+  return {
+    ...state,
+    storagePrefix: lifePrefix(state),
+    messages: state.messages.map((record) => keyedRecord(state, record)),
+  };
+}
+
+/**
+ * Ends the working context at its last complete step: an assistant message whose tool calls did not all get results
+ * leaves the context (a view must never hold an unanswered call; this happens after a failed turn, or when an agent
+ * that ended mid-turn is reopened). Returns the sequence number the next message takes: the context stays a gapless
+ * range of stored messages after the last compaction's manifest.
+ */
+export function endAtLastCompleteStep(state: WorkflowState): number {
+  const caller = state.messages.findLastIndex((m) => (m.toolCallIds?.length ?? 0) > 0);
+  if (caller !== -1) {
+    const answered = state.messages.slice(caller + 1).filter((m) => m.role === 'tool').length;
+    if (answered < state.messages[caller]!.toolCallIds!.length) {
+      for (const dropped of state.messages.splice(caller)) state.contextTokens -= dropped.tokens;
+      if (state.baseLength !== undefined && caller < state.baseLength) state.baseLength = caller;
+    }
+  }
+  // Messages after the last compaction's manifest have consecutive sequence numbers from tailFromSeq on.
+  const last = state.messages.slice(state.baseLength ?? 0).at(-1);
+  return last ? seqOf(last.id) + 1 : (state.tailFromSeq ?? 1);
+}
+
+/** How many compaction events the workflow keeps in its state (all of them are in S3). */
+export const EVENTS_KEPT = 10;
+
+/** State carried across continue-as-new. */
+export interface AgentCarry {
+  state: WorkflowState;
+  /**
+   * The same as `state.nextMessageSeq`, which a run of an earlier release did not have: it read this one. Still
+   * written, so a worker of that release that picks the next run up gives no id twice.
+   */
+  nextMessageSeq: number;
+  /** The latest Updates applied, by id (see workflows/applied-updates.ts): answered, not re-applied, when delivered again. */
+  applied: [updateId: string, result: KeptResult | null][];
+  /**
+   * Set when a client reopens a closed agent (`longrun start --reopen`): a new workflow execution that continues the
+   * closed one's life, with its messages, ids and storage keys. `closedAs` is how the last run ended.
+   */
+  reopened?: { closedAs: string };
+}
