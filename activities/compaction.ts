@@ -13,8 +13,8 @@ import { applyPlan, replacementBody, summaryMessage, truncateToTokens } from '..
 import type { ChatMessage } from '../engine/messages.ts';
 import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
 import { clipLine, headOf } from '../engine/text.ts';
-import { planCompaction, REPLACED_KIND } from '../engine/planner.ts';
-import type { Plan, SummarySpec } from '../engine/planner.ts';
+import { planCompaction, REPLACED_KIND } from '../engine/planner/index.ts';
+import type { Plan, SummarySpec } from '../engine/planner/index.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
 import {

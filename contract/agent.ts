@@ -13,7 +13,7 @@ import type { AgentLife } from './keys.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { STRATEGIES } from '../engine/policy.ts';
 import type { CompactionPolicy, PolicyOverrides, StrategyName } from '../engine/policy.ts';
-import type { RemovedItem } from '../engine/planner.ts';
+import type { RemovedItem } from '../engine/planner/index.ts';
 import type { CooldownState, Gate, LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { CostEstimate } from '../engine/cost.ts';

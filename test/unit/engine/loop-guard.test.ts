@@ -3,7 +3,7 @@
  * items offloaded after two, automatic compaction paused after three until the context grows, and what resets it.
  */
 import { describe, expect, it } from 'vitest';
-import type { PlanInput } from '../../../engine/planner.ts';
+import type { PlanInput } from '../../../engine/planner/index.ts';
 import { DEFAULT_LOOP_GUARD, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import {

@@ -1,7 +1,7 @@
 /** The planner's rules, each with its numbers. */
 import { describe, expect, it } from 'vitest';
-import { planCompaction, protectionOf, STUB_TOKENS } from '../../../engine/planner.ts';
-import type { PlanInput } from '../../../engine/planner.ts';
+import { planCompaction, protectionOf, STUB_TOKENS } from '../../../engine/planner/index.ts';
+import type { PlanInput } from '../../../engine/planner/index.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import type { PolicyOverrides } from '../../../engine/policy.ts';
 import { toolPairViolations } from '../../../engine/tool-pairs.ts';
