@@ -7,7 +7,7 @@ export { mergePolicy, PolicyError, STRATEGIES, validatePolicy } from './policy.t
 export type { CompactionPolicy, PolicyOverrides, StrategyName } from './policy.ts';
 export { planCompaction } from './planner/index.ts';
 export type { Operation, Plan, PlanInput, PlanStep } from './planner/index.ts';
-export { gateOf, triggerTokens } from './trigger.ts';
+export { gateOf, triggerTokens } from './gates.ts';
 export type { Gate } from './trigger.ts';
 export { countMessage, countRequest, countToolSchemas, loadTokenCounter } from './tokens.ts';
 export type { EncodingName, TokenCounter } from './tokens.ts';

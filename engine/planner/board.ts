@@ -7,7 +7,8 @@
 import { isUserTurn, kindOf } from '../messages.ts';
 import type { MessageMeta } from '../messages.ts';
 import type { CompactionPolicy } from '../policy.ts';
-import type { ContextStats, Target } from '../trigger.ts';
+import type { ContextStats } from '../trigger.ts';
+import type { Target } from '../target.ts';
 import { layoutSteps } from '../turns.ts';
 import type { StepLayout } from '../turns.ts';
 import { protectionOf, RANK } from './protection.ts';

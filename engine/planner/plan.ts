@@ -7,8 +7,12 @@
 import { estimateCost } from '../cost.ts';
 import type { CostEstimate } from '../cost.ts';
 import { MAX_CONTEXT_MESSAGES } from '../policy.ts';
-import { backgroundFires, compactionDue, gateOf, isAutomatic, offloadsLargest, targetOf } from '../trigger.ts';
-import type { ContextStats, Gate, Target } from '../trigger.ts';
+import { gateOf } from '../gates.ts';
+import { offloadsLargest } from '../loop-guard.ts';
+import { backgroundFires, compactionDue, isAutomatic } from '../trigger.ts';
+import type { ContextStats, Gate } from '../trigger.ts';
+import { targetOf } from '../target.ts';
+import type { Target } from '../target.ts';
 import { Board } from './board.ts';
 import type { Planning, StepResult } from './board.ts';
 import { fitWindow, truncateOversized } from './fit.ts';

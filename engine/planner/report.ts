@@ -3,7 +3,8 @@
  * storage key and the step that removed it), and, when the target is out of reach, why.
  */
 import { originalKeyOf } from '../messages.ts';
-import type { ContextStats, Target } from '../trigger.ts';
+import type { ContextStats } from '../trigger.ts';
+import type { Target } from '../target.ts';
 import type { Board, Slot } from './board.ts';
 import { REPLACED_KIND } from './types.ts';
 import type { PlanStep, RemovedItem, SummarySpec } from './types.ts';

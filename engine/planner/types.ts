@@ -2,7 +2,8 @@
 import type { CostEstimate } from '../cost.ts';
 import type { ChatRole, MessageKind, MessageMeta } from '../messages.ts';
 import type { CompactionPolicy, StrategyName } from '../policy.ts';
-import type { ContextStats, CooldownState, Target, Trigger } from '../trigger.ts';
+import type { ContextStats, CooldownState, Trigger } from '../trigger.ts';
+import type { Target } from '../target.ts';
 
 export interface PlanInput {
   context: readonly MessageMeta[];

@@ -4,7 +4,8 @@ import { Conversation } from '../../workflows/conversation.ts';
 import type { AgentCarry, CompactionEventSummary, ContextRecord } from '../../contract/agent.ts';
 import { messageIdOf, statsOf } from '../../contract/agent.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import { backgroundFires, gateOf } from '../../engine/trigger.ts';
+import { gateOf } from '../../engine/gates.ts';
+import { backgroundFires } from '../../engine/trigger.ts';
 
 const input = { agentId: 'a1', model: 'gpt-4o-mini' };
 const record = (seq: number, extra: Partial<ContextRecord> = {}): ContextRecord => ({

@@ -11,7 +11,7 @@ import {
 } from '../../contract/agent.ts';
 import { EMPTY_LEDGER } from '../../engine/ledger.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import { gateOf } from '../../engine/trigger.ts';
+import { gateOf } from '../../engine/gates.ts';
 
 const record = (seq: number, extra: Partial<ContextRecord> = {}): ContextRecord => ({
   id: messageIdOf(seq),

@@ -10,7 +10,8 @@ import { describeReview } from '../../contract/agent.ts';
 import type { ContextRecord, Draft, WorkflowState } from '../../contract/agent.ts';
 import { DEFAULT_REVIEW, PolicyError } from '../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../engine/presets.ts';
-import { backgroundFires, gateAfterDiscard, gateFires, gateOf } from '../../engine/trigger.ts';
+import { gateOf } from '../../engine/gates.ts';
+import { backgroundFires, gateAfterDiscard, gateFires } from '../../engine/trigger.ts';
 import { Conversation } from '../../workflows/conversation.ts';
 import { Progress, progressOf, reviewOf } from '../../workflows/progress.ts';
 

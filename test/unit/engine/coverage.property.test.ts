@@ -13,7 +13,7 @@ import { kindOf } from '../../../engine/messages.ts';
 import { planCompaction } from '../../../engine/planner/index.ts';
 import type { Plan, PlanInput } from '../../../engine/planner/index.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
-import { gateOf } from '../../../engine/trigger.ts';
+import { gateOf } from '../../../engine/gates.ts';
 import { messageIdOf, seqOf } from '../../../contract/agent.ts';
 import type { CompactionEventSummary, ContextRecord } from '../../../contract/agent.ts';
 import { Conversation } from '../../../workflows/conversation.ts';

@@ -5,15 +5,8 @@ import type { PlanInput } from '../../../engine/planner/index.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import type { PolicyOverrides } from '../../../engine/policy.ts';
 import { toolPairViolations } from '../../../engine/tool-pairs.ts';
-import {
-  gateAfterMaskSkip,
-  gateAfterSkip,
-  compactionDue,
-  gateFiresWith,
-  gateOf,
-  NO_COOLDOWN,
-  oversizedResult,
-} from '../../../engine/trigger.ts';
+import { gateAfterMaskSkip, gateAfterSkip, gateOf } from '../../../engine/gates.ts';
+import { compactionDue, gateFiresWith, NO_COOLDOWN, oversizedResult } from '../../../engine/trigger.ts';
 import { context } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
