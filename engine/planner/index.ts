@@ -14,6 +14,10 @@
  * and whatever they remove goes into one summary (the model's, or the extractive one) that names what it covers:
  * nothing leaves the context without a trace. When the plan still falls short of the hard limit, the older steps
  * are summarized down to the newest one, and if that is not enough the largest messages are cut to fit.
+ *
+ * The files, by role: `plan.ts` (the orchestration), `board.ts` (the slots and running totals), `protection.ts`,
+ * `replacing.ts` and `removing.ts` (the strategies, named in `strategies.ts`), `fit.ts` (the hard-limit fit),
+ * `summary-spec.ts`, `report.ts` (removed items, shortfall), `types.ts` and `sizes.ts`.
  */
 export { planCompaction } from './plan.ts';
 export { protectionOf } from './protection.ts';
