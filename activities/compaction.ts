@@ -13,20 +13,15 @@ import { applyPlan, replacementBody, summaryMessage, truncateToTokens } from '..
 import type { ChatMessage } from '../engine/messages.ts';
 import { originalKeyOf, partLabel, textOf } from '../engine/messages.ts';
 import { clipLine, headOf } from '../engine/text.ts';
-import { planCompaction, REPLACED_KIND } from '../engine/planner.ts';
-import type { Plan, SummarySpec } from '../engine/planner.ts';
+import { planCompaction, REPLACED_KIND } from '../engine/planner/index.ts';
+import type { Plan, SummarySpec } from '../engine/planner/index.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { estimateCost } from '../engine/cost.ts';
-import {
-  cooldownAfter,
-  gateAfterMaskSkip,
-  gateAfterSkip,
-  gateOf,
-  holdGrowth,
-  judgeCompaction,
-  loopGuardNote,
-} from '../engine/trigger.ts';
-import type { CooldownState, JudgedCompaction } from '../engine/trigger.ts';
+import { gateAfterMaskSkip, gateAfterSkip, gateOf } from '../engine/gates.ts';
+import { judgeCompaction, loopGuardNote } from '../engine/loop-guard.ts';
+import type { JudgedCompaction } from '../engine/loop-guard.ts';
+import { cooldownAfter, holdGrowth } from '../engine/trigger.ts';
+import type { CooldownState } from '../engine/trigger.ts';
 import {
   DEFAULT_SUMMARY_SYSTEM_PROMPT,
   loopPositionBlock,

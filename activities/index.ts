@@ -23,7 +23,8 @@ import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { isUserTurn, textOf } from '../engine/messages.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
-import { gateFiresWith, gateOf } from '../engine/trigger.ts';
+import { gateOf } from '../engine/gates.ts';
+import { gateFiresWith } from '../engine/trigger.ts';
 import type {
   CallModelInput,
   CallModelResult,

@@ -4,11 +4,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ChatMessage, MessageMeta } from '../engine/messages.ts';
-import { planCompaction } from '../engine/planner.ts';
+import { planCompaction } from '../engine/planner/index.ts';
 import { MAX_CONTEXT_MESSAGES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
-import { compactionDue, gateOf } from '../engine/trigger.ts';
+import { gateOf } from '../engine/gates.ts';
+import { compactionDue } from '../engine/trigger.ts';
 import type { ContextStats } from '../engine/trigger.ts';
 import { mixedMessages } from './corpus.ts';
 

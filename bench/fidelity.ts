@@ -18,7 +18,7 @@ import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../engine/messages.ts';
 import { PRESET_NAMES, resolvePolicy } from '../engine/presets.ts';
-import { triggerTokens } from '../engine/trigger.ts';
+import { triggerTokens } from '../engine/gates.ts';
 import { DEFAULTS, loadSettings, PROJECT_ROOT } from '../config/settings.ts';
 import { BINARIES } from '../stack/binaries.ts';
 import { startEmbeddedStack } from '../stack/index.ts';

@@ -9,7 +9,7 @@ import type { AgentLife } from './keys.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
-import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner.ts';
+import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner/index.ts';
 import type { CompactionPolicy, PolicyOverrides } from '../engine/policy.ts';
 import type { CooldownState, Gate, GateCheck } from '../engine/trigger.ts';
 

@@ -9,7 +9,7 @@
  * `namespace` and `taskQueue` to every one, and `activityType` (recorded in an activity) or `workflowType` (in the
  * workflow).
  */
-import type { PlanStepName } from '../engine/planner.ts';
+import type { PlanStepName } from '../engine/planner/index.ts';
 import { STRATEGIES } from '../engine/policy.ts';
 import type { Trigger } from '../engine/trigger.ts';
 

@@ -3,7 +3,7 @@
  * a discard and a revert.
  */
 import type { TurnStop } from './inputs.ts';
-import type { RemovedItem } from '../engine/planner.ts';
+import type { RemovedItem } from '../engine/planner/index.ts';
 import type { StrategyName } from '../engine/policy.ts';
 import type { LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
 import type { CostEstimate } from '../engine/cost.ts';

@@ -5,7 +5,7 @@
  */
 import type { ChatMessage, ContentPart, MessageContent, MessageMeta } from './messages.ts';
 import { kindOf, originalKeyOf, textOf } from './messages.ts';
-import type { Operation, Plan } from './planner.ts';
+import type { Operation, Plan } from './planner/index.ts';
 import { headOf, tailOf } from './text.ts';
 import { countMessage } from './tokens.ts';
 import type { TokenCounter } from './tokens.ts';

@@ -5,9 +5,9 @@
 export { PRESET_NAMES, PRESETS, resolvePolicy } from './presets.ts';
 export { mergePolicy, PolicyError, STRATEGIES, validatePolicy } from './policy.ts';
 export type { CompactionPolicy, PolicyOverrides, StrategyName } from './policy.ts';
-export { planCompaction } from './planner.ts';
-export type { Operation, Plan, PlanInput, PlanStep } from './planner.ts';
-export { gateOf, triggerTokens } from './trigger.ts';
+export { planCompaction } from './planner/index.ts';
+export type { Operation, Plan, PlanInput, PlanStep } from './planner/index.ts';
+export { gateOf, triggerTokens } from './gates.ts';
 export type { Gate } from './trigger.ts';
 export { countMessage, countRequest, countToolSchemas, loadTokenCounter } from './tokens.ts';
 export type { EncodingName, TokenCounter } from './tokens.ts';

@@ -4,7 +4,7 @@
  * task ledger, and a forced compaction's instructions), a JSON schema for structured output, a renderer into the
  * context message, and a parser that also accepts plain text from a provider that ignores the schema.
  */
-import type { SummaryCoverage } from './planner.ts';
+import type { SummaryCoverage } from './planner/index.ts';
 
 export interface StructuredSummary {
   task_overview: string;

@@ -1,9 +1,11 @@
 /**
- * When to compact: the triggers (tokens against the window, message and turn limits, pressure levels), the
- * exponential cooldown that stops compaction loops, and the target a compaction aims for.
+ * When to compact, as the workflow decides it: the triggers, the cooldown's state and its step after a compaction,
+ * and the gate the workflow checks before every model call, a handful of numbers compared in O(1) whatever the size
+ * of the context (`compactionDue`, the one decision; the model-call activity and the planner make it too).
  *
- * The workflow checks a {@link Gate} before every model call: a handful of numbers computed here (by an activity,
- * so the result is recorded) and compared there in O(1), whatever the size of the context.
+ * Workflow code runs this module (it is replayed: a change here is a change to workflow code). What only activities
+ * compute lives beside it: the gates they set (`gates.ts`), the loop guard's verdict (`loop-guard.ts`) and the
+ * target (`target.ts`).
  */
 import { MAX_CONTEXT_MESSAGES } from './policy.ts';
 import type { CompactionPolicy } from './policy.ts';
@@ -50,8 +52,8 @@ export interface CooldownState {
 /**
  * The cooldown after a compaction that left `tokensAfter`: a forced or overflow compaction resets it, an automatic
  * one takes its next step, a masking pass below the trigger takes none and only moves its own floor. The loop guard's
- * count and pause are the compaction's verdict (`guard`, {@link judgeCompaction}); without one (a policy without
- * the guard, an event recorded before it) they start over.
+ * count and pause are the compaction's verdict (`guard`, `judgeCompaction` in loop-guard.ts); without one (a policy
+ * without the guard, an event recorded before it) they start over.
  */
 export function cooldownAfter(
   before: CooldownState,
@@ -87,96 +89,12 @@ export interface LoopGuardVerdict {
   paused?: true;
 }
 
-/** What a compaction did, as the loop guard judges it. */
-export interface JudgedCompaction {
-  trigger: Trigger;
-  /**
-   * A masking pass below the trigger or a cut of a tool result over its limit: small by design and unable to loop
-   * (each must find something new), neither counted nor resetting the count.
-   */
-  routine: boolean;
-  tokensBefore: number;
-  tokensAfter: number;
-  /** Set when a message or turn limit fired: then a share of the messages removed counts as saved too. */
-  messages?: { before: number; after: number };
-}
-
 /** How far a context grows before a skipped plan is tried again, or a paused automatic compaction resumes. */
 export function holdGrowth(policy: CompactionPolicy): number {
   return Math.max(HOLD_GROWTH, policy.cooldown[0] ?? 0);
 }
 /** The least growth {@link holdGrowth} asks for. */
 export const HOLD_GROWTH = 0.05;
-
-/**
- * The loop guard's verdict on a compaction (undefined without a guard in the policy). A compaction that saved less
- * than `minSavingRatio` of the tokens it found (or grew the context) is ineffective. An automatic one adds to the
- * count of ineffective ones in a row (an effective compaction of any trigger resets it; a forced or overflow one
- * that is ineffective leaves it, as do the routine ones); at `pauseAfter`, automatic compaction pauses until the
- * context has grown by {@link holdGrowth}. An automatic compaction after a pause (the hard limit, or growth) starts
- * the count over.
- */
-export function judgeCompaction(
-  policy: CompactionPolicy,
-  before: CooldownState,
-  done: JudgedCompaction,
-): LoopGuardVerdict | undefined {
-  const guard = policy.loopGuard;
-  if (!guard) return undefined;
-  const savedShare = done.tokensBefore > 0 ? (done.tokensBefore - done.tokensAfter) / done.tokensBefore : 0;
-  const messagesShare =
-    done.messages && done.messages.before > 0 ? (done.messages.before - done.messages.after) / done.messages.before : 0;
-  const ineffective = Math.max(savedShare, messagesShare) < guard.minSavingRatio;
-  const held = {
-    inARow: before.ineffective ?? 0,
-    ...(before.pausedUntil !== undefined ? { pausedUntil: before.pausedUntil } : {}),
-  };
-  if (done.routine) return { ineffective, savedShare, ...held };
-  if (!ineffective) return { ineffective, savedShare, inARow: 0 };
-  if (!isAutomatic(done.trigger)) return { ineffective, savedShare, ...held };
-  const previous = held.inARow >= guard.pauseAfter ? 0 : held.inARow; // resumed after a pause: start over
-  const inARow = previous + 1;
-  if (inARow < guard.pauseAfter) return { ineffective, savedShare, inARow };
-  return {
-    ineffective,
-    savedShare,
-    inARow,
-    pausedUntil: Math.ceil(done.tokensAfter * (1 + holdGrowth(policy)) - 1e-9), // 48,000 × 1.1 is 52,800
-    paused: true,
-  };
-}
-
-/**
- * Whether this automatic attempt is the loop guard's: after `offloadAfter` ineffective automatic compactions in a
- * row (and before the pause), the largest items are offloaded instead of the policy's strategies.
- */
-export function offloadsLargest(policy: CompactionPolicy, cooldown: CooldownState, trigger: Trigger): boolean {
-  const guard = policy.loopGuard;
-  const inARow = cooldown.ineffective ?? 0;
-  return !!guard && isAutomatic(trigger) && inARow >= guard.offloadAfter && inARow < guard.pauseAfter;
-}
-
-/** The loop guard's note for an event: why the compaction was ineffective, and what follows. */
-export function loopGuardNote(policy: CompactionPolicy, verdict: LoopGuardVerdict, done: JudgedCompaction): string {
-  const guard = policy.loopGuard!;
-  const percent = (share: number) => `${(100 * share).toFixed(1)}%`;
-  const what =
-    done.tokensAfter > done.tokensBefore
-      ? `grew the context from ${done.tokensBefore} to ${done.tokensAfter} tokens`
-      : `saved ${done.tokensBefore - done.tokensAfter} of ${done.tokensBefore} tokens (${percent(verdict.savedShare)})`;
-  const head = `loop guard: ineffective, ${what}, less than ${percent(guard.minSavingRatio)}`;
-  if (verdict.paused) {
-    return (
-      `${head}; ${verdict.inARow} ineffective automatic compactions in a row: automatic compaction paused until ` +
-      `the context reaches ${verdict.pausedUntil} tokens (the hard limit still compacts; a forced compaction runs)`
-    );
-  }
-  if (done.routine || !isAutomatic(done.trigger)) return head;
-  if (verdict.inARow >= guard.offloadAfter) {
-    return `${head}; ${verdict.inARow} in a row: the next automatic compaction offloads the largest items instead`;
-  }
-  return `${head}; ${verdict.inARow} in a row`;
-}
 
 export const NO_COOLDOWN: CooldownState = { consecutive: 0, lastTokensAfter: 0 };
 
@@ -214,51 +132,11 @@ export interface Gate {
   pausedUntil?: number;
 }
 
-/** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
-export function triggerTokens(policy: CompactionPolicy, window: number): number {
-  let tokens = Math.floor(policy.triggerRatio * window);
-  if (policy.maxTokens !== undefined) tokens = Math.min(tokens, policy.maxTokens);
-  if (policy.pressureLevels?.length) tokens = Math.min(tokens, policy.pressureLevels[0]!.atTokens);
-  return tokens;
-}
-
-/** Growth required before the next compaction, after `consecutive` compactions without a user message. */
-export function requiredGrowth(policy: CompactionPolicy, consecutive: number): number {
-  if (consecutive <= 0 || policy.cooldown.length === 0) return 0;
-  return policy.cooldown[Math.min(consecutive, policy.cooldown.length) - 1]!;
-}
-
-/** The gate after a compaction that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
-export function gateOf(policy: CompactionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
-  const floor = Math.ceil(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
-  const { pausedUntil, ...running } = cooldown;
-  if (pausedUntil !== undefined) return pausedGate(gateOf(policy, window, running), pausedUntil);
-  return {
-    tokens: triggerTokens(policy, window),
-    ...(policy.maxMessages !== undefined ? { messages: policy.maxMessages } : {}),
-    ...(policy.maxTurns !== undefined ? { turns: policy.maxTurns } : {}),
-    floorAfterUser: 0,
-    floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
-    hard: Math.floor(policy.hardLimitRatio * window),
-    ...(policy.backgroundRatio !== undefined ? { background: Math.floor(policy.backgroundRatio * window) } : {}),
-    ...(policy.strategies.includes('truncate-tool-results')
-      ? {
-          toolResults: {
-            maxTokens: policy.toolResults.maxTokens,
-            maxChars: policy.toolResults.maxChars,
-            newest: !policy.toolResults.olderTurnsOnly,
-          },
-        }
-      : {}),
-    ...maskGate(policy, window, cooldown.maskedTokensAfter ?? cooldown.lastTokensAfter),
-  };
-}
-
 /**
  * The gate while the loop guard pauses automatic compaction: nothing automatic (trigger, soft threshold, masking
  * pass, tool-result cut) before `until` tokens, a user message or not; the hard limit still fires.
  */
-function pausedGate(gate: Gate, until: number): Gate {
+export function pausedGate(gate: Gate, until: number): Gate {
   const { toolResults: _, ...rest } = gate;
   return {
     ...rest,
@@ -298,13 +176,6 @@ export function gateAfterDiscard(
       ...(gate.turns !== undefined ? { turns: Math.max(gate.turns, grown(stats.turns)) } : {}),
     },
   };
-}
-
-/** The masking pass's part of the gate, held until `from` tokens plus the least it must save. */
-function maskGate(policy: CompactionPolicy, window: number, from: number): Pick<Gate, 'mask'> {
-  if (policy.mask.fromRatio === undefined || !policy.strategies.includes('mask-tool-results')) return {};
-  const atLeast = Math.ceil((policy.mask.atLeastRatio ?? 0) * window);
-  return { mask: { tokens: Math.floor(policy.mask.fromRatio * window), atLeast, floor: from + atLeast } };
 }
 
 /**
@@ -348,46 +219,6 @@ export function oversizedResult(gate: Gate, messages: readonly ResultView[]): Re
   return results.find(
     (m) => (m.kind ?? 'normal') === 'normal' && !m.reload && (m.tokens > limits.maxTokens || m.chars > limits.maxChars),
   );
-}
-
-/**
- * The gate after a plan that found nothing worth doing at `tokens`: it holds until the context has grown by
- * `growth`, a user message or not (else every model call of a long loop would plan again for nothing). The hard
- * limit still fires.
- */
-export function gateAfterSkip(
-  policy: CompactionPolicy,
-  window: number,
-  tokens: number,
-  growth: number,
-  cooldown: CooldownState = NO_COOLDOWN,
-): Gate {
-  // A pause of the loop guard holds on (a forced request that found nothing to do does not lift it).
-  const floor = Math.max(Math.ceil(tokens * (1 + growth)), cooldown.pausedUntil ?? 0);
-  // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
-  const { toolResults: _, ...gate } = gateOf(policy, window);
-  return {
-    ...gate,
-    floorAfterUser: floor,
-    floorWithoutUser: floor,
-    ...(gate.mask ? { mask: { ...gate.mask, floor } } : {}),
-    ...(cooldown.pausedUntil !== undefined ? { pausedUntil: cooldown.pausedUntil } : {}),
-  };
-}
-
-/**
- * The gate after a masking pass that found less than its minimum to mask at `tokens`: the pass holds until the
- * context has grown by `growth`; the token trigger and everything else stay as they were (`cooldown`).
- */
-export function gateAfterMaskSkip(
-  policy: CompactionPolicy,
-  window: number,
-  cooldown: CooldownState,
-  tokens: number,
-  growth: number,
-): Gate {
-  const gate = gateOf(policy, window, cooldown);
-  return gate.mask ? { ...gate, mask: { ...gate.mask, floor: Math.ceil(tokens * (1 + growth)) } } : gate;
 }
 
 /**
@@ -478,72 +309,4 @@ export function gateFiresWith(
     turns: check.stats.turns + turns,
   };
   return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages);
-}
-
-/** What a compaction aims for: tokens, and messages and turns when a count limit fired. */
-export interface Target {
-  tokens: number;
-  /** Set when a message limit fired. */
-  messages?: number;
-  /** Set when a turn limit fired. */
-  turns?: number;
-  /** How the token target was chosen, for the event. */
-  reason: string;
-  /** The pressure level used (0-based), when the policy has levels. */
-  level?: number;
-}
-
-/**
- * The target for a compaction. Automatic: the target ratio of the window, or the reduction of the pressure level
- * reached (escalating with consecutive compactions, round-robin through the levels); half of a count limit that
- * fired. Forced: at most half the current tokens. Overflow: half the current tokens (and at most the target ratio),
- * halved again on each further attempt.
- */
-export function targetOf(
-  policy: CompactionPolicy,
-  window: number,
-  stats: ContextStats,
-  trigger: Trigger,
-  consecutive: number,
-  attempt = 1,
-): Target {
-  const byRatio = Math.floor(policy.targetRatio * window);
-  const counts: { messages?: number; turns?: number } = {};
-  if (policy.maxMessages !== undefined && stats.messages > policy.maxMessages) {
-    counts.messages = Math.floor(policy.maxMessages / 2);
-  }
-  if (policy.maxTurns !== undefined && stats.turns > policy.maxTurns) {
-    counts.turns = Math.max(1, Math.floor(policy.maxTurns / 2));
-  }
-  if (trigger === 'forced') {
-    const tokens = Math.min(byRatio, Math.floor(stats.tokens / 2));
-    return { tokens, ...counts, reason: `forced: min(${policy.targetRatio} × window, half of ${stats.tokens})` };
-  }
-  if (trigger === 'overflow') {
-    // The provider says the request is over its window, whatever our count says: aim below the current tokens.
-    const tokens = Math.min(Math.floor(byRatio / 2 ** (attempt - 1)), Math.floor(stats.tokens / 2 ** attempt));
-    return {
-      tokens,
-      ...counts,
-      reason: `overflow attempt ${attempt}: min(${policy.targetRatio} × window / ${2 ** (attempt - 1)}, tokens / ${2 ** attempt})`,
-    };
-  }
-  const levels = policy.pressureLevels;
-  if (levels?.length) {
-    let reached = -1;
-    levels.forEach((level, i) => {
-      if (stats.tokens >= level.atTokens) reached = i;
-    });
-    if (reached >= 0) {
-      const level = policy.escalate ? (reached + consecutive) % levels.length : reached;
-      const reduction = levels[level]!.reduction;
-      const tokens = Math.min(byRatio, Math.floor(stats.tokens / reduction));
-      return { tokens, ...counts, level, reason: `pressure level ${level + 1}: ${stats.tokens} / ${reduction}` };
-    }
-  }
-  if (policy.maxTokens !== undefined && stats.tokens > policy.maxTokens) {
-    const tokens = Math.min(byRatio, Math.floor(policy.maxTokens * (policy.targetRatio / policy.triggerRatio)));
-    return { tokens, ...counts, reason: `budget ${policy.maxTokens} × ${policy.targetRatio}/${policy.triggerRatio}` };
-  }
-  return { tokens: byRatio, ...counts, reason: `${policy.targetRatio} × window ${window}` };
 }

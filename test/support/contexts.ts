@@ -3,8 +3,8 @@
  * counts, so each test states its numbers.
  */
 import type { MessageKind, MessageMeta } from '../../engine/messages.ts';
-import { planCompaction } from '../../engine/planner.ts';
-import type { Plan, PlanInput } from '../../engine/planner.ts';
+import { planCompaction } from '../../engine/planner/index.ts';
+import type { Plan, PlanInput } from '../../engine/planner/index.ts';
 import type { CompactionPolicy } from '../../engine/policy.ts';
 import { NO_COOLDOWN } from '../../engine/trigger.ts';
 

@@ -13,7 +13,7 @@ import { extractiveSummary } from '../../engine/extractive.ts';
 import { extractFacts } from '../../engine/facts.ts';
 import { previewOf, textOf } from '../../engine/messages.ts';
 import type { ChatMessage, ContentPart, MessageMeta } from '../../engine/messages.ts';
-import type { Operation } from '../../engine/planner.ts';
+import type { Operation } from '../../engine/planner/index.ts';
 import { CHAT_OVERHEAD, countMessage, IMAGE_TOKENS, loadTokenCounter } from '../../engine/tokens.ts';
 import type { TokenCounter } from '../../engine/tokens.ts';
 import { parseSessionJsonl, replayResponder, replyOf, SessionFormatError } from '../../llm/replay.ts';

@@ -7,7 +7,8 @@ import type { ContextRecord } from '../../contract/records.ts';
 import { messageIdOf } from '../../contract/keys.ts';
 import { statsOf } from '../../contract/state.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import { backgroundFires, gateOf } from '../../engine/trigger.ts';
+import { gateOf } from '../../engine/gates.ts';
+import { backgroundFires } from '../../engine/trigger.ts';
 
 const input = { agentId: 'a1', model: 'gpt-4o-mini' };
 const record = (seq: number, extra: Partial<ContextRecord> = {}): ContextRecord => ({

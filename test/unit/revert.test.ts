@@ -12,7 +12,7 @@ import {
 import { messageIdOf } from '../../contract/keys.ts';
 import { EMPTY_LEDGER } from '../../engine/ledger.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import { gateOf } from '../../engine/trigger.ts';
+import { gateOf } from '../../engine/gates.ts';
 
 const record = (seq: number, extra: Partial<ContextRecord> = {}): ContextRecord => ({
   id: messageIdOf(seq),

@@ -12,7 +12,8 @@ import type { Draft } from '../../contract/results.ts';
 import type { Prepared, WorkflowState } from '../../contract/state.ts';
 import { DEFAULT_REVIEW, PolicyError } from '../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../engine/presets.ts';
-import { backgroundFires, gateAfterDiscard, gateFires, gateOf } from '../../engine/trigger.ts';
+import { gateOf } from '../../engine/gates.ts';
+import { backgroundFires, gateAfterDiscard, gateFires } from '../../engine/trigger.ts';
 import { Conversation } from '../../workflows/conversation.ts';
 import { Progress, progressOf, reviewOf } from '../../workflows/progress.ts';
 

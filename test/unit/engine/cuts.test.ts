@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HEAD_SHARE, replacementBody, truncateToTokens } from '../../../engine/apply.ts';
 import type { ChatMessage, MessageMeta } from '../../../engine/messages.ts';
-import type { Operation } from '../../../engine/planner.ts';
+import type { Operation } from '../../../engine/planner/index.ts';
 import { countMessage, loadTokenCounter } from '../../../engine/tokens.ts';
 import type { TokenCounter } from '../../../engine/tokens.ts';
 

@@ -3,22 +3,14 @@
  * items offloaded after two, automatic compaction paused after three until the context grows, and what resets it.
  */
 import { describe, expect, it } from 'vitest';
-import type { PlanInput } from '../../../engine/planner.ts';
+import type { PlanInput } from '../../../engine/planner/index.ts';
 import { DEFAULT_LOOP_GUARD, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
-import {
-  backgroundFires,
-  compactionDue,
-  cooldownAfter,
-  gateAfterSkip,
-  gateFires,
-  gateOf,
-  judgeCompaction,
-  loopGuardNote,
-  NO_COOLDOWN,
-  offloadsLargest,
-} from '../../../engine/trigger.ts';
-import type { CooldownState, JudgedCompaction, Trigger } from '../../../engine/trigger.ts';
+import { gateAfterSkip, gateOf } from '../../../engine/gates.ts';
+import { judgeCompaction, loopGuardNote, offloadsLargest } from '../../../engine/loop-guard.ts';
+import type { JudgedCompaction } from '../../../engine/loop-guard.ts';
+import { backgroundFires, compactionDue, cooldownAfter, gateFires, NO_COOLDOWN } from '../../../engine/trigger.ts';
+import type { CooldownState, Trigger } from '../../../engine/trigger.ts';
 import { context, planFor } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 

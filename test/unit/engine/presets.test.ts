@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { applyPlan, replacementBody } from '../../../engine/apply.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
-import { planCompaction } from '../../../engine/planner.ts';
-import type { PlanInput } from '../../../engine/planner.ts';
+import { planCompaction } from '../../../engine/planner/index.ts';
+import type { PlanInput } from '../../../engine/planner/index.ts';
 import { MAX_CONTEXT_MESSAGES, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../../../engine/tokens.ts';

@@ -1,0 +1,95 @@
+/**
+ * The gates the activities set (trigger.ts holds what the workflow compares them with): after a compaction or at
+ * the agent's start, with the cooldown's floor and the loop guard's pause; after a plan that found nothing worth
+ * doing; after a masking pass that found too little.
+ */
+import type { CompactionPolicy } from './policy.ts';
+import { NO_COOLDOWN, pausedGate } from './trigger.ts';
+import type { CooldownState, Gate } from './trigger.ts';
+
+/** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
+export function triggerTokens(policy: CompactionPolicy, window: number): number {
+  let tokens = Math.floor(policy.triggerRatio * window);
+  if (policy.maxTokens !== undefined) tokens = Math.min(tokens, policy.maxTokens);
+  if (policy.pressureLevels?.length) tokens = Math.min(tokens, policy.pressureLevels[0]!.atTokens);
+  return tokens;
+}
+
+/** Growth required before the next compaction, after `consecutive` compactions without a user message. */
+export function requiredGrowth(policy: CompactionPolicy, consecutive: number): number {
+  if (consecutive <= 0 || policy.cooldown.length === 0) return 0;
+  return policy.cooldown[Math.min(consecutive, policy.cooldown.length) - 1]!;
+}
+
+/** The gate after a compaction that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
+export function gateOf(policy: CompactionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
+  const floor = Math.ceil(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
+  const { pausedUntil, ...running } = cooldown;
+  if (pausedUntil !== undefined) return pausedGate(gateOf(policy, window, running), pausedUntil);
+  return {
+    tokens: triggerTokens(policy, window),
+    ...(policy.maxMessages !== undefined ? { messages: policy.maxMessages } : {}),
+    ...(policy.maxTurns !== undefined ? { turns: policy.maxTurns } : {}),
+    floorAfterUser: 0,
+    floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
+    hard: Math.floor(policy.hardLimitRatio * window),
+    ...(policy.backgroundRatio !== undefined ? { background: Math.floor(policy.backgroundRatio * window) } : {}),
+    ...(policy.strategies.includes('truncate-tool-results')
+      ? {
+          toolResults: {
+            maxTokens: policy.toolResults.maxTokens,
+            maxChars: policy.toolResults.maxChars,
+            newest: !policy.toolResults.olderTurnsOnly,
+          },
+        }
+      : {}),
+    ...maskGate(policy, window, cooldown.maskedTokensAfter ?? cooldown.lastTokensAfter),
+  };
+}
+
+/** The masking pass's part of the gate, held until `from` tokens plus the least it must save. */
+function maskGate(policy: CompactionPolicy, window: number, from: number): Pick<Gate, 'mask'> {
+  if (policy.mask.fromRatio === undefined || !policy.strategies.includes('mask-tool-results')) return {};
+  const atLeast = Math.ceil((policy.mask.atLeastRatio ?? 0) * window);
+  return { mask: { tokens: Math.floor(policy.mask.fromRatio * window), atLeast, floor: from + atLeast } };
+}
+
+/**
+ * The gate after a plan that found nothing worth doing at `tokens`: it holds until the context has grown by
+ * `growth`, a user message or not (else every model call of a long loop would plan again for nothing). The hard
+ * limit still fires.
+ */
+export function gateAfterSkip(
+  policy: CompactionPolicy,
+  window: number,
+  tokens: number,
+  growth: number,
+  cooldown: CooldownState = NO_COOLDOWN,
+): Gate {
+  // A pause of the loop guard holds on (a forced request that found nothing to do does not lift it).
+  const floor = Math.max(Math.ceil(tokens * (1 + growth)), cooldown.pausedUntil ?? 0);
+  // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
+  const { toolResults: _, ...gate } = gateOf(policy, window);
+  return {
+    ...gate,
+    floorAfterUser: floor,
+    floorWithoutUser: floor,
+    ...(gate.mask ? { mask: { ...gate.mask, floor } } : {}),
+    ...(cooldown.pausedUntil !== undefined ? { pausedUntil: cooldown.pausedUntil } : {}),
+  };
+}
+
+/**
+ * The gate after a masking pass that found less than its minimum to mask at `tokens`: the pass holds until the
+ * context has grown by `growth`; the token trigger and everything else stay as they were (`cooldown`).
+ */
+export function gateAfterMaskSkip(
+  policy: CompactionPolicy,
+  window: number,
+  cooldown: CooldownState,
+  tokens: number,
+  growth: number,
+): Gate {
+  const gate = gateOf(policy, window, cooldown);
+  return gate.mask ? { ...gate, mask: { ...gate.mask, floor: Math.ceil(tokens * (1 + growth)) } } : gate;
+}
