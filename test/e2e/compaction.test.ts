@@ -19,7 +19,7 @@ import {
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
-import { EXTRACTIVE_MODEL } from '../../activities/compaction.ts';
+import { EXTRACTIVE_MODEL } from '../../activities/compaction/index.ts';
 import { contextReload, defineTool, ToolRegistry } from '../../activities/tools.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
