@@ -36,7 +36,7 @@ import type {
   StoreMessageInput,
   ViolationInput,
 } from '../contract/activities.ts';
-import { createCompactionActivities } from './compaction.ts';
+import { createCompactionActivities } from './compaction/index.ts';
 import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { kindOf, readModelReply } from './model-reply.ts';

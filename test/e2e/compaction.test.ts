@@ -1,125 +1,41 @@
 /**
- * Compaction end to end: a long session with tool calls in a small window compacts itself several times through
- * the plan / summarize / apply activities; forced compactions by Update and Signal; events consistent with the
- * state; every request the model received valid and within the window; every removed item reloads byte-identical.
+ * Automatic compaction end to end: a long session with tool calls in a small window compacts itself several times
+ * through the plan / summarize / apply activities; events consistent with the state; every request the model
+ * received valid and within the window; every removed item reloads byte-identical; the task ledger; a context
+ * overflow the provider reports; summaries checked for the facts they must keep. Forced compactions:
+ * forced-compaction.test.ts.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   agentContext,
-  agentHandle,
   agentLedger,
   agentState,
   compactAgent,
   compactionEvents,
   compactionHistory,
   compactionStats,
-  requestCompaction,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
-import { EXTRACTIVE_MODEL } from '../../activities/compaction.ts';
-import { contextReload, defineTool, ToolRegistry } from '../../activities/tools.ts';
+import { contextReload, ToolRegistry } from '../../activities/tools.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
-import { estimateCost } from '../../engine/cost.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { toolPairViolations, pairViewOf } from '../../engine/tool-pairs.ts';
-import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { agentWorkflowId, compactUpdate } from '../../contract/agent.ts';
-import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
+import { agentWorkflowId } from '../../contract/agent.ts';
+import { isSummaryRequest, newAgentId } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
-
-const WINDOW = 8_192;
-
-/** What the `fetch_log` tool returns for a call: deterministic, about 700 tokens, different per line number. */
-function logOf(line: number): string {
-  return Array.from(
-    { length: 40 },
-    (_, i) => `line ${line}.${i}: GET /api/items/${line * 100 + i} 200 ${i * 7} ms`,
-  ).join('\n');
-}
-
-const fetchLog = defineTool({
-  name: 'fetch_log',
-  description: 'Fetch a page of the server log',
-  parameters: { type: 'object', properties: { line: { type: 'integer' } }, required: ['line'] },
-  run: (args) => Promise.resolve(logOf(Number(args.line))),
-});
-
-const OVERFLOW_PROMPT = 'overflow test';
-const isSummaryRequest = (request: RecordedRequest) => request.body.model === 'summary-model';
-let summaryFails = false;
+import { agentRequests, fetchLog, logOf, OVERFLOW_PROMPT, startLogHarness, WINDOW } from '../support/log-session.ts';
 
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness(
-    (request, index) => {
-      if (isSummaryRequest(request)) {
-        if (summaryFails) return { status: 400, error: 'summaries are switched off for this test' };
-        const prompt = textOf(request.body.messages.at(-1)!.content);
-        const transcript = request.body.messages.map((m) => textOf(m.content)).join('\n');
-        if (transcript.includes('NO-SCHEMA')) {
-          if (request.body.response_format) return { status: 400, error: 'response_format is not supported' };
-          return { content: '## Task overview\nCheck NO-SCHEMA.\n\n## Next steps\nGo on.' };
-        }
-        if (transcript.includes('deploy.yaml')) {
-          // A summary that drops the path and the error, even when asked again.
-          return {
-            content: JSON.stringify({
-              task_overview: 'Deployment checks.',
-              current_state: 'A deploy failed.',
-              important_discoveries: '',
-              next_steps: 'Fix it.',
-              context_to_preserve: '',
-            }),
-          };
-        }
-        return {
-          content: JSON.stringify({
-            task_overview: 'Read the server log page by page.',
-            current_state: `Read pages so far (${prompt.length} characters of transcript).`,
-            important_discoveries: 'All requests answered 200.',
-            next_steps: 'Fetch the next page.',
-            context_to_preserve: '/api/items',
-            decisions: ['Read the pages in order'],
-            done: [`Pages up to request ${index}`],
-            pending: ['The remaining pages'],
-          }),
-          usage: { prompt_tokens: 900, completion_tokens: 80 },
-        };
-      }
-      // A provider whose real window is smaller than the registry says: over 14 messages it refuses.
-      if (request.body.messages[0]?.content === OVERFLOW_PROMPT && request.body.messages.length > 14) {
-        return { status: 400, error: "This model's maximum context length is 4096 tokens. Please reduce the length." };
-      }
-      // The agent: a user message "page N" → call fetch_log(N); after the result → a short answer.
-      const last = request.body.messages.at(-1)!;
-      if (last.role === 'user') {
-        const line = Number(/page (\d+)/.exec(textOf(last.content))?.[1] ?? 0);
-        return {
-          content: null,
-          toolCalls: [
-            { id: `call_${index}`, type: 'function', function: { name: 'fetch_log', arguments: `{"line":${line}}` } },
-          ],
-        };
-      }
-      return { content: `Page read: ${request.body.messages.length} messages in view.` };
-    },
-    [fetchLog],
-  );
+  h = await startLogHarness();
 });
 
 afterAll(async () => {
   await h?.close();
 });
-
-/** The requests the agents made (not the summarizer's). */
-function agentRequests(): RecordedRequest[] {
-  return h.model.requests.filter((r) => !isSummaryRequest(r));
-}
 
 describe('automatic compaction in a long session', () => {
   const agentId = newAgentId('long');
@@ -145,7 +61,7 @@ describe('automatic compaction in a long session', () => {
     // Every request the model received: tool pairs intact, and within the window (counted as the engine counts).
     const counter = await loadTokenCounter('o200k_base');
     const schemas = new ToolRegistry([fetchLog]).schemas();
-    const requests = agentRequests();
+    const requests = agentRequests(h);
     expect(requests.length).toBeGreaterThanOrEqual(turns * 2);
     for (const request of requests) {
       expect(toolPairViolations(request.body.messages.map(pairViewOf))).toEqual([]);
@@ -386,170 +302,5 @@ describe('summaries that keep what matters', () => {
       await sendMessage(h.client, agentId, `NO-SCHEMA: read page ${page} of the log.`);
     const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
     expect(result.event).toMatchObject({ responseFormat: 'text', summaryParsedAs: 'headings' });
-  });
-});
-
-describe('forced compaction', () => {
-  /** An agent in a 64,000-token window, recent turns barely protected, after reading `pages` pages of the log. */
-  async function agentAfterPages(prefix: string, pages: number): Promise<string> {
-    const agentId = newAgentId(prefix);
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      taskQueue: h.taskQueue,
-      modelOverride: { window: 64_000 },
-      compaction: { reserveRatio: 0, keepTurns: 2 },
-    });
-    for (let page = 1; page <= pages; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
-    return agentId;
-  }
-
-  it('by Update returns the event; its instructions reach the summary prompt', async () => {
-    const agentId = await agentAfterPages('forced', 8);
-    const before = await agentState(h.client, agentId);
-    expect(before.compactions).toBe(0);
-    const result = await compactAgent(h.client, agentId, {
-      instructions: 'Keep the item ids of page 2',
-      strategy: 'summarize',
-    });
-    expect(result.compacted).toBe(true);
-    expect(result.event).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['summarize'] });
-    expect(result.event!.instructions).toBe('Keep the item ids of page 2');
-    expect(result.event!.tokensAfter).toBeLessThan(result.event!.tokensBefore);
-    const summaryCalls = h.model.requests.filter(
-      (r) => isSummaryRequest(r) && textOf(r.body.messages.at(-1)!.content).includes('Keep the item ids of page 2'),
-    );
-    expect(summaryCalls).toHaveLength(1);
-    expect(summaryCalls[0]!.body.response_format).toMatchObject({ type: 'json_schema' });
-    const after = await agentState(h.client, agentId);
-    expect(after.compactions).toBe(1);
-    expect(after.messages.some((m) => m.kind === 'summary')).toBe(true);
-    // The agent goes on after it, with the summary in its view.
-    const next = await sendMessage(h.client, agentId, 'Read page 9 of the log.');
-    expect(next.turn).toBe(9);
-  });
-
-  it('an Update compact delivered again to a later run is answered with its result, not run twice', async () => {
-    const agentId = await agentAfterPages('once', 6);
-    const first = await agentHandle(h.client, agentId).executeUpdate(compactUpdate, {
-      args: [{ strategy: 'truncate-rounds' }],
-      updateId: 'compact-once',
-    });
-    expect(first.compacted).toBe(true);
-    const runBefore = (await agentHandle(h.client, agentId).describe()).runId;
-    await sleep(2_100); // a run lives at least 2 s before it continues as new
-    for (let page = 7; page <= 12; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
-    expect((await agentHandle(h.client, agentId).describe()).runId).not.toBe(runBefore);
-    const again = await agentHandle(h.client, agentId).executeUpdate(compactUpdate, {
-      args: [{ strategy: 'truncate-rounds' }],
-      updateId: 'compact-once',
-    });
-    expect(again).toEqual(first);
-    expect((await agentState(h.client, agentId)).compactions).toBe(1);
-  });
-
-  it('by Signal runs after the queued input', async () => {
-    const agentId = await agentAfterPages('signal', 6);
-    await requestCompaction(h.client, agentId, {});
-    await expect.poll(async () => (await agentState(h.client, agentId)).compactions, { timeout: 20_000 }).toBe(1);
-  });
-
-  it('falls back to dropping rounds when the summarizer fails, summarized extractively, and the event says so', async () => {
-    const agentId = await agentAfterPages('fallback', 8);
-    summaryFails = true;
-    try {
-      const result = await compactAgent(h.client, agentId, { strategy: 'summarize' });
-      expect(result.compacted).toBe(true);
-      expect(result.event!.notes).toEqual([
-        'summarize: the summary model failed: truncate-rounds instead, with an extractive summary of what it removed',
-      ]);
-      // Nothing leaves without a trace: the dropped rounds are in an extractive summary, its facts checked.
-      expect(result.event!.summaryTokens).toBeGreaterThan(0);
-      expect(result.event!.responseFormat).toBe('none');
-      expect(result.event!.llm!.model).toBe(EXTRACTIVE_MODEL);
-      expect(result.event!.facts).toBeDefined();
-    } finally {
-      summaryFails = false;
-    }
-  });
-
-  it('with force: false compacts only when the automatic trigger fires', async () => {
-    const agentId = await agentAfterPages('ifdue', 5);
-    const before = await agentState(h.client, agentId);
-    const skipped = await compactAgent(h.client, agentId, { force: false });
-    expect(skipped.compacted).toBe(false);
-    expect(skipped.reason).toMatch(/^below the trigger \(\d+ tokens, \d+ messages, 5 turns\)$/);
-    const after = await agentState(h.client, agentId);
-    expect(after.compactions).toBe(0);
-    expect(after.messages).toEqual(before.messages);
-    expect(after.contextTokens).toBe(before.contextTokens);
-    const error = await compactAgent(h.client, agentId, { force: 'yes' as never }).catch((e: unknown) => e);
-    expect(String((error as Error).cause)).toContain('force: must be true or false (got "yes")');
-    expect((await compactAgent(h.client, agentId, { force: true, strategy: 'truncate-rounds' })).compacted).toBe(true);
-  });
-
-  it('with prices in the policy, each event estimates its cost and the stats add up what was saved', async () => {
-    const agentId = newAgentId('cost');
-    const cost = {
-      inputPerMillion: 3,
-      summaryOutputPerMillion: 15,
-      expectedRemainingTurns: 50,
-    };
-    await startAgent(h.client, {
-      agentId,
-      model: 'gpt-4o-mini',
-      taskQueue: h.taskQueue,
-      modelOverride: { window: 64_000 },
-      compaction: { reserveRatio: 0, keepTurns: 2, cost },
-    });
-    for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
-    const { event } = await compactAgent(h.client, agentId, { strategy: 'summarize' });
-    const expected = estimateCost(
-      cost,
-      event!.tokensBefore,
-      event!.tokensAfter,
-      event!.llm!.promptTokens,
-      event!.llm!.completionTokens,
-    );
-    expect(event!.cost).toEqual(expected);
-    expect(expected.netBenefit).toBeGreaterThan(0);
-    expect((await compactionStats(h.client, agentId)).costSaved).toBeCloseTo(expected.netBenefit, 10);
-  });
-
-  it('events beyond the ones the workflow keeps are read from S3: the history is complete', async () => {
-    const { agentId, attempts } = await agentWithCompactions(h, 'history', 12);
-    expect(attempts).toBe(12); // every compaction compacted (seq 1, 2, … 12)
-    expect((await compactionEvents(h.client, agentId)).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    const { events: all, stats } = await compactionHistory(h.client, h.store, agentId);
-    expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    expect(stats.count).toBe(12);
-    for (const event of all) expect(event).toEqual(JSON.parse((await h.store.get(event.keys.event))!));
-    const seqs = async (query: { since?: number; limit?: number }) =>
-      (await compactionHistory(h.client, h.store, agentId, query)).events.map((e) => e.seq);
-    expect(await seqs({ limit: 3 })).toEqual([1, 2, 3]);
-    expect(await seqs({ since: 1, limit: 3 })).toEqual([2, 3, 4]);
-    expect(await seqs({ since: 12 })).toEqual([]);
-  });
-
-  it('rejects an unknown strategy with a clear error and leaves the state unchanged', async () => {
-    const agentId = newAgentId('bad');
-    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
-    await sendMessage(h.client, agentId, 'Read page 1 of the log.');
-    const before = await agentState(h.client, agentId);
-    const error = await compactAgent(h.client, agentId, { strategy: 'fold' as never }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect(String((error as Error).cause)).toContain('strategy: "fold" is not one of truncate-tool-results');
-    expect(await agentState(h.client, agentId)).toEqual(before);
-  });
-
-  it('rejects a bad compaction policy at start, naming the field', async () => {
-    await expect(
-      startAgent(h.client, {
-        agentId: newAgentId('policy'),
-        model: 'gpt-4o-mini',
-        taskQueue: h.taskQueue,
-        compaction: { triggerRatio: 1.5 },
-      }),
-    ).rejects.toThrow('triggerRatio: 1.5 is not allowed (a number > 0 and ≤ 0.9)');
   });
 });

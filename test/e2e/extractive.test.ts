@@ -1,6 +1,6 @@
 /** Without a summary model, compaction summarizes extractively (the offline demo's path), labelled as such. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXTRACTIVE_MODEL } from '../../activities/compaction.ts';
+import { EXTRACTIVE_MODEL } from '../../activities/compaction/index.ts';
 import { agentState, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { EXTRACTIVE_LABEL } from '../../engine/extractive.ts';
 import type { ChatMessage } from '../../engine/messages.ts';

@@ -5,7 +5,7 @@
  * throw.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { transcriptOf } from '../../activities/compaction.ts';
+import { transcriptOf } from '../../activities/compaction/index.ts';
 import { recordOf } from '../../activities/stored.ts';
 import { contextReload } from '../../activities/tools.ts';
 import { replacementBody, summaryMessage } from '../../engine/apply.ts';

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { transcriptOf } from '../../../activities/compaction.ts';
+import { transcriptOf } from '../../../activities/compaction/index.ts';
 import { contextReload, RELOAD_PAGE_CHARS } from '../../../activities/tools.ts';
 import { offloadText, truncateText } from '../../../engine/apply.ts';
 import { extractiveSummary } from '../../../engine/extractive.ts';

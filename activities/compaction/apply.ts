@@ -1,0 +1,169 @@
+/**
+ * The apply step: carries a stored plan out. Stores what replaces each message, writes the removed messages (their
+ * original bodies) as JSONL, the new context manifest and the event, in that order, under keys derived from the agent
+ * and the compaction's sequence number; judges the compaction for the loop guard and the cooldown.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { applyPlan, replacementBody } from '../../engine/apply.ts';
+import { estimateCost } from '../../engine/cost.ts';
+import { compactionCoverage } from '../../engine/coverage.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import { originalKeyOf } from '../../engine/messages.ts';
+import { REPLACED_KIND } from '../../engine/planner/index.ts';
+import { loadTokenCounter } from '../../engine/tokens.ts';
+import { cooldownAfter } from '../../engine/trigger.ts';
+import { gateOf } from '../../engine/gates.ts';
+import { judgeCompaction, loopGuardNote } from '../../engine/loop-guard.ts';
+import type { JudgedCompaction } from '../../engine/loop-guard.ts';
+import { FAILURE } from '../../contract/failures.ts';
+import { agentLife, replacedKey } from '../../contract/keys.ts';
+import { unkeyedRecord } from '../../contract/records.ts';
+import type { MessageRecord } from '../../contract/records.ts';
+import { summaryOfEvent } from '../../contract/results.ts';
+import type { CompactionEvent } from '../../contract/results.ts';
+import type { ApplyCompactionInput, ApplyOutcome } from '../../contract/activities.ts';
+import { recordCompaction } from '../telemetry.ts';
+import { withHeartbeat } from '../stored.ts';
+import { eventKeys, tokensOf } from './shared.ts';
+import type { CompactionShared, StoredPlan } from './shared.ts';
+
+export function createApplyActivities({ store, strictInvariants, load, save, putJson }: CompactionShared) {
+  /**
+   * Carries the stored plan out: stores and counts each replacement, writes the removed messages (their original
+   * bodies) as JSONL, the new context manifest and the event. Returns the new context and the event's summary
+   * (the removed items stay in S3, so the result's size does not grow with what left).
+   */
+  async function apply(input: ApplyCompactionInput): Promise<ApplyOutcome> {
+    const { seq } = input;
+    const agent = agentLife(input);
+    const { plan, context, policy, trigger, cooldown } = await load<StoredPlan>(input.planKey);
+    // Each original is read once, for its replacement and for the removed segment.
+    const originals = new Map<string, Promise<ChatMessage>>();
+    const original = (key: string) => {
+      if (!originals.has(key)) originals.set(key, load<ChatMessage>(key));
+      return originals.get(key)!;
+    };
+    const byId = new Map(context.map((m) => [m.id, m]));
+    // A truncation with a token budget is cut by counting, in the agent's encoding and with its margin.
+    const counting = { counter: await loadTokenCounter(input.counting.encoding), margin: input.counting.margin };
+    const replacements: Record<string, MessageRecord> = {};
+    for (const op of plan.operations) {
+      if (op.op === 'keep' || op.op === 'drop') continue;
+      const meta = byId.get(op.id)!;
+      const ref = originalKeyOf(meta);
+      const body = replacementBody(await original(ref), meta, op, policy.toolResults.marker, counting);
+      replacements[op.id] = await save(replacedKey(agent, seq, op.id), body, input.counting, {
+        id: op.id,
+        kind: REPLACED_KIND[op.op],
+        ref,
+      });
+    }
+    const next = applyPlan(
+      context,
+      plan,
+      replacements,
+      input.summary?.record,
+      input.summary?.ledgerRecord,
+    ) as MessageRecord[];
+    // The coverage invariant: each message of the context it was made for is kept or removed, exactly once.
+    const violations = compactionCoverage(context, next, plan.removed);
+    if (violations.length > 0 && strictInvariants) {
+      throw ApplicationFailure.nonRetryable(
+        `coverage invariant broken by compaction ${seq}: ${violations.join('; ')}`,
+        FAILURE.invariantViolated,
+      );
+    }
+    const removedLines = await Promise.all(
+      plan.removed.map(async (item) => JSON.stringify({ ...item, message: await original(item.key) })),
+    );
+    const keys = eventKeys(agent, seq);
+    const removedSegment = removedLines.join('\n') + (removedLines.length ? '\n' : '');
+    await store.put(keys.removed, removedSegment, 'application/x-ndjson');
+    await putJson(
+      keys.context,
+      next.map((m) => m.key),
+    );
+    const tokensAfter = tokensOf(input.fixedTokens, next);
+    // The cost decision's estimate again, from what the compaction left and what the summary call used.
+    const llm = input.summary?.llm;
+    const cost = policy.cost
+      ? estimateCost(
+          policy.cost,
+          plan.before.tokens,
+          tokensAfter,
+          llm?.promptTokens ?? 0,
+          llm?.completionTokens ?? 0,
+          plan.cost?.remainingTurns, // the pace the plan priced
+        )
+      : undefined;
+    // The loop guard's verdict (policy `loopGuard`): ineffective or not, how many in a row, a pause. A plan stored
+    // before masking passes has no cooldown to judge from.
+    const judged: JudgedCompaction = {
+      trigger,
+      routine: !!plan.maskPass || !!plan.toolResultCut,
+      tokensBefore: plan.before.tokens,
+      tokensAfter,
+      ...(plan.target.messages !== undefined || plan.target.turns !== undefined
+        ? { messages: { before: plan.before.messages, after: next.length } }
+        : {}),
+    };
+    const verdict = cooldown ? judgeCompaction(policy, cooldown, judged) : undefined;
+    const grew = tokensAfter > plan.before.tokens;
+    const event: CompactionEvent = {
+      seq,
+      trigger,
+      reason: plan.reason,
+      at: input.at,
+      strategies: plan.steps.map((s) => s.strategy),
+      notes: [
+        ...plan.steps.flatMap((s) => (s.note ? [`${s.strategy}: ${s.note}`] : [])),
+        ...violations.map((problem) => `coverage invariant broken: ${problem}`),
+        ...(input.review ? [`review: ${input.review}`] : []),
+        // Never worse in silence: a compaction that grew the context says so (the guard's note says it too).
+        ...(verdict?.ineffective ? [loopGuardNote(policy, verdict, judged)] : []),
+        ...(grew && !verdict?.ineffective
+          ? [`grew the context from ${plan.before.tokens} to ${tokensAfter} tokens`]
+          : []),
+      ],
+      tokensBefore: plan.before.tokens,
+      tokensAfter,
+      messagesBefore: plan.before.messages,
+      messagesAfter: next.length,
+      targetTokens: plan.target.tokens,
+      reachedTarget: tokensAfter <= plan.target.tokens && plan.reachedTarget,
+      ...(plan.shortfall ? { shortfall: plan.shortfall } : {}),
+      removedCount: plan.removed.length,
+      removed: plan.removed,
+      ...(input.summary
+        ? {
+            summaryTokens: input.summary.record.tokens,
+            summaryParsedAs: input.summary.parsedAs,
+            responseFormat: input.summary.responseFormat,
+            ...(input.summary.chunks && input.summary.chunks > 1 ? { summaryChunks: input.summary.chunks } : {}),
+            facts: input.summary.facts,
+            llm: input.summary.llm,
+          }
+        : {}),
+      ...(cost ? { cost } : {}),
+      ...(verdict ? { loopGuard: verdict } : {}),
+      durationMs: Date.parse(input.at) - input.startedAt,
+      keys,
+      ...(input.instructions ? { instructions: input.instructions } : {}),
+    };
+    await putJson(keys.event, event);
+    recordCompaction(event, Buffer.byteLength(removedSegment)); // the metrics (activities/telemetry.ts)
+    // The cooldown counts from the tokens this compaction actually left, as the workflow's state does
+    // (cooldownAfter, with the loop guard's verdict): a masking pass moves only its own floor.
+    const after = cooldown
+      ? cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter, guard: verdict })
+      : { consecutive: input.consecutive, lastTokensAfter: tokensAfter };
+    const gate = gateOf(policy, input.window, after);
+    const held = next.map((record) => unkeyedRecord(agent, record));
+    return { context: held, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };
+  }
+
+  return {
+    // Applying heartbeats too: a worker that dies in the middle is noticed within the heartbeat timeout.
+    applyCompaction: (input: ApplyCompactionInput) => withHeartbeat(() => apply(input)),
+  };
+}

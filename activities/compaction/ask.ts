@@ -1,0 +1,103 @@
+/**
+ * Asking the summary model: the prompt for a part of the span, the call (structured output first; a provider that
+ * rejects it gets the plain prompt, whose reply is parsed by headings), the reply read into the summary and the ledger
+ * update, and the tokens the calls used.
+ */
+import type OpenAI from 'openai';
+import { nextActionOf, parseLedgerUpdate, renderLedger } from '../../engine/ledger.ts';
+import type { LedgerUpdate } from '../../engine/ledger.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import {
+  DEFAULT_SUMMARY_SYSTEM_PROMPT,
+  parseSummary,
+  renderSummary,
+  SUMMARY_JSON_SCHEMA,
+  summaryPrompt,
+} from '../../engine/summary.ts';
+import type { SummarizeInput } from '../../contract/activities.ts';
+import { observeModelCall } from '../telemetry.ts';
+import { transcriptOf } from './chunk.ts';
+import type { CompactionDeps } from './shared.ts';
+
+export type Conversation = OpenAI.Chat.Completions.ChatCompletionMessageParam[];
+
+/** The summary reply read (JSON, headings or text) and rendered into the context message. */
+export function readSummary(reply: string): { rendered: string; parsedAs: string; update: LedgerUpdate } {
+  const { summary, parsedAs } = parseSummary(reply);
+  return {
+    rendered: renderSummary(summary),
+    parsedAs,
+    update: { ...parseLedgerUpdate(reply), nextAction: nextActionOf(summary.next_steps) },
+  };
+}
+
+/** Asking over the client the summaries are written with. */
+export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
+  /**
+   * The calls of one summary by `model`, for `input`, each message of a transcript cut at `maxChars`: they share
+   * the response format (structured output until the provider rejects it) and add up the tokens they used.
+   */
+  return function askerFor(model: string, input: SummarizeInput, maxChars: number) {
+    const usage = { promptTokens: 0, completionTokens: 0 };
+    let responseFormat: 'json_schema' | 'text' = 'json_schema';
+
+    /** The model's reply to `conversation`, in the response format the summary is on. */
+    async function ask(conversation: Conversation): Promise<string> {
+      const completion = await observeModelCall(
+        'summary',
+        model,
+        () =>
+          openai.chat.completions.create({
+            model,
+            messages: conversation,
+            max_tokens: input.maxTokens,
+            ...(responseFormat === 'json_schema'
+              ? { response_format: { type: 'json_schema' as const, json_schema: SUMMARY_JSON_SCHEMA } }
+              : {}),
+          }),
+        (completion) => ({ usage: completion.usage, model: completion.model }),
+      );
+      usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
+      usage.completionTokens += completion.usage?.completion_tokens ?? 0;
+      return completion.choices[0]?.message.content ?? '';
+    }
+
+    return {
+      /** The tokens the calls used so far. */
+      usage,
+      /** Structured output, or plain text once the provider rejected it. */
+      responseFormat: () => responseFormat,
+      ask,
+
+      /** The prompt for `part` of the span, folding in the summary `before` it (the previous one, or a chunk's). */
+      promptFor(part: readonly ChatMessage[], before: string): Conversation {
+        return [
+          { role: 'system', content: DEFAULT_SUMMARY_SYSTEM_PROMPT },
+          {
+            role: 'user',
+            content: summaryPrompt({
+              transcript: transcriptOf(part, maxChars),
+              ...(before ? { previousSummary: before } : {}),
+              ...(input.ledger ? { ledger: renderLedger(input.ledger) } : {}),
+              ...(input.instructions ? { instructions: input.instructions } : {}),
+              ...(input.coverage?.currentTurn ? { stepsInProgress: input.coverage.currentTurn.steps } : {}),
+            }),
+          },
+        ];
+      },
+
+      /** The reply to `messages`; a provider without structured output answers 400 and is asked again in plain text. */
+      async askFallingBack(messages: Conversation): Promise<string> {
+        try {
+          return await ask(messages);
+        } catch (error) {
+          if ((error as { status?: number }).status !== 400) throw error;
+          responseFormat = 'text';
+          return ask(messages);
+        }
+      },
+    };
+  };
+}
+
+export type Asker = ReturnType<ReturnType<typeof createAsking>>;

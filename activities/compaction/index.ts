@@ -1,0 +1,40 @@
+/**
+ * Compaction as activities: **plan** (the engine's split over message metadata; the plan is stored, the workflow
+ * gets a summary of it), **summarize** (the LLM, from stored bodies, heartbeating), and **apply** (store what
+ * replaces each message, write the removed segment as JSONL and the new context manifest, record the event); a
+ * **revert** to the context before an earlier event; the **review** of a draft (stored for the reviewer, a
+ * reviewer's edit of its summary). Each writes under keys derived from the agent and the compaction's sequence
+ * number, so a retry overwrites, never duplicates.
+ *
+ * One file a role, each a factory over the shared dependencies (`shared.ts`: the stored-object helpers):
+ * `plan.ts`; `summarize.ts`, which asks `chunk.ts` (a span too large for the summary model's window), `ask.ts` (the
+ * model: structured output, plain-text fallback), `judge.ts` (the must-keep facts: check, re-prompt, pin) and
+ * `compose.ts` (the summary and ledger messages, stored); `apply.ts`; `revert.ts`; `review.ts`. The activities'
+ * names are what recorded workflow histories schedule: they do not change.
+ */
+import { createApplyActivities } from './apply.ts';
+import { createPlanActivities } from './plan.ts';
+import { createReviewActivities } from './review.ts';
+import { createRevertActivities } from './revert.ts';
+import { sharedOf } from './shared.ts';
+import type { CompactionDeps } from './shared.ts';
+import { createSummarizeActivities } from './summarize.ts';
+
+export type { CompactionDeps, StoredBefore } from './shared.ts';
+export { chunkByTokens, transcriptOf } from './chunk.ts';
+export { EXTRACTIVE_MODEL } from './summarize.ts';
+
+/**
+ * The compaction activities over `deps`: planCompaction, summarizeSpan, storeDraft, reviseSummary, applyCompaction
+ * and revertContext. Planning, applying and reverting heartbeat throughout; summarizing while the model is asked.
+ */
+export function createCompactionActivities(deps: CompactionDeps) {
+  const shared = sharedOf(deps);
+  return {
+    ...createPlanActivities(shared),
+    ...createSummarizeActivities(shared),
+    ...createReviewActivities(shared),
+    ...createApplyActivities(shared),
+    ...createRevertActivities(shared),
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The plan step: the engine's split over the context's metadata. The plan is stored (plan.json, with the context it
+ * was made for, for the apply step and a revert); the workflow gets a summary of it, and the summary's span as
+ * storage keys.
+ */
+import { planCompaction } from '../../engine/planner/index.ts';
+import type { SummarySpec } from '../../engine/planner/index.ts';
+import { gateAfterMaskSkip, gateAfterSkip } from '../../engine/gates.ts';
+import { holdGrowth } from '../../engine/trigger.ts';
+import { agentLife, compactionKey } from '../../contract/keys.ts';
+import { keyedRecord } from '../../contract/records.ts';
+import type { PlanCompactionInput, PlanOutcome } from '../../contract/activities.ts';
+import { withHeartbeat } from '../stored.ts';
+import { spanKeysOf } from './shared.ts';
+import type { CompactionShared, StoredPlan } from './shared.ts';
+
+export function createPlanActivities({ summaryModel, putJson }: CompactionShared) {
+  /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
+  async function plan(input: PlanCompactionInput): Promise<PlanOutcome> {
+    const { agentId, life, seq, summarizerFailed, ledger, tailFromSeq, ...rest } = input;
+    // A plan scheduled before the rename names the pace by its former name.
+    rest.callsSinceCompaction ??= (input as { callsSinceCompression?: number }).callsSinceCompression;
+    const agent = agentLife({ agentId, life });
+    const context = input.context.map((record) => keyedRecord(agent, record));
+    // Without a summary model the extractive summarizer stands in (or the policy's fallback, as the policy says).
+    const summarizer = summarizerFailed ? 'failed' : summaryModel ? 'available' : 'none';
+    const plan = planCompaction({ ...rest, context, summarizer });
+    const outcome: PlanOutcome = {
+      action: plan.action,
+      reason: plan.reason,
+      ...(plan.maskPass ? { maskPass: true as const } : {}),
+      steps: plan.steps.map(({ strategy, tokensSaved, note }) => ({
+        strategy,
+        tokensSaved,
+        ...(note ? { note } : {}),
+      })),
+      tokensBefore: plan.before.tokens,
+      tokensAfter: plan.after.tokens,
+      targetTokens: plan.target.tokens,
+    };
+    if (plan.action === 'skip') {
+      const growth = holdGrowth(input.policy);
+      const gate = plan.maskPass
+        ? gateAfterMaskSkip(input.policy, input.window, input.cooldown, plan.before.tokens, growth)
+        : gateAfterSkip(input.policy, input.window, plan.before.tokens, growth, input.cooldown);
+      return { ...outcome, gate };
+    }
+    const planKey = compactionKey(agent, seq, 'plan.json');
+    const stored: StoredPlan = {
+      plan,
+      context,
+      policy: input.policy,
+      trigger: input.trigger,
+      cooldown: input.cooldown,
+      ...(ledger ? { ledger } : {}),
+      ...(tailFromSeq !== undefined ? { tailFromSeq } : {}),
+    };
+    await putJson(planKey, stored);
+    const keyOf = new Map(context.map((m) => [m.id, m.key]));
+    const kindById = new Map(context.map((m) => [m.id, m.kind]));
+    const kept = new Set(plan.summary?.keptUserIds);
+    const spec: SummarySpec | undefined = plan.summary;
+    return {
+      ...outcome,
+      planKey,
+      ...(spec
+        ? {
+            summary: {
+              ...spanKeysOf(spec, keyOf),
+              ...(spec.placement.mode === 'prepend' ? { prependToKey: keyOf.get(spec.placement.id)! } : {}),
+              estimatedTokens: spec.estimatedTokens,
+              maxTokens: spec.maxTokens,
+              writer: spec.writer,
+              coverage: spec.coverage,
+              leavingIds: spec.spanIds.filter((id) => !kept.has(id) && kindById.get(id) !== 'summary'),
+            },
+          }
+        : {}),
+    };
+  }
+
+  return {
+    // Planning heartbeats too: a worker that dies in the middle is noticed within the heartbeat timeout.
+    planCompaction: (input: PlanCompactionInput) => withHeartbeat(() => plan(input)),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The summarize step: the span read from its stored bodies, summarized by the summary model (in chunks when it does
+ * not fit the model's window, heartbeating the chunk it is on), judged by its must-keep facts, then composed and
+ * stored with the task ledger. Without a summary model, or after it failed, the extractive summarizer quotes the
+ * span instead.
+ */
+import { extractiveSummary } from '../../engine/extractive.ts';
+import { nextActionOf } from '../../engine/ledger.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import { textOf } from '../../engine/messages.ts';
+import { renderSummary } from '../../engine/summary.ts';
+import { loadTokenCounter } from '../../engine/tokens.ts';
+import type { SummarizeInput, SummarizeProgress, SummaryOutcome } from '../../contract/activities.ts';
+import { modelFailure } from '../model-errors.ts';
+import { heartbeatNow, withHeartbeat } from '../stored.ts';
+import { createAsking, readSummary } from './ask.ts';
+import { createChunking, foldChunks } from './chunk.ts';
+import { createComposing } from './compose.ts';
+import { judgedReply, judgeOf } from './judge.ts';
+import type { CompactionShared } from './shared.ts';
+
+/** The `llm.model` of an event whose summary was extractive. */
+export const EXTRACTIVE_MODEL = 'extractive (no summary model)';
+
+export function createSummarizeActivities(shared: CompactionShared) {
+  const { summaryModel, load, spanOf } = shared;
+  const chunkSpan = createChunking(shared);
+  const askerFor = createAsking(shared);
+  const storeComposed = createComposing(shared);
+
+  return {
+    /**
+     * Summarizes the span with the summary model: structured output (JSON schema) first; a provider that rejects
+     * it gets the plain prompt, whose reply is parsed by headings. Stores the summary message and counts it.
+     */
+    async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
+      const started = Date.now();
+      const { previous, rest, facts } = await spanOf(input.spanKeys, input.keptKeys);
+      const previousText = previous.map((m) => textOf(m.content)).join('\n\n');
+      // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
+      const goal = input.goalKey ? textOf((await load<ChatMessage>(input.goalKey)).content) : undefined;
+      const userMessages = rest.filter((m) => m.role === 'user').map((m) => textOf(m.content));
+      const judge = judgeOf({ ledger: input.ledger, goal, userMessages, facts });
+      const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
+      const counter = await loadTokenCounter(input.counting.encoding);
+      const frame = { input, rest, counter, host };
+
+      if (!summaryModel || input.writer === 'extractive') {
+        // No summary model, or it failed: the extractive summarizer quotes the span instead (labelled as such).
+        // Within the summary's budget (about 3 characters a token, less the frame), the facts that fit listed.
+        const extracted = extractiveSummary(
+          rest,
+          previousText || undefined,
+          Math.max(1_000, (input.maxTokens - 300) * 3),
+        );
+        return storeComposed(
+          frame,
+          judge(renderSummary(extracted), { nextAction: nextActionOf(extracted.next_steps) }),
+          {
+            parsedAs: 'extractive',
+            responseFormat: 'none',
+            reprompted: false,
+            llm: { model: EXTRACTIVE_MODEL, promptTokens: 0, completionTokens: 0, durationMs: Date.now() - started },
+          },
+        );
+      }
+
+      // A span too large for the summary model's window is summarized in chunks, each folding in the one before.
+      const { chunks, maxChars } = chunkSpan(rest, counter, input.maxTokens);
+      const asker = askerFor(summaryModel, input, maxChars);
+      const read = (reply: string) => {
+        const { rendered, parsedAs, update } = readSummary(reply);
+        return { ...judge(rendered, update), parsedAs };
+      };
+      // The chunk the model is on, in the heartbeats: what `longrun watch` shows as "chunk k of n".
+      const progress: SummarizeProgress = { chunk: 0, chunks: Math.max(1, chunks.length) };
+      const onChunk = (chunk: number) => {
+        progress.chunk = chunk;
+        heartbeatNow(progress);
+      };
+      const summarize = async () => {
+        const before = await foldChunks(
+          chunks,
+          previousText,
+          async (chunk, before) => readSummary(await asker.ask(asker.promptFor(chunk, before))).rendered,
+          onChunk,
+        );
+        onChunk(progress.chunks);
+        const messages = asker.promptFor(chunks.at(-1) ?? [], before);
+        return judgedReply(messages, await asker.askFallingBack(messages), read, asker.ask);
+      };
+      let summary: Awaited<ReturnType<typeof summarize>>;
+      try {
+        summary = await withHeartbeat(summarize, () => progress);
+      } catch (error) {
+        throw modelFailure(error, summaryModel);
+      }
+      return storeComposed(frame, summary, {
+        parsedAs: summary.parsedAs,
+        responseFormat: asker.responseFormat(),
+        reprompted: summary.reprompted,
+        chunks: chunks.length,
+        llm: { model: summaryModel, ...asker.usage, durationMs: Date.now() - started },
+      });
+    },
+  };
+}
