@@ -98,7 +98,7 @@ export function commandHelp(name: string, command: Command): string {
 export function docsTable(commands: Commands): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   const rows = Object.entries(commands).flatMap(([name, command]) => [
-    `| \`${cell(synopsis(name, command))}\` | | ${cell([command.summary, command.more ?? ''].join(' ').trim())} |`,
+    `| \`${cell(synopsis(name, command))}\` | | ${cell(command.more ? `${command.summary}. ${command.more}` : command.summary)} |`,
     ...Object.entries(command.flags).map(
       ([flag, text]) => `| | \`${cell(flagUsage(flag as FlagName))}\` | ${cell(text)} |`,
     ),

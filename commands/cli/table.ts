@@ -100,6 +100,7 @@ export const COMMANDS = {
     args: [AGENT, { name: 'reference' }],
     summary:
       'print stored content (a message or an offloaded segment), byte for byte; only under the agent’s own prefix',
+    more: 'A reference is a storage key as `context` shows it (`agents/<agent>/<life>/messages/m000002.json`).',
     flags: {},
     run: agents.reload,
   },
