@@ -10,9 +10,9 @@ type Commands = Readonly<Record<string, Command>>;
 /** How wide the help is, in characters. */
 const WIDTH = 118;
 
-const ABOUT = `Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"), TEMPORAL_API_KEY,
-TEMPORAL_TLS_*, TEMPORAL_PROFILE; AWS_ENDPOINT_URL_S3 and the AWS variables (default: the embedded MinIO);
-LONGRUN_TASK_QUEUE, LONGRUN_MODEL, LONGRUN_S3_BUCKET.
+const ABOUT = `Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"),
+TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE; AWS_ENDPOINT_URL_S3 and the AWS variables (default: the embedded
+MinIO); LONGRUN_TASK_QUEUE, LONGRUN_MODEL, LONGRUN_S3_BUCKET.
 Waiting (send, chat, compact, approve, discard, revert, close --wait): progress on stderr after 3 s; nothing is sent
 until a worker polls the agent's task queue. LONGRUN_WORKER_TIMEOUT_MS (default 60000): how long to wait for a worker
 before giving up (exit 1); LONGRUN_RECONNECT_TIMEOUT_MS (default 120000): how long to keep asking again, with the
@@ -91,6 +91,11 @@ export function commandHelp(name: string, command: Command): string {
   ].join('\n');
 }
 
+/** What a command does, in full: its summary and the more its help says. */
+function described(command: Command): string {
+  return command.more ? `${command.summary}. ${command.more}` : command.summary;
+}
+
 /**
  * docs/cli.md's table: a row per command (its arguments, what it does), then a row per flag. Markdown before
  * Prettier aligns it (test/support/cli-docs.ts).
@@ -98,7 +103,7 @@ export function commandHelp(name: string, command: Command): string {
 export function docsTable(commands: Commands): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   const rows = Object.entries(commands).flatMap(([name, command]) => [
-    `| \`${cell(synopsis(name, command))}\` | | ${cell(command.more ? `${command.summary}. ${command.more}` : command.summary)} |`,
+    `| \`${cell(synopsis(name, command))}\` | | ${cell(described(command))} |`,
     ...Object.entries(command.flags).map(
       ([flag, text]) => `| | \`${cell(flagUsage(flag as FlagName))}\` | ${cell(text)} |`,
     ),

@@ -15,7 +15,8 @@ export async function up({ values, settings }: Invocation): Promise<number> {
 }
 
 export async function replay({ args, values, out }: Invocation): Promise<number> {
-  if (values.preset !== undefined) resolvePolicy({ preset: values.preset }); // a bad preset: exit 2 before anything starts
+  // A bad preset: exit 2 before anything starts.
+  if (values.preset !== undefined) resolvePolicy({ preset: values.preset });
   const window = intFlag('window', values.window, 1);
   const { runReplay, renderReplay } = await import('../replay.ts');
   const report = await runReplay({

@@ -48,7 +48,9 @@ export const COMMANDS = {
     flags: {
       model: 'the model (default LONGRUN_MODEL)',
       system: 'the system prompt',
-      'max-steps': `the turn budget: model calls per message (default ${DEFAULT_TURN_STEPS}, at most ${n(TURN_BUDGET_MAX.steps)})`,
+      'max-steps':
+        `the turn budget: model calls per message (default ${DEFAULT_TURN_STEPS}, ` +
+        `at most ${n(TURN_BUDGET_MAX.steps)})`,
       'max-turn-tokens': `the turn budget: tokens spent per message (at most ${n(TURN_BUDGET_MAX.tokens)})`,
       'max-turn-seconds': `the turn budget: seconds per message (at most ${n(TURN_BUDGET_MAX.seconds)})`,
       window: "the model's window, for a model the registry does not know",
@@ -58,7 +60,8 @@ export const COMMANDS = {
         `${PRESETS.default!.backgroundRatio} in the default preset), or off: compaction only blocks, before the ` +
         'call that needs it',
       'await-review':
-        `automatic compactions wait as drafts for approve or discard up to SECONDS (at most ${n(MAX_REVIEW_SECONDS)}), ` +
+        'automatic compactions wait as drafts for approve or discard up to SECONDS ' +
+        `(at most ${n(MAX_REVIEW_SECONDS)}), ` +
         'then are applied (or discarded)',
       'on-review-timeout': 'what a draft that waited --await-review SECONDS becomes (default apply)',
       reopen:
@@ -132,7 +135,8 @@ export const COMMANDS = {
   discard: {
     args: [AGENT, DRAFT],
     summary:
-      'drop the draft (an automatic compaction’s: automatic compaction pauses until the context grows, and says until when)',
+      'drop the draft (an automatic compaction’s: automatic compaction pauses until the context grows, and says ' +
+      'until when)',
     flags: { json: 'the result as JSON' },
     run: compaction.discard,
   },
@@ -161,7 +165,8 @@ export const COMMANDS = {
     args: [AGENT],
     summary:
       'follow the agent live: each turn and compaction as it completes, and the step in progress (model call, ' +
-      'compaction planning / summarizing chunk k of n / applying) on one updating line, until Ctrl-C or the agent closes',
+      'compaction planning / summarizing chunk k of n / applying) on one updating line, until Ctrl-C or the agent ' +
+      'closes',
     flags: {
       interval: 'between polls (default 500, 100 to 60000)',
       json: 'one object per change',

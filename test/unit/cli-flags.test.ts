@@ -55,7 +55,7 @@ describe('longrun flags', () => {
 });
 
 describe('longrun refuses before sending what the workflow would refuse for its shape or size (exit 2)', () => {
-  it('approve and discard: a draft id that is not one; approve: an edited summary empty or over its limit', async () => {
+  it('approve and discard: a draft id that is not one; approve: an edited summary, empty or too long', async () => {
     await expect(run(['approve', 'a1', 'nope'])).rejects.toThrow(
       new UsageError('draft: must be a draft id like "draft-1" (got "nope")'),
     );
@@ -120,7 +120,7 @@ describe('the table, the help and docs/cli.md', () => {
     await expect(run(['help', 'frobnicate'])).rejects.toThrow('unknown command "frobnicate"');
   });
 
-  it("docs/cli.md holds the command table as the CLI's table makes it (node test/support/cli-docs.ts writes it)", async () => {
+  it("docs/cli.md holds the command table as the CLI's table makes it (test/support/cli-docs.ts)", async () => {
     const documented = documentedTable(readFileSync(CLI_DOC, 'utf8'));
     expect(documented, 'docs/cli.md has the markers of the command table').toBeDefined();
     expect(documented, 'docs/cli.md is stale: run node test/support/cli-docs.ts').toBe(await generatedTable());
