@@ -6,22 +6,13 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
 import { agentState } from '../../client/agents.ts';
 import { agentPrefix } from '../../contract/keys.ts';
-import {
-  cliOutcome,
-  describeRows,
-  ID_10KB,
-  ID_RULE,
-  PRESET_LIST,
-  startAgents,
-  STRATEGY_LIST,
-  x,
-} from '../support/bad-input.ts';
+import { cliOutcome, describeRows, rowHarness } from '../support/bad-input.ts';
+// The words the errors hold.
+import { ID_10KB, ID_RULE, PRESET_LIST, STRATEGY_LIST, x } from '../support/bad-input.ts';
 import type { Outcome, Row } from '../support/bad-input.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
-import type { Harness } from '../support/harness.ts';
+import { newAgentId } from '../support/harness.ts';
 
 const OPEN = newAgentId('bad-open');
 const CLOSED = newAgentId('bad-closed');
@@ -29,19 +20,18 @@ const CLOSED = newAgentId('bad-closed');
 const OTHER = newAgentId('bad-other');
 let otherMessageKey = '';
 
-let h: Harness;
 let files: string;
-beforeAll(async () => {
-  h = await startHarness((request) => ({ content: `got ${request.body.messages.length} messages` }));
-  files = await mkdtemp(join(tmpdir(), 'bad-input-cli-'));
-  await startAgents(h, { open: [OPEN, OTHER], closed: [CLOSED] });
-  otherMessageKey = (await agentState(h.client, OTHER)).messages[0]!.key;
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = rowHarness(
+  { open: [OPEN, OTHER], closed: [CLOSED] },
+  {
+    ready: async (started) => {
+      files = await mkdtemp(join(tmpdir(), 'bad-input-cli-'));
+      otherMessageKey = (await agentState(started.client, OTHER)).messages[0]!.key;
+    },
+  },
+);
 
-const cli = (...args: string[]): Promise<Outcome> => cliOutcome(h, ...args);
+const cli = (...args: string[]): Promise<Outcome> => cliOutcome(h(), ...args);
 
 /** A file of `text`, for a flag that reads one. */
 async function textFile(name: string, text: string): Promise<string> {
@@ -435,4 +425,4 @@ function rows(): Row[] {
   ];
 }
 
-describeRows('longrun CLI', 16, rows(), () => h);
+describeRows('longrun CLI', 16, rows(), h);

@@ -3,7 +3,6 @@
  * each refused with a clear error naming the field and the limit, of a class or failure type a caller can branch on,
  * and the state unchanged.
  */
-import { afterAll, beforeAll } from 'vitest';
 import {
   approveDraft,
   compactAgent,
@@ -17,36 +16,21 @@ import {
 } from '../../client/agents.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import type { CompactInput } from '../../contract/inputs.ts';
-import {
-  describeRows,
-  ID_10KB,
-  ID_RULE,
-  library,
-  PRESET_LIST,
-  startAgents,
-  STRATEGY_LIST,
-  x,
-} from '../support/bad-input.ts';
+import { describeRows, library, rowHarness } from '../support/bad-input.ts';
+// The words the errors hold.
+import { ID_10KB, ID_RULE, PRESET_LIST, STRATEGY_LIST, x } from '../support/bad-input.ts';
 import type { Row } from '../support/bad-input.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
-import type { Harness } from '../support/harness.ts';
+import { newAgentId } from '../support/harness.ts';
 
 const OPEN = newAgentId('bad-open');
 const CLOSED = newAgentId('bad-closed');
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness((request) => ({ content: `got ${request.body.messages.length} messages` }));
-  await startAgents(h, { open: [OPEN], closed: [CLOSED] });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = rowHarness({ open: [OPEN], closed: [CLOSED] });
 
 function rows(): Row[] {
   const fresh = Array.from({ length: 9 }, () => newAgentId('bad-fresh'));
   const start = (agentId: string, extra: Partial<StartAgentOptions>) => () =>
-    library(() => startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue, ...extra }));
+    library(() => startAgent(h().client, { agentId, model: 'gpt-4o-mini', taskQueue: h().taskQueue, ...extra }));
   return [
     {
       surface: 'client library',
@@ -169,7 +153,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'empty text',
       input: "sendMessage(OPEN, '')",
-      run: () => library(() => sendMessage(h.client, OPEN, '')),
+      run: () => library(() => sendMessage(h().client, OPEN, '')),
       error: ['text: must not be empty'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -178,7 +162,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'text of 3 MB',
       input: 'sendMessage(OPEN, <3,000,000 x>)',
-      run: () => library(() => sendMessage(h.client, OPEN, x(3_000_000))),
+      run: () => library(() => sendMessage(h().client, OPEN, x(3_000_000))),
       error: ['text: 3000000 characters is over the limit of 200000'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -187,7 +171,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'text of a wrong type',
       input: 'sendMessage(OPEN, { text: "hi" })',
-      run: () => library(() => sendMessage(h.client, OPEN, { text: 'hi' } as unknown as string)),
+      run: () => library(() => sendMessage(h().client, OPEN, { text: 'hi' } as unknown as string)),
       error: ['text: must be a string'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -196,7 +180,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'expected turn not an integer',
       input: "sendMessage(OPEN, 'hi', { expectedTurn: 1.5 })",
-      run: () => library(() => sendMessage(h.client, OPEN, 'hi', { expectedTurn: 1.5 })),
+      run: () => library(() => sendMessage(h().client, OPEN, 'hi', { expectedTurn: 1.5 })),
       error: ['expectedTurn: must be a positive integer (got 1.5)'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -205,7 +189,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'expected turn already taken',
       input: "sendMessage(OPEN, 'hi', { expectedTurn: 1 })",
-      run: () => library(() => sendMessage(h.client, OPEN, 'hi', { expectedTurn: 1 })),
+      run: () => library(() => sendMessage(h().client, OPEN, 'hi', { expectedTurn: 1 })),
       error: ['expectedTurn: this message would open turn 2, not 1'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -214,7 +198,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'unknown agent',
       input: "sendMessage(<fresh>, 'hi')",
-      run: () => library(() => sendMessage(h.client, fresh[0]!, 'hi')),
+      run: () => library(() => sendMessage(h().client, fresh[0]!, 'hi')),
       error: [fresh[0]!, 'not found'],
       type: 'WorkflowNotFoundError',
       state: { absent: fresh[0]! },
@@ -223,7 +207,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'closed agent',
       input: "sendMessage(CLOSED, 'hi')",
-      run: () => library(() => sendMessage(h.client, CLOSED, 'hi')),
+      run: () => library(() => sendMessage(h().client, CLOSED, 'hi')),
       error: [`agent ${CLOSED} is closed`],
       type: 'AgentClosedError',
       state: { unchanged: CLOSED },
@@ -232,7 +216,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'bad strategy',
       input: "compactAgent(OPEN, { strategy: 'nope' })",
-      run: () => library(() => compactAgent(h.client, OPEN, { strategy: 'nope' as never })),
+      run: () => library(() => compactAgent(h().client, OPEN, { strategy: 'nope' as never })),
       error: [`strategy: "nope" ${STRATEGY_LIST}`],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -241,7 +225,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'force of a wrong type',
       input: "compactAgent(OPEN, { force: 'yes' })",
-      run: () => library(() => compactAgent(h.client, OPEN, { force: 'yes' } as unknown as CompactInput)),
+      run: () => library(() => compactAgent(h().client, OPEN, { force: 'yes' } as unknown as CompactInput)),
       error: ['force: must be true or false (got "yes")'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -250,7 +234,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'signal: strategy of a wrong type',
       input: 'requestCompaction(OPEN, { strategy: 5 })',
-      run: () => library(() => requestCompaction(h.client, OPEN, { strategy: 5 as never })),
+      run: () => library(() => requestCompaction(h().client, OPEN, { strategy: 5 as never })),
       error: ['strategy: 5 is not one of truncate-tool-results'],
       type: 'InvalidInputError',
       state: { unchanged: OPEN },
@@ -259,7 +243,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'signal: huge text',
       input: 'queueMessage(OPEN, <200,001 x>)',
-      run: () => library(() => queueMessage(h.client, OPEN, x(200_001))),
+      run: () => library(() => queueMessage(h().client, OPEN, x(200_001))),
       error: ['text: 200001 characters is over the limit of 200000'],
       type: 'InvalidInputError',
       state: { unchanged: OPEN },
@@ -268,7 +252,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'events after a negative seq',
       input: 'compactionEvents(OPEN, { since: -1 })',
-      run: () => library(() => compactionEvents(h.client, OPEN, { since: -1 })),
+      run: () => library(() => compactionEvents(h().client, OPEN, { since: -1 })),
       error: ['since: must be an integer ≥ 0 (got -1)'],
       type: 'InvalidInputError',
       state: { unchanged: OPEN },
@@ -277,7 +261,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'event history limit of a wrong type',
       input: "compactionHistory(OPEN, { limit: 'all' })",
-      run: () => library(() => compactionHistory(h.client, h.store, OPEN, { limit: 'all' as never })),
+      run: () => library(() => compactionHistory(h().client, h().store, OPEN, { limit: 'all' as never })),
       error: ['limit: must be an integer ≥ 0 (got "all")'],
       type: 'InvalidInputError',
       state: { unchanged: OPEN },
@@ -286,7 +270,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'review: instructions over their limit',
       input: 'compactAgent(OPEN, { review: true, instructions: <4,001 x> })',
-      run: () => library(() => compactAgent(h.client, OPEN, { review: true, instructions: x(4_001) })),
+      run: () => library(() => compactAgent(h().client, OPEN, { review: true, instructions: x(4_001) })),
       error: ['instructions: 4001 characters is over the limit of 4000'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -295,7 +279,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'approve: a draft id that is not one',
       input: "approveDraft(OPEN, 'nope')",
-      run: () => library(() => approveDraft(h.client, OPEN, 'nope')),
+      run: () => library(() => approveDraft(h().client, OPEN, 'nope')),
       error: ['draft: must be a draft id like "draft-1" (got "nope")'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -304,7 +288,7 @@ function rows(): Row[] {
       surface: 'client library',
       case: 'discard: a draft that is not pending',
       input: "discardDraft(OPEN, 'draft-1')",
-      run: () => library(() => discardDraft(h.client, OPEN, 'draft-1')),
+      run: () => library(() => discardDraft(h().client, OPEN, 'draft-1')),
       error: ['draft: draft-1 is not pending: no draft is pending'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
@@ -312,4 +296,4 @@ function rows(): Row[] {
   ];
 }
 
-describeRows('client library', 8, rows(), () => h);
+describeRows('client library', 8, rows(), h);

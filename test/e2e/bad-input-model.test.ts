@@ -4,17 +4,16 @@
  * answered with an error for the model to read, the turn completing; a reply it cannot keep fails the turn
  * (`BadReply`), nothing of it kept.
  */
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { defineTool } from '../../activities/tools.ts';
 import type { ToolDefinition } from '../../activities/tools.ts';
 import { agentState, sendMessage } from '../../client/agents.ts';
 import type { ChatMessage, ToolCall } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
-import { describeRows, library, startAgents } from '../support/bad-input.ts';
+import { describeRows, library, rowHarness } from '../support/bad-input.ts';
 import type { Outcome, Row } from '../support/bad-input.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
-import type { Harness } from '../support/harness.ts';
+import { newAgentId } from '../support/harness.ts';
 
 /** A team's tools that break their contract (`run` returns text): a number, an object, nothing. */
 const untyped = (name: string, value: unknown): ToolDefinition =>
@@ -88,21 +87,22 @@ function script(request: RecordedRequest): ScriptedReply {
 const MODEL = newAgentId('bad-model');
 let ownMessageKey = '';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness(script, TOOLS);
-  await startAgents(h, { open: [MODEL], closed: [] });
-  ownMessageKey = (await agentState(h.client, MODEL)).messages[0]!.key;
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = rowHarness(
+  { open: [MODEL], closed: [] },
+  {
+    responder: script,
+    tools: TOOLS,
+    ready: async (started) => {
+      ownMessageKey = (await agentState(started.client, MODEL)).messages[0]!.key;
+    },
+  },
+);
 
 /** A model-boundary row: a turn whose reply is the row's; the outcome is what the tool calls were answered with. */
 async function modelTurn(row: string): Promise<Outcome> {
-  const before = await agentState(h.client, MODEL);
-  const result = await sendMessage(h.client, MODEL, `model row: ${row}`);
-  const after = await agentState(h.client, MODEL);
+  const before = await agentState(h().client, MODEL);
+  const result = await sendMessage(h().client, MODEL, `model row: ${row}`);
+  const after = await agentState(h().client, MODEL);
   // The turn completed: the reply read the results back, every call was answered, the agent runs on.
   expect(result.reply).toMatch(/^results: /);
   expect(after).toMatchObject({ status: 'running', turns: before.turns + 1 });
@@ -111,7 +111,7 @@ async function modelTurn(row: string): Promise<Outcome> {
   const calls = added.flatMap((m) => m.toolCallIds ?? []);
   expect(added.filter((m) => m.role === 'tool').map((m) => m.toolCallId)).toEqual(calls);
   const stored = await Promise.all(
-    added.filter((m) => m.role === 'tool').map(async (m) => JSON.parse((await h.store.get(m.key))!) as ChatMessage),
+    added.filter((m) => m.role === 'tool').map(async (m) => JSON.parse((await h().store.get(m.key))!) as ChatMessage),
   );
   for (const message of stored) expect(typeof message.content).toBe('string');
   return { text: stored.map((m) => m.content as string).join(' | ') };
@@ -151,7 +151,7 @@ function rows(): Row[] {
       surface: 'model boundary',
       case: name,
       input: JSON.stringify(MODEL_REPLIES[name]).slice(0, 160),
-      run: () => library(() => sendMessage(h.client, MODEL, `model row: ${name}`)),
+      run: () => library(() => sendMessage(h().client, MODEL, `model row: ${name}`)),
       error: [`callModel failed: model gpt-4o-mini replied with ${problem}; the reply is not kept`],
       type: 'TurnFailed',
       state: { turnFailed: MODEL },
@@ -159,4 +159,4 @@ function rows(): Row[] {
   ];
 }
 
-describeRows('model boundary', 8, rows(), () => h);
+describeRows('model boundary', 8, rows(), h);

@@ -7,29 +7,27 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
-import { describeRows, ID_RULE, startAgents, STRATEGY_LIST, x } from '../support/bad-input.ts';
+import { describeRows, ID_RULE, rowHarness, STRATEGY_LIST, x } from '../support/bad-input.ts';
 import type { Outcome, Row } from '../support/bad-input.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
-import type { Harness } from '../support/harness.ts';
+import { newAgentId } from '../support/harness.ts';
 import { temporalCli } from '../support/temporal-cli.ts';
 
 const OPEN = newAgentId('bad-open');
 const CLOSED = newAgentId('bad-closed');
 
-let h: Harness;
 let temporal: (...args: string[]) => Promise<string>;
 let files: string;
-beforeAll(async () => {
-  h = await startHarness((request) => ({ content: `got ${request.body.messages.length} messages` }));
-  temporal = await temporalCli(h);
-  files = await mkdtemp(join(tmpdir(), 'bad-input-temporal-'));
-  await startAgents(h, { open: [OPEN], closed: [CLOSED] });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = rowHarness(
+  { open: [OPEN], closed: [CLOSED] },
+  {
+    ready: async (started) => {
+      temporal = await temporalCli(started);
+      files = await mkdtemp(join(tmpdir(), 'bad-input-temporal-'));
+    },
+  },
+);
 
 /**
  * A temporal CLI command: its error, as the CLI logs it (`msg="unable to update workflow: … (type: InvalidInput, …)"`,
@@ -81,15 +79,15 @@ async function tStart(agentId: string, input: unknown): Promise<Outcome> {
     '--type',
     AGENT_WORKFLOW,
     '--task-queue',
-    h.taskQueue,
+    h().taskQueue,
     '--workflow-id',
     agentWorkflowId(agentId),
     '--input-file',
     file,
   );
   expect(started.text).toBe('');
-  const failure = await h.client.workflow
-    .getHandle(agentWorkflowId(agentId))
+  const failure = await h()
+    .client.workflow.getHandle(agentWorkflowId(agentId))
     .result()
     .then(
       () => undefined,
@@ -280,4 +278,4 @@ function rows(): Row[] {
   ];
 }
 
-describeRows('temporal CLI', 8, rows(), () => h);
+describeRows('temporal CLI', 8, rows(), h);

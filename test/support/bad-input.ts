@@ -14,11 +14,14 @@
  * Each file holds at least 8 rows of its surface, and together at least 40 (its floor: {@link describeRows}).
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState } from '../../contract/state.ts';
 import { AGENT_ID_PATTERN, agentPrefix } from '../../contract/keys.ts';
+import type { ToolDefinition } from '../../activities/tools.ts';
+import type { Responder } from '../../llm/chat-server.ts';
+import { startHarness } from './harness.ts';
 import type { Harness } from './harness.ts';
 import { cliEnv, runLongrun } from './longrun-cli.ts';
 
@@ -62,8 +65,29 @@ export const ID_RULE = 'must be 1 to 64 letters, digits, dots, underscores or hy
 export const STRATEGY_LIST = 'is not one of truncate-tool-results, mask-tool-results';
 export const PRESET_LIST = 'one of default, astrbot, chatgpt-on-wechat, agentscope, agentscope-java, octomind';
 
+/**
+ * The harness of a file's rows: started before them, with its agents (`open` with a first message, `closed` closed),
+ * then `ready` run on it; closed after them. A model that answers plainly unless `responder` says otherwise.
+ */
+export function rowHarness(
+  agents: { open: string[]; closed: string[] },
+  options: { responder?: Responder; tools?: ToolDefinition[]; ready?: (h: Harness) => Promise<void> } = {},
+): () => Harness {
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    const plain: Responder = (request) => ({ content: `got ${request.body.messages.length} messages` });
+    h = await startHarness(options.responder ?? plain, options.tools);
+    await startAgents(h, agents);
+    await options.ready?.(h);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+  return () => h!;
+}
+
 /** Starts each agent of `open` (with a first message) and of `closed` (closed again, its workflow completed). */
-export async function startAgents(h: Harness, { open, closed }: { open: string[]; closed: string[] }): Promise<void> {
+async function startAgents(h: Harness, { open, closed }: { open: string[]; closed: string[] }): Promise<void> {
   const start = (agentId: string) => startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
   await Promise.all([...open, ...closed].map(start));
   await Promise.all(open.map((agentId) => sendMessage(h.client, agentId, 'hello')));
@@ -170,9 +194,9 @@ async function checkRow(h: Harness, row: Row): Promise<void> {
 
 /**
  * The suite of one surface's rows: at least `floor` of them (at least 8; the four files' floors add up to 40), each
- * a test. `harness` gives the file's harness once its `beforeAll` has started it.
+ * a test. `h` gives the file's harness ({@link rowHarness}).
  */
-export function describeRows(surface: Surface, floor: number, table: Row[], harness: () => Harness): void {
+export function describeRows(surface: Surface, floor: number, table: Row[], h: () => Harness): void {
   describe(`bad input (${surface}): each a clear error naming the field and the limit, the state unchanged`, () => {
     it(`has at least ${floor} rows, all of this surface`, () => {
       expect(floor).toBeGreaterThanOrEqual(8);
@@ -181,7 +205,7 @@ export function describeRows(surface: Surface, floor: number, table: Row[], harn
     });
 
     it.each(table.map((row) => [`${row.surface}: ${row.case}`, row] as const))('%s', async (_name, row) => {
-      await checkRow(harness(), row);
+      await checkRow(h(), row);
     });
   });
 }
