@@ -2,11 +2,7 @@
  * `longrun codec-server`: the codec server (codec/server.ts) with the keys from LONGRUN_ENCRYPTION_KEYS or
  * LONGRUN_ENCRYPTION_KEYS_FILE, until Ctrl-C or SIGTERM. Point the Temporal UI at it (`TEMPORAL_CODEC_ENDPOINT`,
  * or `temporal server start-dev --ui-codec-endpoint`) and the temporal CLI (`--codec-endpoint`): docs/encryption.md.
- *
- *   --port N          LONGRUN_CODEC_PORT (default 8081)
- *   --host H          the address to listen on (default 127.0.0.1; 0.0.0.0 in a container)
- *   --origins A,B     the browser origins allowed (default LONGRUN_CODEC_ORIGINS, else the embedded UI's)
- *   --namespaces A,B  the namespaces served (default the Temporal target's: TEMPORAL_NAMESPACE, a profile, "default")
+ * Its flags (`--port`, `--host`, `--origins`, `--namespaces`) are in the CLI's table, commands/cli/table.ts.
  */
 import { EncryptionCodec } from '../codec/payload-codec.ts';
 import { Keyring } from '../codec/keys.ts';

@@ -79,6 +79,23 @@ describe('longrun CLI', () => {
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("Unknown option '--bogus'");
     expect((await longrun('frobnicate', 'x')).code).toBe(2);
+    // Refused before anything is sent, though the agent is closed: the input itself is bad.
+    const draft = await longrun('approve', agentId, 'nope');
+    expect(draft).toMatchObject({ code: 2, stdout: '' });
+    expect(draft.stderr).toContain('draft: must be a draft id like "draft-1" (got "nope")');
+  });
+
+  it('help: every command in a line; a command with --help, its flags', async () => {
+    const help = await longrun('help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}approve <agent> <draft> +apply the draft/m);
+    const send = await longrun('send', '--help');
+    expect(send.code).toBe(0);
+    expect(send.stdout).toMatch(
+      /^Usage: longrun send <agent> <text\.\.\.> \[--no-wait\] \[--expect-turn N\] \[--json\]$/m,
+    );
+    expect(send.stdout).toMatch(/^ {2}--expect-turn N +only if it opens turn N/m);
+    expect((await longrun()).code).toBe(2); // no command: the help, as a usage error
   });
 
   it('refuses before sending what the workflow would drop or refuse: --no-wait input, bad numbers', async () => {

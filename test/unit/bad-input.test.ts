@@ -1,6 +1,6 @@
 /**
- * The checks behind test/e2e/bad-input.test.ts, one by one: how an error quotes a value, the agent input's checks, the
- * events query, the model boundary's reading of a reply, and the replay recording's tool calls.
+ * The checks behind test/e2e/bad-input-*.test.ts, one by one: how an error quotes a value, the agent input's checks,
+ * the events query, the model boundary's reading of a reply, and the replay recording's tool calls.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';

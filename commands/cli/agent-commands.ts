@@ -1,0 +1,258 @@
+/**
+ * The handlers of the commands that start, talk to, read and close an agent (the table, table.ts, says which flags
+ * each takes). A handler checks its input before it connects: what the workflow would refuse or drop is never sent.
+ */
+import { createInterface } from 'node:readline';
+import { agentPrefix } from '../../contract/keys.ts';
+import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
+import {
+  agentProgress,
+  agentState,
+  closeAgent,
+  closeAgentAndWait,
+  listAgents,
+  queueMessage,
+  reopenAgent,
+  sendMessage,
+  startAgent,
+} from '../../client/agents.ts';
+import { MAX_REVIEW_SECONDS } from '../../engine/policy.ts';
+import { resolvePolicy } from '../../engine/presets.ts';
+import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replay.ts';
+import { quoted, TURN_BUDGET_MAX, validateSendInput } from '../../contract/inputs.ts';
+import type { TurnBudget } from '../../contract/inputs.ts';
+import type { SendResult } from '../../contract/results.ts';
+import { renderAgents, renderContext, renderState } from '../render.ts';
+import { watchAgent } from '../watch.ts';
+import { waitOptions, withClient } from './connection.ts';
+import { CliExit, EXIT, intFlag, UsageError } from './parse.ts';
+import type { FlagValues, Invocation } from './parse.ts';
+
+export async function start({ args, values, given, settings, out }: Invocation): Promise<number> {
+  const agentId = args.agent!;
+  if (values.reopen) {
+    // Every setting of a new agent: what a reopened one keeps as it was.
+    const settingsGiven = given.filter((name) => name !== 'reopen');
+    if (settingsGiven.length > 0) {
+      throw new UsageError(
+        `--reopen continues the agent as it was: it cannot go with ${settingsGiven.map((n) => `--${n}`).join(', ')}`,
+      );
+    }
+    const store = new S3BlobStore(s3TargetFromEnv(settings));
+    await withClient((client) => reopenAgent(client, store, agentId));
+    out(`reopened agent ${agentId}`);
+    return EXIT.ok;
+  }
+  const turnBudget = turnBudgetFlags(values);
+  const window = intFlag('window', values.window, 1);
+  const compaction = {
+    ...(values.preset ? { preset: values.preset } : {}),
+    ...(values.background !== undefined ? { backgroundRatio: backgroundFlag(values.background) } : {}),
+    ...reviewFlags(values),
+  };
+  resolvePolicy(compaction); // a bad preset or ratio: exit 2, naming it, before anything starts
+  await withClient((client) =>
+    startAgent(client, {
+      agentId,
+      model: values.model ?? settings.model,
+      taskQueue: settings.taskQueue,
+      ...(values.system ? { systemPrompt: values.system } : {}),
+      ...(turnBudget ? { turnBudget } : {}),
+      ...(window !== undefined ? { modelOverride: { window } } : {}),
+      ...(Object.keys(compaction).length > 0 ? { compaction } : {}),
+    }),
+  );
+  out(`started agent ${agentId}`);
+  return EXIT.ok;
+}
+
+export async function send({ args, values, out }: Invocation): Promise<number> {
+  const agentId = args.agent!;
+  const text = args.text!;
+  validateSendInput({ text }); // what the workflow would refuse or drop is never sent
+  if (values['no-wait']) {
+    if (values['expect-turn'] !== undefined) {
+      throw new UsageError('--expect-turn needs a reply to report a conflict: it cannot go with --no-wait');
+    }
+    await withClient((client) => queueMessage(client, agentId, text));
+    out(`queued for ${agentId}`);
+    return EXIT.ok;
+  }
+  const expectedTurn = intFlag('expect-turn', values['expect-turn'], 1);
+  const result = await withClient((client) =>
+    sendMessage(client, agentId, text, {
+      ...waitOptions(),
+      ...(expectedTurn !== undefined ? { expectedTurn } : {}),
+    }),
+  );
+  out(values.json ? JSON.stringify(result) : shownReply(result));
+  const note = stoppedNote(result);
+  if (note) console.error(note);
+  return EXIT.ok;
+}
+
+export async function chat({ args, out }: Invocation): Promise<number> {
+  const agentId = args.agent!;
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  // The iterator buffers lines from now on, so input piped in by a script is not lost while we connect.
+  const input = lines[Symbol.asyncIterator]();
+  const prompt = () => process.stdout.write('you   > ');
+  out(`chatting with ${agentId}; /state shows the state, /quit (or Ctrl-D) leaves`);
+  try {
+    return await withClient(async (client) => {
+      prompt();
+      for (let next = await input.next(); !next.done; next = await input.next()) {
+        const text = next.value.trim();
+        if (text === '/quit') break;
+        if (text === '/state') out(renderState(await agentState(client, agentId)));
+        else if (text !== '') {
+          const started = Date.now();
+          const result = await sendMessage(client, agentId, text, waitOptions());
+          // As the demo shows it; a turn stopped at its budget is longrun speaking, not the model.
+          const speaker = result.stopped
+            ? 'longrun'
+            : isReplayedModel(result.servedBy)
+              ? `agent ${REPLAYED_LABEL}`
+              : 'agent';
+          out(
+            `${speaker} > ${result.reply}\n        (turn ${result.turn}, ${result.steps} model call(s), ` +
+              `${Date.now() - started} ms)`,
+          );
+        }
+        prompt();
+      }
+      out('');
+      return EXIT.ok;
+    });
+  } finally {
+    lines.close();
+  }
+}
+
+export async function state({ args, values, out }: Invocation): Promise<number> {
+  const state = await withClient((client) => agentState(client, args.agent!));
+  out(values.json ? JSON.stringify(state, null, 2) : renderState(state));
+  return EXIT.ok;
+}
+
+export async function context({ args, values, out }: Invocation): Promise<number> {
+  const state = await withClient((client) => agentState(client, args.agent!));
+  out(values.json ? JSON.stringify(state.messages, null, 2) : renderContext(state));
+  return EXIT.ok;
+}
+
+/** Prints a stored object, read only under the agent's own prefix. */
+export async function reload({ args, settings, out }: Invocation): Promise<number> {
+  const { agent: agentId, reference } = args as { agent: string; reference: string };
+  if (!reference.startsWith(agentPrefix(agentId)) || reference.includes('..')) {
+    throw new UsageError(`reload: reference ${quoted(reference)} is outside ${agentPrefix(agentId)}`);
+  }
+  const body = await new S3BlobStore(s3TargetFromEnv(settings)).get(reference);
+  if (body === undefined) throw new CliExit(EXIT.error, `nothing is stored under ${quoted(reference)}`);
+  out(body);
+  return EXIT.ok;
+}
+
+export async function watch({ args, values }: Invocation): Promise<number> {
+  const agentId = args.agent!;
+  const intervalMs = intFlag('interval', values.interval, 100, 60_000) ?? 500;
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const ended = await withClient((client) =>
+      watchAgent(() => agentProgress(client, agentId), agentId, {
+        intervalMs,
+        json: values.json,
+        write: (text) => process.stdout.write(text),
+        isTTY: process.stdout.isTTY === true,
+        note: (line) => console.error(`longrun: ${line}`),
+        signal: stop.signal,
+      }),
+    );
+    return ended === 'was-closed' ? EXIT.closed : EXIT.ok;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+export async function list({ values, out }: Invocation): Promise<number> {
+  const agents = await withClient((client) => listAgents(client));
+  out(values.json ? JSON.stringify(agents, null, 2) : renderAgents(agents));
+  return EXIT.ok;
+}
+
+export async function close({ args, values, out }: Invocation): Promise<number> {
+  const agentId = args.agent!;
+  if (values.wait) {
+    const state = await withClient((client) => closeAgentAndWait(client, agentId, waitOptions()));
+    out(values.json ? JSON.stringify(state, null, 2) : `closed agent ${agentId} after ${state.turns} turns`);
+    return EXIT.ok;
+  }
+  await withClient((client) => closeAgent(client, agentId));
+  out(`closing agent ${agentId}`);
+  return EXIT.ok;
+}
+
+/** A reply as `send` prints it: labelled when a replayed model served it (the worker has no OPENAI_API_KEY). */
+function shownReply(result: SendResult): string {
+  if (result.stopped) return result.reply; // longrun's own message, not the model's
+  return isReplayedModel(result.servedBy) ? `${REPLAYED_LABEL} ${result.reply}` : result.reply;
+}
+
+/** The note on stderr when a turn stopped at its budget (the reply on stdout says it in full). */
+function stoppedNote(result: SendResult): string | undefined {
+  const stop = result.stopped;
+  if (!stop) return undefined;
+  const unit = { steps: 'model calls', tokens: 'tokens', seconds: 's' }[stop.by];
+  return (
+    `longrun: turn ${result.turn} stopped at its ${stop.by} budget (${stop.used} of ${stop.limit} ${unit}) ` +
+    'without a final answer; send another message to continue'
+  );
+}
+
+/** The turn budget flags of `start`, each checked against its range. */
+function turnBudgetFlags(values: FlagValues): TurnBudget | undefined {
+  const steps = intFlag('max-steps', values['max-steps'], 1, TURN_BUDGET_MAX.steps);
+  const tokens = intFlag('max-turn-tokens', values['max-turn-tokens'], 1, TURN_BUDGET_MAX.tokens);
+  const seconds = intFlag('max-turn-seconds', values['max-turn-seconds'], 1, TURN_BUDGET_MAX.seconds);
+  const budget: TurnBudget = {
+    ...(steps !== undefined ? { steps } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(seconds !== undefined ? { seconds } : {}),
+  };
+  return Object.keys(budget).length > 0 ? budget : undefined;
+}
+
+/** `--background`: a share of the window (the policy checks its range), or `off`. */
+function backgroundFlag(raw: string): number | null {
+  if (raw === 'off') return null;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) {
+    throw new UsageError(
+      `--background: must be a share of the window such as 0.7, or off (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return value;
+}
+
+/**
+ * `--await-review SECONDS` (automatic compactions wait for review that long) and `--on-review-timeout apply|discard`
+ * (what then; default apply): the policy's `review` (its ranges checked by the policy).
+ */
+function reviewFlags(values: FlagValues): {
+  review?: { automatic: true; timeoutSeconds: number; onTimeout?: 'apply' | 'discard' };
+} {
+  const onTimeout = values['on-review-timeout'];
+  if (values['await-review'] === undefined) {
+    if (onTimeout !== undefined) throw new UsageError('--on-review-timeout goes with --await-review SECONDS');
+    return {};
+  }
+  const timeoutSeconds = intFlag('await-review', values['await-review'], 1, MAX_REVIEW_SECONDS)!;
+  if (onTimeout !== undefined && onTimeout !== 'apply' && onTimeout !== 'discard') {
+    throw new UsageError(`--on-review-timeout: must be apply or discard (got ${JSON.stringify(onTimeout)})`);
+  }
+  return { review: { automatic: true, timeoutSeconds, ...(onTimeout ? { onTimeout } : {}) } };
+}

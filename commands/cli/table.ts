@@ -1,0 +1,218 @@
+/**
+ * The `longrun` commands: each one's arguments, flags, help and handler. `longrun help`, `longrun <command> --help`,
+ * the table in docs/cli.md (test/unit/cli-flags.test.ts checks it) and the parsing of a command line (parse.ts) are
+ * all made from this table; the handlers are in the files beside it, by group.
+ */
+import { assertAgentId } from '../../client/agents.ts';
+import {
+  DEFAULT_TURN_STEPS,
+  MAX_INSTRUCTIONS_CHARS,
+  MAX_MESSAGE_CHARS,
+  TURN_BUDGET_MAX,
+} from '../../contract/inputs.ts';
+import { MAX_REVIEW_SECONDS, STRATEGIES } from '../../engine/policy.ts';
+import { PRESET_NAMES, PRESETS } from '../../engine/presets.ts';
+import * as agents from './agent-commands.ts';
+import * as compaction from './compaction-commands.ts';
+import * as local from './local-commands.ts';
+import type { Arg, Command } from './parse.ts';
+
+const AGENT: Arg = { name: 'agent', check: assertAgentId };
+const DRAFT: Arg = { name: 'draft', hint: 'the id compact --review printed' };
+
+/** 1000000 as 1,000,000. */
+const n = (value: number) => value.toLocaleString('en-US');
+
+export const COMMANDS = {
+  up: {
+    args: [],
+    summary:
+      'the main job, as `npm start`: the embedded stack (unless TEMPORAL_ADDRESS and AWS_ENDPOINT_URL_S3 name ' +
+      'running servers), the worker and a short demo conversation, until Ctrl-C',
+    flags: {
+      once: 'exit 0 after the demo, leaving no process behind',
+      'no-demo': 'just the worker (as worker/main.ts, which the Docker image runs)',
+      cluster:
+        'cluster mode instead: PostgreSQL, the Temporal server, its UI, MinIO and two worker processes, the ' +
+        'production shape of docker-compose.yml (docs/operations.md)',
+    },
+    run: local.up,
+  },
+  start: {
+    args: [AGENT],
+    summary:
+      'start an agent; idempotent while it runs, and an id whose agent has closed is refused (a new id, or --reopen)',
+    more:
+      'A turn (the work on one message) stops without a final answer when it reaches its budget (--max-steps, ' +
+      '--max-turn-tokens, --max-turn-seconds): send another message to continue.',
+    flags: {
+      model: 'the model (default LONGRUN_MODEL)',
+      system: 'the system prompt',
+      'max-steps':
+        `the turn budget: model calls per message (default ${DEFAULT_TURN_STEPS}, ` +
+        `at most ${n(TURN_BUDGET_MAX.steps)})`,
+      'max-turn-tokens': `the turn budget: tokens spent per message (at most ${n(TURN_BUDGET_MAX.tokens)})`,
+      'max-turn-seconds': `the turn budget: seconds per message (at most ${n(TURN_BUDGET_MAX.seconds)})`,
+      window: "the model's window, for a model the registry does not know",
+      preset: `the compaction policy: ${PRESET_NAMES.join(', ')} (docs/compaction.md)`,
+      background:
+        'the share of the window from which compaction runs in the background while the agent works (' +
+        `${PRESETS.default!.backgroundRatio} in the default preset), or off: compaction only blocks, before the ` +
+        'call that needs it',
+      'await-review':
+        'automatic compactions wait as drafts for approve or discard up to SECONDS ' +
+        `(at most ${n(MAX_REVIEW_SECONDS)}), ` +
+        'then are applied (or discarded)',
+      'on-review-timeout': 'what a draft that waited --await-review SECONDS becomes (default apply)',
+      reopen:
+        'continue a closed agent under the same id: its messages, ids, summary, ledger and settings (no other ' +
+        'flag goes with it)',
+    },
+    run: agents.start,
+  },
+  send: {
+    args: [AGENT, { name: 'text', variadic: true }],
+    summary: `send a message (an Update, at most ${n(MAX_MESSAGE_CHARS)} characters) and print the reply`,
+    flags: {
+      'no-wait': 'queue the message (a Signal) and return at once',
+      'expect-turn': 'only if it opens turn N (nobody else sent meanwhile); otherwise it is refused',
+      json: 'the result as JSON',
+    },
+    run: agents.send,
+  },
+  chat: {
+    args: [AGENT],
+    summary:
+      'interactive: each line is a message; /state shows the state, /quit or Ctrl-D leaves; reads piped lines too',
+    flags: {},
+    run: agents.chat,
+  },
+  state: {
+    args: [AGENT],
+    summary: 'status, turns and stored messages',
+    flags: { json: 'the whole state as JSON' },
+    run: agents.state,
+  },
+  context: {
+    args: [AGENT],
+    summary: 'the working context: previews and storage references',
+    flags: { json: "the context's records as JSON" },
+    run: agents.context,
+  },
+  reload: {
+    args: [AGENT, { name: 'reference' }],
+    summary:
+      'print stored content (a message or an offloaded segment), byte for byte; only under the agent’s own prefix',
+    more: 'A reference is a storage key as `context` shows it (`agents/<agent>/<life>/messages/m000002.json`).',
+    flags: {},
+    run: agents.reload,
+  },
+  compact: {
+    args: [AGENT],
+    summary: 'force a compaction now and print what it did',
+    flags: {
+      instructions: `for the summary (at most ${n(MAX_INSTRUCTIONS_CHARS)} characters)`,
+      strategy: `only this strategy: ${STRATEGIES.join(', ')}`,
+      'if-due': 'only if the automatic trigger fires now',
+      review:
+        'plan and summarize but apply nothing: print the draft (id, plan, summary text, tokens, facts) for approve ' +
+        'or discard',
+      'no-wait': 'ask for it (a Signal) and return at once',
+      json: 'the result as JSON',
+    },
+    run: compaction.compact,
+  },
+  approve: {
+    args: [AGENT, DRAFT],
+    summary:
+      'apply the draft (of compact --review, or of an automatic compaction awaiting review); a stale draft is refused',
+    flags: {
+      'summary-file': `an edited summary (at most ${n(MAX_MESSAGE_CHARS)} characters): the facts it lost are pinned`,
+      json: 'the result as JSON',
+    },
+    run: compaction.approve,
+  },
+  discard: {
+    args: [AGENT, DRAFT],
+    summary:
+      'drop the draft (an automatic compaction’s: automatic compaction pauses until the context grows, and says ' +
+      'until when)',
+    flags: { json: 'the result as JSON' },
+    run: compaction.discard,
+  },
+  events: {
+    args: [AGENT],
+    summary: 'compaction events, oldest first, and totals (each read in full from S3, removed items included)',
+    flags: {
+      since: 'only the events after SEQ',
+      limit: 'at most N events',
+      json: 'the events and totals as JSON',
+    },
+    run: compaction.events,
+  },
+  revert: {
+    args: [AGENT],
+    summary:
+      'restore the working context as it was before event N (byte-identical; every message stored since follows ' +
+      'it, raw) and the task ledger of then: an event of its own',
+    flags: {
+      'to-event': 'the event to go back before (required)',
+      json: 'the result as JSON',
+    },
+    run: compaction.revert,
+  },
+  watch: {
+    args: [AGENT],
+    summary:
+      'follow the agent live: each turn and compaction as it completes, and the step in progress (model call, ' +
+      'compaction planning / summarizing chunk k of n / applying) on one updating line, until Ctrl-C or the agent ' +
+      'closes',
+    flags: {
+      interval: 'between polls (default 500, 100 to 60000)',
+      json: 'one object per change',
+    },
+    run: agents.watch,
+  },
+  replay: {
+    args: [{ name: 'recording', hint: 'a JSONL file of OpenAI chat messages' }],
+    summary:
+      'run a recorded session (OpenAI chat messages as JSONL) through a real agent and report what compaction did; ' +
+      'starts the embedded stack unless TEMPORAL_ADDRESS is set',
+    flags: {
+      preset: 'the compaction policy to replay it under',
+      window: 'the window to replay it in',
+      json: 'the report as JSON',
+    },
+    run: local.replay,
+  },
+  list: {
+    args: [],
+    summary: 'the agents in this namespace, with their status',
+    flags: { json: 'the list as JSON' },
+    run: agents.list,
+  },
+  close: {
+    args: [AGENT],
+    summary: 'close the agent (a Signal)',
+    flags: {
+      wait: 'until it is done (an Update), then print the final state',
+      json: 'the final state as JSON',
+    },
+    run: agents.close,
+  },
+  'codec-server': {
+    args: [],
+    summary:
+      'serve POST /encode and /decode with the encryption keys, for the Temporal UI and the temporal CLI ' +
+      '(docs/encryption.md), until Ctrl-C',
+    flags: {
+      port: 'the port (default LONGRUN_CODEC_PORT, else 8081)',
+      host: 'the address to listen on (default 127.0.0.1; 0.0.0.0 in a container)',
+      origins: 'the browser origins allowed (default LONGRUN_CODEC_ORIGINS, else the embedded UI’s)',
+      namespaces: 'the namespaces served (default the Temporal target’s: TEMPORAL_NAMESPACE, a profile, "default")',
+    },
+    run: local.codecServer,
+  },
+} satisfies Record<string, Command>;
+
+export type CommandName = keyof typeof COMMANDS;
