@@ -8,9 +8,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentState } from '../../client/agents.ts';
 import { agentPrefix } from '../../contract/keys.ts';
-import { cliOutcome, describeRows, rowHarness } from '../support/bad-input.ts';
+import {
+  cliOutcome,
+  describeRows,
+  rowHarness,
+  ID_10KB,
+  ID_RULE,
+  PRESET_LIST,
+  STRATEGY_LIST,
+  x,
+} from '../support/bad-input.ts';
 // The words the errors hold.
-import { ID_10KB, ID_RULE, PRESET_LIST, STRATEGY_LIST, x } from '../support/bad-input.ts';
 import type { Outcome, Row } from '../support/bad-input.ts';
 import { newAgentId } from '../support/harness.ts';
 

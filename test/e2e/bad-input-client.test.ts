@@ -16,9 +16,17 @@ import {
 } from '../../client/agents.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import type { CompactInput } from '../../contract/inputs.ts';
-import { describeRows, library, rowHarness } from '../support/bad-input.ts';
+import {
+  describeRows,
+  library,
+  rowHarness,
+  ID_10KB,
+  ID_RULE,
+  PRESET_LIST,
+  STRATEGY_LIST,
+  x,
+} from '../support/bad-input.ts';
 // The words the errors hold.
-import { ID_10KB, ID_RULE, PRESET_LIST, STRATEGY_LIST, x } from '../support/bad-input.ts';
 import type { Row } from '../support/bad-input.ts';
 import { newAgentId } from '../support/harness.ts';
 
