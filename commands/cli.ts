@@ -24,20 +24,18 @@ import {
   closeAgent,
   closeAgentAndWait,
   InvalidAgentIdError,
-  listAgents,
   queueMessage,
   sendMessage,
   AgentClosedError,
   reopenAgent,
   startAgent,
   compactAgent,
-  compactionHistory,
   requestCompaction,
   revertAgent,
   approveDraft,
   discardDraft,
-  agentProgress,
 } from '../client/agents.ts';
+import { listAgents, compactionHistory, agentProgress } from '../client/reads.ts';
 import {
   renderAgents,
   renderCompaction,
@@ -48,7 +46,8 @@ import {
   renderState,
 } from './render.ts';
 import { watchAgent } from './watch.ts';
-import { AgentUpdateError, DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
+import { AgentUpdateError } from '../client/update-errors.ts';
+import { DEFAULT_RECONNECT_TIMEOUT_MS, DEFAULT_WORKER_TIMEOUT_MS } from '../client/updates.ts';
 import type { UpdateWaitOptions } from '../client/updates.ts';
 import { MAX_REVIEW_SECONDS, PolicyError, STRATEGIES } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';

@@ -7,7 +7,7 @@ import type {
   AgentState,
   MessageRecord,
 } from '../contract/agent.ts';
-import type { AgentSummary } from '../client/agents.ts';
+import type { AgentSummary } from '../client/reads.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {

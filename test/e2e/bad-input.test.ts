@@ -21,13 +21,12 @@ import {
   agentState,
   closeAgent,
   compactAgent,
-  compactionEvents,
-  compactionHistory,
   queueMessage,
   requestCompaction,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { compactionEvents, compactionHistory } from '../../client/reads.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState, CompactInput } from '../../contract/agent.ts';

@@ -29,8 +29,8 @@ import {
   NoWorkerError,
   TemporalUnreachableError,
   UpdateOutcomeUnknownError,
-  watchDelays,
-} from '../../client/updates.ts';
+} from '../../client/update-errors.ts';
+import { watchDelays } from '../../client/updates.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';

@@ -7,18 +7,14 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  agentContext,
   agentHandle,
-  agentLedger,
   agentState,
   compactAgent,
-  compactionEvents,
-  compactionHistory,
-  compactionStats,
   requestCompaction,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { agentContext, agentLedger, compactionEvents, compactionHistory, compactionStats } from '../../client/reads.ts';
 import { EXTRACTIVE_MODEL } from '../../activities/compaction.ts';
 import { contextReload, defineTool, ToolRegistry } from '../../activities/tools.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
