@@ -30,98 +30,84 @@ export const options = {
   enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
 };
 
+/**
+ * A rule: a module whose path matches `from` may not import one that matches `to`; `comment` says why (printed with
+ * each violation).
+ * @typedef {import('dependency-cruiser').IRegularForbiddenRuleType} Rule
+ * @type {(name: string, comment: string, from: Rule['from'], to: Rule['to']) => Rule}
+ */
+const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
+
+/** Workflow code may not import what matches `to`. @type {(name: string, comment: string, to: Rule['to']) => Rule} */
+const workflowForbids = (name, comment, to) => forbid(name, comment, { path: folders('workflows') }, to);
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
-    {
-      name: 'no-cycle',
-      comment: 'No import cycle among the project modules (a cycle would also break the direction below).',
-      severity: 'error',
-      from: {},
-      to: { circular: true },
-    },
-    {
-      name: 'engine-is-pure',
-      comment: 'The engine is pure: it imports nothing of the project outside engine/.',
-      severity: 'error',
-      from: { path: folders('engine') },
-      to: { dependencyTypes: [...PROJECT], pathNot: folders('engine') },
-    },
-    {
-      name: 'contract-at-the-bottom',
-      comment:
-        'The contract is at the bottom: it imports only the engine (and @temporalio/common, @temporalio/workflow).',
-      severity: 'error',
-      from: { path: folders('contract') },
-      to: { dependencyTypes: [...PROJECT], pathNot: folders('contract', 'engine') },
-    },
-    {
-      name: 'activities-below-workflows',
-      comment: 'Activities import the contract, never workflow code, the client or the worker.',
-      severity: 'error',
-      from: { path: folders('activities') },
-      to: { path: folders('workflows', 'client', 'worker', 'commands') },
-    },
-    {
-      name: 'client-apart',
-      comment:
-        'The client library imports the contract and config/, never the worker, workflow or activity code, or the commands.',
-      severity: 'error',
-      from: { path: folders('client') },
-      to: { path: folders('worker', 'commands', 'activities', 'workflows', 'stack') },
-    },
-    {
-      name: 'worker-apart',
-      comment: 'The worker does not import the client library or the commands (commands/ composes them).',
-      severity: 'error',
-      from: { path: folders('worker') },
-      to: { path: folders('client', 'commands') },
-    },
-    {
-      name: 'infrastructure-below',
-      comment: 'Infrastructure modules import only the contract, the engine and each other.',
-      severity: 'error',
-      from: { path: folders('llm', 'storage', 'config', 'stack', 'codec') },
-      to: { path: folders('activities', 'workflows', 'client', 'worker', 'commands') },
-    },
+    forbid(
+      'no-cycle',
+      'No import cycle among the project modules (a cycle would also break the direction below).',
+      {},
+      { circular: true },
+    ),
+    forbid(
+      'engine-is-pure',
+      'The engine is pure: it imports nothing of the project outside engine/.',
+      { path: folders('engine') },
+      { dependencyTypes: [...PROJECT], pathNot: folders('engine') },
+    ),
+    forbid(
+      'contract-at-the-bottom',
+      'The contract is at the bottom: it imports only the engine (and @temporalio/common, @temporalio/workflow).',
+      { path: folders('contract') },
+      { dependencyTypes: [...PROJECT], pathNot: folders('contract', 'engine') },
+    ),
+    forbid(
+      'activities-below-workflows',
+      'Activities import the contract, never workflow code, the client or the worker.',
+      { path: folders('activities') },
+      { path: folders('workflows', 'client', 'worker', 'commands') },
+    ),
+    forbid(
+      'client-apart',
+      'The client library imports the contract and config/, never the worker, workflow or activity code, or the commands.',
+      { path: folders('client') },
+      { path: folders('worker', 'commands', 'activities', 'workflows', 'stack') },
+    ),
+    forbid(
+      'worker-apart',
+      'The worker does not import the client library or the commands (commands/ composes them).',
+      { path: folders('worker') },
+      { path: folders('client', 'commands') },
+    ),
+    forbid(
+      'infrastructure-below',
+      'Infrastructure modules import only the contract, the engine and each other.',
+      { path: folders('llm', 'storage', 'config', 'stack', 'codec') },
+      { path: folders('activities', 'workflows', 'client', 'worker', 'commands') },
+    ),
     // Workflow code is replayed: no I/O, no Node built-ins, no clients of the outside world.
-    {
-      name: 'workflow-activities-as-types',
-      comment: 'Import activities as types only (the workflow calls them through proxyActivities).',
-      severity: 'error',
-      from: { path: folders('workflows') },
-      to: { path: folders('activities'), dependencyTypesNot: ['type-only'] },
-    },
-    {
-      name: 'workflow-no-io-modules',
-      comment: 'Workflow code must not import I/O modules.',
-      severity: 'error',
-      from: { path: folders('workflows') },
-      to: { path: folders('storage', 'llm', 'stack', 'codec', 'worker', 'client', 'commands', 'config') },
-    },
-    {
-      name: 'workflow-no-node-builtins',
-      comment: 'Workflow code must not use Node built-ins (not replay-safe).',
-      severity: 'error',
-      from: { path: folders('workflows') },
-      to: { path: NODE_BUILTINS },
-    },
-    {
-      name: 'workflow-no-model-or-storage-client',
-      comment:
-        'Call the model and use storage from an activity (openai, @aws-sdk/client-s3), never from workflow code.',
-      severity: 'error',
-      from: { path: folders('workflows') },
-      to: { path: '^node_modules/(openai|@aws-sdk/client-s3)/' },
-    },
-    {
-      name: 'workflow-temporal-through-workflow-package',
-      comment:
-        'Workflow code talks to Temporal through @temporalio/workflow only (not the client, the worker or activity packages).',
-      severity: 'error',
-      from: { path: folders('workflows') },
-      to: { path: '^node_modules/@temporalio/(client|worker|activity)/' },
-    },
+    workflowForbids(
+      'workflow-activities-as-types',
+      'Import activities as types only (the workflow calls them through proxyActivities).',
+      { path: folders('activities'), dependencyTypesNot: ['type-only'] },
+    ),
+    workflowForbids('workflow-no-io-modules', 'Workflow code must not import I/O modules.', {
+      path: folders('storage', 'llm', 'stack', 'codec', 'worker', 'client', 'commands', 'config'),
+    }),
+    workflowForbids('workflow-no-node-builtins', 'Workflow code must not use Node built-ins (not replay-safe).', {
+      path: NODE_BUILTINS,
+    }),
+    workflowForbids(
+      'workflow-no-model-or-storage-client',
+      'Call the model and use storage from an activity (openai, @aws-sdk/client-s3), never from workflow code.',
+      { path: '^node_modules/(openai|@aws-sdk/client-s3)/' },
+    ),
+    workflowForbids(
+      'workflow-temporal-through-workflow-package',
+      'Workflow code talks to Temporal through @temporalio/workflow only (not the client, worker or activity packages).',
+      { path: '^node_modules/@temporalio/(client|worker|activity)/' },
+    ),
   ],
   options,
 };
