@@ -5,15 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import {
-  agentHandle,
-  agentState,
-  closeAgent,
-  compactAgent,
-  compactionHistory,
-  sendMessage,
-  startAgent,
-} from '../client/agents.ts';
+import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../client/agents.ts';
+import { compactionHistory } from '../client/reads.ts';
 import type { Client } from '@temporalio/client';
 import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';

@@ -1,6 +1,8 @@
 /**
- * Client library for longrun agents: connect, start an agent, send it a message, read its state.
- * The CLI (commands/cli.ts) and the demo are built on these; scripts can import them too.
+ * Client library for longrun agents: connect, start (or reopen) an agent, send it messages and other Updates and
+ * Signals, read its state. What else it reads (compaction events, progress, ledger, context, the list of agents) is
+ * client/reads.ts's; the wait for an Update's outcome, client/updates.ts's. The CLI (commands/cli.ts) and the demo are
+ * built on these; scripts can import them too.
  *
  * @example
  *   const client = await connectClient(loadTemporalTarget()); // both from config/temporal.ts
@@ -14,35 +16,26 @@ import { resolveModelInfo } from '../engine/models.ts';
 import {
   AGENT_ID_PATTERN,
   AGENT_ID_RULE,
-  compactionKey,
   compactionPrefix,
   lifePrefix,
   messageKey,
   agentLife,
   messageIdOf,
 } from '../contract/keys.ts';
-import type { AgentLife } from '../contract/keys.ts';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { AgentCarry, AgentState, WorkflowState } from '../contract/state.ts';
 import {
   AGENT_WORKFLOW,
-  AGENT_WORKFLOW_ID_PREFIX,
   approveUpdate,
   agentWorkflowId,
   closeSignal,
   closeUpdate,
   compactSignal,
   compactUpdate,
-  compactionEventsQuery,
-  contextQuery,
   discardUpdate,
-  ledgerQuery,
   messageSignal,
-  progressQuery,
   revertUpdate,
   sendUpdate,
   stateQuery,
-  statsQuery,
 } from '../contract/agent.ts';
 import {
   compactionPolicyOf,
@@ -51,31 +44,19 @@ import {
   validateAgentInput,
   validateCompactInput,
   validateDraftInput,
-  validateEventsQuery,
   validateRevertInput,
   validateSendInput,
 } from '../contract/inputs.ts';
-import { endAtLastCompleteStep, statsOf } from '../contract/state.ts';
+import { endAtLastCompleteStep } from '../contract/state.ts';
 import { unkeyedRecord } from '../contract/records.ts';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { invalidInput } from '../contract/failures.ts';
-import { AgentUpdateError, executeAgentUpdate } from './updates.ts';
+import { decodePayloadAt } from './payloads.ts';
+import { executeAgentUpdate } from './updates.ts';
+import { AgentUpdateError } from './update-errors.ts';
 import type { UpdateWaitOptions } from './updates.ts';
-import type { SummarizeProgress } from '../contract/activities.ts';
 import type { AgentInput, CompactInput, RevertInput } from '../contract/inputs.ts';
-import type { AgentProgress } from '../contract/progress.ts';
-import type {
-  CompactResult,
-  CompactionEvent,
-  CompactionEventSummary,
-  CompactionStats,
-  DiscardResult,
-  RevertResult,
-  SendResult,
-} from '../contract/results.ts';
-import type { MessageRecord } from '../contract/records.ts';
+import type { CompactResult, DiscardResult, RevertResult, SendResult } from '../contract/results.ts';
 import { resolvePolicy } from '../engine/presets.ts';
-import type { TaskLedger } from '../engine/ledger.ts';
 
 /**
  * Thrown for an agent id that cannot name a workflow and a storage prefix (a long id is quoted cut, with its
@@ -186,11 +167,7 @@ export async function reopenAgent(client: Client, store: StoredLister, agentId: 
   });
   const started = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
   if (!started) throw new Error(`agent ${agentId}: the start of its last run is not in its history`);
-  const input = await decodeFromPayloadsAtIndex<AgentInput>(
-    client.options.loadedDataConverter,
-    0,
-    started.input?.payloads,
-  );
+  const input = await decodePayloadAt<AgentInput>(client.options.loadedDataConverter, 0, started.input?.payloads);
   let final: AgentState;
   if (description.status.name === 'COMPLETED') {
     final = (await handle.result()) as AgentState;
@@ -413,117 +390,6 @@ export async function requestCompaction(client: Client, agentId: string, request
 }
 
 /**
- * The compaction events the workflow keeps (the last ten), after `since`, without their removed
- * items; {@link compactionHistory} reads every full event from S3. `since` and `limit` are integers ≥ 0
- * (InvalidInputError otherwise).
- */
-export async function compactionEvents(
-  client: Client,
-  agentId: string,
-  query: { since?: number; limit?: number } = {},
-): Promise<CompactionEventSummary[]> {
-  validateEventsQuery(query);
-  return queryAgent(client, agentId, compactionEventsQuery, query);
-}
-
-/** What reads stored objects: an S3BlobStore, or anything with its `get`. */
-export interface StoredReader {
-  get(key: string): Promise<string | undefined>;
-}
-
-/** How many stored events are read at once. */
-const EVENT_READS_AT_ONCE = 32;
-
-/**
- * Full compaction events (removed items included) by sequence number, read from S3
- * (agents/<id>/compactions/<seq>/event.json). A missing one is an error naming its key.
- */
-export async function storedCompactionEvents(
-  store: StoredReader,
-  agent: AgentLife,
-  seqs: number[],
-): Promise<CompactionEvent[]> {
-  const events: CompactionEvent[] = [];
-  for (let i = 0; i < seqs.length; i += EVENT_READS_AT_ONCE) {
-    const batch = seqs.slice(i, i + EVENT_READS_AT_ONCE).map(async (seq) => {
-      const key = compactionKey(agent, seq, 'event.json');
-      const body = await store.get(key);
-      if (body === undefined) throw new Error(`compaction event ${seq} is missing from storage (${key})`);
-      const event = JSON.parse(body) as CompactionEvent;
-      return { ...event, removedCount: event.removed.length };
-    });
-    events.push(...(await Promise.all(batch)));
-  }
-  return events;
-}
-
-/**
- * Every compaction event after `since` (oldest first, at most `limit`), in full (removed items included), and the
- * totals. The events are read from S3, where every one is kept, so the answer is complete however long the agent
- * has run; the workflow's count says how many there are.
- */
-export async function compactionHistory(
-  client: Client,
-  store: StoredReader,
-  agentId: string,
-  query: { since?: number; limit?: number } = {},
-): Promise<{ events: CompactionEvent[]; stats: CompactionStats }> {
-  validateEventsQuery(query);
-  const since = query.since ?? 0;
-  const limit = query.limit ?? Infinity;
-  // The state names the agent's life (where its events are stored) and holds the totals.
-  const state = await agentState(client, agentId);
-  const stats = statsOf(state); // as the stats query answers
-  const seqs: number[] = [];
-  const last = state.compactions ?? stats.count; // the last event's seq (reverts are events too)
-  for (let seq = since + 1; seq <= last && seqs.length < limit; seq++) seqs.push(seq);
-  return { events: await storedCompactionEvents(store, state, seqs), stats };
-}
-
-export function compactionStats(client: Client, agentId: string): Promise<CompactionStats> {
-  return queryAgent(client, agentId, statsQuery);
-}
-
-/**
- * What the agent is doing now (the `progress` query: the turn in progress and its model call, the compaction in
- * progress and its step, the counts), with the summary model's chunk (`compaction.chunk` of `compaction.chunks`)
- * while a compaction summarizes: the workflow cannot see inside the summarizeSpan activity, so it is read from the
- * pending activity's heartbeat details (a describe, no other infrastructure). Cheap enough to poll.
- */
-export async function agentProgress(client: Client, agentId: string): Promise<AgentProgress> {
-  const progress = await queryAgent(client, agentId, progressQuery);
-  const compaction = progress.compaction;
-  if (compaction?.step !== 'summarizing') return progress;
-  const chunk = await summarizingChunk(client, agentId);
-  return chunk ? { ...progress, compaction: { ...compaction, chunk: chunk.chunk, chunks: chunk.chunks } } : progress;
-}
-
-/** The chunk the pending summarizeSpan activity last heartbeated, if it has (the SDK sends one at most every 8 s). */
-async function summarizingChunk(client: Client, agentId: string): Promise<SummarizeProgress | undefined> {
-  const { raw } = await agentHandle(client, agentId).describe();
-  const activity = raw.pendingActivities?.find((pending) => pending.activityType?.name === 'summarizeSpan');
-  const payloads = activity?.heartbeatDetails?.payloads;
-  if (!payloads?.length) return undefined;
-  const details = await decodeFromPayloadsAtIndex<Partial<SummarizeProgress> | undefined>(
-    client.options.loadedDataConverter,
-    0,
-    payloads,
-  );
-  const { chunk, chunks } = details ?? {};
-  return typeof chunk === 'number' && typeof chunks === 'number' && chunk > 0 ? { chunk, chunks } : undefined;
-}
-
-/** The task ledger: goal, constraints, decisions, done, pending, next action. */
-export function agentLedger(client: Client, agentId: string): Promise<TaskLedger> {
-  return queryAgent(client, agentId, ledgerQuery);
-}
-
-/** The working context as previews. */
-export function agentContext(client: Client, agentId: string): Promise<MessageRecord[]> {
-  return queryAgent(client, agentId, contextQuery);
-}
-
-/**
  * Queues a user message without waiting for the reply (a Signal). Text the workflow would drop is refused here
  * (InvalidInputError names the field and the limit) and never sent.
  */
@@ -545,37 +411,4 @@ export async function closeAgentAndWait(
 ): Promise<AgentState> {
   const handle = agentHandle(client, agentId);
   return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, closeUpdate, [], wait));
-}
-
-export interface AgentSummary {
-  agentId: string;
-  status: string;
-  model: string;
-  startedAt: Date;
-  workflowStatus: string;
-}
-
-/**
- * Agents known to this namespace, newest first, from the workflow list and the agents' search attributes: one row
- * per agent id, its latest execution (a reopened agent's earlier executions are not listed again).
- */
-export async function listAgents(client: Client, limit = 100): Promise<AgentSummary[]> {
-  const agents: AgentSummary[] = [];
-  const seen = new Set<string>();
-  // Running executions come first, then by close time, newest first: the first of each id is its latest.
-  const query = `WorkflowType = '${AGENT_WORKFLOW}'`;
-  for await (const workflow of client.workflow.list({ query })) {
-    if (!workflow.workflowId.startsWith(AGENT_WORKFLOW_ID_PREFIX) || seen.has(workflow.workflowId)) continue;
-    seen.add(workflow.workflowId);
-    const attributes = workflow.typedSearchAttributes;
-    agents.push({
-      agentId: workflow.workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),
-      status: attributes.get(SEARCH_ATTRIBUTES.status) ?? '',
-      model: attributes.get(SEARCH_ATTRIBUTES.model) ?? '',
-      startedAt: workflow.startTime,
-      workflowStatus: workflow.status.name,
-    });
-    if (agents.length >= limit) break;
-  }
-  return agents;
 }

@@ -3,32 +3,40 @@
  * worker runtime.
  */
 export {
-  agentContext,
   AgentClosedError,
   agentHandle,
-  agentLedger,
-  agentProgress,
   agentState,
   approveDraft,
   closeAgent,
   closeAgentAndWait,
   compactAgent,
-  compactionEvents,
-  compactionHistory,
-  compactionStats,
   discardDraft,
   InvalidAgentIdError,
-  listAgents,
   queueMessage,
   reopenAgent,
   requestCompaction,
   revertAgent,
   sendMessage,
   startAgent,
-  storedCompactionEvents,
 } from './agents.ts';
-export type { AgentSummary, StartAgentOptions, StoredLister, StoredReader } from './agents.ts';
-export { AgentUpdateError, NoWorkerError, TemporalUnreachableError, UpdateOutcomeUnknownError } from './updates.ts';
+export type { StartAgentOptions, StoredLister } from './agents.ts';
+export {
+  agentContext,
+  agentLedger,
+  agentProgress,
+  compactionEvents,
+  compactionHistory,
+  compactionStats,
+  listAgents,
+  storedCompactionEvents,
+} from './reads.ts';
+export type { AgentSummary, StoredReader } from './reads.ts';
+export {
+  AgentUpdateError,
+  NoWorkerError,
+  TemporalUnreachableError,
+  UpdateOutcomeUnknownError,
+} from './update-errors.ts';
 export type { UpdateWaitOptions } from './updates.ts';
 export { InvalidInputError } from '../contract/inputs.ts';
 export type { AgentInput, ApproveInput, CompactInput, RevertInput, TurnBudget, TurnStop } from '../contract/inputs.ts';

@@ -7,7 +7,10 @@
  * - The Update carries an id the client keeps. When the connection fails while waiting (a server restarting), the
  *   same id is sent again until the real outcome arrives: the server answers an id it already has in the current
  *   run, and the workflow answers one applied in an earlier run (workflows/applied-updates.ts). Never applied twice.
- * - Every way it can end is a named error saying what became of the message.
+ * - Every way it can end is a named error saying what became of the message (update-errors.ts).
+ *
+ * What the client sees of the agent while it waits is agent-observation.ts's; what a failed call means,
+ * connection-failures.ts's.
  *
  * @example
  *   const reply = await executeAgentUpdate(client, handle, 'trip', sendUpdate, [{ text: 'hi' }], {
@@ -17,11 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  ApplicationFailure,
   Connection,
-  isGrpcServiceError,
-  isRetryableError,
-  ServiceError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -34,8 +33,22 @@ import type {
   WorkflowUpdateHandle,
   WorkflowUpdateOptions,
 } from '@temporalio/client';
-
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+import {
+  CHECK_DEADLINE_MS,
+  observeAgent,
+  seconds,
+  workerPolling,
+  workersText,
+  workflowTaskText,
+} from './agent-observation.ts';
+import type { Observation } from './agent-observation.ts';
+import { refusedForNow, transientFailure } from './connection-failures.ts';
+import {
+  AgentUpdateError,
+  NoWorkerError,
+  TemporalUnreachableError,
+  UpdateOutcomeUnknownError,
+} from './update-errors.ts';
 
 /** When the first progress line comes, and how often the next ones do. */
 export const PROGRESS_FIRST_MS = 3_000;
@@ -44,16 +57,8 @@ export const PROGRESS_EVERY_MS = 15_000;
 export const DEFAULT_WORKER_TIMEOUT_MS = 60_000;
 /** Default of {@link UpdateWaitOptions.reconnectTimeoutMs}. */
 export const DEFAULT_RECONNECT_TIMEOUT_MS = 120_000;
-
-/**
- * A worker counts as polling when the server saw one of its polls within this long. The server notes a poller when
- * each long poll starts and when it ends (matching's task_queue_partition_manager.go), and an idle poll lasts up to
- * its long-poll interval, one minute: a live worker has always been seen within about a minute.
- */
-export const WORKER_SEEN_WITHIN_MS = 70_000;
-/** How often the state is looked at while waiting for a worker before sending, and how long each look may take. */
+/** How often the state is looked at while waiting for a worker before sending. */
 const CHECK_EVERY_MS = 2_000;
-const CHECK_DEADLINE_MS = 5_000;
 /**
  * While an Update is out, the agent is looked at when the first progress line is due (without `onProgress`, when the
  * periodic one would be: the looks then only watch for a worker gone), then at intervals doubling up to the progress
@@ -90,130 +95,6 @@ export interface UpdateWaitOptions {
   /** How long to keep sending the Update again while Temporal cannot be reached. Default 120 s. */
   reconnectTimeoutMs?: number;
 }
-
-/**
- * Thrown when the workflow fails or rejects an Update: `message` is the workflow's own message, `type` its failure
- * type (one of contract/failures.ts: 'TurnFailed' and 'CompactionFailed' with the activity's failure as their cause,
- * 'InvalidInput' and 'AgentClosed' for input the validator refused). Still a
- * WorkflowUpdateFailedError whose `cause` is the failure the workflow raised.
- *
- * @example
- *   catch (error) { if (error instanceof AgentUpdateError && error.type === 'TurnFailed') console.error(error.message); }
- */
-export class AgentUpdateError extends WorkflowUpdateFailedError {
-  /** The failure's type: the ApplicationFailure type, or the error class name. */
-  readonly type: string;
-  readonly agentId: string;
-  /** The Update's name: 'send', 'compact', 'close'. */
-  readonly update: string;
-  readonly updateId: string;
-
-  constructor(agentId: string, update: string, updateId: string, failure: Error | undefined) {
-    super(failure?.message ?? `update ${update} failed`, failure);
-    this.type = (failure instanceof ApplicationFailure ? failure.type : failure?.name) ?? 'Unknown';
-    this.agentId = agentId;
-    this.update = update;
-    this.updateId = updateId;
-  }
-}
-// The parent's `name` is a read-only prototype property (the SDK's instanceof marker): shadow it the same way.
-Object.defineProperty(AgentUpdateError.prototype, 'name', { value: 'AgentUpdateError' });
-
-/** How far an Update got before the client gave up on it. */
-export type UpdateStage = 'not sent' | 'sent, not accepted' | 'accepted';
-
-/** Thrown when no worker takes the agent's work within the timeout; `stage` says what became of the Update. */
-export class NoWorkerError extends Error {
-  readonly agentId: string;
-  readonly taskQueue: string;
-  readonly updateId: string;
-  readonly stage: UpdateStage;
-
-  constructor(details: {
-    agentId: string;
-    taskQueue: string;
-    updateId: string;
-    stage: UpdateStage;
-    /** What was seen of the workers, e.g. "the server has seen no worker poll it". */
-    workers: string;
-    waitedMs: number;
-  }) {
-    const { agentId, taskQueue, updateId, stage, workers } = details;
-    const waited = seconds(details.waitedMs);
-    super(
-      stage === 'not sent'
-        ? `no worker is polling task queue ${taskQueue} of agent ${agentId} (${workers}); gave up after ${waited}. ` +
-            'Nothing was sent: start a worker (npm start, or longrun up), then send again ' +
-            '(LONGRUN_WORKER_TIMEOUT_MS sets how long to wait).'
-        : stage === 'sent, not accepted'
-          ? `update ${updateId} reached agent ${agentId} but no worker took it within ${waited} ` +
-            `(task queue ${taskQueue}: ${workers}). Its outcome is unknown: the server keeps it in memory, a worker ` +
-            `that starts soon applies it, a server restart drops it. Read \`longrun state ${agentId}\` before ` +
-            'sending it again.'
-          : `update ${updateId} was accepted by agent ${agentId}, but no worker has polled task queue ${taskQueue} ` +
-            `for ${waited} (${workers}). It is recorded and completes when a worker runs: do not send it again; ` +
-            `read the outcome later with \`longrun state ${agentId}\` or \`longrun context ${agentId}\`.`,
-    );
-    this.name = 'NoWorkerError';
-    this.agentId = agentId;
-    this.taskQueue = taskQueue;
-    this.updateId = updateId;
-    this.stage = stage;
-  }
-}
-
-/** Thrown when Temporal cannot be reached for longer than the reconnect timeout while an Update is out. */
-export class UpdateOutcomeUnknownError extends Error {
-  readonly agentId: string;
-  readonly updateId: string;
-
-  constructor(agentId: string, updateId: string, waitedMs: number, cause: unknown) {
-    super(
-      `lost the connection to Temporal while waiting for update ${updateId} of agent ${agentId}, and could not ` +
-        `reach it for ${seconds(waitedMs)} (${describeFailure(cause)}). Its outcome is unknown (it is ` +
-        `applied at most once): when Temporal is back, read \`longrun state ${agentId}\` before sending it again.`,
-      { cause },
-    );
-    this.name = 'UpdateOutcomeUnknownError';
-    this.agentId = agentId;
-    this.updateId = updateId;
-  }
-}
-
-/** Thrown when Temporal could not be reached to look for a worker for as long as the client waits: nothing was sent. */
-export class TemporalUnreachableError extends Error {
-  readonly agentId: string;
-
-  constructor(agentId: string, cause: unknown, triedMs: number) {
-    super(
-      `cannot reach Temporal to look for agent ${agentId}'s worker (${describeFailure(cause)}; tried for ` +
-        `${seconds(triedMs)}); nothing was sent`,
-      { cause },
-    );
-    this.name = 'TemporalUnreachableError';
-    this.agentId = agentId;
-  }
-}
-
-/** What the client sees of the agent while it waits. */
-interface Observation {
-  taskQueue: string;
-  running: boolean;
-  /** False when the task queue could not be described: whether a worker polls is then unknown. */
-  workersKnown: boolean;
-  /** How long ago a worker last polled the task queue; undefined: none in the server's poller history. */
-  workerAgeMs?: number | undefined;
-  workerIdentity?: string | undefined;
-  /** The activities the agent has out, described. */
-  activities: string[];
-  /** A workflow task scheduled and not started: how long it has waited, and its attempt. */
-  taskWaitingMs?: number | undefined;
-  taskAttempt?: number | undefined;
-  /** The agent's `AgentStatus` search attribute (`awaiting-review`: a draft waits for approve or discard). */
-  status?: string | undefined;
-}
-
-type PollerInfo = { lastAccessTime?: Parameters<typeof timestampMs>[0]; identity?: string | null };
 
 /** Shared by an Update's sender and its watcher. */
 interface WaitState {
@@ -314,7 +195,7 @@ class UpdateWait {
       let seen: Observation;
       const lookedAt = Date.now();
       try {
-        seen = await this.observe();
+        seen = await observeAgent(this.client, this.handle);
       } catch (error) {
         const failure = transientFailure(error);
         if (failure === undefined || this.callerGaveUp()) throw error;
@@ -424,7 +305,7 @@ class UpdateWait {
       if (done.aborted) return;
       let seen: Observation;
       try {
-        seen = await this.client.connection.withAbortSignal(done, () => this.observe());
+        seen = await this.client.connection.withAbortSignal(done, () => observeAgent(this.client, this.handle));
       } catch (error) {
         if (done.aborted) return;
         const failure = transientFailure(error);
@@ -535,82 +416,6 @@ class UpdateWait {
     }
   }
 
-  private async observe(): Promise<Observation> {
-    const deadline = Date.now() + CHECK_DEADLINE_MS;
-    const description = await this.client.connection.withDeadline(deadline, () => this.handle.describe());
-    const taskQueue = description.taskQueue;
-    const pollers = await this.client.connection.withDeadline(deadline, () => this.pollers(taskQueue));
-    const now = Date.now();
-    let newest: { at: number; identity: string } | undefined;
-    for (const poller of pollers ?? []) {
-      const at = timestampMs(poller.lastAccessTime);
-      if (at !== undefined && (newest === undefined || at > newest.at)) {
-        newest = { at, identity: poller.identity ?? '' };
-      }
-    }
-    const raw = description.raw;
-    const task = raw.pendingWorkflowTask;
-    const taskScheduled =
-      task && Number(task.state) === PENDING_WORKFLOW_TASK_STATE_SCHEDULED
-        ? timestampMs(task.scheduledTime)
-        : undefined;
-    return {
-      taskQueue,
-      running: description.status.name === 'RUNNING',
-      workersKnown: pollers !== undefined,
-      workerAgeMs: newest && Math.max(0, now - newest.at),
-      workerIdentity: newest?.identity,
-      activities: (raw.pendingActivities ?? []).map((activity) => {
-        const started = timestampMs(activity.lastStartedTime);
-        const parts = [
-          `attempt ${activity.attempt ?? 1}`,
-          ...(Number(activity.state) === PENDING_ACTIVITY_STATE_STARTED && started !== undefined
-            ? [`running ${seconds(now - started)}`]
-            : ['waiting for a worker']),
-          ...(activity.lastFailure?.message ? [`last failure: ${activity.lastFailure.message}`] : []),
-        ];
-        return `${activity.activityType?.name ?? 'activity'} (${parts.join(', ')})`;
-      }),
-      taskWaitingMs: taskScheduled === undefined ? undefined : Math.max(0, now - taskScheduled),
-      taskAttempt: task?.attempt ?? undefined,
-      status: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status),
-    };
-  }
-
-  /**
-   * The workers seen polling the task queue for workflow tasks, on every partition (a task queue has four by default,
-   * and a poll lands on any of them). The "enhanced" describe gathers them from all partitions, as the temporal CLI's
-   * `task-queue describe` does; a server without it is asked the old way (the root partition's pollers). Undefined
-   * when the client may not look (a role without DescribeTaskQueue): the workers are then unknown, not absent.
-   */
-  private async pollers(taskQueue: string): Promise<PollerInfo[] | undefined> {
-    const service = this.client.workflowService;
-    const namespace = this.client.options.namespace;
-    const queue = { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL };
-    const unlessTransient = (error: unknown) => {
-      if (transientFailure(error) !== undefined) throw error;
-      return undefined;
-    };
-    const enhanced = await service
-      .describeTaskQueue({
-        namespace,
-        taskQueue: queue,
-        apiMode: DESCRIBE_TASK_QUEUE_MODE_ENHANCED,
-        taskQueueTypes: [TASK_QUEUE_TYPE_WORKFLOW],
-        reportPollers: true,
-      })
-      .catch(unlessTransient);
-    if (enhanced) {
-      return Object.values(enhanced.versionsInfo ?? {}).flatMap((version) =>
-        Object.values(version.typesInfo ?? {}).flatMap((type) => type.pollers ?? []),
-      );
-    }
-    const legacy = await service
-      .describeTaskQueue({ namespace, taskQueue: queue, taskQueueType: TASK_QUEUE_TYPE_WORKFLOW })
-      .catch(unlessTransient);
-    return legacy ? (legacy.pollers ?? []) : undefined;
-  }
-
   /** One progress line: the first after PROGRESS_FIRST_MS, then when the situation changes or every PROGRESS_EVERY_MS. */
   private progress(kind: string, text: string): void {
     const now = Date.now();
@@ -620,101 +425,4 @@ class UpdateWait {
     this.lastProgress = { at: now, kind };
     this.options.onProgress(`${this.update} to ${this.agentId}, ${seconds(now - this.started)}: ${text}`);
   }
-}
-
-// Enum values of the Temporal API (temporal.api.enums.v1), which @temporalio/client does not re-export.
-const TASK_QUEUE_KIND_NORMAL = 1;
-const TASK_QUEUE_TYPE_WORKFLOW = 1;
-const DESCRIBE_TASK_QUEUE_MODE_ENHANCED = 1;
-const PENDING_WORKFLOW_TASK_STATE_SCHEDULED = 1;
-const PENDING_ACTIVITY_STATE_STARTED = 2;
-
-/** Whether a worker polls the task queue (assumed when the client may not look). */
-function workerPolling(seen: Observation): boolean {
-  return !seen.workersKnown || (seen.workerAgeMs !== undefined && seen.workerAgeMs < WORKER_SEEN_WITHIN_MS);
-}
-
-function workersText(seen: Observation): string {
-  // The server keeps 5 minutes of polls (matching.PollerHistoryTTL), none across its own restart.
-  if (seen.workerAgeMs === undefined) return 'the server has seen no worker poll it';
-  const who = seen.workerIdentity ? ` by ${seen.workerIdentity}` : '';
-  return workerPolling(seen)
-    ? `last polled ${seconds(seen.workerAgeMs)} ago${who}`
-    : `the last poll was ${seconds(seen.workerAgeMs)} ago${who}`;
-}
-
-function workflowTaskText(seen: Observation): string {
-  const parts = [
-    ...(seen.taskWaitingMs !== undefined ? [`its task has waited ${seconds(seen.taskWaitingMs)}`] : []),
-    ...((seen.taskAttempt ?? 1) > 1
-      ? [`the workflow task failed ${seen.taskAttempt! - 1} times: see the worker's log`]
-      : []),
-  ];
-  return parts.length ? parts.join('; ') : `a worker polls task queue ${seen.taskQueue} but has not taken it`;
-}
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 1000)} s`;
-}
-
-/** A protobuf Timestamp in ms (its seconds may be a Long). */
-function timestampMs(
-  ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined,
-): number | undefined {
-  const seconds = ts?.seconds;
-  if (seconds === undefined || seconds === null) return undefined;
-  return (typeof seconds === 'number' ? seconds : seconds.toNumber()) * 1000 + (ts?.nanos ?? 0) / 1e6;
-}
-
-/**
- * What a connection-level failure says, or undefined for any other error. Such a failure says nothing about the
- * Update (the server may have it, may have applied it): the cure is to ask again with the same id.
- */
-export function transientFailure(error: unknown): string | undefined {
-  // A call cut short by a deadline or a cancelled stream (the server shutting down).
-  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return describeFailure(error);
-  const cause = error instanceof ServiceError ? error.cause : error;
-  if (isGrpcServiceError(cause)) {
-    const status = { code: cause.code, details: cause.details ?? '', metadata: cause.metadata };
-    const connection =
-      isRetryableError(status) || [GRPC_DEADLINE_EXCEEDED, GRPC_CANCELLED].includes(Number(cause.code));
-    return connection ? describeFailure(cause) : undefined;
-  }
-  return undefined;
-}
-
-const GRPC_CANCELLED = 1;
-const GRPC_DEADLINE_EXCEEDED = 4;
-const GRPC_RESOURCE_EXHAUSTED = 8;
-const GRPC_FAILED_PRECONDITION = 9;
-
-/**
- * Why the server refused an Update for now, not for good, or undefined for any other error: the agent's workflow task
- * is being retried (a worker died or froze holding it: "Workflow Task in failed state"), or the agent has as many
- * Updates in flight as the server allows. The Update was not applied; sending it again with the same id is safe.
- */
-export function refusedForNow(error: unknown): string | undefined {
-  const cause = error instanceof ServiceError ? error.cause : error;
-  if (!isGrpcServiceError(cause)) return undefined;
-  const code = Number(cause.code);
-  if (code === GRPC_FAILED_PRECONDITION && /workflow task in failed state/i.test(cause.details)) {
-    return 'its workflow task is being retried';
-  }
-  if (code === GRPC_RESOURCE_EXHAUSTED && /in-?flight/i.test(cause.details)) return 'too many updates in flight';
-  return undefined;
-}
-
-/** A failure in a few words: "connect ECONNREFUSED 127.0.0.1:7233", "no answer in time", or its message. */
-function describeFailure(error: unknown): string {
-  const cause =
-    (error instanceof ServiceError || error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) && error.cause
-      ? error.cause
-      : error;
-  if (isGrpcServiceError(cause)) {
-    if (Number(cause.code) === GRPC_DEADLINE_EXCEEDED) return 'no answer in time';
-    const details = cause.details || cause.message;
-    // grpc-js: "No connection established. Last error: Error: connect ECONNREFUSED …. Resolution note: "
-    return /Last error: (?:Error: )?(.*?)\.? Resolution note/.exec(details)?.[1] ?? details;
-  }
-  return error instanceof Error ? error.message : String(error);
 }

@@ -2,7 +2,7 @@
 import type { CompactResult, RevertResult, CompactionEventSummary, CompactionStats } from '../contract/results.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
-import type { AgentSummary } from '../client/agents.ts';
+import type { AgentSummary } from '../client/reads.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {

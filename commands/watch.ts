@@ -1,6 +1,6 @@
 /**
  * `longrun watch <agent>`: follows an agent live from its `progress` query (and, while a summary is written, the
- * summarizeSpan activity's heartbeat details: `agentProgress` in client/agents.ts), polled: a line for each turn and compaction that
+ * summarizeSpan activity's heartbeat details: `agentProgress` in client/reads.ts), polled: a line for each turn and compaction that
  * completes, and the step in progress (the turn's model call, the compaction's step, the summary's chunk k of n with
  * a bar) as one updating line on a terminal, or a line per change in a pipe; `--json` prints one JSON object per
  * change. Ends on Ctrl-C, or when the agent closes.

@@ -4,7 +4,7 @@
  * English-like words). The driver (bench/scale/run.ts), the scripted model (model.ts) and the worker's tool
  * (worker.ts) all draw from here, so one seed gives one workload.
  */
-import { seededRandom } from '../../chaos/model.ts';
+import { seededRandom } from '../chaos/model.ts';
 
 /** Bytes of each message, reply and tool result: uniform in this range. */
 export const MESSAGE_BYTES = { min: 1_024, max: 10_240 } as const;

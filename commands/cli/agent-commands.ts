@@ -5,12 +5,11 @@
 import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
+import { agentProgress, listAgents } from '../../client/reads.ts';
 import {
-  agentProgress,
   agentState,
   closeAgent,
   closeAgentAndWait,
-  listAgents,
   queueMessage,
   reopenAgent,
   sendMessage,

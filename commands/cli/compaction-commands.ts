@@ -6,14 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
-import {
-  approveDraft,
-  compactAgent,
-  compactionHistory,
-  discardDraft,
-  requestCompaction,
-  revertAgent,
-} from '../../client/agents.ts';
+import { approveDraft, compactAgent, discardDraft, requestCompaction, revertAgent } from '../../client/agents.ts';
+import { compactionHistory } from '../../client/reads.ts';
 import { STRATEGIES } from '../../engine/policy.ts';
 import type { StrategyName } from '../../engine/policy.ts';
 import { validateCompactInput, validateDraftInput } from '../../contract/inputs.ts';

@@ -9,11 +9,11 @@ import {
   agentHandle,
   agentState,
   closeAgentAndWait,
-  listAgents,
   reopenAgent,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { listAgents } from '../../client/reads.ts';
 import { textOf } from '../../engine/messages.ts';
 import { agentPrefix } from '../../contract/keys.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';

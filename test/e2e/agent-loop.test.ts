@@ -5,7 +5,8 @@
  * without a summary; every removed message reloads byte-identical.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentState, sendMessage, startAgent, storedCompactionEvents } from '../../client/agents.ts';
+import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
+import { storedCompactionEvents } from '../../client/reads.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';

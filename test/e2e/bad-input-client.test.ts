@@ -6,14 +6,13 @@
 import {
   approveDraft,
   compactAgent,
-  compactionEvents,
-  compactionHistory,
   discardDraft,
   queueMessage,
   requestCompaction,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { compactionEvents, compactionHistory } from '../../client/reads.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import type { CompactInput } from '../../contract/inputs.ts';
 import {

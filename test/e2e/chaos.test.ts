@@ -3,7 +3,7 @@
  * server and MinIO killed, model faults, a burst of messages to a third agent; every invariant must hold (the full run, ≥ 100 kills: RELIABILITY.md).
  */
 import { describe, expect, it } from 'vitest';
-import { BURST, chaosTable, runChaos, SHORT } from '../../chaos/run.ts';
+import { BURST, chaosTable, runChaos, SHORT } from '../../bench/chaos/run.ts';
 import { onCluster } from '../support/stack-kind.ts';
 
 // Skipped under `npm run test:cluster`: the chaos run brings its own Temporal dev server (SQLite on disk), which it

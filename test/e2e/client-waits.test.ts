@@ -1,16 +1,11 @@
 /**
  * How clients wait (issue 12): never silently for a worker that is not there, through a lost connection to the
- * Update's real outcome, failures with the workflow's own message at the top level, output that reaches a pipe
- * whole, and a main job that says what its stop waits for (and stops at once on a second Ctrl-C).
+ * Update's real outcome, failures with the workflow's own message at the top level, and output that reaches a pipe
+ * whole. The main job's stop: main-job-stop.test.ts.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ActivityFailure,
@@ -29,56 +24,28 @@ import {
   NoWorkerError,
   TemporalUnreachableError,
   UpdateOutcomeUnknownError,
-  watchDelays,
-} from '../../client/updates.ts';
-import { PROJECT_ROOT } from '../../config/settings.ts';
+} from '../../client/update-errors.ts';
+import { watchDelays } from '../../client/updates.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
-import { startChatServer } from '../../llm/chat-server.ts';
-import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
-import { textOf } from '../../engine/messages.ts';
-import { freePort, freePorts } from '../../stack/ports.ts';
+import { freePort } from '../../stack/ports.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import { sendUpdate } from '../../contract/agent.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
-import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
+import { heldReplies } from '../support/held-replies.ts';
+import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
 import type { CliRun } from '../support/longrun-cli.ts';
-import { onCluster } from '../support/stack-kind.ts';
 
-/** Replies held until released, by the user text they answer (to keep a turn out while a connection is cut). */
-const held = new Map<
-  string,
-  { arrived: () => void; atModel: Promise<void>; release: () => void; released: Promise<void> }
->();
-
-function hold(text: string): { atModel: Promise<void>; release: () => void } {
-  let arrived!: () => void;
-  let release!: () => void;
-  const atModel = new Promise<void>((resolve) => (arrived = resolve));
-  const released = new Promise<void>((resolve) => (release = resolve));
-  held.set(text, { arrived, atModel, release, released });
-  return { atModel, release };
-}
-
-async function respond(request: RecordedRequest): Promise<ScriptedReply> {
-  const text = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
-  if (text.startsWith('401')) return { status: 401, error: 'Incorrect API key provided' };
-  const waiting = held.get(text);
-  if (waiting) {
-    waiting.arrived();
-    await waiting.released;
-  }
-  return { content: `re: ${text}` };
-}
+const replies = heldReplies();
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness(respond);
+  h = await startHarness(replies.respond);
 });
 afterAll(async () => {
-  for (const { release } of held.values()) release();
+  replies.releaseAll();
   await h?.close();
 });
 
@@ -86,8 +53,6 @@ afterAll(async () => {
 function longrun(args: string[], env: NodeJS.ProcessEnv = cliEnv(h), timeoutMs = 60_000): Promise<CliRun> {
   return runLongrun(args, { env, timeoutMs });
 }
-
-const STACK_TRACE = /^\s+at /m;
 
 describe('waiting for a worker', () => {
   it('send to an agent whose task queue has no worker: a progress line, then a clear error within the timeout, nothing sent', async () => {
@@ -212,9 +177,9 @@ describe('an Update whose connection drops', () => {
         await startAgent(h.client, { agentId: id, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
         expect((await sendMessage(client, id, `first ${id}`)).turn).toBe(1);
       }
-      const mine = hold(`held ${agentId}`);
-      const control = hold(`held ${controlId}`);
-      const short = hold(`held ${shortId}`);
+      const mine = replies.hold(`held ${agentId}`);
+      const control = replies.hold(`held ${controlId}`);
+      const short = replies.hold(`held ${shortId}`);
       const lines: string[] = [];
       const sending = sendMessage(client, agentId, `held ${agentId}`, { onProgress: (line) => lines.push(line) });
       // A client that gives up on reconnecting after 5 s says the outcome is unknown, naming the Update.
@@ -301,7 +266,7 @@ describe('how often a waiting client asks Temporal', () => {
       const before = new Map(calls);
       const asked = (method: string) => (calls.get(method) ?? 0) - (before.get(method) ?? 0);
 
-      const long = hold(`long ${ids[2]}`);
+      const long = replies.hold(`long ${ids[2]}`);
       void long.atModel.then(() => setTimeout(long.release, 13_000)); // the model answers that turn after 13 s
       const started = Date.now();
       const took: number[] = [];
@@ -419,111 +384,4 @@ describe('output reaches a pipe whole', () => {
     expect(run.stdout.length).toBe(body.length + 1); // and its newline
     expect(JSON.parse(run.stdout)).toEqual(big);
   });
-});
-
-// ---- The main job (npm start), on free ports and a data folder of its own ----
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function processesMentioning(needle: string): string[] {
-  const result = spawnSync('pgrep', ['-af', needle], { encoding: 'utf8' });
-  return result.stdout.split('\n').filter((line) => line.trim() !== '' && !line.includes('pgrep'));
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return check();
-}
-
-function startMainJob(env: NodeJS.ProcessEnv): {
-  child: ChildProcessWithoutNullStreams;
-  output: () => string;
-  exit: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'worker/main.ts'), '--no-demo'], {
-    env,
-    cwd: PROJECT_ROOT,
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exit = new Promise<number | null>((resolve) =>
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
-  );
-  return { child, output: () => output, exit };
-}
-
-// Skipped under `npm run test:cluster`: the job here starts the embedded stack of `npm start` (covered by `npm test`);
-// the cluster job's Ctrl-C is in cluster-mode.test.ts.
-describe.skipIf(onCluster)('the main job stopping', () => {
-  it('says what it waits for; a second Ctrl-C stops at once, leaves nothing behind, and a waiting send gets its real reply after a restart', async () => {
-    const model = await startChatServer(respond);
-    const dataDir = mkdtempSync(join(tmpdir(), 'longrun-stop-'));
-    dirs.push(dataDir);
-    const [temporalPort, uiPort, minioPort, consolePort] = (await freePorts(4)) as [number, number, number, number];
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      LONGRUN_DATA_DIR: dataDir,
-      LONGRUN_TEMPORAL_PORT: String(temporalPort),
-      LONGRUN_TEMPORAL_UI_PORT: String(uiPort),
-      LONGRUN_MINIO_PORT: String(minioPort),
-      LONGRUN_MINIO_CONSOLE_PORT: String(consolePort),
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: model.baseURL,
-      LONGRUN_MODEL: 'gpt-4o-mini',
-    };
-    for (const name of ['TEMPORAL_ADDRESS', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL', 'TEMPORAL_PROFILE'])
-      delete env[name];
-    const cli = { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}` };
-    let job = startMainJob(env);
-    try {
-      expect(await waitFor(() => job.output().includes('Ctrl-C to stop'), 60_000), job.output()).toBe(true);
-      const agentId = newAgentId('stop');
-      expect((await longrun(['start', agentId], cli)).code).toBe(0);
-      const text = `held ${agentId}`;
-      const { atModel } = hold(text);
-      const sending = longrun(['send', agentId, text], cli, 120_000);
-      await atModel;
-
-      job.child.kill('SIGINT');
-      expect(await waitFor(() => job.output().includes('Ctrl-C again to stop at once'), 10_000), job.output()).toBe(
-        true,
-      );
-      expect(job.output()).toMatch(
-        new RegExp(
-          `\\[worker\\] stopping: waiting for 1 activity \\(callModel for agent-${agentId}, attempt 1, running \\d+ s\\) to finish`,
-        ),
-      );
-      job.child.kill('SIGINT');
-      const stoppedAt = Date.now();
-      expect(await job.exit).toBe(130);
-      expect(Date.now() - stoppedAt).toBeLessThan(15_000);
-      expect(job.output()).toMatch(/\[worker\] stopping at once: abandoning 1 activity \(callModel/);
-      expect(await waitFor(() => processesMentioning(dataDir).length === 0, 10_000)).toBe(true);
-
-      // The same job again, on the same data: the abandoned model call runs again and `send` reports its reply.
-      held.get(text)!.release();
-      job = startMainJob(env);
-      const sent = await sending;
-      expect(sent.code, sent.stderr).toBe(0);
-      expect(sent.stdout).toBe(`re: ${text}\n`);
-      expect(sent.stderr).toMatch(new RegExp(`^longrun: send to ${agentId}, \\d+ s: `, 'm')); // never silent
-      expect(sent.stderr).not.toMatch(STACK_TRACE);
-
-      job.child.kill('SIGINT');
-      expect(await job.exit).toBe(0);
-      expect(job.output()).toContain('[worker] stopping (no work in flight). Ctrl-C again to stop at once.');
-      expect(await waitFor(() => processesMentioning(dataDir).length === 0, 10_000)).toBe(true);
-    } finally {
-      if (job.child.exitCode === null) job.child.kill('SIGKILL');
-      await model.close();
-    }
-  }, 180_000);
 });

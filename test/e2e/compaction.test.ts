@@ -6,17 +6,8 @@
  * forced-compaction.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  agentContext,
-  agentLedger,
-  agentState,
-  compactAgent,
-  compactionEvents,
-  compactionHistory,
-  compactionStats,
-  sendMessage,
-  startAgent,
-} from '../../client/agents.ts';
+import { agentContext, agentLedger, compactionEvents, compactionHistory, compactionStats } from '../../client/reads.ts';
+import { agentState, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { contextReload, ToolRegistry } from '../../activities/tools.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';

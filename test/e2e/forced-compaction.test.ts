@@ -10,13 +10,11 @@ import {
   agentHandle,
   agentState,
   compactAgent,
-  compactionEvents,
-  compactionHistory,
-  compactionStats,
   requestCompaction,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { compactionEvents, compactionHistory, compactionStats } from '../../client/reads.ts';
 import { EXTRACTIVE_MODEL } from '../../activities/compaction/index.ts';
 import { textOf } from '../../engine/messages.ts';
 import { estimateCost } from '../../engine/cost.ts';

@@ -28,11 +28,11 @@ import {
   agentState,
   closeAgentAndWait,
   compactAgent,
-  compactionHistory,
   queueMessage,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { compactionHistory } from '../../client/reads.ts';
 import type { ReplayReport } from '../../commands/replay.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';

@@ -4,7 +4,8 @@
  * until its context has grown; the events and stats say so, and the temporal CLI reads the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentState, compactionEvents, compactionStats, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
+import { compactionEvents, compactionStats } from '../../client/reads.ts';
 import { textOf } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';

@@ -5,18 +5,9 @@
  * `longrun` CLI and the temporal CLI (by Update name).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  agentLedger,
-  agentState,
-  compactAgent,
-  compactionEvents,
-  compactionHistory,
-  compactionStats,
-  revertAgent,
-  sendMessage,
-  startAgent,
-} from '../../client/agents.ts';
-import { AgentUpdateError } from '../../client/updates.ts';
+import { agentState, compactAgent, revertAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentLedger, compactionEvents, compactionHistory, compactionStats } from '../../client/reads.ts';
+import { AgentUpdateError } from '../../client/update-errors.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { RevertResult } from '../../contract/results.ts';
 import { textOf } from '../../engine/messages.ts';

@@ -8,16 +8,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  agentHandle,
-  agentProgress,
-  agentState,
-  approveDraft,
-  compactionEvents,
-  discardDraft,
-  sendMessage,
-  startAgent,
-} from '../../client/agents.ts';
+import { agentHandle, agentState, approveDraft, discardDraft, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentProgress, compactionEvents } from '../../client/reads.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentProgress } from '../../contract/progress.ts';
 import type { AgentState } from '../../contract/state.ts';

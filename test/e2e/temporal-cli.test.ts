@@ -1,6 +1,7 @@
 /** The workflow contract as docs/temporal-ui.md documents it for the temporal CLI: update, signal and query by name. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentState, compactionEvents, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
+import { compactionEvents } from '../../client/reads.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState } from '../../contract/state.ts';
 import type { CompactionEvent, SendResult } from '../../contract/results.ts';

@@ -8,15 +8,8 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  agentHandle,
-  agentProgress,
-  approveDraft,
-  closeAgent,
-  compactAgent,
-  sendMessage,
-  startAgent,
-} from '../../client/agents.ts';
+import { agentHandle, approveDraft, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentProgress } from '../../client/reads.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentProgress } from '../../contract/progress.ts';

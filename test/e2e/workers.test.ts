@@ -9,14 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  agentState,
-  closeAgent,
-  compactAgent,
-  compactionHistory,
-  sendMessage,
-  startAgent,
-} from '../../client/agents.ts';
+import { agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { compactionHistory } from '../../client/reads.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';

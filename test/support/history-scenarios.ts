@@ -21,7 +21,7 @@ import {
   startAgent,
 } from '../../client/agents.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
-import { AgentUpdateError } from '../../client/updates.ts';
+import { AgentUpdateError } from '../../client/update-errors.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { RecordedRequest, Responder, ScriptedReply } from '../../llm/chat-server.ts';
 import type { S3BlobStore } from '../../storage/s3.ts';

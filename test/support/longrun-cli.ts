@@ -14,6 +14,9 @@ export interface CliRun {
   ms: number;
 }
 
+/** A line of a stack trace: the CLI's output has none (errors are one line). */
+export const STACK_TRACE = /^\s+at /m;
+
 /** The environment the CLI needs to reach the harness's server and task queue and the shared MinIO, then `extra`. */
 export function cliEnv(h: Harness, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {

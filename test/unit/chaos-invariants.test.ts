@@ -7,9 +7,9 @@ import {
   referencedKeysExist,
   requestsValidAndCovered,
   sameAsWithoutFaults,
-} from '../../chaos/invariants.ts';
-import type { AgentOutcome } from '../../chaos/invariants.ts';
-import { scriptedReply, taskMessage } from '../../chaos/model.ts';
+} from '../../bench/chaos/invariants.ts';
+import type { AgentOutcome } from '../../bench/chaos/invariants.ts';
+import { scriptedReply, taskMessage } from '../../bench/chaos/model.ts';
 
 const user = (id: string, content: string) => ({ id, message: { role: 'user' as const, content } });
 const agent = (extra: Partial<AgentOutcome> = {}): AgentOutcome => ({

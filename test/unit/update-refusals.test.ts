@@ -1,6 +1,6 @@
-/** Which refusals of an Update the client sends again (same id) and which it reports (client/updates.ts). */
+/** Which refusals of an Update the client sends again (same id) and which it reports (client/connection-failures.ts). */
 import { describe, expect, it } from 'vitest';
-import { refusedForNow, transientFailure } from '../../client/updates.ts';
+import { refusedForNow, transientFailure } from '../../client/connection-failures.ts';
 
 const grpc = (code: number, details: string) => Object.assign(new Error(details), { code, details, metadata: {} });
 

@@ -15,8 +15,8 @@ import {
   SERVER_CONFIG_FILE,
   temporalServerArgs,
   temporalServerEnv,
-} from '../../../stack/cluster.ts';
-import type { ClusterPorts } from '../../../stack/cluster.ts';
+} from '../../../stack/cluster-config.ts';
+import type { ClusterPorts } from '../../../stack/cluster-config.ts';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../../contract/search-attributes.ts';
 
 interface Service {

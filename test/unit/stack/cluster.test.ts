@@ -3,16 +3,16 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../../contract/search-attributes.ts';
+import { MAX_MEMBERSHIP_PORT } from '../../../stack/cluster.ts';
 import {
   DYNAMIC_CONFIG_FILE,
   dynamicConfigWith,
-  MAX_MEMBERSHIP_PORT,
-  queryNaming,
   shardMismatch,
   UI_BASE_CONFIG,
   uiServerArgs,
   uiServerEnv,
-} from '../../../stack/cluster.ts';
+} from '../../../stack/cluster-config.ts';
+import { queryNaming } from '../../../stack/cluster-servers.ts';
 import { freePortsBetween } from '../../../stack/ports.ts';
 import { DEFAULT_DYNAMIC_CONFIG } from '../../../stack/temporal.ts';
 

@@ -1,12 +1,12 @@
 /**
- * `npm run chaos [-- --short] [--kills N] [--agents N] [--tasks N] [--out FILE]`: the chaos run (chaos/run.ts). Prints
+ * `npm run chaos [-- --short] [--kills N] [--agents N] [--tasks N] [--out FILE]`: the chaos run (run.ts). Prints
  * its progress and a table, writes the results as JSON (default bench/chaos-results.json), exits 1 when an invariant
  * broke.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../config/settings.ts';
+import { PROJECT_ROOT } from '../../config/settings.ts';
 import { chaosTable, FULL, runChaos, SHORT } from './run.ts';
 
 const { values } = parseArgs({

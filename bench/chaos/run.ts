@@ -1,12 +1,12 @@
 /**
  * The chaos run: the same scripted long sessions twice, once without faults and once under fire, on a Temporal dev
- * server and a MinIO of its own, with the worker as a child process; then the invariants (chaos/invariants.ts) on
+ * server and a MinIO of its own, with the worker as a child process; then the invariants (invariants.ts) on
  * what each run left, and the second compared with the first.
  *
  * Faults of the second run: F1 the worker killed (SIGKILL) 0.5–5 s after each start, `kills` times; F2 those kills
  * land on a tool with a side effect as often as on anything else (its runs and its effects are counted); F3 the
  * worker frozen (SIGSTOP) for `freezeMs`; F4 the Temporal server killed and started again on its database; F5 MinIO
- * down for `storageDownMs`; F6 the model failing `modelFaultRate` of its requests (chaos/model.ts); F7 one more agent
+ * down for `storageDownMs`; F6 the model failing `modelFaultRate` of its requests (model.ts); F7 one more agent
  * sent 16 messages at once, more Updates than the server lets in flight (10); F8 the clients'
  * Updates go on through F4 (the client library's reconnection). Each of F4, F5 and F3 once, at a quarter, half and
  * three quarters of the kills.
@@ -16,28 +16,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
-import { loadSettings, PROJECT_ROOT } from '../config/settings.ts';
-import { connectClient, localTemporalTarget } from '../config/temporal.ts';
-import { agentWorkflowId } from '../contract/agent.ts';
-import type { AgentState } from '../contract/state.ts';
-import type { CompactionEvent } from '../contract/results.ts';
-import { lifePrefix } from '../contract/keys.ts';
-import type { ChatMessage } from '../engine/messages.ts';
-import { startChatServer } from '../llm/chat-server.ts';
-import type { ChatServer } from '../llm/chat-server.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { minioOptionsIn, temporalOptionsIn } from '../stack/index.ts';
-import { startMinio } from '../stack/minio.ts';
-import type { MinioOptions, RunningMinio } from '../stack/minio.ts';
-import { freePorts } from '../stack/ports.ts';
-import { ensureBinaries } from '../stack/setup.ts';
-import { startTemporal } from '../stack/temporal.ts';
-import { serversEnv, WorkerProcess } from '../stack/worker-process.ts';
-import type { RunningTemporal, TemporalDevServerOptions } from '../stack/temporal.ts';
-import { S3BlobStore } from '../storage/s3.ts';
-import { bundleWorkflows } from '../worker/worker.ts';
-import { percentile } from '../bench/stats.ts';
+import { closeAgentAndWait, sendMessage, startAgent } from '../../client/agents.ts';
+import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
+import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
+import { agentWorkflowId } from '../../contract/agent.ts';
+import type { AgentState } from '../../contract/state.ts';
+import type { CompactionEvent } from '../../contract/results.ts';
+import { lifePrefix } from '../../contract/keys.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import { startChatServer } from '../../llm/chat-server.ts';
+import type { ChatServer } from '../../llm/chat-server.ts';
+import { BINARIES } from '../../stack/binaries.ts';
+import { minioOptionsIn, temporalOptionsIn } from '../../stack/index.ts';
+import { startMinio } from '../../stack/minio.ts';
+import type { MinioOptions, RunningMinio } from '../../stack/minio.ts';
+import { freePorts } from '../../stack/ports.ts';
+import { ensureBinaries } from '../../stack/setup.ts';
+import { startTemporal } from '../../stack/temporal.ts';
+import { serversEnv, WorkerProcess } from '../../stack/worker-process.ts';
+import type { RunningTemporal, TemporalDevServerOptions } from '../../stack/temporal.ts';
+import { S3BlobStore } from '../../storage/s3.ts';
+import { bundleWorkflows } from '../../worker/worker.ts';
+import { percentile } from '../stats.ts';
 import {
   eventsInStep,
   everyMessageOnce,
@@ -190,7 +190,7 @@ async function runPhase(
   const model: ChatServer = await startChatServer(responder);
   const taskQueue = `chaos-${tag}`;
   const worker = new WorkerProcess(
-    join(PROJECT_ROOT, 'chaos/worker.ts'),
+    join(PROJECT_ROOT, 'bench/chaos/worker.ts'),
     {
       ...process.env,
       ...serversEnv(stack.temporal, stack.minio.target),

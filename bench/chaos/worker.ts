@@ -11,11 +11,11 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { defineTool, ToolRegistry } from '../activities/tools.ts';
-import { loadSettings } from '../config/settings.ts';
-import { loadTemporalTarget } from '../config/temporal.ts';
-import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
-import { activityDeps, createAgentWorker } from '../worker/worker.ts';
+import { defineTool, ToolRegistry } from '../../activities/tools.ts';
+import { loadSettings } from '../../config/settings.ts';
+import { loadTemporalTarget } from '../../config/temporal.ts';
+import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
+import { activityDeps, createAgentWorker } from '../../worker/worker.ts';
 
 const dir = process.env.CHAOS_DIR!;
 mkdirSync(join(dir, 'effects'), { recursive: true });

@@ -1,11 +1,11 @@
 /**
  * What a chaos run must keep, checked on what it left: the transcript (every stored message, by sequence number),
  * the final working context, the compaction events (in S3 and in the workflow's state), the model requests, and the
- * workflow runs. Pure: the driver (chaos/run.ts) reads these from Temporal, S3 and the scripted model.
+ * workflow runs. Pure: the driver (run.ts) reads these from Temporal, S3 and the scripted model.
  */
-import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
-import type { ChatMessage } from '../engine/messages.ts';
-import { textOf } from '../engine/messages.ts';
+import { pairViewOf, toolPairViolations } from '../../engine/tool-pairs.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import { textOf } from '../../engine/messages.ts';
 
 /** One agent's outcome, as read after the run. */
 export interface AgentOutcome {

@@ -8,8 +8,8 @@
  * hang past the client's timeout, malformed JSON, an empty `choices`. Each is retried by the model-call activity; none
  * may change what the agent ends with.
  */
-import type { Responder, ScriptedReply } from '../llm/chat-server.ts';
-import { textOf } from '../engine/messages.ts';
+import type { Responder, ScriptedReply } from '../../llm/chat-server.ts';
+import { textOf } from '../../engine/messages.ts';
 
 export const MODEL_FAULTS = ['429', '500', 'reset', 'hang', 'malformed', 'empty'] as const;
 export type ModelFault = (typeof MODEL_FAULTS)[number];
