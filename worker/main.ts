@@ -1,7 +1,7 @@
 /**
  * The worker's entry point (`node worker/main.ts`; the Docker image runs `dist/worker/main.js`): the worker process
  * alone (worker/process.ts), until Ctrl-C. `--no-demo` is accepted for the commands written before `longrun up`
- * (commands/up.ts) took the demo; it changes nothing.
+ * (commands/main-job.ts) took the demo; it changes nothing.
  */
 import { parseArgs } from 'node:util';
 import { loadSettings } from '../config/settings.ts';

@@ -1,7 +1,7 @@
 /**
  * The worker process: the servers (the configured ones, or the embedded stack when TEMPORAL_ADDRESS /
  * AWS_ENDPOINT_URL_S3 name none), the model, the worker, then running until Ctrl-C (a second Ctrl-C stops at once).
- * The worker's entry point (worker/main.ts) runs it alone; `longrun up` (commands/up.ts) runs its demo once the
+ * The worker's entry point (worker/main.ts) runs it alone; `longrun up` (commands/main-job.ts) runs its demo once the
  * worker is up.
  */
 import { hostname } from 'node:os';
