@@ -15,10 +15,10 @@ export const WORKFLOW_ENGINE_MODULES = [
   'engine/ledger.ts', // the task ledger's update after a summary
   'engine/messages.ts', // which message opens a user turn
   'engine/coverage.ts', // the coverage invariant over the context
-  'engine/policy.ts', // through trigger.ts and contract/agent.ts: the message limit, the strategies' names
+  'engine/policy.ts', // through trigger.ts and contract/inputs.ts: the message limit, the strategies' names
   'engine/facts.ts', // through ledger.ts: the facts kept from the user's messages
   'engine/summary.ts', // through ledger.ts: the summary's JSON and the ledger's fields
-  'engine/text.ts',
+  'engine/text.ts', // through ledger.ts, messages.ts and facts.ts: cutting text at a character boundary
 ];
 
 const LISTED = WORKFLOW_ENGINE_MODULES.map((path) => `^${path.replace(/\./g, '\\.')}$`);
