@@ -80,7 +80,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   };
   const turnFailed = failed((why) => conversation.turnFailed(why));
   const compactionFailed = failed((why) => conversation.compactionFailed(why));
-  /** A `compact`: a draft for review, or one now (`force: false`: only if the automatic trigger fires, cooldown too). */
+  /** A `compact`: a draft for review, or one now (`force: false`: if the automatic trigger fires now, cooldown too). */
   const compact = (request: CompactInput) =>
     request.review
       ? reviews.review(request)

@@ -9,13 +9,24 @@ import * as api from '../contract/agent.ts';
 import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import { publicState, statsOf } from '../contract/state.ts';
 import { validateEventsQuery } from '../contract/inputs.ts';
-import type { CompactInput } from '../contract/inputs.ts';
 import { FAILURE } from '../contract/failures.ts';
 import type { Conversation } from './conversation.ts';
 import { pendingOf } from './inbox.ts';
 import type { Inbox, InputOf, Kind, ResultOf } from './inbox.ts';
 import { checkCompact, checkDraft, checkRevert, checkSend } from './inputs.ts';
 import { progressOf } from './progress.ts';
+
+/** How an input of each kind is checked (its Update's validator, its Signal's handler); what its Update fails as. */
+interface InputRule<K extends Kind> {
+  check: (input: InputOf<K>) => void;
+  failureType: string;
+  /** The input of a call without one. */
+  empty?: () => InputOf<K>;
+}
+type InputRules = { [K in Kind]: InputRule<K> };
+
+/** The Signals that queue an input, by its kind: their names, for the count of those dropped. */
+const SIGNAL_OF = { send: 'message', compact: 'compact' } as const;
 
 /**
  * Sets the agent's handlers, in the order of the releases before: a Signal or Update that arrives before its handler
@@ -25,28 +36,43 @@ import { progressOf } from './progress.ts';
 export function setHandlers(conversation: Conversation, inbox: Inbox): void {
   const { state } = conversation;
   const about = api.HANDLER_DESCRIPTIONS;
-  const nextTurn = () => inbox.nextTurn(state.turns);
   /** Why the pending draft cannot be applied any more (its context has changed), if so. */
   const draftStale = () => (state.draft ? conversation.staleFor(state.draft.prepared.made) : undefined);
-  const checkMessage = (send: InputOf<'send'>) => checkSend(send, state, inbox.closing, nextTurn());
-  const checkCompaction = (request: CompactInput) => checkCompact(request, state, inbox.closing);
-  /** A `compact` without input asks for a forced compaction (the temporal CLI sends none). */
-  const noRequest = (): CompactInput => ({});
+  const rules: InputRules = {
+    send: {
+      check: (send) => checkSend(send, state, inbox.closing, inbox.nextTurn(state.turns)),
+      failureType: FAILURE.turnFailed,
+    },
+    // A `compact` without input asks for a forced compaction (the temporal CLI sends none).
+    compact: {
+      check: (request) => checkCompact(request, state, inbox.closing),
+      failureType: FAILURE.compactionFailed,
+      empty: () => ({}),
+    },
+    revert: { check: (request) => checkRevert(request, state, inbox.closing), failureType: FAILURE.compactionFailed },
+    approve: {
+      check: (request) => checkDraft(request, state, inbox.closing, true, draftStale()),
+      failureType: FAILURE.compactionFailed,
+    },
+    discard: {
+      check: (request) => checkDraft(request, state, inbox.closing, false, undefined),
+      failureType: FAILURE.invalidInput,
+    },
+  };
+  const inputOf = <K extends Kind>(kind: K, input: InputOf<K> | undefined): InputOf<K> => {
+    const empty = rules[kind].empty;
+    return input === undefined && empty ? empty() : input!;
+  };
 
   /** A Signal that queues its input: a Signal cannot be rejected, so invalid input is dropped, and counted. */
   const queued =
-    <K extends 'send' | 'compact'>(
-      definition: SignalDefinition<[InputOf<K>]>,
-      kind: K,
-      check: (input: InputOf<K>) => void,
-      description: string,
-      empty?: () => InputOf<K>,
-    ) =>
+    <K extends keyof typeof SIGNAL_OF>(definition: SignalDefinition<[InputOf<K>]>, kind: K, description: string) =>
     () =>
       setHandler(
         definition,
-        (input: InputOf<K> = empty?.() as InputOf<K>) => {
-          if (!accepts(() => check(input))) return conversation.dropped(kind === 'send' ? 'message' : 'compact');
+        (given?: InputOf<K>) => {
+          const input = inputOf(kind, given);
+          if (!accepts(() => rules[kind].check(input))) return conversation.dropped(SIGNAL_OF[kind]);
           inbox.push(pendingOf(kind, input));
         },
         { description },
@@ -56,22 +82,15 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
    * continue-as-new, it is answered from the results kept (`applied`) whatever the state now, not applied twice.
    */
   const applied =
-    <K extends Kind>(
-      definition: UpdateDefinition<ResultOf<K>, [InputOf<K>]>,
-      kind: K,
-      failureType: string,
-      check: (input: InputOf<K>) => void,
-      description: string,
-      empty?: () => InputOf<K>,
-    ) =>
+    <K extends Kind>(definition: UpdateDefinition<ResultOf<K>, [InputOf<K>]>, kind: K, description: string) =>
     () =>
       setHandler(
         definition,
-        (input: InputOf<K> = empty?.() as InputOf<K>) =>
-          inbox.applyOnce<ResultOf<K>>(pendingOf(kind, input), failureType),
+        (given: InputOf<K>) =>
+          inbox.applyOnce<ResultOf<K>>(pendingOf(kind, inputOf(kind, given)), rules[kind].failureType),
         {
           description,
-          validator: (input: InputOf<K> = empty?.() as InputOf<K>) => void (inbox.appliedResult() ?? check(input)),
+          validator: (given: InputOf<K>) => void (inbox.appliedResult() ?? rules[kind].check(inputOf(kind, given))),
         },
       );
   const query =
@@ -96,37 +115,19 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
     query(api.stateQuery, () => publicState(state), about.state),
     () => setHandler(api.closeSignal, () => void (inbox.closing = true), { description: about.closeSignal }),
     () => setHandler(api.closeUpdate, close, { description: about.closeUpdate }),
-    queued(api.messageSignal, 'send', checkMessage, about.message),
-    queued(api.compactSignal, 'compact', checkCompaction, about.compactSignal, noRequest),
-    applied(api.compactUpdate, 'compact', FAILURE.compactionFailed, checkCompaction, about.compactUpdate, noRequest),
+    queued(api.messageSignal, 'send', about.message),
+    queued(api.compactSignal, 'compact', about.compactSignal),
+    applied(api.compactUpdate, 'compact', about.compactUpdate),
     query(api.compactionEventsQuery, eventsAfter, about.compactionEvents),
     query(api.compressionEventsQuery, eventsAfter, about.compressionEvents),
     query(api.statsQuery, () => statsOf(state), about.stats),
     query(api.contextQuery, () => publicState(state).messages, about.context),
     query(api.ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, about.ledger),
     query(api.progressQuery, () => progressOf(state, conversation.progress, inbox.queued), about.progress),
-    applied(api.sendUpdate, 'send', FAILURE.turnFailed, checkMessage, about.send),
-    applied(
-      api.revertUpdate,
-      'revert',
-      FAILURE.compactionFailed,
-      (request) => checkRevert(request, state, inbox.closing),
-      about.revert,
-    ),
-    applied(
-      api.approveUpdate,
-      'approve',
-      FAILURE.compactionFailed,
-      (request) => checkDraft(request, state, inbox.closing, true, draftStale()),
-      about.approve,
-    ),
-    applied(
-      api.discardUpdate,
-      'discard',
-      FAILURE.invalidInput,
-      (request) => checkDraft(request, state, inbox.closing, false, undefined),
-      about.discard,
-    ),
+    applied(api.sendUpdate, 'send', about.send),
+    applied(api.revertUpdate, 'revert', about.revert),
+    applied(api.approveUpdate, 'approve', about.approve),
+    applied(api.discardUpdate, 'discard', about.discard),
   ];
   for (const set of table) set();
 }

@@ -1,6 +1,8 @@
 /**
  * What the agent's handlers hand to its loop: inputs queued in arrival order, Updates applied once (across
- * continue-as-new too), and the counts the handlers check (the turn a message would open, Updates this run).
+ * continue-as-new too), and the counts the handlers check (the turn a message would open, Updates this run). The
+ * loop's work on an input goes through `run`, the one place that settles it: its result, or the failure its Update
+ * answers with.
  */
 import { context as traceContext } from '@opentelemetry/api';
 import type { Context as TraceContext } from '@opentelemetry/api';
@@ -52,13 +54,13 @@ interface Queued {
  */
 export type PendingOf<K extends Kind> = Queued & { [P in K]: { kind: P; input: InputOf<P>; result?: ResultOf<P> } }[K];
 export type Pending = PendingOf<Kind>;
+/** An `approve` or `discard`: what a draft of an automatic compaction waits for. */
+export type Decision = PendingOf<'approve' | 'discard'>;
 
 /** A new input of kind `kind`, to queue. */
 export function pendingOf<K extends Kind>(kind: K, input: InputOf<K>): Pending {
   return { kind, input } as Pending;
 }
-/** An `approve` or `discard`: what a draft of an automatic compaction waits for. */
-export type Decision = PendingOf<'approve' | 'discard'>;
 
 /** What the loop does for each kind of input ({@link dispatch}). */
 export type DispatchTable = { [K in Kind]: (pending: PendingOf<K>) => unknown };
@@ -185,8 +187,9 @@ export class Inbox {
    * and `failed` records it in the agent. Anything else is a bug: it fails the workflow task. Resolves to the result,
    * or undefined once failed.
    *
-   * The loop and a compaction in the background can wake in one activation: their commands then come in the order of
-   * the microtask ticks each takes, so `work` is awaited once here and nowhere else (see {@link runNow}).
+   * `work` is awaited once, and {@link runNow} awaits nothing: the loop and a compaction in the background can resume
+   * in one activation, and the order of their commands, which recorded histories pin, follows the microtask ticks each
+   * path takes. An extra `await` or `async` wrapper on these paths can reorder them.
    */
   async run<R>(
     pending: Queued & { kind: Kind; result?: R },
@@ -196,7 +199,7 @@ export class Inbox {
     try {
       return (pending.result = await inTraceOf(pending, work));
     } catch (error) {
-      this.failed(pending, error, failed);
+      this.failWith(pending, error, failed);
       return undefined;
     } finally {
       this.done(pending);
@@ -209,7 +212,7 @@ export class Inbox {
     try {
       result = pending.result = inTraceOf(pending, work);
     } catch (error) {
-      this.failed(pending, error, failed);
+      this.failWith(pending, error, failed);
     } finally {
       this.done(pending);
     }
@@ -217,7 +220,7 @@ export class Inbox {
   }
 
   /** The one failure mapping of the loop's work (see {@link run}). */
-  private failed(pending: Queued, error: unknown, failed: (why: string) => void): void {
+  private failWith(pending: Queued, error: unknown, failed: (why: string) => void): void {
     if (error instanceof DraftRefused) {
       pending.failure = error.message;
       pending.failureType = FAILURE.invalidInput;
