@@ -174,8 +174,8 @@ export class Reviews {
 
   /**
    * Answers an `approve` or `discard` of the waiting draft (its Update waits for it) through the inbox, as the agent's
-   * loop would; a failed approve leaves the draft waiting (another approve, a discard or the timeout). Not `async`: it
-   * hands back the inbox's own promise, so the caller resumes after as many ticks as the loop would (see Inbox.run).
+   * loop would; a failed approve leaves the draft waiting (another approve, a discard or the timeout). Not `async`,
+   * and a discard's answer comes as a resolved promise: a wrapper would add ticks to this path (see Inbox.run).
    */
   private decide(pending: Decision): Promise<CompactResult | undefined> {
     const failed = (why: string) => this.conversation.compactionFailed(why);
