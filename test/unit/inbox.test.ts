@@ -24,56 +24,46 @@ function queued<K extends Pending['kind']>(kind: K, input: PendingOf<K>['input']
   return pending;
 }
 
+/** Runs `work` for a new input of `kind` through a fresh inbox: the input after, the result, what the agent recorded. */
+async function runOnce<K extends Pending['kind']>(
+  kind: K,
+  input: PendingOf<K>['input'],
+  work: () => Promise<NonNullable<PendingOf<K>['result']>>,
+) {
+  const pending = queued(kind, input);
+  const recorded: string[] = [];
+  const result = await new Inbox(undefined, noReply).run(pending, work, (why) => recorded.push(why));
+  return { pending, result, recorded };
+}
+
 describe('Inbox.run', () => {
   it('keeps the result and marks the input done', async () => {
-    const inbox = new Inbox(undefined, noReply);
-    const pending = queued('compact', {});
-    const failures: string[] = [];
-    const result = await inbox.run(
-      pending,
-      () => Promise.resolve({ compacted: false, reason: 'nothing to do' }),
-      (why) => failures.push(why),
-    );
-    expect(result).toEqual({ compacted: false, reason: 'nothing to do' });
-    expect(pending.result).toBe(result);
+    const answer = { compacted: false, reason: 'nothing to do' };
+    const { pending, result, recorded } = await runOnce('compact', {}, () => Promise.resolve(answer));
+    expect(result).toBe(answer);
+    expect(pending.result).toBe(answer);
     expect(pending.failure).toBeUndefined();
     expect(pending.settled).toEqual({ done: true });
-    expect(failures).toEqual([]);
+    expect(recorded).toEqual([]);
   });
 
   it('answers a refused draft as invalid input, without recording a failure in the agent', async () => {
-    const inbox = new Inbox(undefined, noReply);
-    const pending = queued('approve', { draft: 'draft-1' });
-    const failures: string[] = [];
-    const result = await inbox.run(
-      pending,
-      () => Promise.reject(new DraftRefused('draft-1 is not pending (no draft is)')),
-      (why) => failures.push(why),
-    );
+    const refused = new DraftRefused('draft-1 is not pending (no draft is)');
+    const { pending, result, recorded } = await runOnce('approve', { draft: 'draft-1' }, () => Promise.reject(refused));
     expect(result).toBeUndefined();
-    expect(pending).toMatchObject({
-      failure: 'draft-1 is not pending (no draft is)',
-      failureType: FAILURE.invalidInput,
-    });
+    expect(pending).toMatchObject({ failure: refused.message, failureType: FAILURE.invalidInput });
     expect(pending.cause).toBeUndefined();
     expect(pending.settled).toEqual({ done: true });
-    expect(failures).toEqual([]);
+    expect(recorded).toEqual([]);
   });
 
   it('fails the Update with the innermost cause of an activity that failed for good, and the agent records it', async () => {
-    const inbox = new Inbox(undefined, noReply);
-    const pending = queued('send', { text: 'hello' });
     const error = activityFailed('401 bad key');
-    const failures: string[] = [];
-    await inbox.run(
-      pending,
-      () => Promise.reject(error),
-      (why) => failures.push(why),
-    );
+    const { pending, recorded } = await runOnce('send', { text: 'hello' }, () => Promise.reject(error));
     expect(pending.failure).toBe('callModel failed: 401 bad key');
     expect(pending.failureType).toBeUndefined(); // the Update's own failure type (applyOnce's)
     expect(pending.cause).toBe(error);
-    expect(failures).toEqual(['callModel failed: 401 bad key']);
+    expect(recorded).toEqual(['callModel failed: 401 bad key']);
     expect(pending.settled).toEqual({ done: true });
   });
 
