@@ -1,12 +1,14 @@
 /**
  * What the agent's handlers hand to its loop: inputs queued in arrival order, Updates applied once (across
- * continue-as-new too), and the counts the handlers check (the turn a message would open, Updates this run).
+ * continue-as-new too), and the counts the handlers check (the turn a message would open, Updates this run). The
+ * loop's work on an input goes through `run`, the one place that settles it: its result, or the failure its Update
+ * answers with.
  */
 import { context as traceContext } from '@opentelemetry/api';
 import type { Context as TraceContext } from '@opentelemetry/api';
-import { ApplicationFailure, condition, currentUpdateInfo, patched } from '@temporalio/workflow';
-import type { ActivityFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, currentUpdateInfo, patched } from '@temporalio/workflow';
 import type { AgentCarry } from '../contract/state.ts';
+import { FAILURE } from '../contract/failures.ts';
 import type {
   KeptResult,
   DiscardResult,
@@ -24,24 +26,60 @@ import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from 
  */
 const REPLY_BY_REFERENCE_PATCH = 'reply-by-reference';
 
-/**
- * An input waiting for the loop; an Update's handler waits for its `result` or `failure`. `trace` is the trace context
- * its handler ran in (with traces on, docs/metrics.md#traces): the loop does the work under it.
- */
-export type Pending = {
+/** Each kind of queued input: what it carries, and what the loop answers it with. */
+interface Kinds {
+  send: { input: SendInput; result: SendResult };
+  compact: { input: CompactInput; result: CompactResult };
+  revert: { input: RevertInput; result: RevertResult };
+  approve: { input: ApproveInput; result: CompactResult };
+  discard: { input: DiscardInput; result: DiscardResult };
+}
+export type Kind = keyof Kinds;
+export type InputOf<K extends Kind> = Kinds[K]['input'];
+export type ResultOf<K extends Kind> = Kinds[K]['result'];
+
+/** What every queued input carries besides its kind, input and result. */
+interface Queued {
   failure?: string;
   failureType?: string;
   cause?: ActivityFailure;
   trace?: TraceContext;
   /** Set by {@link Inbox.done}: what an Update's handler waits on (see {@link Inbox.applyOnce}). */
   settled?: { done: boolean };
-} & (
-  | { kind: 'send'; input: SendInput; result?: SendResult }
-  | { kind: 'compact'; input: CompactInput; result?: CompactResult }
-  | { kind: 'revert'; input: RevertInput; result?: RevertResult }
-  | { kind: 'approve'; input: ApproveInput; result?: CompactResult }
-  | { kind: 'discard'; input: DiscardInput; result?: DiscardResult }
-);
+}
+
+/**
+ * An input waiting for the loop; an Update's handler waits for its `result` or `failure`. `trace` is the trace context
+ * its handler ran in (with traces on, docs/metrics.md#traces): the loop does the work under it.
+ */
+export type PendingOf<K extends Kind> = Queued & { [P in K]: { kind: P; input: InputOf<P>; result?: ResultOf<P> } }[K];
+export type Pending = PendingOf<Kind>;
+/** An `approve` or `discard`: what a draft of an automatic compaction waits for. */
+export type Decision = PendingOf<'approve' | 'discard'>;
+
+/** A new input of kind `kind`, to queue. */
+export function pendingOf<K extends Kind>(kind: K, input: InputOf<K>): Pending {
+  return { kind, input } as Pending;
+}
+
+/** What the loop does for each kind of input ({@link dispatch}). */
+export type DispatchTable = { [K in Kind]: (pending: PendingOf<K>) => unknown };
+
+/** Hands `pending` to its kind's handler; returns what the handler returns (the loop awaits it). */
+export function dispatch<K extends Kind>(table: DispatchTable, pending: PendingOf<K>): unknown {
+  return (table[pending.kind] as (pending: PendingOf<K>) => unknown)(pending);
+}
+
+/**
+ * An input the loop refuses although its validator let it in: a draft that is not pending any more, or stale since
+ * it was validated. {@link Inbox.run} fails its Update as invalid input; the agent goes on.
+ */
+export class DraftRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DraftRefused';
+  }
+}
 
 export class Inbox {
   private readonly queue: Pending[] = [];
@@ -137,13 +175,65 @@ export class Inbox {
    * Takes the first queued `approve` or `discard` out of its turn: the draft of an automatic compaction waits for it
    * while the inputs before it (messages, a turn blocked on the draft) wait for the draft.
    */
-  takeDecision(): (Pending & { kind: 'approve' | 'discard' }) | undefined {
+  takeDecision(): Decision | undefined {
     const at = this.queue.findIndex(isDecision);
-    return at === -1 ? undefined : (this.queue.splice(at, 1)[0] as Pending & { kind: 'approve' | 'discard' });
+    return at === -1 ? undefined : (this.queue.splice(at, 1)[0] as Decision);
+  }
+
+  /**
+   * Does the loop's `work` for `pending`, in the trace of the handler that queued it, and settles it: its `result`, or
+   * the failure its Update answers with. A {@link DraftRefused} is invalid input; an activity that failed for good (a
+   * rejected API key, an unknown model, retries exhausted) fails the Update, not the agent, with its innermost cause,
+   * and `failed` records it in the agent. Anything else is a bug: it fails the workflow task. Resolves to the result,
+   * or undefined once failed.
+   *
+   * `work` is awaited once, and {@link runNow} awaits nothing: the loop and a compaction in the background can resume
+   * in one activation, and the order of their commands, which recorded histories pin, follows the microtask ticks each
+   * path takes. An extra `await` or `async` wrapper on these paths can reorder them.
+   */
+  async run<R>(
+    pending: Queued & { kind: Kind; result?: R },
+    work: () => Promise<R>,
+    failed: (why: string) => void,
+  ): Promise<R | undefined> {
+    try {
+      return (pending.result = await inTraceOf(pending, work));
+    } catch (error) {
+      this.failWith(pending, error, failed);
+      return undefined;
+    } finally {
+      this.done(pending);
+    }
+  }
+
+  /** As {@link run}, for work done at once (a discard): settled before this returns, without a tick. */
+  runNow<R>(pending: Queued & { kind: Kind; result?: R }, work: () => R, failed: (why: string) => void): R | undefined {
+    let result: R | undefined;
+    try {
+      result = pending.result = inTraceOf(pending, work);
+    } catch (error) {
+      this.failWith(pending, error, failed);
+    } finally {
+      this.done(pending);
+    }
+    return result;
+  }
+
+  /** The one failure mapping of the loop's work (see {@link run}). */
+  private failWith(pending: Queued, error: unknown, failed: (why: string) => void): void {
+    if (error instanceof DraftRefused) {
+      pending.failure = error.message;
+      pending.failureType = FAILURE.invalidInput;
+      return;
+    }
+    if (!(error instanceof ActivityFailure)) throw error;
+    pending.failure = failureMessage(error);
+    pending.cause = error;
+    failed(pending.failure);
   }
 
   /** The loop is done with `pending` (answered or failed). */
-  done(pending: Pending): void {
+  done(pending: Queued & { kind: Kind }): void {
     if (pending.settled) pending.settled.done = true;
     if (pending.kind === 'send') this.openSends--;
   }
@@ -158,7 +248,7 @@ export class Inbox {
  * Does the loop's work for `pending` in the trace of the handler that queued it: with traces on, a message's turn (its
  * activities, the model calls) is under the client's `send`, not under the workflow run. Without, it just runs `work`.
  */
-export function inTraceOf<T>(pending: Pending, work: () => Promise<T>): Promise<T> {
+function inTraceOf<T>(pending: Queued, work: () => T): T {
   return pending.trace ? traceContext.with(pending.trace, work) : work();
 }
 

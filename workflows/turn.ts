@@ -119,9 +119,9 @@ export async function runTurn(
     }
     showProgress(state, conversation.progress); // the current details: this turn's model call
     // A step boundary (every tool call answered): a compaction that ended in the background is committed here.
-    await compactions.commitIfFinished();
+    await compactions.background.commitIfFinished();
     // A draft of an automatic compaction waiting for review meanwhile (policy `review.automatic`): decided or timed out.
-    await compactions.settleReview(false);
+    await compactions.reviews.settleWaiting(false);
     // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities. The first
     // call checks it again once the turn's new messages are counted. Past the soft threshold, a compaction starts
     // in the background instead, and the agent goes on.

@@ -1,0 +1,215 @@
+/**
+ * The compaction pipeline inside the agent workflow: activities, **prepare** (plan → summarize) and **store** (apply:
+ * the replacements, the removed segment, the manifest, the event), whose result the conversation **commits** at once.
+ * The decisions themselves are made by the engine inside activities, so their results are recorded in history; the
+ * gate before every model call is the conversation's `compactionDue`. Who runs it, and when: compaction.ts (blocking
+ * and in the background), reviews.ts (a draft kept for review instead of stored).
+ */
+import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
+import type * as activities from '../activities/index.ts';
+import type { ApplyOutcome } from '../contract/activities.ts';
+import { cooldownAfter } from '../engine/trigger.ts';
+import type { Gate, Trigger } from '../engine/trigger.ts';
+import { recordKey } from '../contract/records.ts';
+import { summaryOfEvent } from '../contract/results.ts';
+import type { CompactInput } from '../contract/inputs.ts';
+import type { CompactResult } from '../contract/results.ts';
+import type { Prepared } from '../contract/state.ts';
+import type { CompactionStep } from '../contract/progress.ts';
+import type { Conversation } from './conversation.ts';
+import { showCompaction, showProgress } from './visibility.ts';
+
+export type Activities = ReturnType<typeof activities.createActivities>;
+
+/**
+ * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
+ * heartbeat every 2 s: a worker that dies in the middle is noticed within 10 s, not at the 2-minute timeout.
+ */
+export const STEP_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+};
+/** The summary call: heartbeating, retried with backoff a few times; then the plan's fallback runs instead. */
+const SUMMARIZE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
+};
+
+const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
+
+/** A plan that found nothing to do: why, and the gate it moved. */
+export interface Skipped {
+  skipped: string;
+  gate?: Gate;
+}
+
+/**
+ * Plans a compaction of the context as it is now and, when the plan summarizes, has the span summarized. A
+ * summarizer that fails after its retries makes the plan be made again with the summarizer marked failed, so the
+ * plan's fallback runs: compaction never dead-ends.
+ */
+export async function prepare(
+  conversation: Conversation,
+  trigger: Trigger,
+  tailFromSeq: number,
+  request: CompactInput = {},
+  attempt = 1,
+): Promise<Prepared | Skipped> {
+  const { state, life, counting } = conversation;
+  const seq = (state.compactions ?? 0) + 1;
+  const startedAt = Date.now();
+  const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
+  const made = conversation.snapshot();
+  const context = [...state.messages]; // as it is now: the agent may add to it while this runs
+  let summarizerFailed = false;
+  const goal = state.messages.find((m) => m.id === state.goalId);
+  const goalKey = goal && recordKey(life, goal);
+  for (;;) {
+    stepOf(conversation, seq, trigger, 'planning');
+    const plan = await planCompaction.executeWithOptions(
+      { ...STEP_OPTIONS, summary: `plan compaction ${seq} (${trigger}, ${state.contextTokens} tok)` },
+      [
+        {
+          ...life,
+          seq,
+          context,
+          policy: state.policy!,
+          window: state.modelInfo!.window,
+          fixedTokens: state.fixedTokens ?? 0,
+          trigger,
+          cooldown,
+          ...(state.goalId ? { goalId: state.goalId } : {}),
+          ...(summarizerFailed ? { summarizerFailed } : {}),
+          ...(request.strategy ? { strategies: [request.strategy] } : {}),
+          ...(trigger === 'overflow' ? { attempt } : {}),
+          ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
+          // Stored with the plan, for a revert to before this compaction.
+          ...(state.ledger ? { ledger: state.ledger } : {}),
+          tailFromSeq,
+        },
+      ],
+    );
+    if (plan.action === 'skip') return { skipped: plan.reason, ...(plan.gate ? { gate: plan.gate } : {}) };
+    // This plan's objects share the pending draft's seq: the draft cannot be applied any more.
+    if (state.draft) conversation.draftEnded(`${state.draft.info.id} replaced by a compaction prepared after it`);
+    if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
+    stepOf(conversation, seq, trigger, 'summarizing', plan.summary.spanKeys.length);
+    try {
+      const summary = await summarizeSpan.executeWithOptions(
+        {
+          ...SUMMARIZE_OPTIONS,
+          summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${plan.summary.estimatedTokens} tok`,
+        },
+        [
+          {
+            ...life,
+            seq,
+            spanKeys: plan.summary.spanKeys,
+            keptKeys: plan.summary.keptKeys,
+            ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
+            ...(request.instructions ? { instructions: request.instructions } : {}),
+            maxTokens: plan.summary.maxTokens ?? state.policy!.summary.maxTokens,
+            counting,
+            ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
+            ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
+            ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
+            ...(state.ledger ? { ledger: state.ledger } : {}),
+            ...(goalKey ? { goalKey } : {}),
+          },
+        ],
+      );
+      return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq };
+    } catch (error) {
+      if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;
+      summarizerFailed = true; // plan again: the fallback replaces the summary
+    }
+  }
+}
+
+/** Applies a prepared compaction's plan in storage: its replacements, removed segment, manifest and event. */
+export async function store(conversation: Conversation, prepared: Prepared, review?: string): Promise<ApplyOutcome> {
+  const { state, life, counting } = conversation;
+  const { seq, plan, summary, request, trigger, cooldown } = prepared;
+  // A forced or overflow compaction resets the cooldown; an automatic one takes its next step, a masking pass
+  // below the trigger none (it must find new tokens to run at all).
+  const consecutive = cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter: 0 }).consecutive;
+  stepOf(conversation, seq, trigger, 'applying');
+  return applyCompaction.executeWithOptions(
+    { ...STEP_OPTIONS, summary: `apply compaction ${seq}: ${plan.steps.map((s) => s.strategy).join(', ')}` },
+    [
+      {
+        ...life,
+        seq,
+        planKey: plan.planKey!,
+        ...(summary ? { summary } : {}),
+        at: new Date(Date.now()).toISOString(),
+        ...(request.instructions ? { instructions: request.instructions } : {}),
+        counting,
+        fixedTokens: state.fixedTokens ?? 0,
+        startedAt: prepared.startedAt,
+        window: state.modelInfo!.window,
+        consecutive,
+        ...(review ? { review } : {}),
+      },
+    ],
+  );
+}
+
+/**
+ * Swaps a stored compaction into the conversation, in front of what was added since it was prepared, and checks
+ * the coverage invariant on the result.
+ */
+export async function commit(
+  conversation: Conversation,
+  prepared: Prepared,
+  applied: ApplyOutcome,
+): Promise<CompactResult> {
+  const { state } = conversation;
+  const event = summaryOfEvent(applied.event); // (a result recorded before summaries listed the removed items)
+  conversation.compacted({
+    made: prepared.made,
+    context: applied.context,
+    event,
+    tailFromSeq: prepared.tailFromSeq,
+    cooldown: prepared.cooldown,
+    trigger: prepared.trigger,
+    maskPass: prepared.plan.maskPass,
+    gate: applied.gate,
+    ledger: prepared.summary?.ledger,
+  });
+  conversation.progress.compactionEnded();
+  showCompaction(state, event, conversation.progress);
+  const problems = [...(applied.violations ?? []), ...conversation.coverage()];
+  if (problems.length > 0) await violated(conversation, `committing compaction ${event.seq}`, problems);
+  return { compacted: true, reason: event.reason, event };
+}
+
+/** The compaction in progress is at `step` (the progress query, the current details, the status: progress.ts). */
+export function stepOf(
+  conversation: Conversation,
+  seq: number,
+  trigger: Trigger,
+  step: CompactionStep,
+  span?: number,
+): void {
+  conversation.progress.compactionAt(seq, trigger, step, new Date(Date.now()).toISOString(), span);
+  showProgress(conversation.state, conversation.progress);
+}
+
+/** The compaction in progress ended without being committed (skipped, found stale, failed). */
+export function ended(conversation: Conversation): void {
+  conversation.progress.compactionEnded();
+  showProgress(conversation.state, conversation.progress);
+}
+
+/** A break of the coverage invariant: reported (it fails for good in strict mode) and recorded in the state. */
+export async function violated(conversation: Conversation, where: string, problems: string[]): Promise<void> {
+  conversation.violated(`${where}: ${problems.join('; ')}`);
+  await reportViolation.executeWithOptions({ ...STEP_OPTIONS, summary: `coverage invariant broken ${where}` }, [
+    { ...conversation.life, where, problems },
+  ]);
+}

@@ -1,0 +1,143 @@
+/**
+ * The agent's Signal, Update and Query handlers, set from one ordered table. The handlers check and queue; the
+ * agent's loop (agent.ts) takes the queued inputs one at a time and answers their Updates (inbox.ts). Queries only
+ * read the state.
+ */
+import { condition, setHandler } from '@temporalio/workflow';
+import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import * as api from '../contract/agent.ts';
+import { EMPTY_LEDGER } from '../engine/ledger.ts';
+import { publicState, statsOf } from '../contract/state.ts';
+import { validateEventsQuery } from '../contract/inputs.ts';
+import { FAILURE } from '../contract/failures.ts';
+import type { Conversation } from './conversation.ts';
+import { pendingOf } from './inbox.ts';
+import type { Inbox, InputOf, Kind, ResultOf } from './inbox.ts';
+import { checkCompact, checkDraft, checkRevert, checkSend } from './inputs.ts';
+import { progressOf } from './progress.ts';
+
+/** How an input of each kind is checked (its Update's validator, its Signal's handler); what its Update fails as. */
+interface InputRule<K extends Kind> {
+  check: (input: InputOf<K>) => void;
+  failureType: string;
+  /** The input of a call without one. */
+  empty?: () => InputOf<K>;
+}
+type InputRules = { [K in Kind]: InputRule<K> };
+
+/** The Signals that queue an input, by its kind: their names, for the count of those dropped. */
+const SIGNAL_OF = { send: 'message', compact: 'compact' } as const;
+
+/**
+ * Sets the agent's handlers, in the order of the releases before: a Signal or Update that arrives before its handler
+ * is set is buffered and delivered when the handler is set, so the order is part of recorded histories
+ * (docs/changing-workflows.md). Keep it; a new handler goes last.
+ */
+export function setHandlers(conversation: Conversation, inbox: Inbox): void {
+  const { state } = conversation;
+  const about = api.HANDLER_DESCRIPTIONS;
+  /** Why the pending draft cannot be applied any more (its context has changed), if so. */
+  const draftStale = () => (state.draft ? conversation.staleFor(state.draft.prepared.made) : undefined);
+  const rules: InputRules = {
+    send: {
+      check: (send) => checkSend(send, state, inbox.closing, inbox.nextTurn(state.turns)),
+      failureType: FAILURE.turnFailed,
+    },
+    // A `compact` without input asks for a forced compaction (the temporal CLI sends none).
+    compact: {
+      check: (request) => checkCompact(request, state, inbox.closing),
+      failureType: FAILURE.compactionFailed,
+      empty: () => ({}),
+    },
+    revert: { check: (request) => checkRevert(request, state, inbox.closing), failureType: FAILURE.compactionFailed },
+    approve: {
+      check: (request) => checkDraft(request, state, inbox.closing, true, draftStale()),
+      failureType: FAILURE.compactionFailed,
+    },
+    discard: {
+      check: (request) => checkDraft(request, state, inbox.closing, false, undefined),
+      failureType: FAILURE.invalidInput,
+    },
+  };
+  const inputOf = <K extends Kind>(kind: K, input: InputOf<K> | undefined): InputOf<K> => {
+    const empty = rules[kind].empty;
+    return input === undefined && empty ? empty() : input!;
+  };
+
+  /** A Signal that queues its input: a Signal cannot be rejected, so invalid input is dropped, and counted. */
+  const queued =
+    <K extends keyof typeof SIGNAL_OF>(definition: SignalDefinition<[InputOf<K>]>, kind: K, description: string) =>
+    () =>
+      setHandler(
+        definition,
+        (given?: InputOf<K>) => {
+          const input = inputOf(kind, given);
+          if (!accepts(() => rules[kind].check(input))) return conversation.dropped(SIGNAL_OF[kind]);
+          inbox.push(pendingOf(kind, input));
+        },
+        { description },
+      );
+  /**
+   * An Update that queues its input and waits for the loop's answer. Delivered again to the next run after
+   * continue-as-new, it is answered from the results kept (`applied`) whatever the state now, not applied twice.
+   */
+  const applied =
+    <K extends Kind>(definition: UpdateDefinition<ResultOf<K>, [InputOf<K>]>, kind: K, description: string) =>
+    () =>
+      setHandler(
+        definition,
+        (given: InputOf<K>) =>
+          inbox.applyOnce<ResultOf<K>>(pendingOf(kind, inputOf(kind, given)), rules[kind].failureType),
+        {
+          description,
+          validator: (given: InputOf<K>) => void (inbox.appliedResult() ?? rules[kind].check(inputOf(kind, given))),
+        },
+      );
+  const query =
+    <R, A extends unknown[]>(definition: QueryDefinition<R, A>, handler: (...args: A) => R, description: string) =>
+    () =>
+      setHandler(definition, handler, { description });
+
+  const eventsAfter = (query?: { since?: number; limit?: number } | null) => {
+    validateEventsQuery(query); // a query cannot change the agent: bad input is answered with its error
+    const since = query?.since ?? 0; // the temporal CLI and the UI send `null` for no input
+    const events = (state.events ?? []).filter((event) => event.seq > since);
+    return query?.limit != null ? events.slice(0, query.limit) : events;
+  };
+  const close = async () => {
+    inbox.updatesThisRun++;
+    inbox.closing = true;
+    await condition(() => state.status === 'closed');
+    return publicState(state);
+  };
+
+  const table: (() => void)[] = [
+    query(api.stateQuery, () => publicState(state), about.state),
+    () => setHandler(api.closeSignal, () => void (inbox.closing = true), { description: about.closeSignal }),
+    () => setHandler(api.closeUpdate, close, { description: about.closeUpdate }),
+    queued(api.messageSignal, 'send', about.message),
+    queued(api.compactSignal, 'compact', about.compactSignal),
+    applied(api.compactUpdate, 'compact', about.compactUpdate),
+    query(api.compactionEventsQuery, eventsAfter, about.compactionEvents),
+    query(api.compressionEventsQuery, eventsAfter, about.compressionEvents),
+    query(api.statsQuery, () => statsOf(state), about.stats),
+    query(api.contextQuery, () => publicState(state).messages, about.context),
+    query(api.ledgerQuery, () => state.ledger ?? EMPTY_LEDGER, about.ledger),
+    query(api.progressQuery, () => progressOf(state, conversation.progress, inbox.queued), about.progress),
+    applied(api.sendUpdate, 'send', about.send),
+    applied(api.revertUpdate, 'revert', about.revert),
+    applied(api.approveUpdate, 'approve', about.approve),
+    applied(api.discardUpdate, 'discard', about.discard),
+  ];
+  for (const set of table) set();
+}
+
+/** Whether a check passes (a Signal's input: what it rejects is dropped and counted, not thrown). */
+function accepts(check: () => void): boolean {
+  try {
+    check();
+    return true;
+  } catch {
+    return false;
+  }
+}
