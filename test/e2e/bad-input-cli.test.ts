@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentState } from '../../client/agents.ts';
 import { agentPrefix } from '../../contract/keys.ts';
+// The rows' harness, and the words the errors hold.
 import {
   cliOutcome,
   describeRows,
@@ -18,7 +19,6 @@ import {
   STRATEGY_LIST,
   x,
 } from '../support/bad-input.ts';
-// The words the errors hold.
 import type { Outcome, Row } from '../support/bad-input.ts';
 import { newAgentId } from '../support/harness.ts';
 

@@ -15,6 +15,7 @@ import {
 import { compactionEvents, compactionHistory } from '../../client/reads.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import type { CompactInput } from '../../contract/inputs.ts';
+// The rows' harness, and the words the errors hold.
 import {
   describeRows,
   library,
@@ -25,7 +26,6 @@ import {
   STRATEGY_LIST,
   x,
 } from '../support/bad-input.ts';
-// The words the errors hold.
 import type { Row } from '../support/bad-input.ts';
 import { newAgentId } from '../support/harness.ts';
 
