@@ -55,7 +55,7 @@ import type { ClusterPorts } from './cluster-config.ts';
 import { setUpNamespace, setUpSchema, startTemporalServer, startUiServer } from './cluster-servers.ts';
 import {
   assertStandardPortsFree,
-  EPHEMERAL_START_ATTEMPTS,
+  START_ATTEMPTS,
   minioOptionsIn,
   retryPortRaces,
   startUiCodecServer,
@@ -107,7 +107,7 @@ export interface ClusterStack extends EmbeddedStack {
 
 export async function startClusterStack(options: ClusterStackOptions): Promise<ClusterStack> {
   if (options.mode === 'persistent') return startOnce(options);
-  return retryPortRaces(() => startOnce(options), EPHEMERAL_START_ATTEMPTS, options.log ?? (() => {}));
+  return retryPortRaces(() => startOnce(options), START_ATTEMPTS, options.log ?? (() => {}));
 }
 
 async function clusterPorts(settings: Settings, ephemeral: boolean): Promise<ClusterPorts> {

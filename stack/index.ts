@@ -7,6 +7,9 @@
  * - `ephemeral` (tests): free ports, Temporal in memory, MinIO in a temporary folder removed on stop. A server that
  *   finds one of its ports taken meanwhile is started again on other ports.
  *
+ * In both modes a start that fails on a port race is tried again: the Temporal CLI also chooses ports of its own
+ * (its HTTP API's), which another process can take between its choice and its bind.
+ *
  * Either server can be left out (when TEMPORAL_ADDRESS or AWS_ENDPOINT_URL_S3 point at running ones). With encryption
  * on (`codec`), a codec server runs in this process beside Temporal, on loopback (LONGRUN_CODEC_PORT, or a free port
  * when ephemeral), and the UI decodes payloads through it (docs/encryption.md).
@@ -48,8 +51,11 @@ export interface EmbeddedStack {
   stop(): Promise<void>;
 }
 
-/** Ephemeral starts tried before a port race is reported (each with freshly chosen ports). */
-export const EPHEMERAL_START_ATTEMPTS = 3;
+/**
+ * Starts tried before a port race is reported: ephemeral ones each with freshly chosen ports; persistent ones keep
+ * their configured ports (checked free before each start) while the Temporal CLI chooses its own again.
+ */
+export const START_ATTEMPTS = 3;
 
 /**
  * Did a server fail to start because a port was taken between choosing it and binding it? Free ports come from the
@@ -71,14 +77,13 @@ export async function retryPortRaces<T>(
       return await start();
     } catch (error) {
       if (attempt >= attempts || !isPortRace(error)) throw error;
-      log(`[stack] a port was taken between choosing and binding it; starting again with other ports`);
+      log(`[stack] a port was taken between choosing and binding it; starting again (${attempt + 1} of ${attempts})`);
     }
   }
 }
 
 export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise<EmbeddedStack> {
-  if (options.mode === 'persistent') return startOnce(options);
-  return retryPortRaces(() => startOnce(options), EPHEMERAL_START_ATTEMPTS, options.log ?? (() => {}));
+  return retryPortRaces(() => startOnce(options), START_ATTEMPTS, options.log ?? (() => {}));
 }
 
 /**
