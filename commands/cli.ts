@@ -6,7 +6,9 @@
  * The commands, their flags and their help are one table (cli/table.ts); this file reads the command line against
  * it, runs the command and exits with its code: 0 ok · 1 error · 2 bad usage · 3 unknown agent · 4 agent closed.
  */
-import { loadSettings } from '../config/settings.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSettings, PROJECT_ROOT } from '../config/settings.ts';
 import { flushTracing } from '../config/tracing.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
 import { PolicyError } from '../engine/policy.ts';
@@ -25,9 +27,18 @@ function commandOf(name: string): Command | undefined {
   return Object.hasOwn(COMMANDS, name) ? (COMMANDS as Record<string, Command>)[name] : undefined;
 }
 
+/** This package's version, from its package.json (a clone's, or the installed package's). */
+function version(): string {
+  return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /** Runs the command `argv` names; resolves to its exit code, or throws what the exit code is made from. */
 export async function run(argv: string[], out: (line: string) => void = console.log): Promise<number> {
   const [name, ...rest] = argv;
+  if ((name === '--version' || name === '-v') && rest.length === 0) {
+    out(`longrun ${version()}`);
+    return EXIT.ok;
+  }
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     const topic = name === 'help' ? rest[0] : undefined;
     if (topic === undefined) {

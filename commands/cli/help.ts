@@ -2,7 +2,7 @@
  * The help the CLI prints and the command table of docs/cli.md, made from the commands' table (table.ts): `longrun
  * help` lists the commands, `longrun <command> --help` gives one with its flags.
  */
-import { FLAGS } from './parse.ts';
+import { FLAGS, synopsis } from './parse.ts';
 import type { Command, FlagName } from './parse.ts';
 
 type Commands = Readonly<Record<string, Command>>;
@@ -23,11 +23,6 @@ Exit codes: 0 ok, 1 error, 2 bad usage (refused before anything is sent), 3 unkn
 function flagUsage(name: FlagName): string {
   const flag: { value?: string } = FLAGS[name];
   return flag.value ? `--${name} ${flag.value}` : `--${name}`;
-}
-
-/** The command and its arguments: `send <agent> <text...>`. */
-function synopsis(name: string, command: Command): string {
-  return [name, ...command.args.map((arg) => `<${arg.name}${arg.variadic ? '...' : ''}>`)].join(' ');
 }
 
 /** Words (of `text`, or the given units) in lines of at most `width` characters (a longer one stands alone). */
@@ -62,6 +57,7 @@ export function overview(commands: Commands): string {
     command.summary,
   ]);
   rows.push(['help [command]', 'this text, or a command’s with its flags (as longrun <command> --help)']);
+  rows.push(['--version', 'the version of longrun']);
   return [
     'longrun — durable long-running LLM agents on Temporal',
     '',

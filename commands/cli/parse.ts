@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Settings } from '../../config/settings.ts';
+import { quoted } from '../../contract/inputs.ts';
 
 /** The exit codes a script can trust (docs/cli.md). */
 export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
@@ -165,7 +166,12 @@ export function parseCommandLine(name: string, command: Command | undefined, arg
   };
 }
 
-/** The positionals by the command's argument names; a missing one is a usage error. */
+/** A command's name and its arguments, as its usage line shows them: `approve <agent> <draft>`. */
+export function synopsis(name: string, command: Command): string {
+  return [name, ...command.args.map((arg) => `<${arg.name}${arg.variadic ? '...' : ''}>`)].join(' ');
+}
+
+/** The positionals by the command's argument names; a missing one, or one more than it takes, is a usage error. */
 function commandArgs(name: string, command: Command, positionals: string[]): Record<string, string> {
   const args: Record<string, string> = {};
   command.args.forEach((arg, i) => {
@@ -174,6 +180,10 @@ function commandArgs(name: string, command: Command, positionals: string[]): Rec
     arg.check?.(value);
     args[arg.name] = value;
   });
+  const extra = command.args.at(-1)?.variadic ? undefined : positionals[command.args.length];
+  if (extra !== undefined) {
+    throw new UsageError(`${name}: unexpected argument ${quoted(extra)} (usage: longrun ${synopsis(name, command)})`);
+  }
   return args;
 }
 

@@ -46,6 +46,32 @@ describe('longrun flags', () => {
     );
   });
 
+  it('refuses an argument more than the command takes, with its usage line; a variadic last argument takes the rest', async () => {
+    await expect(run(['state', 'a1', 'a2'])).rejects.toThrow(
+      new UsageError('state: unexpected argument "a2" (usage: longrun state <agent>)'),
+    );
+    await expect(run(['approve', 'a1', 'draft-1', '--summary-file', 'f', 'extra'])).rejects.toThrow(
+      new UsageError('approve: unexpected argument "extra" (usage: longrun approve <agent> <draft>)'),
+    );
+    await expect(run(['list', 'x'.repeat(500)])).rejects.toThrow(
+      /^list: unexpected argument "x{64}…" \(500 characters\)/,
+    );
+    for (const [name, command] of TABLE) {
+      if (command.args.at(-1)?.variadic) continue;
+      const argv = [name, ...command.args.map((arg) => (arg.name === 'draft' ? 'draft-1' : 'a1')), 'one-more'];
+      await expect(run(argv), name).rejects.toThrow(`${name}: unexpected argument "one-more"`);
+    }
+  });
+
+  it('--version prints the package version and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const flag of ['--version', '-v'])
+      expect(await printed(flag)).toEqual({ code: 0, text: `longrun ${version}` });
+    expect((await printed('help')).text).toContain('--version');
+  });
+
   it('names a missing argument, with what it is', async () => {
     await expect(run(['send', 'a1'])).rejects.toThrow(new UsageError('send: missing <text>'));
     await expect(run(['approve', 'a1'])).rejects.toThrow(
