@@ -10,7 +10,7 @@
  * turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readNamedFile } from './cli/parse.ts';
 import type { Client } from '@temporalio/client';
 import { ToolRegistry } from '../activities/tools.ts';
 import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
@@ -125,7 +125,7 @@ function cutShortReason(
 
 export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const log = options.log ?? (() => {});
-  const session = parseSessionJsonl(readFileSync(options.file, 'utf8'));
+  const session = parseSessionJsonl(readNamedFile('replay', options.file));
   const recording = indexRecording(session);
   const turns = recording.turns;
   if (turns.length === 0) {

@@ -4,7 +4,6 @@
  * anything is sent (exit 2); what depends on the agent's state (a draft that is not pending or stale, an event it
  * does not have) only the workflow can refuse (exit 1, "rejected").
  */
-import { readFile } from 'node:fs/promises';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { approveDraft, compactAgent, discardDraft, requestCompaction, revertAgent } from '../../client/agents.ts';
 import { compactionHistory } from '../../client/reads.ts';
@@ -14,7 +13,7 @@ import { validateCompactInput, validateDraftInput } from '../../contract/inputs.
 import type { CompactInput } from '../../contract/inputs.ts';
 import { renderCompaction, renderDraft, renderEvents, renderRevert } from '../render.ts';
 import { waitOptions, withClient } from './connection.ts';
-import { EXIT, intFlag, UsageError } from './parse.ts';
+import { EXIT, intFlag, readNamedFile, UsageError } from './parse.ts';
 import type { Invocation } from './parse.ts';
 
 export async function compact({ args, values, out }: Invocation): Promise<number> {
@@ -51,7 +50,7 @@ export async function compact({ args, values, out }: Invocation): Promise<number
 export async function approve({ args, values, out }: Invocation): Promise<number> {
   const { agent: agentId, draft } = args as { agent: string; draft: string };
   const file = values['summary-file'];
-  const summary = file === undefined ? undefined : await readFile(file, 'utf8');
+  const summary = file === undefined ? undefined : readNamedFile('--summary-file', file);
   validateDraftInput({ draft, ...(summary !== undefined ? { summary } : {}) }); // a bad id or summary is never sent
   const result = await withClient((client) =>
     approveDraft(client, agentId, draft, { ...(summary !== undefined ? { summary } : {}), ...waitOptions() }),

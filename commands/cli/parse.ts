@@ -2,6 +2,7 @@
  * How the `longrun` CLI reads a command line against its table (table.ts): the flags every command draws from, a
  * command's own flags and arguments, and the mistakes that are usage errors (exit 2), found before anything connects.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Settings } from '../../config/settings.ts';
 import { quoted } from '../../contract/inputs.ts';
@@ -14,6 +15,27 @@ export class UsageError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'UsageError';
+  }
+}
+
+/**
+ * The text of a file the user named (`--summary-file F`, a recording to replay): one that cannot be read is a
+ * {@link UsageError} naming what it was for, the file and why (`--summary-file: cannot read notes.md: no such file`).
+ */
+export function readNamedFile(what: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a folder'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : message;
+    throw new UsageError(`${what}: cannot read ${path}: ${why}`);
   }
 }
 

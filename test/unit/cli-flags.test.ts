@@ -3,7 +3,7 @@
  * anything connects; input the workflow would refuse is refused before it is sent (exit 2); the help and
  * docs/cli.md's table are made from the table, and the doc says what the table says.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,16 @@ describe('longrun flags', () => {
       const argv = [name, ...command.args.map((arg) => (arg.name === 'draft' ? 'draft-1' : 'a1')), 'one-more'];
       await expect(run(argv), name).rejects.toThrow(`${name}: unexpected argument "one-more"`);
     }
+  });
+
+  it('a file it cannot read (--summary-file, a recording to replay) is a usage error naming the file and why', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-files-'));
+    const missing = join(dir, 'summary.md');
+    await expect(run(['approve', 'a1', 'draft-1', '--summary-file', missing])).rejects.toThrow(
+      new UsageError(`--summary-file: cannot read ${missing}: no such file`),
+    );
+    await expect(run(['replay', dir])).rejects.toThrow(new UsageError(`replay: cannot read ${dir}: it is a folder`));
+    await rm(dir, { recursive: true });
   });
 
   it('--version prints the package version and exits 0', async () => {
