@@ -6,7 +6,9 @@ import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import {
+  agentHandle,
   agentState,
   closeAgent,
   closeAgentAndWait,
@@ -147,7 +149,20 @@ export async function reload({ args, settings, out }: Invocation): Promise<numbe
     throw new UsageError(`reload: reference ${quoted(reference)} is outside ${agentPrefix(agentId)}`);
   }
   const body = await new S3BlobStore(s3TargetFromEnv(settings)).get(reference);
-  if (body === undefined) throw new CliExit(EXIT.error, `nothing is stored under ${quoted(reference)}`);
+  if (body === undefined) {
+    // Nothing there: for an agent Temporal does not know either, say so with its exit code, as every command does.
+    const unknown = await withClient((client) => agentHandle(client, agentId).describe()).then(
+      () => false,
+      (error: unknown) => error instanceof WorkflowNotFoundError,
+    );
+    if (unknown) {
+      throw new CliExit(
+        EXIT.unknownAgent,
+        `unknown agent ${agentId}: no such workflow, and nothing stored under ${quoted(reference)}`,
+      );
+    }
+    throw new CliExit(EXIT.error, `nothing is stored under ${quoted(reference)}`);
+  }
   out(body);
   return EXIT.ok;
 }

@@ -26,6 +26,8 @@ const OPEN = newAgentId('bad-open');
 const CLOSED = newAgentId('bad-closed');
 /** Another agent, whose stored message OPEN must not reload. */
 const OTHER = newAgentId('bad-other');
+/** An agent id nothing was ever started or stored under. */
+const NOBODY = newAgentId('bad-nobody');
 let otherMessageKey = '';
 
 let files: string;
@@ -263,6 +265,15 @@ function rows(): Row[] {
       error: [`nothing is stored under "${agentPrefix(OPEN)}\\u0001\\n"`],
       exit: 1,
       state: { unchanged: OPEN },
+    },
+    {
+      surface: 'longrun CLI',
+      case: 'reload: an agent that does not exist',
+      input: 'reload nobody-… agents/nobody-…/m000001.json',
+      run: () => cli('reload', NOBODY, `${agentPrefix(NOBODY)}m000001.json`),
+      error: [`unknown agent ${NOBODY}: no such workflow, and nothing stored under`],
+      exit: 3,
+      state: { refusedBeforeStart: true },
     },
     {
       surface: 'longrun CLI',
