@@ -92,16 +92,20 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
   return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
 }
 
-/** A draft for review: its id, plan, tokens, facts and summary text. */
-export function renderDraft(result: CompactResult): string {
+/**
+ * A draft for review: its id, plan, tokens, facts and summary text, the draft it replaced (`replaced`, pending until
+ * this one was made), and the commands that answer it, for `agentId`, ready to paste.
+ */
+export function renderDraft(result: CompactResult, agentId: string, replaced?: string): string {
   const d = result.draft;
   if (!d) return `nothing to review: ${result.reason}`;
   return [
     `${d.id} (compaction ${d.seq}, not applied): ${d.tokensBefore} → ${d.tokensAfter} tokens (plan's estimate)`,
+    ...(replaced && replaced !== d.id ? [`it replaces ${replaced}, which was not applied (one draft at a time)`] : []),
     `plan: ${d.steps.map((s) => `${s.strategy} (saves ${s.tokensSaved})`).join(', ')}`,
     ...(d.facts ? [`facts: ${d.facts.found} found, ${d.facts.missing} missing, ${d.facts.pinned.length} pinned`] : []),
     ...(d.summary !== undefined ? ['summary:', d.summary] : ['no summary (the plan summarizes nothing)']),
-    `approve: longrun approve <agent> ${d.id} [--summary-file F]; discard: longrun discard <agent> ${d.id}`,
+    `approve: longrun approve ${agentId} ${d.id} [--summary-file F]; discard: longrun discard ${agentId} ${d.id}`,
   ].join('\n');
 }
 

@@ -5,7 +5,14 @@
  * does not have) only the workflow can refuse (exit 1, "rejected").
  */
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
-import { approveDraft, compactAgent, discardDraft, requestCompaction, revertAgent } from '../../client/agents.ts';
+import {
+  agentState,
+  approveDraft,
+  compactAgent,
+  discardDraft,
+  requestCompaction,
+  revertAgent,
+} from '../../client/agents.ts';
 import { compactionHistory } from '../../client/reads.ts';
 import { STRATEGIES } from '../../engine/policy.ts';
 import type { StrategyName } from '../../engine/policy.ts';
@@ -31,10 +38,11 @@ export async function compact({ args, values, out }: Invocation): Promise<number
   }
   validateCompactInput(request); // what the workflow would refuse or drop is never sent
   if (values.review) {
-    const reviewed = await withClient((client) =>
-      compactAgent(client, agentId, { ...request, review: true }, waitOptions()),
-    );
-    out(values.json ? JSON.stringify(reviewed, null, 2) : renderDraft(reviewed));
+    const { reviewed, pending } = await withClient(async (client) => {
+      const pending = values.json ? undefined : (await agentState(client, agentId)).draft?.info.id; // it replaces
+      return { reviewed: await compactAgent(client, agentId, { ...request, review: true }, waitOptions()), pending };
+    });
+    out(values.json ? JSON.stringify(reviewed, null, 2) : renderDraft(reviewed, agentId, pending));
     return EXIT.ok;
   }
   if (values['no-wait']) {

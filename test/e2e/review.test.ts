@@ -148,16 +148,28 @@ describe('review and edit', () => {
     expect(reviewed, reviewed.stderr).toMatchObject({ code: 0 });
     expect(reviewed.stdout).toMatch(/^draft-1 \(compaction 1, not applied\): \d+ → \d+ tokens/);
     expect(reviewed.stdout).toContain(PATH);
+    // The hints name the agent, ready to paste.
+    expect(reviewed.stdout).toContain(`longrun approve ${agentId} draft-1 [--summary-file F]`);
+    expect(reviewed.stdout).toContain(`longrun discard ${agentId} draft-1`);
+    expect(reviewed.stdout).not.toContain('replaces');
+    // A second review while draft-1 is pending says draft-2 replaces it; draft-1 can then not be answered.
+    const second = await runLongrun(['compact', agentId, '--review', '--strategy', 'summarize'], { env });
+    expect(second, second.stderr).toMatchObject({ code: 0 });
+    expect(second.stdout).toMatch(/^draft-2 \(compaction 1, not applied\)/);
+    expect(second.stdout).toContain('it replaces draft-1, which was not applied (one draft at a time)');
+    const replaced = await runLongrun(['approve', agentId, 'draft-1'], { env });
+    expect(replaced.code).toBe(1);
+    expect(replaced.stderr).toMatch(/draft-1 is not pending/);
     const dir = await mkdtemp(join(tmpdir(), 'review-'));
     const file = join(dir, 'summary.md');
     await writeFile(file, 'Edited by hand: the timeout is 750 ms.');
-    const approved = await runLongrun(['approve', agentId, 'draft-1', '--summary-file', file, '--json'], { env });
+    const approved = await runLongrun(['approve', agentId, 'draft-2', '--summary-file', file, '--json'], { env });
     expect(approved, approved.stderr).toMatchObject({ code: 0 });
     const result = JSON.parse(approved.stdout) as CompactResult;
     expect(result.event!.facts!.pinned).toContain(PATH);
-    const again = await runLongrun(['discard', agentId, 'draft-1'], { env });
+    const again = await runLongrun(['discard', agentId, 'draft-2'], { env });
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/draft-1 is not pending/);
+    expect(again.stderr).toMatch(/draft-2 is not pending/);
 
     // The temporal CLI, by Update name.
     await sendMessage(h.client, agentId, 'note 9');
@@ -177,8 +189,8 @@ describe('review and edit', () => {
         ),
       ) as { result: CompactResult };
     const draft = (await update('compact', { strategy: 'summarize', review: true })).result.draft!;
-    expect(draft.id).toBe('draft-2');
-    const applied = (await update('approve', { draft: 'draft-2' })).result;
+    expect(draft.id).toBe('draft-3');
+    const applied = (await update('approve', { draft: 'draft-3' })).result;
     expect(applied).toMatchObject({ compacted: true, event: { seq: 2 } });
   });
 });
