@@ -20,12 +20,14 @@ import {
 import { MAX_REVIEW_SECONDS } from '../../engine/policy.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replay.ts';
-import { quoted, TURN_BUDGET_MAX, validateSendInput } from '../../contract/inputs.ts';
+import { InvalidInputError, quoted, TURN_BUDGET_MAX, validateSendInput } from '../../contract/inputs.ts';
+import { FAILURE } from '../../contract/failures.ts';
+import { AgentUpdateError } from '../../client/update-errors.ts';
 import type { TurnBudget } from '../../contract/inputs.ts';
 import type { SendResult } from '../../contract/results.ts';
 import { renderAgents, renderContext, renderState } from '../render.ts';
 import { watchAgent } from '../watch.ts';
-import { waitOptions, withClient } from './connection.ts';
+import { classify, waitOptions, withClient } from './connection.ts';
 import { CliExit, EXIT, intFlag, UsageError } from './parse.ts';
 import type { FlagValues, Invocation } from './parse.ts';
 
@@ -108,7 +110,17 @@ export async function chat({ args, out }: Invocation): Promise<number> {
         if (text === '/state') out(renderState(await agentState(client, agentId)));
         else if (text !== '') {
           const started = Date.now();
-          const result = await sendMessage(client, agentId, text, waitOptions());
+          const result = await sendMessage(client, agentId, text, waitOptions()).catch(async (error: unknown) => {
+            // A line the agent refused (too long, empty) or a turn that failed: said, and the chat reads on.
+            const said = lineRefused(error) ? await classify(error, agentId) : error;
+            if (said === error) throw error;
+            console.error(`longrun: ${(said as Error).message}`);
+            return undefined;
+          });
+          if (!result) {
+            prompt();
+            continue;
+          }
           // As the demo shows it; a turn stopped at its budget is longrun speaking, not the model.
           const speaker = result.stopped
             ? 'longrun'
@@ -128,6 +140,14 @@ export async function chat({ args, out }: Invocation): Promise<number> {
   } finally {
     lines.close();
   }
+}
+
+/** Did the agent refuse this one line (its input, or the turn it ran), leaving the chat able to go on? */
+function lineRefused(error: unknown): boolean {
+  if (error instanceof InvalidInputError) return true;
+  return (
+    error instanceof AgentUpdateError && (error.type === FAILURE.invalidInput || error.type === FAILURE.turnFailed)
+  );
 }
 
 export async function state({ args, values, out }: Invocation): Promise<number> {

@@ -160,10 +160,13 @@ describe('longrun CLI', () => {
     const agentId = newAgentId('cli');
     expect((await longrun('start', agentId, '--max-steps', '3')).code).toBe(0);
 
-    const chat = await longrunWithInput('first line\n\n/state\nsecond line\n/quit\n', 'chat', agentId);
+    // A line the agent refuses (over the message limit) is said on stderr, and the chat reads on; it is not stored.
+    const tooLong = 'x'.repeat(200_001);
+    const chat = await longrunWithInput(`first line\n\n/state\n${tooLong}\nsecond line\n/quit\n`, 'chat', agentId);
     expect(chat.code, chat.stderr + chat.stdout).toBe(0);
     expect(chat.stdout).toContain('agent > got 1 messages');
     expect(chat.stdout).toContain('turns    1');
+    expect(chat.stderr).toContain('text: 200001 characters is over the limit of 200000');
     expect(chat.stdout).toContain('agent > got 3 messages');
 
     expect(await longrun('send', agentId, 'queued', '--no-wait')).toMatchObject({
