@@ -112,9 +112,8 @@ export async function chat({ args, out }: Invocation): Promise<number> {
           const started = Date.now();
           const result = await sendMessage(client, agentId, text, waitOptions()).catch(async (error: unknown) => {
             // A line the agent refused (too long, empty) or a turn that failed: said, and the chat reads on.
-            const said = lineRefused(error) ? await classify(error, agentId) : error;
-            if (said === error) throw error;
-            console.error(`longrun: ${(said as Error).message}`);
+            if (!lineRefused(error)) throw error;
+            console.error(`longrun: ${((await classify(error, agentId)) as Error).message}`);
             return undefined;
           });
           if (!result) {
