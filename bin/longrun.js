@@ -2,8 +2,9 @@
 // The `longrun` command. Installed as a package, it runs the built JavaScript (dist/). In the repository, the CLI is
 // TypeScript run by Node's type stripping (Node >= 22.18); on an older Node, re-run on the Node 24 the project pins
 // as a devDependency (node_modules/node).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,6 +26,15 @@ if (!existsSync(`${root}commands/cli.ts`)) {
     );
     process.exit(1);
   }
-  const result = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
-  process.exit(result.status ?? 1);
+  // The child shares this terminal's process group, so Ctrl-C reaches it directly: this wrapper waits for it to
+  // finish (it prints its own last lines and picks its exit code) instead of dying of the signal first. Signals sent
+  // to this process alone (`kill`, a supervisor's SIGTERM) are passed on.
+  const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.on('SIGINT', () => {});
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('error', (error) => {
+    console.error(`longrun: could not run ${pinned}: ${error.message}`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? osConstants.signals[signal] : 0)));
 }

@@ -37,7 +37,8 @@ export {
   TemporalUnreachableError,
   UpdateOutcomeUnknownError,
 } from './update-errors.ts';
-export type { UpdateWaitOptions } from './updates.ts';
+export { updateStage } from './updates.ts';
+export type { UpdateStage, UpdateWaitOptions } from './updates.ts';
 export { InvalidInputError } from '../contract/inputs.ts';
 export type { AgentInput, ApproveInput, CompactInput, RevertInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
 export type { AgentProgress, CompactionProgress, TurnProgress } from '../contract/progress.ts';

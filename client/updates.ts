@@ -18,6 +18,8 @@
  *   });
  */
 import { randomUUID } from 'node:crypto';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import protos from '@temporalio/proto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Connection,
@@ -42,6 +44,7 @@ import {
   workflowTaskText,
 } from './agent-observation.ts';
 import type { Observation } from './agent-observation.ts';
+import { agentWorkflowId } from '../contract/agent.ts';
 import { refusedForNow, transientFailure } from './connection-failures.ts';
 import {
   AgentUpdateError,
@@ -94,6 +97,8 @@ export interface UpdateWaitOptions {
   workerTimeoutMs?: number;
   /** How long to keep sending the Update again while Temporal cannot be reached. Default 120 s. */
   reconnectTimeoutMs?: number;
+  /** Called once, with the Update's id, when it is first sent (a worker was found polling the agent's queue). */
+  onSent?: (updateId: string) => void;
 }
 
 /** Shared by an Update's sender and its watcher. */
@@ -227,6 +232,7 @@ class UpdateWait {
   /** Sends the Update, sending it again with the same id after a connection failure, until its outcome. */
   async send<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, args: Args): Promise<Ret> {
     const sentAt = Date.now();
+    this.options.onSent?.(this.updateId);
     // The caller's own deadline or abort signal (Connection.withDeadline / withAbortSignal) still ends the wait.
     const caller = this.callerContext();
     const abort = new AbortController();
@@ -424,5 +430,42 @@ class UpdateWait {
     if (last && last.kind === kind && now - last.at < PROGRESS_EVERY_MS) return;
     this.lastProgress = { at: now, kind };
     this.options.onProgress(`${this.update} to ${this.agentId}, ${seconds(now - this.started)}: ${text}`);
+  }
+}
+
+/** Where an Update the client sent stands on the server, as {@link updateStage} finds it. */
+export type UpdateStage = 'completed' | 'accepted' | 'not accepted yet' | 'not found' | 'unknown';
+
+/**
+ * Where Update `updateId` of agent `agentId` stands, asked without sending anything (a sender interrupted by Ctrl-C
+ * says what became of its message): `completed` or `accepted` (the agent has it; it survives any crash), `not
+ * accepted yet` (the server holds it for the agent's next workflow task, within `timeoutMs`), `not found` (the server
+ * does not have it) or `unknown` (the server did not answer).
+ */
+export async function updateStage(
+  client: Client,
+  agentId: string,
+  updateId: string,
+  timeoutMs: number = CHECK_DEADLINE_MS,
+): Promise<UpdateStage> {
+  const { UpdateWorkflowExecutionLifecycleStage: Stage } = protos.temporal.api.enums.v1;
+  try {
+    const response = await client.connection.withDeadline(Date.now() + timeoutMs, () =>
+      client.workflowService.pollWorkflowExecutionUpdate({
+        namespace: client.options.namespace,
+        updateRef: { workflowExecution: { workflowId: agentWorkflowId(agentId) }, updateId },
+        identity: client.options.identity,
+        waitPolicy: { lifecycleStage: Stage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED },
+      }),
+    );
+    if (response.outcome) return 'completed';
+    return response.stage === Stage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED
+      ? 'not accepted yet'
+      : 'accepted';
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === grpcStatus.NOT_FOUND) return 'not found';
+    if (code === grpcStatus.DEADLINE_EXCEEDED) return 'not accepted yet';
+    return 'unknown';
   }
 }

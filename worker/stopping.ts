@@ -26,12 +26,24 @@ export interface StopSignals {
   dispose(): void;
 }
 
+/**
+ * Signals this close together are one Ctrl-C. A terminal sends SIGINT to the whole process group, and a parent that
+ * forwards signals to its child (npm running `npm start` or `npx longrun`) sends it a second time within
+ * milliseconds: counted apart, that copy would make one Ctrl-C a stop at once. A person pressing again takes longer.
+ */
+export const SAME_PRESS_MS = 500;
+
 export function listenForStop(): StopSignals {
   let count = 0;
+  let lastAt = -Infinity;
   let resolveFirst!: (signal: NodeJS.Signals) => void;
   const first = new Promise<NodeJS.Signals>((resolve) => (resolveFirst = resolve));
   let second: (() => void) | undefined;
   const handler = (signal: NodeJS.Signals) => {
+    const now = Date.now();
+    const samePress = now - lastAt < SAME_PRESS_MS;
+    lastAt = now;
+    if (samePress) return;
     count++;
     if (count === 1) resolveFirst(signal);
     else if (count === 2 && second) second();

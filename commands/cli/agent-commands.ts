@@ -7,6 +7,9 @@ import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { updateStage } from '../../client/updates.ts';
+import type { UpdateStage } from '../../client/updates.ts';
 import {
   agentHandle,
   agentState,
@@ -27,6 +30,7 @@ import type { TurnBudget } from '../../contract/inputs.ts';
 import type { SendResult } from '../../contract/results.ts';
 import { renderAgents, renderContext, renderState } from '../render.ts';
 import { watchAgent } from '../watch.ts';
+import { listenForStop } from '../../worker/stopping.ts';
 import { classify, waitOptions, withClient } from './connection.ts';
 import { CliExit, EXIT, intFlag, UsageError } from './parse.ts';
 import type { FlagValues, Invocation } from './parse.ts';
@@ -82,12 +86,18 @@ export async function send({ args, values, out }: Invocation): Promise<number> {
     return EXIT.ok;
   }
   const expectedTurn = intFlag('expect-turn', values['expect-turn'], 1);
-  const result = await withClient((client) =>
-    sendMessage(client, agentId, text, {
-      ...waitOptions(),
-      ...(expectedTurn !== undefined ? { expectedTurn } : {}),
-    }),
-  );
+  const result = await withClient(async (client) => {
+    const interrupted = interruptedSend(client, agentId);
+    try {
+      return await sendMessage(client, agentId, text, {
+        ...waitOptions(),
+        onSent: interrupted.sent,
+        ...(expectedTurn !== undefined ? { expectedTurn } : {}),
+      });
+    } finally {
+      interrupted.off();
+    }
+  });
   out(values.json ? JSON.stringify(result) : shownReply(result));
   const note = stoppedNote(result);
   if (note) console.error(note);
@@ -190,9 +200,8 @@ export async function watch({ args, values }: Invocation): Promise<number> {
   const agentId = args.agent!;
   const intervalMs = intFlag('interval', values.interval, 100, 60_000) ?? 500;
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const signals = listenForStop(); // the first Ctrl-C ends the watch; a second, later one exits at once
+  void signals.first.then(() => stop.abort());
   try {
     const ended = await withClient((client) =>
       watchAgent(() => agentProgress(client, agentId), agentId, {
@@ -206,8 +215,7 @@ export async function watch({ args, values }: Invocation): Promise<number> {
     );
     return ended === 'was-closed' ? EXIT.closed : EXIT.ok;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    signals.dispose();
   }
 }
 
@@ -227,6 +235,53 @@ export async function close({ args, values, out }: Invocation): Promise<number> 
   await withClient((client) => closeAgent(client, agentId));
   out(`closing agent ${agentId}`);
   return EXIT.ok;
+}
+
+/**
+ * Ctrl-C while `send` waits for the reply: says what became of the message before exiting (130), so nobody sends it
+ * twice. Once sent, the Update's id and whether the agent has it; before, that nothing was sent.
+ */
+function interruptedSend(client: Client, agentId: string): { sent: (updateId: string) => void; off: () => void } {
+  let updateId: string | undefined;
+  const signals = listenForStop(); // a second Ctrl-C (not npm's copy of the first) exits at once
+  void signals.first.then(async () => {
+    if (updateId === undefined) {
+      console.error(`longrun: interrupted before the message was sent: nothing was delivered to ${agentId}`);
+    } else {
+      const stage = await updateStage(client, agentId, updateId, INTERRUPT_CHECK_MS);
+      console.error(`longrun: interrupted; ${sentMessageFate(agentId, updateId, stage)}`);
+    }
+    process.exit(EXIT.interrupted);
+  });
+  return {
+    sent: (id) => (updateId = id),
+    off: () => signals.dispose(),
+  };
+}
+
+/** How long an interrupted `send` asks the server about its Update before it exits. */
+const INTERRUPT_CHECK_MS = 2_000;
+
+/** What became of a message whose `send` was interrupted, in words (with the Update's id). */
+export function sentMessageFate(agentId: string, updateId: string, stage: UpdateStage): string {
+  const read = `\`longrun state ${agentId}\` shows the reply when the turn ends`;
+  switch (stage) {
+    case 'completed':
+    case 'accepted':
+      return `the message was delivered to ${agentId} (update ${updateId}) and its turn goes on: do not send it again; ${read}`;
+    case 'not accepted yet':
+      return (
+        `the message was sent to ${agentId} (update ${updateId}) and waits for the agent to take it: do not send it ` +
+        `again while it waits; ${read}`
+      );
+    case 'not found':
+      return `the message sent as update ${updateId} is not on the server: ${agentId} did not get it; send it again`;
+    case 'unknown':
+      return (
+        `the message was sent to ${agentId} as update ${updateId}; Temporal did not say whether the agent has it: ` +
+        `read \`longrun state ${agentId}\` before sending it again`
+      );
+  }
 }
 
 /** A reply as `send` prints it: labelled when a replayed model served it (the worker has no OPENAI_API_KEY). */

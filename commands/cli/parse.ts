@@ -8,7 +8,7 @@ import type { Settings } from '../../config/settings.ts';
 import { quoted } from '../../contract/inputs.ts';
 
 /** The exit codes a script can trust (docs/cli.md). */
-export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4 } as const;
+export const EXIT = { ok: 0, error: 1, usage: 2, unknownAgent: 3, closed: 4, interrupted: 130 } as const;
 
 /** A usage mistake: exit code 2 with the message and a hint. */
 export class UsageError extends Error {
