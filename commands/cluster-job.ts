@@ -19,6 +19,7 @@ import { ServerProcess } from '../stack/process.ts';
 import { ensureClusterBinaries } from '../stack/setup.ts';
 import { serversEnv } from '../stack/worker-process.ts';
 import { s3EndpointConfigured, s3TargetFromEnv, S3BlobStore } from '../storage/s3.ts';
+import { runStopHooks } from '../worker/process.ts';
 import type { ReadyWorker } from '../worker/process.ts';
 import { listenForStop, STOPPED_AT_ONCE_EXIT_CODE } from '../worker/stopping.ts';
 
@@ -93,6 +94,7 @@ export async function runClusterJob(options: ClusterJobOptions): Promise<void> {
   let stack: ClusterStack | undefined;
   const workers: ServerProcess[] = [];
   let closeClient = async () => {};
+  const stopHooks: (() => Promise<void>)[] = [];
   const cleanup = async () => {
     await closeClient();
     await Promise.all(workers.map((worker) => worker.stop()));
@@ -151,6 +153,7 @@ export async function runClusterJob(options: ClusterJobOptions): Promise<void> {
         temporal: target,
         uiUrl: temporal.uiUrl,
         replayed: usesReplayedModel(env),
+        onStop: (hook) => stopHooks.push(hook),
       });
       ready.catch(() => {}); // left behind when a signal comes first; rethrown below otherwise
       if ((await Promise.race([ready.then(() => 'done' as const), stop.first])) === 'done') await ready;
@@ -177,6 +180,7 @@ export async function runClusterJob(options: ClusterJobOptions): Promise<void> {
     log(
       '\n[cluster] stopping: the workers finish their work in flight, then the servers. Ctrl-C again to stop at once.',
     );
+    await runStopHooks(stopHooks, log);
   } finally {
     await cleanup();
     stop.dispose();

@@ -4,10 +4,19 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
+import { toolDemoTask } from '../llm/endpoint.ts';
 import { isReplayedModel, parseSessionJsonl, REPLAYED_LABEL } from '../llm/replay.ts';
 import { textOf } from '../engine/messages.ts';
 import { agentWorkflowId } from '../contract/agent.ts';
-import { agentState, closeAgent, sendMessage, startAgent } from '../client/agents.ts';
+import { agentPrefix } from '../contract/keys.ts';
+import {
+  AgentClosedError,
+  agentState,
+  closeAgent,
+  closeAgentAndWait,
+  sendMessage,
+  startAgent,
+} from '../client/agents.ts';
 
 export interface DemoOptions {
   taskQueue: string;
@@ -19,6 +28,8 @@ export interface DemoOptions {
   replayed: boolean;
   /** Close the agent at the end (for --once). */
   close: boolean;
+  /** Told the agent's id once it is started (the main job closes it when it stops). */
+  onStarted?: (agentId: string) => void;
   log: (line: string) => void;
 }
 
@@ -38,6 +49,7 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
     systemPrompt: 'You are a helpful trip-planning assistant. Keep track of the plan and the constraints.',
     taskQueue: options.taskQueue,
   });
+  options.onStarted?.(agentId);
   const workflowId = agentWorkflowId(agentId);
   log(`[demo] agent ${agentId} (workflow ${workflowId})`);
   if (options.uiUrl)
@@ -51,9 +63,41 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
   }
   const state = await agentState(client, agentId);
   log(
-    `\n[demo] ${state.turns} turns, ${state.messages.length} messages stored in S3 under agents/${agentId}/messages/; ` +
+    `\n[demo] ${state.turns} turns, ${state.messages.length} messages stored in S3 under ${state.storagePrefix ?? agentPrefix(agentId)}messages/; ` +
       `context ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
   );
+  if (options.replayed) {
+    // Offline, the replayed model also knows a tool loop: a dozen steps to watch and compact.
+    log(
+      `\n[demo] offline, try a tool-using agent: \`npx longrun start hike\`, then \`npx longrun send hike ` +
+        `${shellQuoted(toolDemoTask())}\` (12 steps calling trail_report) and, meanwhile in another terminal, ` +
+        '`npx longrun watch hike`; then `npx longrun compact hike`',
+    );
+  }
   if (options.close) await closeAgent(client, agentId);
   return agentId;
+}
+
+/**
+ * Closes the demo's agent as the main job stops (its worker still running): each `npm start` makes a new one, and
+ * none is left running in the persistent stack. One the person is still using is closed all the same: the demo's
+ * agents are for the demo; `longrun start <agent> --reopen` opens it again.
+ */
+export async function closeDemoAgent(client: Client, agentId: string, log: (line: string) => void): Promise<void> {
+  log(`[demo] closing agent ${agentId}`);
+  try {
+    await closeAgentAndWait(client, agentId, { workerTimeoutMs: DEMO_CLOSE_WAIT_MS });
+    log(`[demo] closed agent ${agentId}`);
+  } catch (error) {
+    if (error instanceof AgentClosedError) return; // closed already (by a person, or --once)
+    throw error;
+  }
+}
+
+/** How long the demo's close waits for the worker (the main job gives its stop steps 15 s in all). */
+const DEMO_CLOSE_WAIT_MS = 10_000;
+
+/** `text` single-quoted for a POSIX shell. */
+function shellQuoted(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -8,7 +8,7 @@ import { DEMO_SESSION } from '../llm/endpoint.ts';
 import { runWorkerProcess } from '../worker/process.ts';
 import type { ReadyWorker } from '../worker/process.ts';
 import { runClusterJob } from './cluster-job.ts';
-import { runDemo } from './demo.ts';
+import { closeDemoAgent, runDemo } from './demo.ts';
 
 export interface MainJobOptions {
   settings: Settings;
@@ -26,6 +26,8 @@ export async function runMainJob({ settings, once, demo, cluster }: MainJobOptio
   const env = process.env;
   const runDemoWhenReady = (ready: ReadyWorker) =>
     runDemo(ready.client, {
+      // Each start makes a new demo agent: it is closed when the job stops, not left running in the stack.
+      onStarted: (agentId) => ready.onStop(() => closeDemoAgent(ready.client, agentId, log)),
       taskQueue: settings.taskQueue,
       model: settings.model,
       sessionPath: DEMO_SESSION,

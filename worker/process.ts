@@ -4,7 +4,6 @@
  * The worker's entry point (worker/main.ts) runs it alone; `longrun up` (commands/main-job.ts) runs its demo once the
  * worker is up.
  */
-import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { Settings } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
@@ -12,14 +11,13 @@ import { resolveModel } from '../llm/endpoint.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from './in-process.ts';
-import { activityDeps } from './worker.ts';
+import { activityDeps, WORKER_IDENTITY } from './worker.ts';
+import { trailReportTool } from '../activities/demo-tool.ts';
+import { ToolRegistry } from '../activities/tools.ts';
 import { flushTracing } from '../config/tracing.ts';
 import { installRuntime } from './telemetry.ts';
 import { describeInFlight, listenForStop, STOP_REPORT_EVERY_MS, STOPPED_AT_ONCE_EXIT_CODE } from './stopping.ts';
 import type { StopSignals } from './stopping.ts';
-
-/** This worker's name in Temporal (the UI shows which worker ran what) and on its model requests. */
-const WORKER_IDENTITY = `longrun-worker-${process.pid}@${hostname()}`;
 
 /** The running worker, as what runs beside it sees it. */
 export interface ReadyWorker {
@@ -29,6 +27,34 @@ export interface ReadyWorker {
   uiUrl?: string;
   /** The model is the offline replayed one (no API key): it answers with recorded turns. */
   replayed: boolean;
+  /**
+   * Work to do when the job stops, while its worker still runs (the demo closes its agent); given
+   * {@link STOP_HOOK_MS} before the worker stops anyway.
+   */
+  onStop(hook: () => Promise<void>): void;
+}
+
+/** How long the offline demo's tool takes per call: long enough for `longrun watch` to show each step go by. */
+const DEMO_TOOL_DELAY_MS = 1_500;
+
+/** How long the stop hooks of what ran beside the worker may take. */
+export const STOP_HOOK_MS = 15_000;
+
+/** Runs the stop hooks, each at most {@link STOP_HOOK_MS}; a failure is said, not thrown (the job is stopping). */
+export async function runStopHooks(hooks: (() => Promise<void>)[], log: (line: string) => void): Promise<void> {
+  for (const hook of hooks) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_HOOK_MS)));
+    try {
+      if ((await Promise.race([hook().then(() => 'done' as const), late])) === 'late') {
+        log(`[worker] a stop step took over ${STOP_HOOK_MS / 1000} s; stopping without it`);
+      }
+    } catch (error) {
+      log(`[worker] a stop step failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
 
 export interface WorkerProcessOptions {
@@ -44,7 +70,9 @@ export interface WorkerProcessOptions {
 /** Runs the worker process: the runtime's logger at WARN, and Ctrl-C / SIGTERM (the first stops gracefully, a second
  * at once: worker/stopping.ts) listened to until it ends. */
 export async function runWorkerProcess(options: WorkerProcessOptions): Promise<void> {
-  installRuntime(options.settings); // with the Prometheus endpoint when LONGRUN_METRICS_ADDRESS names one
+  // With the Prometheus endpoint when LONGRUN_METRICS_ADDRESS names one. The runtime does not stop the worker on a
+  // signal: this process does, after its stop steps (the demo's agent is closed by the worker still running).
+  installRuntime(options.settings, undefined, []);
   const stop = listenForStop();
   try {
     await serve(options, stop);
@@ -81,6 +109,7 @@ async function serve(
     for (const step of cleanups.splice(0).reverse()) await step().catch((error: unknown) => console.error(error));
   };
   let reporting: NodeJS.Timeout | undefined;
+  const stopHooks: (() => Promise<void>)[] = [];
 
   try {
     if (stop.requested) return; // stopped while the servers started
@@ -129,6 +158,8 @@ async function serve(
         endpoint: model.endpoint,
         headers: { 'x-longrun-worker': WORKER_IDENTITY },
         extractive: model.replayed,
+        // Offline, the recorded tool loop's tool (demo/trail-session.jsonl calls it).
+        ...(model.replayed ? { tools: new ToolRegistry([trailReportTool({ delayMs: DEMO_TOOL_DELAY_MS })]) } : {}),
       }),
     });
     cleanups.push(() => agents.close());
@@ -141,6 +172,7 @@ async function serve(
         temporal,
         ...(uiUrl ? { uiUrl } : {}),
         replayed: model.replayed,
+        onStop: (hook) => stopHooks.push(hook),
       });
       ready.catch(() => {}); // left behind when a signal comes first; rethrown below otherwise
       if ((await Promise.race([ready.then(() => 'done' as const), stop.first])) === 'done') await ready;
@@ -171,6 +203,7 @@ async function serve(
       if (work.activities.length > 0 || work.workflowTasks > 0)
         log(`[worker] still waiting for ${describeInFlight(work)}`);
     }, STOP_REPORT_EVERY_MS);
+    await runStopHooks(stopHooks, log);
   } finally {
     await cleanup();
     clearInterval(reporting);

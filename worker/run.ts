@@ -8,13 +8,13 @@
  */
 import { ToolRegistry } from '../activities/tools.ts';
 import type { ToolDefinition } from '../activities/tools.ts';
-import { loadSettings } from '../config/settings.ts';
+import { loadSettings, SettingsError } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 import { loadTemporalTarget } from '../config/temporal.ts';
 import { flushTracing } from '../config/tracing.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';
 import { installRuntime } from './telemetry.ts';
-import { activityDeps, createAgentWorker } from './worker.ts';
+import { activityDeps, createAgentWorker, WORKER_IDENTITY } from './worker.ts';
 
 export interface RunAgentWorkerOptions {
   /** The team's tools, made with `defineTool` (`context_reload` is built in). */
@@ -27,34 +27,59 @@ export interface RunAgentWorkerOptions {
   log?: (line: string) => void;
 }
 
+/** The openai package's own default endpoint, named in the start line when neither option nor variable sets one. */
+const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * The model endpoint from the options, else the openai package's variables (read from `env`, which may not be
+ * process.env). No key at all is a {@link SettingsError} naming both places, before anything connects: the openai
+ * package would throw its own error, with a stack, at the worker's start.
+ */
+function modelEndpoint(model: RunAgentWorkerOptions['model'], env: Env): { baseURL: string; apiKey: string } {
+  const baseURL = model?.baseURL || env.OPENAI_BASE_URL || OPENAI_DEFAULT_BASE_URL;
+  const apiKey = model?.apiKey || env.OPENAI_API_KEY;
+  if (!apiKey) {
+    throw new SettingsError(
+      'OPENAI_API_KEY',
+      `runAgentWorker has no API key for the model endpoint ${baseURL}: pass model.apiKey (it was ` +
+        `${model?.apiKey === undefined ? 'undefined' : 'empty'}) or set OPENAI_API_KEY; a server that takes no key ` +
+        'still needs a non-empty value',
+    );
+  }
+  return { baseURL, apiKey };
+}
+
 export async function runAgentWorker(options: RunAgentWorkerOptions = {}): Promise<void> {
   const env = options.env ?? process.env;
   const log = options.log ?? ((line: string) => console.log(line));
   const settings = loadSettings(env);
+  const model = modelEndpoint(options.model, env);
   if (settings.metricsAddress) installRuntime(settings);
   const temporal = loadTemporalTarget(env);
-  const store = new S3BlobStore(s3TargetFromEnv(settings, env));
+  const s3 = s3TargetFromEnv(settings, env);
+  const store = new S3BlobStore(s3);
   await store.ensureBucket();
-  const { baseURL, apiKey, headers } = options.model ?? {};
   const { worker, connection } = await createAgentWorker({
     temporal,
     taskQueue: settings.taskQueue,
     maxCachedWorkflows: settings.workflowCacheSize,
+    identity: WORKER_IDENTITY,
     deps: activityDeps(settings, {
       store,
-      endpoint: {
-        ...(baseURL !== undefined ? { baseURL } : {}),
-        ...(apiKey !== undefined ? { apiKey } : {}),
-        timeoutMs: settings.modelTimeoutMs,
-      },
-      ...(headers ? { headers } : {}),
+      endpoint: { baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: settings.modelTimeoutMs },
+      headers: { ...options.model?.headers, 'x-longrun-worker': WORKER_IDENTITY },
       tools: new ToolRegistry(options.tools),
     }),
   });
   const address = String(temporal.connectionOptions.address ?? 'localhost:7233');
+  const s3Endpoint =
+    s3.endpoint ?? (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || 'from the AWS SDK configuration');
   if (settings.metricsAddress) log(`[metrics] Prometheus metrics at http://${settings.metricsAddress}/metrics`);
   if (temporal.tracing) log(`[traces] OpenTelemetry spans exported to ${temporal.tracing.url}`);
-  log(`[worker] polling task queue ${settings.taskQueue} at ${address} (namespace ${temporal.namespace})`);
+  log(
+    `[worker] polling task queue ${settings.taskQueue} as ${WORKER_IDENTITY}: Temporal ${address} (namespace ` +
+      `${temporal.namespace}), S3 ${s3Endpoint} (bucket ${s3.bucket}), model endpoint ${model.baseURL}`,
+  );
   try {
     await worker.run();
   } finally {

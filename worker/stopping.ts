@@ -29,9 +29,10 @@ export interface StopSignals {
 /**
  * Signals this close together are one Ctrl-C. A terminal sends SIGINT to the whole process group, and a parent that
  * forwards signals to its child (npm running `npm start` or `npx longrun`) sends it a second time within
- * milliseconds: counted apart, that copy would make one Ctrl-C a stop at once. A person pressing again takes longer.
+ * a few milliseconds: counted apart, that copy would make one Ctrl-C a stop at once. A person pressing again takes
+ * longer.
  */
-export const SAME_PRESS_MS = 500;
+export const SAME_PRESS_MS = 150;
 
 export function listenForStop(): StopSignals {
   let count = 0;

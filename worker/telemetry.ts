@@ -45,14 +45,21 @@ export function metricsTelemetry(settings: Pick<Settings, 'metricsAddress'>): Te
  * Installs the Temporal runtime for this process (once per process: call it before any worker or connection), its
  * logger at WARN unless `logger` says otherwise, serving metrics when the settings name an address. A runtime
  * installed already, or an address it cannot listen on, is a {@link SettingsError} naming LONGRUN_METRICS_ADDRESS.
+ * `shutdownSignals`: the signals on which the runtime stops every worker itself (the SDK's default when absent; the
+ * main job passes none, as it stops its worker after its own stop steps: worker/stopping.ts).
  */
 export function installRuntime(
   settings: Pick<Settings, 'metricsAddress'>,
   logger: Logger = new DefaultLogger('WARN'),
+  shutdownSignals?: NodeJS.Signals[],
 ): Runtime {
   const telemetryOptions = metricsTelemetry(settings);
   try {
-    return Runtime.install({ logger, ...(telemetryOptions ? { telemetryOptions } : {}) });
+    return Runtime.install({
+      logger,
+      ...(telemetryOptions ? { telemetryOptions } : {}),
+      ...(shutdownSignals ? { shutdownSignals } : {}),
+    });
   } catch (error) {
     if (!settings.metricsAddress) throw error;
     const why = error instanceof Error ? error.message : String(error);

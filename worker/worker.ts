@@ -1,6 +1,7 @@
 /**
  * The longrun worker: polls the task queue, runs agent workflows (bundled from workflows/) and their activities.
  */
+import { hostname } from 'node:os';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerInterceptors, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
@@ -19,6 +20,12 @@ import { workerTracing, workflowInterceptorModules } from './telemetry.ts';
 export const WORKFLOWS_PATH = modulePath(import.meta.url, '../workflows/index');
 
 /**
+ * How a worker process names itself: its identity in Temporal (the UI's pollers, workflow task events) and the
+ * `x-longrun-worker` header on its model requests, so a gateway's logs lead back to the process.
+ */
+export const WORKER_IDENTITY = `longrun-worker-${process.pid}@${hostname()}`;
+
+/**
  * Cached workflows per worker. Each costs a fixed amount plus a multiple of its state (measured with SDK 1.24: see
  * BENCHMARKS.md, The workflow's state), so the size is set explicitly rather than derived from the heap limit (an
  * oversized cache can crash the worker: sdk-typescript #2227). LONGRUN_WORKFLOW_CACHE_SIZE sets it for the main job.
@@ -30,14 +37,20 @@ export const DEFAULT_WORKFLOW_CACHE_SIZE = DEFAULTS.workflowCacheSize;
  * `tracing`, the bundle has the OpenTelemetry workflow interceptors too: a worker whose target traces
  * (OTEL_EXPORTER_OTLP_ENDPOINT) needs such a bundle for the workflow's spans.
  */
-export function bundleWorkflows(options: { tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+export function bundleWorkflows(
+  options: { tracing?: boolean; interceptorModules?: string[] } = {},
+): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
-    workflowInterceptorModules: workflowInterceptorModules(options.tracing ?? false),
+    workflowInterceptorModules: [
+      ...workflowInterceptorModules(options.tracing ?? false),
+      ...(options.interceptorModules ?? []),
+    ],
     logger: quietBundlerLogger,
   });
 }
 
+/** The bundler's own lines (webpack's listing of every module) are for whoever debugs the SDK: warnings and errors only. */
 const quietBundlerLogger = {
   log: () => {},
   trace: () => {},
@@ -90,14 +103,21 @@ export async function createAgentWorker(
   // Traces on (the target's tracing): spans of each activity and, through a sink, of the workflow.
   const tracing = options.temporal.tracing ? workerTracing(options.temporal.tracing) : undefined;
   try {
+    // Bundled here rather than by Worker.create, which prints the bundler's module listing at INFO.
+    const workflowBundle =
+      options.workflowBundle ??
+      (await bundleWorkflows({
+        tracing: tracing !== undefined,
+        ...(options.interceptors?.workflowModules ? { interceptorModules: options.interceptors.workflowModules } : {}),
+      }));
     const worker = await Worker.create({
       connection,
       namespace: options.temporal.namespace,
       taskQueue: options.taskQueue,
       // Encryption on: every payload the worker sends is encrypted, every one it receives decrypted.
       ...(options.temporal.dataConverter ? { dataConverter: options.temporal.dataConverter } : {}),
-      // A bundle given has its interceptor modules built in (bundleWorkflows); otherwise the worker bundles them.
-      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+      // The bundle has its workflow interceptor modules built in (bundleWorkflows).
+      workflowBundle,
       ...(tracing ? { sinks: tracing.sinks } : {}),
       // Bodies are read again every turn; a worker-side cache keeps the recent ones.
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
@@ -107,14 +127,7 @@ export async function createAgentWorker(
       interceptors: {
         ...options.interceptors,
         activity: [...(tracing ? [tracing.activity] : []), ownAgentOnly, ...(options.interceptors?.activity ?? [])],
-        ...(options.workflowBundle
-          ? {}
-          : {
-              workflowModules: [
-                ...workflowInterceptorModules(tracing !== undefined),
-                ...(options.interceptors?.workflowModules ?? []),
-              ],
-            }),
+        workflowModules: [],
       },
     });
     return { worker, connection };

@@ -1,6 +1,6 @@
 // A team's own worker: longrun's agent workflows with the team's tool and model endpoint.
 // Temporal, S3 and the task queue come from the environment (TEMPORAL_ADDRESS, AWS_ENDPOINT_URL_S3, LONGRUN_*).
-import { runAgentWorker } from 'longrun/worker';
+import { runAgentWorker, SettingsError } from 'longrun/worker';
 import { defineTool, ToolInputError } from 'longrun/tools';
 
 const forecast = defineTool({
@@ -17,4 +17,8 @@ const forecast = defineTool({
 await runAgentWorker({
   tools: [forecast],
   model: { baseURL: process.env.TEAM_MODEL_URL, apiKey: process.env.TEAM_MODEL_KEY },
+}).catch((error: unknown) => {
+  // A setting longrun cannot use (no model key, a bad LONGRUN_* value) names the variable: one line, no stack.
+  console.error(error instanceof SettingsError ? `worker: ${error.message}` : error);
+  process.exit(1);
 });

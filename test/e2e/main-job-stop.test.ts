@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { freePorts } from '../../stack/ports.ts';
+import { SAME_PRESS_MS } from '../../worker/stopping.ts';
 import { newAgentId } from '../support/harness.ts';
 import { heldReplies } from '../support/held-replies.ts';
 import { runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
@@ -97,6 +98,7 @@ describe.skipIf(onCluster)('the main job stopping', () => {
           `\\[worker\\] stopping: waiting for 1 activity \\(callModel for agent-${agentId}, attempt 1, running \\d+ s\\) to finish`,
         ),
       );
+      await sleep(SAME_PRESS_MS); // pressed again (a copy of the first within SAME_PRESS_MS is the same press)
       job.child.kill('SIGINT');
       const stoppedAt = Date.now();
       expect(await job.exit).toBe(130);

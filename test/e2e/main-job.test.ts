@@ -91,7 +91,7 @@ describe('npm start (the main job)', () => {
       expect(output).toContain('(turn 3,');
       expect(output).toContain(`Temporal UI http://127.0.0.1:${env.LONGRUN_TEMPORAL_UI_PORT}`);
       expect(output).toMatch(
-        /\[demo\] 3 turns, 7 messages stored in S3 under agents\/demo-[\d-]+\/messages\/; context \d+ of 128000 tokens/,
+        /\[demo\] 3 turns, 7 messages stored in S3 under agents\/demo-[\d-]+\/[^/\s]+\/messages\/; context \d+ of 128000 tokens/,
       );
       expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 5_000)).toBe(true);
     },
@@ -151,6 +151,23 @@ describe('npm start (the main job)', () => {
     expect(run.output()).toMatch(/\[demo\] 3 turns, 7 messages stored in S3/);
     expect(processesMentioning(env.LONGRUN_DATA_DIR!)).toEqual([]);
   });
+
+  embeddedOnly(
+    'the demo names where its messages are stored; Ctrl-C closes its agent, then stops, exit 0',
+    async () => {
+      const env = await mainJobEnv();
+      const child = startMainJob([], env);
+      const run = collect(child);
+      expect(await waitFor(() => run.output().includes('Ctrl-C to stop'), 90_000), run.output()).toBe(true);
+      const agentId = /\[demo\] agent (demo-\S+) /.exec(run.output())?.[1];
+      expect(agentId, run.output()).toBeDefined();
+      // The real prefix: the agent's life is part of it.
+      expect(run.output()).toMatch(new RegExp(`messages stored in S3 under agents/${agentId}/[^/\\s]+/messages/;`));
+      child.kill('SIGINT');
+      expect(await run.exit, run.output()).toBe(0);
+      expect(run.output()).toContain(`[demo] closing agent ${agentId}\n[demo] closed agent ${agentId}\n`);
+    },
+  );
 
   embeddedOnly('Ctrl-C (SIGINT) stops the worker and the servers and exits 0', async () => {
     const env = await mainJobEnv();

@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState } from '../../client/agents.ts';
-import { DEMO_SESSION } from '../../llm/endpoint.ts';
+import { compactAgent } from '../../client/agents.ts';
+import { trailReportTool } from '../../activities/demo-tool.ts';
+import { DEMO_SESSION, DEMO_TOOL_SESSION, toolDemoTask } from '../../llm/endpoint.ts';
 import { textOf } from '../../engine/messages.ts';
 import { parseSessionJsonl, replayResponder } from '../../llm/replay.ts';
 import type { SendResult } from '../../contract/results.ts';
@@ -75,5 +77,36 @@ describe('the offline (replayed) model through the CLI', () => {
 
     expect((await agentState(h.client, agentId)).turns).toBe(texts.length + 2);
     expect((await longrun(undefined, 'close', agentId)).code).toBe(0);
+  });
+});
+
+describe('the offline model’s tool loop (what the main job offers without OPENAI_API_KEY)', () => {
+  const trail = parseSessionJsonl(readFileSync(DEMO_TOOL_SESSION, 'utf8'));
+  let tools: Harness;
+  beforeAll(async () => {
+    // Both recordings, and the tool the recorded loop calls, as worker/process.ts wires them offline.
+    tools = await startHarness(replayResponder([...session, ...trail]), [trailReportTool()], { summaryModel: null });
+  });
+  afterAll(async () => {
+    await tools?.close();
+  });
+
+  it('runs the recorded task on a new agent: twelve trail_report steps, the recorded answer; a compaction shrinks it', async () => {
+    const agentId = newAgentId('hike');
+    const env = cliEnv(tools);
+    expect((await runLongrun(['start', agentId], { env })).code).toBe(0);
+    const sent = await runLongrun(['send', agentId, toolDemoTask(), '--json'], { env, timeoutMs: 60_000 });
+    expect(sent.code, sent.stderr).toBe(0);
+    const result = JSON.parse(sent.stdout) as SendResult;
+    expect(result).toMatchObject({ turn: 1, steps: 13, toolCalls: 12, servedBy: 'replayed:gpt-4o-mini' });
+    expect(result.reply).toBe(textOf(trail.at(-1)!.content));
+    // The tool ran in the worker: each step's request carries its report.
+    const last = tools.model.requests.at(-1)!.body.messages;
+    const headings = last.filter((m) => m.role === 'tool').map((m) => textOf(m.content).split('\n', 1)[0]!);
+    expect(headings).toHaveLength(12);
+    headings.forEach((heading, i) => expect(heading).toMatch(new RegExp(`^Stage ${i + 1} of 12: `)));
+    const compaction = await compactAgent(tools.client, agentId);
+    expect(compaction.compacted, compaction.reason).toBe(true);
+    expect(compaction.event!.tokensAfter).toBeLessThan(compaction.event!.tokensBefore / 2);
   });
 });

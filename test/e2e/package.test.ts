@@ -16,6 +16,7 @@ import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer, RecordedRequest } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import { newAgentId, sharedStackEnv } from '../support/harness.ts';
+import { STACK_TRACE } from '../support/longrun-cli.ts';
 
 const EXAMPLE = join(PROJECT_ROOT, 'examples', 'own-worker');
 const SUMMARY_MODEL = 'summary-model';
@@ -209,7 +210,15 @@ describe('longrun as a dependency', () => {
       worker!.once('exit', (code) => reject(new Error(`the worker exited ${code}:\n${workerOutput}`)));
     });
     await polling;
-    expect(workerOutput).toContain(`[worker] polling task queue ${env.LONGRUN_TASK_QUEUE}`);
+    // One start line names the process and everything it talks to; the bundler's module listing is not printed.
+    expect(workerOutput).toMatch(
+      new RegExp(
+        `\\[worker\\] polling task queue ${env.LONGRUN_TASK_QUEUE} as longrun-worker-\\d+@\\S+: ` +
+          `Temporal ${escaped(env.TEMPORAL_ADDRESS!)} \\(namespace \\S+\\), S3 ${escaped(env.AWS_ENDPOINT_URL_S3!)} ` +
+          `\\(bucket \\S+\\), model endpoint ${escaped(model.baseURL)}`,
+      ),
+    );
+    expect(workerOutput).not.toMatch(/modules by path|orphan modules|webpack|Workflow bundle created/i);
 
     const agentId = newAgentId('team');
     const client = await run(process.execPath, ['client.ts', agentId], app, env, 90_000);
@@ -222,8 +231,9 @@ describe('longrun as a dependency', () => {
     const agentRequests = model.requests.filter((r) => !isSummaryRequest(r));
     expect(agentRequests).toHaveLength(8); // per turn: the question, then the tool's result
     for (const request of agentRequests) {
-      // The app's endpoint and key, its system prompt first, its tool offered.
+      // The app's endpoint and key, its system prompt first, its tool offered; the worker named as operations.md says.
       expect(request.headers.authorization).toBe(`Bearer ${MODEL_KEY}`);
+      expect(request.headers['x-longrun-worker']).toMatch(/^longrun-worker-\d+@\S+$/);
       expect(request.body.messages[0]).toMatchObject({ role: 'system' });
       expect(textOf(request.body.messages[0]!.content)).toContain('weather desk');
       const tools = (request.body.tools ?? []) as { function: { name: string } }[];
@@ -260,4 +270,23 @@ describe('longrun as a dependency', () => {
     const [code] = (await exited) as [number | null];
     expect(code, workerOutput).toBe(0);
   }, 120_000);
+
+  it('a worker with no model key stops at once with one line naming the variable, no stack', async () => {
+    const { TEAM_MODEL_KEY: _key, ...withoutKey } = env;
+    const started = Date.now();
+    const result = await run(process.execPath, ['worker.ts'], app, withoutKey, 30_000);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
+    expect(result.stderr).toContain(
+      `worker: OPENAI_API_KEY: runAgentWorker has no API key for the model endpoint ${model.baseURL}: pass ` +
+        'model.apiKey (it was undefined) or set OPENAI_API_KEY',
+    );
+    expect(result.stderr).not.toMatch(STACK_TRACE);
+    expect(result.stderr).not.toContain('OpenAIError');
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
 });
+
+/** `text` as a regular expression that matches it literally. */
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
