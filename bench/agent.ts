@@ -185,8 +185,8 @@ async function historyBytesPerTurn(client: Client, taskQueue: string, model: str
             `(now ${state.contextTokens}) before reaching the target`,
         );
       }
-      // After the first send: the sends the rest takes at that growth, and a few more.
-      if (sends === 1) limit = 1 + Math.ceil((tokens - state.contextTokens) / (state.contextTokens - context)) + 3;
+      // After the first send: half as many again as the sends the rest takes at that growth (which varies a little).
+      if (sends === 1) limit = 1 + Math.ceil((1.5 * (tokens - state.contextTokens)) / (state.contextTokens - context));
       context = state.contextTokens;
     }
     const before = await agentHandle(client, agentId).describe();
