@@ -233,6 +233,12 @@ export async function runFidelity(
   return { durationMs: performance.now() - started, results, targets: checkTargets(results) };
 }
 
+/** `path` relative to the working folder when it is inside it, else as it is. */
+function shown(path: string): string {
+  const inside = relative(process.cwd(), path);
+  return inside.startsWith('..') ? path : inside;
+}
+
 /** The corpus of `dir`, or {@link FidelitySetupError} naming the sessions missing there and how to build them. */
 export function loadFullCorpus(dir: string): CorpusSession[] {
   const missing = missingSessions(dir);
@@ -241,7 +247,7 @@ export function loadFullCorpus(dir: string): CorpusSession[] {
     throw new FidelitySetupError(
       `the fidelity corpus is not on this machine: ${
         missing.length > 0
-          ? `missing ${missing.map((f) => relative(process.cwd(), f)).join(', ')}`
+          ? `missing ${missing.map(shown).join(', ')}`
           : 'no session (<name>.jsonl with its <name>.facts.json)'
       } (looked for in ${dir}${existsSync(dir) ? '' : ', which does not exist'}). The recorded sessions are not in the repository: build them with the commands in ` +
         `${relative(process.cwd(), join(SESSIONS_DIR, 'README.md'))}, or run \`npm run fidelity -- --short\` on the ` +
