@@ -2,6 +2,11 @@
  * The agent through the real stack (embedded Temporal dev server and MinIO, an in-process worker, a zero-latency
  * scripted model on loopback): orchestration overhead per turn, and history bytes per turn at a ~10k- and a
  * ~100k-token context against the bytes of the transcript a pass-the-whole-transcript design would record.
+ *
+ * Every step is bounded: the history step's agent runs on a model whose window leaves its context sizes below every
+ * threshold at which the default policy compacts (checked before anything starts: {@link checkHistoryTargets}), and
+ * its growth stops with an error naming the sizes if the context shrinks or does not reach them in the sends
+ * computed from the first one's growth.
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -12,7 +17,12 @@ import { loadSettings, modulePath } from '../config/settings.ts';
 import { localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { unkeyedRecord } from '../contract/records.ts';
-import { benchBackground } from './background.ts';
+import { gateOf } from '../engine/gates.ts';
+import { resolveModelInfo } from '../engine/models.ts';
+import { resolvePolicy } from '../engine/presets.ts';
+import { benchBackground, BACKGROUND_FULL, BACKGROUND_SHORT } from './background.ts';
+import type { BackgroundOptions } from './background.ts';
+import { onStop } from './lifecycle.ts';
 import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
@@ -22,16 +32,89 @@ import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 
-const TURNS = 60;
 const SUMMARY_MODEL = 'bench-summary';
-const CYCLES = 12;
+/** Turns and compaction cycles left out of the figures at the start (caches warming up). */
+const WARM_UP_TURNS = 5;
+const WARM_UP_CYCLES = 2;
+
+export interface AgentBenchOptions {
+  /** Turns of the overhead step, side by side with the floor (more than {@link WARM_UP_TURNS}). */
+  turns: number;
+  /** Forced compaction cycles (more than {@link WARM_UP_CYCLES}). */
+  cycles: number;
+  /** The history step: the model of its agents, and the context sizes (tokens) at which one turn is measured. */
+  history: { model: string; tokens: number[] };
+  background: BackgroundOptions;
+}
+
+/**
+ * The history step's agent is on gpt-4.1 (a 1,047,576-token window): on gpt-4o-mini (128,000) the default policy
+ * masks from 64,000 tokens and compacts in the background from 89,600, and a 100,000-token context is never reached.
+ */
+export const AGENT_FULL: AgentBenchOptions = {
+  turns: 60,
+  cycles: 12,
+  history: { model: 'gpt-4.1', tokens: [10_000, 100_000] },
+  background: BACKGROUND_FULL,
+};
+
+export const AGENT_SHORT: AgentBenchOptions = {
+  turns: 12,
+  cycles: 3,
+  history: { model: 'gpt-4o-mini', tokens: [2_000, 10_000] },
+  background: BACKGROUND_SHORT,
+};
+
+/** A context size the history step cannot reach: names it, the model, and where that model's agent compacts. */
+export class UnreachableTargetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreachableTargetError';
+  }
+}
+
+/**
+ * The lowest context size (tokens) at which the default policy acts for `model` (the trigger, the background
+ * compaction or the masking pass), with which of them it is.
+ */
+export function compactsFrom(model: string): { tokens: number; what: string; window: number } {
+  const { window } = resolveModelInfo(model);
+  const gate = gateOf(resolvePolicy(), window);
+  const thresholds: [string, number | undefined][] = [
+    ['the trigger', gate.tokens],
+    ['the background compaction', gate.background],
+    ['the masking pass', gate.mask?.tokens],
+  ];
+  const [what, tokens] = thresholds
+    .filter((t): t is [string, number] => t[1] !== undefined)
+    .reduce((low, t) => (t[1] < low[1] ? t : low));
+  return { tokens, what, window };
+}
+
+/** Share of {@link compactsFrom} a target may reach: the growth overshoots by up to one message. */
+export const REACHABLE_SHARE = 0.9;
+
+/** Throws {@link UnreachableTargetError} unless every size of `tokens` is below where `model`'s agent compacts. */
+export function checkHistoryTargets(model: string, tokens: readonly number[]): void {
+  const from = compactsFrom(model);
+  const limit = Math.floor(from.tokens * REACHABLE_SHARE);
+  for (const target of tokens) {
+    if (!Number.isInteger(target) || target < 1 || target > limit) {
+      throw new UnreachableTargetError(
+        `history per turn at ${target} tokens: unreachable on ${model} (window ${from.window}): its agent's context ` +
+          `compacts from ${from.tokens} tokens (${from.what}), so a target must be a whole number from 1 to ${limit} ` +
+          `(${REACHABLE_SHARE * 100}% of that); pick a model with a larger window or a smaller target`,
+      );
+    }
+  }
+}
 
 /**
  * Forced compaction cycles (plan, summarize, apply) on a ~20k-token context: the Update's round trip. Then the
  * size of the workflow's state (what the worker caches and continue-as-new carries), beside the removed-item lists
  * that the kept events leave in S3 rather than in it.
  */
-async function compactionCycles(client: Client, store: S3BlobStore, taskQueue: string) {
+async function compactionCycles(client: Client, store: S3BlobStore, taskQueue: string, cycleCount: number) {
   const agentId = `bench-${randomUUID().slice(0, 8)}`;
   await startAgent(client, {
     agentId,
@@ -42,7 +125,7 @@ async function compactionCycles(client: Client, store: S3BlobStore, taskQueue: s
   const chunk = 'The agent inspected the logs and found the retry loop in the queue consumer. '.repeat(52); // ~4 KB
   const cycles: number[] = [];
   const summarizer: number[] = [];
-  for (let cycle = 0; cycle < CYCLES; cycle++) {
+  for (let cycle = 0; cycle < cycleCount; cycle++) {
     for (let i = 0; i < 20; i++) await sendMessage(client, agentId, chunk);
     const started = performance.now();
     const result = await compactAgent(client, agentId, { strategy: 'summarize' });
@@ -61,7 +144,11 @@ async function compactionCycles(client: Client, store: S3BlobStore, taskQueue: s
     removedListsInS3: JSON.stringify(events.map((e) => e.removed)).length,
   };
   await closeAgent(client, agentId);
-  return { cycleMsP50: p50(cycles.slice(2)), summarizerMsP50: p50(summarizer.slice(2)), stateBytes };
+  return {
+    cycleMsP50: p50(cycles.slice(WARM_UP_CYCLES)),
+    summarizerMsP50: p50(summarizer.slice(WARM_UP_CYCLES)),
+    stateBytes,
+  };
 }
 
 function p50(values: number[]): number {
@@ -69,23 +156,52 @@ function p50(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** Grows an agent's context to about `tokens` with 4 KB messages, then measures one short turn's history bytes. */
-async function historyBytesPerTurn(client: Client, taskQueue: string, tokens: number) {
+/**
+ * Grows an agent's context to about `tokens` with 4 KB messages, then measures one short turn's history bytes. Bounded:
+ * the sends it may take follow from the first one's growth, and a context that shrinks (a compaction) stops it; either
+ * way with an error naming the sizes.
+ */
+async function historyBytesPerTurn(client: Client, taskQueue: string, model: string, tokens: number) {
   const agentId = `bench-${randomUUID().slice(0, 8)}`;
-  await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
-  const chunk = 'The agent inspected the logs and found the retry loop in the queue consumer. '.repeat(52); // ~4 KB
-  while ((await agentState(client, agentId)).contextTokens < tokens) await sendMessage(client, agentId, chunk);
-  const before = await agentHandle(client, agentId).describe();
-  await sendMessage(client, agentId, 'short question');
-  const after = await agentHandle(client, agentId).describe();
-  const state = await agentState(client, agentId);
-  await closeAgent(client, agentId);
-  const sameRun = before.runId === after.runId;
-  return {
-    contextTokens: state.contextTokens,
-    historyBytesPerTurn: sameRun ? (after.historySize ?? 0) - (before.historySize ?? 0) : null,
-    transcriptBytes: state.messages.reduce((sum, m) => sum + m.chars, 0),
-  };
+  await startAgent(client, { agentId, model, taskQueue });
+  try {
+    const chunk = 'The agent inspected the logs and found the retry loop in the queue consumer. '.repeat(52); // ~4 KB
+    let context = (await agentState(client, agentId)).contextTokens;
+    let sends = 0;
+    let limit = Infinity;
+    while (context < tokens) {
+      if (sends >= limit) {
+        throw new UnreachableTargetError(
+          `history per turn at ${tokens} tokens: ${sends} messages of 4 KB grew ${agentId}'s context to only ` +
+            `${context} tokens`,
+        );
+      }
+      await sendMessage(client, agentId, chunk);
+      sends++;
+      const state = await agentState(client, agentId);
+      if (state.contextTokens <= context || (state.compactions ?? 0) > 0) {
+        throw new UnreachableTargetError(
+          `history per turn at ${tokens} tokens: ${agentId} (${model}) compacted at ${context} tokens ` +
+            `(now ${state.contextTokens}) before reaching the target`,
+        );
+      }
+      // After the first send: half as many again as the sends the rest takes at that growth (which varies a little).
+      if (sends === 1) limit = 1 + Math.ceil((1.5 * (tokens - state.contextTokens)) / (state.contextTokens - context));
+      context = state.contextTokens;
+    }
+    const before = await agentHandle(client, agentId).describe();
+    await sendMessage(client, agentId, 'short question');
+    const after = await agentHandle(client, agentId).describe();
+    const state = await agentState(client, agentId);
+    const sameRun = before.runId === after.runId;
+    return {
+      contextTokens: state.contextTokens,
+      historyBytesPerTurn: sameRun ? (after.historySize ?? 0) - (before.historySize ?? 0) : null,
+      transcriptBytes: state.messages.reduce((sum, m) => sum + m.chars, 0),
+    };
+  } finally {
+    await closeAgent(client, agentId);
+  }
 }
 
 /** A worker for the floor workflow on a task queue of its own, and one running workflow to send Updates to. */
@@ -112,11 +228,26 @@ async function startFloor(temporal: TemporalTarget, client: Client) {
   };
 }
 
-export async function benchAgent(log: (line: string) => void) {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+/** The label of a context size in the results: `at10k`, `at100k`. */
+const sizeKey = (tokens: number) => `at${Math.round(tokens / 1000)}k`;
+
+export async function benchAgent(log: (line: string) => void, options: AgentBenchOptions = AGENT_FULL) {
+  if (options.turns <= WARM_UP_TURNS) throw new Error(`turns: ${options.turns}, more than ${WARM_UP_TURNS} needed`);
+  if (options.cycles <= WARM_UP_CYCLES)
+    throw new Error(`cycles: ${options.cycles}, more than ${WARM_UP_CYCLES} needed`);
+  checkHistoryTargets(options.history.model, options.history.tokens); // before anything starts
+  // Without the runtime's own SIGINT / SIGTERM handling (it stops the workers and the bench waits for them forever):
+  // lifecycle.ts stops the bench. Already installed (a test file that ran a worker first): kept.
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  } catch {
+    // installed before
+  }
   const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
   const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
+  const stackStopped = onStop(() => stack.stop());
+  log(`stack: Temporal ${stack.temporal!.address}, MinIO ${stack.minio!.endpoint}`);
   // Zero latency for both: the agent's model answers 'ok', the summary model a fixed five-field summary.
   const summary = JSON.stringify({
     task_overview: 'Benchmark the agent.',
@@ -125,9 +256,11 @@ export async function benchAgent(log: (line: string) => void) {
     next_steps: 'Go on.',
     context_to_preserve: 'queue consumer',
   });
-  const model = await startChatServer((request) =>
-    request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' },
+  const model = await startChatServer(
+    (request) => (request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' }),
+    { record: false },
   );
+  const modelClosed = onStop(() => model.close());
   const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
   const store = new S3BlobStore(stack.minio!.target);
   const agents = await startInProcessAgents({
@@ -148,7 +281,7 @@ export async function benchAgent(log: (line: string) => void) {
     const durations: number[] = [];
     const floorDurations: number[] = [];
     try {
-      for (let i = 0; i < TURNS; i++) {
+      for (let i = 0; i < options.turns; i++) {
         let started = performance.now();
         await sendMessage(client, agentId, `turn ${i}`);
         durations.push(performance.now() - started);
@@ -160,34 +293,37 @@ export async function benchAgent(log: (line: string) => void) {
       await floor.close();
     }
     await closeAgent(client, agentId);
-    const turnOverheadMsP50 = p50(durations.slice(5)); // after warm-up
-    const temporalFloorMsP50 = p50(floorDurations.slice(5));
+    const turnOverheadMsP50 = p50(durations.slice(WARM_UP_TURNS));
+    const temporalFloorMsP50 = p50(floorDurations.slice(WARM_UP_TURNS));
     log(
-      `turn overhead (zero-latency model): p50 ${turnOverheadMsP50.toFixed(1)} ms over ${TURNS - 5} turns; ` +
+      `turn overhead (zero-latency model): p50 ${turnOverheadMsP50.toFixed(1)} ms over ${options.turns - WARM_UP_TURNS} turns; ` +
         `the floor (echo Update + activity, same server) ${temporalFloorMsP50.toFixed(1)} ms: ` +
         `${(turnOverheadMsP50 / temporalFloorMsP50).toFixed(2)}×`,
     );
 
-    const compaction = await compactionCycles(client, store, taskQueue);
+    const compaction = await compactionCycles(client, store, taskQueue, options.cycles);
     log(
       `compaction cycle (plan, summarize, apply; forced by Update): p50 ${compaction.cycleMsP50.toFixed(1)} ms, ` +
-        `of which the summarizer call ${compaction.summarizerMsP50.toFixed(1)} ms, over ${CYCLES - 2} cycles`,
+        `of which the summarizer call ${compaction.summarizerMsP50.toFixed(1)} ms, over ${options.cycles - WARM_UP_CYCLES} cycles`,
     );
     const bytes = compaction.stateBytes;
     log(
-      `workflow state after ${CYCLES} compactions: ${bytes.total} B (messages ${bytes.messages} B, ` +
+      `workflow state after ${options.cycles} compactions: ${bytes.total} B (messages ${bytes.messages} B, ` +
         `the last events ${bytes.events} B); their removed-item lists, kept in S3 instead: ${bytes.removedListsInS3} B`,
     );
 
-    const at10k = await historyBytesPerTurn(client, taskQueue, 10_000);
-    const at100k = await historyBytesPerTurn(client, taskQueue, 100_000);
-    for (const [name, r] of [['10k', at10k] as const, ['100k', at100k] as const]) {
+    const historyBytes: Record<string, number | null> = {};
+    const transcriptBytes: Record<string, number> = {};
+    for (const tokens of options.history.tokens) {
+      const r = await historyBytesPerTurn(client, taskQueue, options.history.model, tokens);
+      historyBytes[sizeKey(tokens)] = r.historyBytesPerTurn;
+      transcriptBytes[sizeKey(tokens)] = r.transcriptBytes;
       log(
-        `history bytes per turn at ${name} (${r.contextTokens} tokens): ${r.historyBytesPerTurn ?? 'n/a (continued as new)'}` +
-          ` vs transcript ${r.transcriptBytes} bytes`,
+        `history bytes per turn at ${sizeKey(tokens).slice(2)} (${r.contextTokens} tokens, ${options.history.model}): ` +
+          `${r.historyBytesPerTurn ?? 'n/a (continued as new)'} vs transcript ${r.transcriptBytes} bytes`,
       );
     }
-    const steps = await benchBackground(log, temporal, store);
+    const steps = await benchBackground(log, temporal, store, options.background);
     return {
       ...steps,
       turnOverheadMsP50,
@@ -195,12 +331,14 @@ export async function benchAgent(log: (line: string) => void) {
       compactionCycleMsP50: compaction.cycleMsP50,
       compactionSummarizerMsP50: compaction.summarizerMsP50,
       stateBytes: compaction.stateBytes,
-      historyBytesPerTurn: { at10k: at10k.historyBytesPerTurn, at100k: at100k.historyBytesPerTurn },
-      transcriptBytes: { at10k: at10k.transcriptBytes, at100k: at100k.transcriptBytes },
+      historyBytesPerTurn: historyBytes,
+      transcriptBytes,
     };
   } finally {
     await agents.close();
     await model.close();
+    modelClosed();
     await stack.stop();
+    stackStopped();
   }
 }

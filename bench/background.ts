@@ -1,7 +1,7 @@
 /**
  * Step latency of an agent loop (one user message, many tool steps) while compaction runs in the background,
  * against the same loop with no compaction, and with today's blocking compaction: three runs side by side on one
- * stack, one worker. The model answers each step after `STEP_MODEL_MS` and writes a summary in `SUMMARY_MS`
+ * stack, one worker. The model answers each step after `stepModelMs` and writes a summary in `summaryMs`
  * (real proportions: a summary takes several model calls' time; the steps between the soft threshold and the
  * trigger are the head start the background compaction has).
  *
@@ -19,12 +19,24 @@ import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
+import { onStop } from './lifecycle.ts';
 import { percentile } from './stats.ts';
 
-const STEPS = 150;
-const WINDOW = 32_000;
-const STEP_MODEL_MS = 300;
-const SUMMARY_MS = 1_500;
+export interface BackgroundOptions {
+  /** Tool steps under the one message. */
+  steps: number;
+  /** The model's window in the runs that compact. */
+  window: number;
+  /** How long the model takes to answer a step, and to write a summary (ms). */
+  stepModelMs: number;
+  summaryMs: number;
+}
+
+export const BACKGROUND_FULL: BackgroundOptions = { steps: 150, window: 32_000, stepModelMs: 300, summaryMs: 1_500 };
+
+/** A few compactions per run in seconds: a smaller window, a summary shorter than the steps from the soft threshold to the trigger. */
+export const BACKGROUND_SHORT: BackgroundOptions = { steps: 40, window: 12_000, stepModelMs: 60, summaryMs: 150 };
+
 const SUMMARY_MODEL = 'bench-summary';
 /** Steps left out of the figures at the start of each run (the worker's caches warming up). */
 const WARM_UP = 3;
@@ -62,41 +74,46 @@ export interface StepLatency {
 async function loop(
   temporal: TemporalTarget,
   store: BlobStore,
+  options: BackgroundOptions,
   compaction: Record<string, unknown> | undefined,
   window: number,
 ): Promise<Timeline> {
   const timeline: Timeline = { steps: [], summaries: [] };
-  const model = await startChatServer(async (request) => {
-    if (request.body.model === SUMMARY_MODEL) {
-      const span = { start: performance.now(), end: 0 };
-      timeline.summaries.push(span);
-      await sleep(SUMMARY_MS);
-      span.end = performance.now();
+  const model = await startChatServer(
+    async (request) => {
+      if (request.body.model === SUMMARY_MODEL) {
+        const span = { start: performance.now(), end: 0 };
+        timeline.summaries.push(span);
+        await sleep(options.summaryMs);
+        span.end = performance.now();
+        return {
+          content: JSON.stringify({
+            task_overview: 'Read every file.',
+            current_state: 'Reading.',
+            important_discoveries: 'Nothing failed.',
+            next_steps: 'Read the next file.',
+            context_to_preserve: 'file numbers',
+          }),
+        };
+      }
+      timeline.steps.push(performance.now());
+      await sleep(options.stepModelMs);
+      const step = stepOf(request.body.messages);
+      if (step > options.steps) return { content: 'done' };
       return {
-        content: JSON.stringify({
-          task_overview: 'Read every file.',
-          current_state: 'Reading.',
-          important_discoveries: 'Nothing failed.',
-          next_steps: 'Read the next file.',
-          context_to_preserve: 'file numbers',
-        }),
+        content: null,
+        toolCalls: [
+          {
+            id: `call_${step}`,
+            type: 'function' as const,
+            function: { name: 'read_file', arguments: JSON.stringify({ path: `src/f${step}.ts` }) },
+          },
+        ],
       };
-    }
-    timeline.steps.push(performance.now());
-    await sleep(STEP_MODEL_MS);
-    const step = stepOf(request.body.messages);
-    if (step > STEPS) return { content: 'done' };
-    return {
-      content: null,
-      toolCalls: [
-        {
-          id: `call_${step}`,
-          type: 'function' as const,
-          function: { name: 'read_file', arguments: JSON.stringify({ path: `src/f${step}.ts` }) },
-        },
-      ],
-    };
-  });
+    },
+    { record: false },
+  );
+  const modelClosed = onStop(() => model.close());
   const agents = await startInProcessAgents({
     temporal,
     taskQueue: `bench-bg-${randomUUID()}`,
@@ -116,11 +133,12 @@ async function loop(
       modelOverride: { window },
       ...(compaction ? { compaction } : {}),
     });
-    await sendMessage(agents.client, agentId, `Read src/f1.ts to src/f${STEPS}.ts one by one.`);
+    await sendMessage(agents.client, agentId, `Read src/f1.ts to src/f${options.steps}.ts one by one.`);
     return timeline;
   } finally {
     await agents.close();
     await model.close();
+    modelClosed();
   }
 }
 
@@ -147,21 +165,28 @@ function latencies({ steps, summaries }: Timeline): StepLatency {
 }
 
 /** The three runs; keys as `npm run bench` records them under `agent`. */
-export async function benchBackground(log: (line: string) => void, temporal: TemporalTarget, store: BlobStore) {
+export async function benchBackground(
+  log: (line: string) => void,
+  temporal: TemporalTarget,
+  store: BlobStore,
+  options: BackgroundOptions = BACKGROUND_FULL,
+) {
   // Summaries only (no masking pass, no cheaper strategy first): each compaction waits for the summary model.
   const summariesOnly = { mask: { fromRatio: null }, strategies: ['summarize'] };
   log(
-    `step latency, ${STEPS} tool steps under one message, model ${STEP_MODEL_MS} ms per step, summary ${SUMMARY_MS} ms`,
+    `step latency, ${options.steps} tool steps under one message, model ${options.stepModelMs} ms per step, summary ${options.summaryMs} ms`,
   );
-  const none = latencies(await loop(temporal, store, undefined, 10_000_000));
+  const none = latencies(await loop(temporal, store, options, undefined, 10_000_000));
   log(`  no compaction:        p50 ${none.stepLatencyP50Ms.toFixed(0)} ms, p99 ${none.stepLatencyP99Ms.toFixed(0)} ms`);
-  const background = latencies(await loop(temporal, store, summariesOnly, WINDOW));
+  const background = latencies(await loop(temporal, store, options, summariesOnly, options.window));
   log(
     `  background (${background.compactions} compactions): p99 ${background.stepLatencyP99Ms.toFixed(0)} ms; ` +
       `the ${background.stepsDuringCompaction} steps beside a summary p99 ${background.stepLatencyDuringCompactionP99Ms?.toFixed(0) ?? 'n/a'} ms; ` +
       `steps that waited for one p99 ${background.stepLatencyBlockingCompactionP99Ms?.toFixed(0) ?? 'none'}`,
   );
-  const blocking = latencies(await loop(temporal, store, { ...summariesOnly, backgroundRatio: null }, WINDOW));
+  const blocking = latencies(
+    await loop(temporal, store, options, { ...summariesOnly, backgroundRatio: null }, options.window),
+  );
   log(
     `  blocking (${blocking.compactions} compactions): p99 ${blocking.stepLatencyP99Ms.toFixed(0)} ms; ` +
       `steps with a compaction p99 ${blocking.stepLatencyBlockingCompactionP99Ms?.toFixed(0) ?? 'n/a'} ms`,

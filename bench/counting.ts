@@ -36,7 +36,8 @@ function perMessageP50(count: Count, messages: string[]): number {
   return samples[Math.floor(samples.length / 2)]!;
 }
 
-export async function benchCounting(log: (line: string) => void) {
+/** `corpusBytes`: the size of the mixed corpus (1 MB; `npm run bench -- --short` a smaller one). */
+export async function benchCounting(log: (line: string) => void, corpusBytes = 1024 * 1024) {
   const production = await loadTokenCounter('o200k_base');
   const reference = new Tiktoken(o200k);
   const wasm = (
@@ -47,7 +48,7 @@ export async function benchCounting(log: (line: string) => void) {
     jsTiktoken: (text) => reference.encode(text, [], []).length,
     tiktokenWasm: (text) => wasm.encode(text, [], []).length,
   };
-  const messages = mixedMessages(1024 * 1024);
+  const messages = mixedMessages(corpusBytes);
   const bytes = messages.reduce((sum, m) => sum + Buffer.byteLength(m), 0);
   const results: Record<
     string,
@@ -57,7 +58,7 @@ export async function benchCounting(log: (line: string) => void) {
     const mbPerSec = throughput(count, messages, bytes);
     const usPerNewMessageP50 = perMessageP50(
       count,
-      mixedMessages(256 * 1024).map((m, i) => `${m} #${i}`),
+      mixedMessages(corpusBytes / 4).map((m, i) => `${m} #${i}`),
     );
     const pathologicalMs: Record<string, number | null> = {};
     for (const [input, text] of Object.entries(pathologicalInputs())) {

@@ -7,13 +7,18 @@
  *
  * Prints a table (stdout) with progress on stderr, checks the issue's targets, and writes every figure as JSON.
  *
- *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--out FILE]
+ *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--sessions DIR] [--out FILE]
+ *   npm run fidelity -- --short [--out FILE]
  *
- * Options repeat or take comma lists. Defaults: every session, windows 16000 and 32000, every preset, out
- * bench/fidelity.json (git-ignored).
+ * Options repeat or take comma lists. Defaults: every session, windows 16000 and 32000, every preset, sessions in
+ * test/fixtures/sessions, out bench/fidelity.json (git-ignored). The recorded sessions are not in the repository (the
+ * README there builds them): without them it stops at once (exit 2) naming the files missing and where it looked.
+ * `--short` replays a synthetic session generated here (fidelity/synthetic.ts) at one small window under two presets,
+ * in well under a minute: `npm test` runs it (test/e2e/fidelity.test.ts); its figures say the machinery works, not
+ * how well compaction keeps a real session. It writes its JSON only with --out.
  */
-import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../engine/messages.ts';
@@ -27,13 +32,18 @@ import type { BlobStore } from '../storage/s3.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { runReplay } from '../commands/replay.ts';
 import type { ReplayReport } from '../commands/replay.ts';
-import { loadCorpus } from './fidelity/corpus.ts';
+import { loadCorpus, missingSessions, SESSIONS_DIR } from './fidelity/corpus.ts';
 import type { CorpusSession } from './fidelity/corpus.ts';
 import { failedRun, messageText, runResult } from './fidelity/measure.ts';
 import type { CompactionSnapshot, RunResult } from './fidelity/measure.ts';
+import { writeSyntheticCorpus } from './fidelity/synthetic.ts';
 import { checkTargets, renderTable, renderTargets, windowLabel } from './fidelity/table.ts';
+import type { TargetCheck } from './fidelity/table.ts';
 
 export const DEFAULT_WINDOWS = [16_000, 32_000];
+/** `--short`: the synthetic session at one window small enough for several compactions, under two presets. */
+export const SHORT_WINDOWS = [8_000];
+export const SHORT_PRESETS = ['default', 'agentscope'];
 const DEFAULT_OUT = join(PROJECT_ROOT, 'bench', 'fidelity.json');
 
 /** Replacements that keep a stub or a cut of the original in the context (anything else left only a summary). */
@@ -44,6 +54,14 @@ interface Options {
   windows: number[];
   presets: string[];
   out: string;
+}
+
+/** Thrown when the run cannot start (sessions missing, bad options): its message is all the user needs. */
+export class FidelitySetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FidelitySetupError';
+  }
 }
 
 /** Repeated options and comma lists, flattened. */
@@ -61,6 +79,7 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
       session: { type: 'string', multiple: true },
       window: { type: 'string', multiple: true },
       preset: { type: 'string', multiple: true },
+      sessions: { type: 'string' },
       out: { type: 'string' },
     },
     strict: true,
@@ -68,15 +87,17 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
   const names = corpus.map((s) => s.name);
   const sessions = listOf(values.session);
   for (const s of sessions) {
-    if (!names.includes(s)) throw new Error(`--session ${s}: not in the corpus (${names.join(', ') || 'empty'})`);
+    if (!names.includes(s))
+      throw new FidelitySetupError(`--session ${s}: not in the corpus (${names.join(', ') || 'empty'})`);
   }
   const presets = listOf(values.preset);
   for (const p of presets) {
-    if (!PRESET_NAMES.includes(p)) throw new Error(`--preset ${p}: one of ${PRESET_NAMES.join(', ')}`);
+    if (!PRESET_NAMES.includes(p)) throw new FidelitySetupError(`--preset ${p}: one of ${PRESET_NAMES.join(', ')}`);
   }
   const windows = listOf(values.window).map((w) => {
     const n = Number(w);
-    if (!Number.isInteger(n) || n < 1024) throw new Error(`--window ${w}: a whole number of tokens, at least 1024`);
+    if (!Number.isInteger(n) || n < 1024)
+      throw new FidelitySetupError(`--window ${w}: a whole number of tokens, at least 1024`);
     return n;
   });
   return {
@@ -133,30 +154,45 @@ function progressLine(index: number, total: number, r: RunResult): string {
   );
 }
 
-async function main(): Promise<void> {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
-  const corpus = loadCorpus();
-  const options = parseOptions(process.argv.slice(2), corpus);
-  if (corpus.length === 0) {
-    throw new Error(
-      'the corpus is empty: no session in test/fixtures/sessions (build them from their source with the commands in ' +
-        'test/fixtures/sessions/README.md)',
-    );
-  }
-  const sessions = corpus.filter((s) => options.sessions.includes(s.name));
+/** What runFidelity points runReplay at (and puts back after). */
+const SERVER_VARIABLES = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'AWS_ENDPOINT_URL_S3',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_REGION',
+];
+
+export interface FidelityRun {
+  durationMs: number;
+  results: RunResult[];
+  targets: TargetCheck[];
+}
+
+/**
+ * Replays each of `sessions` at each window under each preset, on one embedded stack started for it (and stopped,
+ * whatever happens); a replay that fails is a row with its error.
+ */
+export async function runFidelity(
+  sessions: readonly CorpusSession[],
+  windows: readonly number[],
+  presets: readonly string[],
+  log: (line: string) => void,
+): Promise<FidelityRun> {
   const plan = sessions.flatMap((session) =>
-    options.windows.flatMap((window) => options.presets.map((preset) => ({ session, window, preset }))),
+    windows.flatMap((window) => presets.map((preset) => ({ session, window, preset }))),
   );
   log(
     `[fidelity] ${plan.length} replays: ${sessions.map((s) => `${s.name} (${s.steps} steps)`).join(', ')} × ` +
-      `windows ${options.windows.join(', ')} × presets ${options.presets.join(', ')}`,
+      `windows ${windows.join(', ')} × presets ${presets.join(', ')}`,
   );
-
   const started = performance.now();
   const settings = loadSettings();
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
   const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries, log });
   const results: RunResult[] = [];
+  const saved = Object.fromEntries(SERVER_VARIABLES.map((name) => [name, process.env[name]]));
   try {
     // runReplay uses a running stack when TEMPORAL_ADDRESS is set, and the S3 store the environment names.
     process.env.TEMPORAL_ADDRESS = stack.temporal!.address;
@@ -188,40 +224,111 @@ async function main(): Promise<void> {
       log(progressLine(i + 1, plan.length, result));
     }
   } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
     await stack.stop();
   }
-  const durationMs = performance.now() - started;
-  const targets = checkTargets(results);
-  writeFileSync(
-    options.out,
-    `${JSON.stringify(
-      {
-        machine: { cpus: cpus().length, node: process.version, at: new Date().toISOString() },
-        durationMs: Math.round(durationMs),
-        sessions: sessions.map((s) => ({
-          name: s.name,
-          file: relative(PROJECT_ROOT, s.file),
-          steps: s.steps,
-          facts: s.facts.length,
-        })),
-        results,
-        targets,
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  console.log(renderTable(results));
-  console.log(`\ntargets (issue 13):\n${renderTargets(targets)}`);
-  console.log(
-    `\n${results.length} replays in ${(durationMs / 60_000).toFixed(1)} min on ${cpus().length} CPUs; ` +
-      `written to ${relative(process.cwd(), options.out)}`,
-  );
+  return { durationMs: performance.now() - started, results, targets: checkTargets(results) };
+}
+
+/** `path` relative to the working folder when it is inside it, else as it is. */
+function shown(path: string): string {
+  const inside = relative(process.cwd(), path);
+  return inside.startsWith('..') ? path : inside;
+}
+
+/** The corpus of `dir`, or {@link FidelitySetupError} naming the sessions missing there and how to build them. */
+export function loadFullCorpus(dir: string): CorpusSession[] {
+  const missing = missingSessions(dir);
+  const corpus = loadCorpus(dir);
+  if (missing.length > 0 || corpus.length === 0) {
+    throw new FidelitySetupError(
+      `the fidelity corpus is not on this machine: ${
+        missing.length > 0
+          ? `missing ${missing.map(shown).join(', ')}`
+          : 'no session (<name>.jsonl with its <name>.facts.json)'
+      } (looked for in ${dir}${existsSync(dir) ? '' : ', which does not exist'}). The recorded sessions are not in the repository: build them with the commands in ` +
+        `${relative(process.cwd(), join(SESSIONS_DIR, 'README.md'))}, or run \`npm run fidelity -- --short\` on the ` +
+        'synthetic session',
+    );
+  }
+  return corpus;
+}
+
+async function main(): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const argv = process.argv.slice(2);
+  const { values: top } = parseArgs({
+    args: argv,
+    options: { short: { type: 'boolean' }, sessions: { type: 'string' } },
+    strict: false,
+  });
+  let corpus: CorpusSession[];
+  let scratch: string | undefined;
+  let options: Options;
+  if (top.short) {
+    const { values } = parseArgs({
+      args: argv,
+      options: { short: { type: 'boolean' }, out: { type: 'string' } },
+      strict: true,
+    });
+    scratch = mkdtempSync(join(tmpdir(), 'longrun-fidelity-'));
+    corpus = loadCorpus(writeSyntheticCorpus(scratch));
+    options = {
+      sessions: corpus.map((s) => s.name),
+      windows: SHORT_WINDOWS,
+      presets: SHORT_PRESETS,
+      out: values.out ?? '',
+    };
+  } else {
+    const dir = typeof top.sessions === 'string' ? top.sessions : SESSIONS_DIR;
+    corpus = loadFullCorpus(dir);
+    options = parseOptions(argv, corpus);
+  }
+  try {
+    const sessions = corpus.filter((s) => options.sessions.includes(s.name));
+    const run = await runFidelity(sessions, options.windows, options.presets, log);
+    if (options.out) {
+      writeFileSync(
+        options.out,
+        `${JSON.stringify(
+          {
+            machine: { cpus: cpus().length, node: process.version, at: new Date().toISOString() },
+            durationMs: Math.round(run.durationMs),
+            sessions: sessions.map((s) => ({
+              name: s.name,
+              file: scratch ? s.file : relative(PROJECT_ROOT, s.file),
+              steps: s.steps,
+              facts: s.facts.length,
+            })),
+            results: run.results,
+            targets: run.targets,
+          },
+          null,
+          2,
+        )}\n`,
+      );
+    }
+    console.log(renderTable(run.results));
+    console.log(`\ntargets (issue 13):\n${renderTargets(run.targets)}`);
+    console.log(
+      `\n${run.results.length} replays in ${(run.durationMs / 60_000).toFixed(1)} min on ${cpus().length} CPUs` +
+        (options.out ? `; written to ${relative(process.cwd(), options.out)}` : ''),
+    );
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 if (import.meta.main) {
   main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
+    const setup =
+      error instanceof FidelitySetupError ||
+      (error as Error).name === 'CorpusError' ||
+      String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS');
+    console.error(setup ? `fidelity: ${(error as Error).message}` : error);
+    process.exit(setup ? 2 : 1);
   });
 }

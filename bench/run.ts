@@ -1,22 +1,36 @@
 /**
- * `npm run bench`: prints a table and merges the figures into bench/results.json (git-ignored), one section per
- * benchmark, so that benchmarks added later keep the others' figures.
+ * `npm run bench [-- --short]`: prints a table and merges the figures into bench/results.json (git-ignored), one
+ * section per benchmark, so that benchmarks added later keep the others' figures. `--short` runs every step on a
+ * smaller scale (`npm test` runs it: test/e2e/bench.test.ts) and writes nothing. SIGINT or SIGTERM stops it at once,
+ * its servers with it (lifecycle.ts).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../config/settings.ts';
-import { benchAgent } from './agent.ts';
+import { AGENT_FULL, AGENT_SHORT, benchAgent } from './agent.ts';
+import type { AgentBenchOptions } from './agent.ts';
 import { benchCounting } from './counting.ts';
 import { benchDecision } from './decision.ts';
+import { stopOnSignals } from './lifecycle.ts';
 
 const RESULTS = join(PROJECT_ROOT, 'bench', 'results.json');
 
-async function main(): Promise<void> {
-  const log = (line: string) => console.log(line);
+export interface BenchOptions {
+  /** The mixed corpus of the counting step (bytes). */
+  countingBytes: number;
+  agent: AgentBenchOptions;
+}
+
+export const BENCH_FULL: BenchOptions = { countingBytes: 1024 * 1024, agent: AGENT_FULL };
+export const BENCH_SHORT: BenchOptions = { countingBytes: 128 * 1024, agent: AGENT_SHORT };
+
+/** Every step of the bench; resolves with the figures as results.json holds them. */
+export async function runBench(options: BenchOptions, log: (line: string) => void) {
   log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}\n`);
   log('counting (o200k_base)');
-  const counting = await benchCounting(log);
+  const counting = await benchCounting(log, options.countingBytes);
   log(
     `\nproduction is ${counting.ratios.productionVsJsTiktoken.toFixed(1)}× js-tiktoken and ` +
       `${counting.ratios.productionVsTiktokenWasm.toFixed(1)}× tiktoken WASM (same run)`,
@@ -24,20 +38,37 @@ async function main(): Promise<void> {
   log('\ndecision');
   const decision = await benchDecision(log);
   log('\nagent (embedded Temporal + MinIO, zero-latency model)');
-  const agent = await benchAgent(log);
+  const agent = await benchAgent(log, options.agent);
+  return { counting, decision, agent };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { short: { type: 'boolean', default: false } }, strict: true });
+  const log = (line: string) => console.log(line);
+  stopOnSignals(log);
+  const started = performance.now();
+  const figures = await runBench(values.short ? BENCH_SHORT : BENCH_FULL, log);
+  const seconds = ((performance.now() - started) / 1000).toFixed(0);
+  if (values.short) {
+    log(`\nshort run done in ${seconds} s (its figures are not written)`);
+    return;
+  }
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
   const results = {
     ...previous,
     machine: { cpus: cpus().length, node: process.version, at: new Date().toISOString() },
-    counting,
-    decision,
-    agent,
+    ...figures,
   };
   writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
-  log(`\nwritten to ${RESULTS}`);
+  log(`\nwritten to ${RESULTS} (${seconds} s)`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+if (import.meta.main) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error instanceof Error && error.name === 'UnreachableTargetError' ? error.message : error);
+      process.exit(1);
+    },
+  );
+}

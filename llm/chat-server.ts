@@ -111,7 +111,10 @@ export async function startChatServer(responder: Responder, options: { record?: 
         if (!response.destroyed) sendJson(response, 200, completion(body.model, index, reply));
       }
     })().catch((error: unknown) => {
-      sendJson(response, 500, { error: { message: `chat server: ${String(error)}`, type: 'server_error' } });
+      // The client may be gone (a reset, a timeout) or the answer begun: then there is nobody to tell, and a write
+      // would throw here, an unhandled rejection of whoever runs the server.
+      if (response.headersSent || response.destroyed) response.destroy();
+      else sendJson(response, 500, { error: { message: `chat server: ${String(error)}`, type: 'server_error' } });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

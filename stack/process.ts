@@ -43,6 +43,8 @@ export class ServerProcess {
   /** Resolves with the exit code once the server (its supervisor) has exited. */
   readonly exited: Promise<number | null>;
   private exitCode: number | null | undefined;
+  /** Why the process could not be started (spawn's error), if so. */
+  private spawnError: string | undefined;
 
   private constructor(options: ServerProcessOptions) {
     this.name = options.name;
@@ -62,7 +64,16 @@ export class ServerProcess {
         this.exitCode = code;
         resolve(code);
       });
+      // A spawn that fails emits 'error' and no 'exit': without a listener, an uncaught error of the harness.
+      this.child.on('error', (error) => {
+        if (this.child.pid !== undefined) return; // a signal that could not be sent: it still exits or runs
+        this.spawnError = error.message;
+        this.exitCode = null;
+        resolve(null);
+      });
     });
+    // The supervisor's stdin: a write to it after it died (EPIPE) must not be an uncaught error either.
+    this.child.stdin?.on('error', () => undefined);
     // Our stdin pipe to the supervisor must not keep this process alive by itself.
     (this.child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
     this.child.unref();
@@ -78,7 +89,8 @@ export class ServerProcess {
     const deadline = Date.now() + options.startTimeoutMs;
     while (Date.now() < deadline) {
       if (server.exitCode !== undefined) {
-        throw new ServerStartError(options.name, `it exited with code ${server.exitCode}`, options.logPath);
+        const reason = server.spawnError ?? `it exited with code ${server.exitCode}`;
+        throw new ServerStartError(options.name, reason, options.logPath);
       }
       if (await options.healthy().catch(() => false)) return server;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));

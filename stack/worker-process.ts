@@ -76,6 +76,14 @@ export class WorkerProcess {
         if (!stopping.has(child)) this.crashed = ended;
         reject(new Error(ended));
       });
+      // Without these listeners a spawn that fails (EAGAIN, ENOMEM) or a broken pipe would be an uncaught error of
+      // the harness: the start fails with it instead.
+      child.on('error', (error) => {
+        this.crashed ??= `worker ${this.entry} (pid ${child.pid}): ${error.message}`;
+        reject(new Error(`worker ${this.entry} (pid ${child.pid}): ${error.message}`, { cause: error }));
+      });
+      child.stdout.on('error', () => undefined);
+      child.stderr.on('error', () => undefined);
     });
   }
 

@@ -32,6 +32,8 @@ function count(flag: string, value: string | undefined, fallback: number): numbe
 
 const base = values.short ? SHORT : FULL;
 const started = Date.now();
+// An error of the driver itself (an uncaught exception, an unhandled rejection, a server that does not start again)
+// comes back as a failed run with its stack (run.ts DRIVER_INVARIANT), never as Node dying in the middle.
 const result = await runChaos({
   ...base,
   kills: count('kills', values.kills, base.kills),

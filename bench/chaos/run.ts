@@ -10,11 +10,16 @@
  * sent 16 messages at once, more Updates than the server lets in flight (10); F8 the clients'
  * Updates go on through F4 (the client library's reconnection). Each of F4, F5 and F3 once, at a quarter, half and
  * three quarters of the kills.
+ *
+ * The driver itself must not die: an uncaught exception or unhandled rejection during the run (capture.ts), or an
+ * error that ends a phase (a server that does not start again, a worker that exits before it polls), stops the run,
+ * its worker and servers, and makes it a failed run with that cause ({@link DRIVER_INVARIANT}).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { captureProcessErrors } from './capture.ts';
 import type { Client } from '@temporalio/client';
 import { closeAgentAndWait, sendMessage, startAgent } from '../../client/agents.ts';
 import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
@@ -65,6 +70,8 @@ export interface ChaosOptions {
   /** History events after which the server suggests continue-as-new (so runs are crossed often). */
   continueAsNewEvents: number;
   log: (line: string) => void;
+  /** Called as each run starts (tests inject a fault of the driver's own there). */
+  onPhase?: (phase: 'clean' | 'faulty') => void;
 }
 
 export const FULL: Omit<ChaosOptions, 'log'> = {
@@ -100,8 +107,11 @@ export interface FaultFigures {
   [figure: string]: unknown;
 }
 
+/** The invariant a run breaks when the driver saw an uncaught error, or an error ended it before the end. */
+export const DRIVER_INVARIANT = 'the driver ran to the end (no uncaught exception, no unhandled rejection)';
+
 export interface ChaosResult {
-  options: Omit<ChaosOptions, 'log'>;
+  options: Omit<ChaosOptions, 'log' | 'onPhase'>;
   kills: number;
   turns: number;
   lost: number;
@@ -115,6 +125,8 @@ export interface ChaosResult {
   runsCrossed: number;
   compactions: number;
   durationMs: { clean: number; faulty: number };
+  /** What broke {@link DRIVER_INVARIANT}: each error with its stack (empty when it held). */
+  errors: string[];
 }
 
 /** The Temporal server, MinIO, the workflow bundle and the scratch folder both runs share. */
@@ -145,14 +157,23 @@ async function startStack(options: ChaosOptions): Promise<Stack> {
     true,
   );
   const minioOptions = minioOptionsIn(dir, { binary: binaries.minio!, port: s3Port, consolePort, bucket: 'chaos' });
-  const [temporal, minio, bundle] = await Promise.all([
+  // Settled together: a server that started is stopped when another part failed (not left running).
+  const [temporal, minio, bundle] = await Promise.allSettled([
     startTemporal(temporalOptions),
     startMinio(minioOptions),
     bundleWorkflows(),
   ]);
+  if (temporal.status === 'rejected' || minio.status === 'rejected' || bundle.status === 'rejected') {
+    await Promise.all([
+      temporal.status === 'fulfilled' ? temporal.value.process.stop() : undefined,
+      minio.status === 'fulfilled' ? minio.value.process.stop() : undefined,
+    ]);
+    rmSync(dir, { recursive: true, force: true });
+    throw [temporal, minio, bundle].find((r) => r.status === 'rejected')!.reason;
+  }
   const bundlePath = join(dir, 'workflows.json');
-  writeFileSync(bundlePath, JSON.stringify(bundle));
-  return { dir, temporalOptions, minioOptions, temporal, minio, bundlePath };
+  writeFileSync(bundlePath, JSON.stringify(bundle.value));
+  return { dir, temporalOptions, minioOptions, temporal: temporal.value, minio: minio.value, bundlePath };
 }
 
 /** Messages sent at once to one agent (F7): more than the 10 Updates the server lets be in flight. */
@@ -179,9 +200,11 @@ async function runPhase(
   stack: Stack,
   tag: string,
   options: ChaosOptions,
+  signal: AbortSignal,
   fire?: (worker: WorkerProcess, progress: () => boolean) => Promise<void>,
 ): Promise<PhaseOutcome> {
   const started = Date.now();
+  signal.throwIfAborted();
   const { responder, injected } = chaosResponder({
     rate: fire ? options.modelFaultRate : 0,
     seed: options.seed,
@@ -203,10 +226,13 @@ async function runPhase(
     },
     '[chaos-worker] polling',
   );
-  await worker.start();
-  const client: Client = await connectClient(localTemporalTarget(stack.temporal.address, stack.temporal.namespace));
   const turnsDone: number[] = [];
+  let firing: Promise<void> | undefined;
+  let connected: Client | undefined;
   try {
+    await worker.start();
+    const client = await connectClient(localTemporalTarget(stack.temporal.address, stack.temporal.namespace));
+    connected = client;
     const names = Array.from({ length: options.agents }, (_, i) => `a${i + 1}`);
     const scripts = new Map(
       names.map((name, i) => [
@@ -251,7 +277,8 @@ async function runPhase(
       );
       return closeAgentAndWait(client, burstId, { workerTimeoutMs: 600_000 });
     })();
-    const [finals, burstFinal] = await Promise.all([script, burst, fire?.(worker, () => scriptDone)]);
+    firing = fire?.(worker, () => scriptDone || signal.aborted);
+    const [finals, burstFinal] = await untilAborted(Promise.all([script, burst, firing]), signal);
     await worker.stop();
     const store = new S3BlobStore(stack.minio.target);
     const agents = await Promise.all([
@@ -269,8 +296,32 @@ async function runPhase(
     };
   } finally {
     await worker.stop();
-    await client.connection.close();
+    // The faults end at once on an abort (their sleeps are cut short); one may have started the worker again.
+    await firing?.catch(() => undefined);
+    await worker.stop();
+    await connected?.connection.close();
     await model.close();
+  }
+}
+
+/** `work`, or a rejection with the abort's reason as soon as `signal` aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason as Error);
+      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    }),
+  ]);
+}
+
+/** SIGKILL to a server's process group; a group already gone is no error (it died by itself). */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
 }
 
@@ -356,15 +407,72 @@ function recoveries(injections: number[], turnsDone: number[]): number[] {
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const capture = captureProcessErrors();
+  const abort = new AbortController();
+  void capture.first.then((error) => {
+    options.log(`[chaos] the driver failed, stopping the run: ${error.split('\n')[0]}`);
+    abort.abort(new Error(`stopped after ${error.split('\n')[0]}`));
+  });
+  const kills: number[] = [];
+  const started = Date.now();
+  try {
+    const result = await chaosRun(options, abort.signal, kills);
+    if (capture.errors.length === 0)
+      return { ...result, invariants: { ...result.invariants, [DRIVER_INVARIANT]: true } };
+    const failure = driverFailure(capture.errors);
+    return {
+      ...result,
+      invariants: { ...result.invariants, ...failure.invariants },
+      violations: { ...result.violations, ...failure.violations },
+      errors: failure.errors,
+    };
+  } catch (error) {
+    // Stopped after an uncaught error (that error is the cause), or ended by an error of its own.
+    const errors = capture.errors.length > 0 ? [...capture.errors] : [(error as Error).stack ?? String(error)];
+    return {
+      options: optionsOf(options),
+      kills: kills.length,
+      turns: 0,
+      lost: 0,
+      duplicated: 0,
+      faults: [],
+      toolRuns: 0,
+      toolCalls: 0,
+      toolEffects: 0,
+      runsCrossed: 0,
+      compactions: 0,
+      durationMs: { clean: 0, faulty: Date.now() - started },
+      ...driverFailure(errors),
+    };
+  } finally {
+    capture.dispose();
+  }
+}
+
+function optionsOf(options: ChaosOptions): Omit<ChaosOptions, 'log' | 'onPhase'> {
+  const { log: _log, onPhase: _onPhase, ...rest } = options;
+  return rest;
+}
+
+/** The driver's invariant broken by `errors` (each with its stack), as the result records it. */
+function driverFailure(errors: string[]): Pick<ChaosResult, 'invariants' | 'violations' | 'errors'> {
+  return {
+    invariants: { [DRIVER_INVARIANT]: false },
+    violations: { [DRIVER_INVARIANT]: errors.flatMap((e) => e.split('\n')) },
+    errors: [...errors],
+  };
+}
+
+async function chaosRun(options: ChaosOptions, signal: AbortSignal, kills: number[]): Promise<ChaosResult> {
   const { log } = options;
   log(`[chaos] starting a Temporal dev server and MinIO of its own, bundling the workflows`);
   const stack = await startStack(options);
   try {
     log(`[chaos] run 1, without faults: ${options.agents} agents × ${options.tasks} tasks`);
-    const clean = await runPhase(stack, 'clean', options);
+    options.onPhase?.('clean');
+    const clean = await runPhase(stack, 'clean', options, signal);
     log(`[chaos] run 1 done in ${(clean.durationMs / 1000).toFixed(0)} s; run 2, under fire (${options.kills} kills)`);
 
-    const kills: number[] = [];
     const others: Record<'F3 freeze' | 'F4 server kill' | 'F5 storage down', number[]> = {
       'F3 freeze': [],
       'F4 server kill': [],
@@ -378,7 +486,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       // Faults only while the agents work: a kill of an idle worker proves nothing (a script too short for the kills
       // asked for shows as fewer kills in the result).
       while (!done()) {
-        await sleep(500 + draw() * 4_500);
+        await sleep(500 + draw() * 4_500, undefined, { signal });
         if (done()) break;
         const n = kills.length;
         // F4, F5 and F3 once each, at a quarter, half and three quarters of the kills.
@@ -386,32 +494,37 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         if (n >= at(0.25) && others['F4 server kill'].length === 0) {
           others['F4 server kill'].push(Date.now());
           log('[chaos] F4: kill -9 of the Temporal server');
-          process.kill(-stack.temporal.process.pid!, 'SIGKILL');
+          killGroup(stack.temporal.process.pid);
           await stack.temporal.process.stop();
-          await sleep(2_000);
+          await sleep(2_000, undefined, { signal });
           stack.temporal = await startTemporal(stack.temporalOptions);
         } else if (n >= at(0.5) && others['F5 storage down'].length === 0) {
           others['F5 storage down'].push(Date.now());
           log(`[chaos] F5: MinIO down for ${options.storageDownMs / 1000} s`);
-          process.kill(-stack.minio.process.pid!, 'SIGKILL');
+          killGroup(stack.minio.process.pid);
           await stack.minio.process.stop();
-          await sleep(options.storageDownMs);
+          await sleep(options.storageDownMs, undefined, { signal });
           stack.minio = await startMinio(stack.minioOptions);
         } else if (n >= at(0.75) && others['F3 freeze'].length === 0) {
           others['F3 freeze'].push(Date.now());
           log(`[chaos] F3: worker frozen for ${options.freezeMs / 1000} s`);
           worker.signal('SIGSTOP');
-          await sleep(options.freezeMs);
-          worker.signal('SIGCONT');
+          try {
+            await sleep(options.freezeMs, undefined, { signal });
+          } finally {
+            worker.signal('SIGCONT');
+          }
         }
         if (kills.length >= options.kills) continue; // the kills are done; the script goes on
         kills.push(Date.now());
         await worker.kill();
         if (kills.length % 10 === 0) log(`[chaos] F1: ${kills.length} of ${options.kills} worker kills`);
+        if (done()) break; // aborted: no new worker
         await worker.start();
       }
     };
-    const faulty = await runPhase(stack, 'faulty', options, fire);
+    options.onPhase?.('faulty');
+    const faulty = await runPhase(stack, 'faulty', options, signal, fire);
     log(`[chaos] run 2 done in ${(faulty.durationMs / 1000).toFixed(0)} s; checking the invariants`);
 
     const i1 = everyMessageOnce(faulty.agents);
@@ -470,7 +583,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     ];
     const runsCrossed = faulty.agents.reduce((sum, a) => sum + a.runs.length - 1, 0);
     return {
-      options: Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'log')) as Omit<ChaosOptions, 'log'>,
+      options: optionsOf(options),
       kills: kills.length,
       turns: faulty.turnsDone.length,
       lost: i1.lost,
@@ -484,6 +597,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       runsCrossed,
       compactions: faulty.agents.reduce((sum, a) => sum + a.events.length, 0),
       durationMs: { clean: clean.durationMs, faulty: faulty.durationMs },
+      errors: [],
     };
   } finally {
     await Promise.all([stack.temporal.process.stop(), stack.minio.process.stop()]);

@@ -65,6 +65,21 @@ export function checkSession(session: CorpusSession): void {
     fail(`facts not found in the session as written: ${absent.map((f) => JSON.stringify(f)).join(', ')}`);
 }
 
+/**
+ * The sessions `dir` has facts for but not the session itself (`<name>.jsonl`, which the README there builds from its
+ * source): their paths, sorted (none when `dir` does not exist).
+ */
+export function missingSessions(dir: string = SESSIONS_DIR): string[] {
+  if (!existsSync(dir)) return [];
+  const files = new Set(readdirSync(dir));
+  return [...files]
+    .filter((f) => f.endsWith('.facts.json'))
+    .map((f) => `${f.slice(0, -'.facts.json'.length)}.jsonl`)
+    .filter((f) => !files.has(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
 /** Every session of `dir` (sorted by name), with its facts, each checked ({@link checkSession}). */
 export function loadCorpus(dir: string = SESSIONS_DIR): CorpusSession[] {
   if (!existsSync(dir)) return [];

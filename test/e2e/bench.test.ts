@@ -1,0 +1,76 @@
+/**
+ * `npm run bench` in its short mode, on every `npm test`: every step runs to its end on the real stack and measures
+ * its figures (a broken measurement turns the suite red); SIGTERM stops it at once with its servers.
+ */
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../config/settings.ts';
+import { BENCH_SHORT, runBench } from '../../bench/run.ts';
+
+/** Whether something accepts TCP connections at host:port. */
+function listening(address: string): Promise<boolean> {
+  const url = new URL(address.includes('://') ? address : `tcp://${address}`);
+  return new Promise((resolve) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('the bench, short', () => {
+  it('runs every step and measures every figure, history per turn and step latency beside a compaction included', async () => {
+    const lines: string[] = [];
+    const started = performance.now();
+    const { counting, decision, agent } = await runBench(BENCH_SHORT, (line) => lines.push(line));
+    const log = lines.join('\n');
+    expect(performance.now() - started, log).toBeLessThan(120_000);
+    expect(counting.ratios.productionVsJsTiktoken, log).toBeGreaterThan(0);
+    expect(decision.usAt2000, log).toBeGreaterThan(0);
+    expect(agent.turnOverheadMsP50, log).toBeGreaterThan(0);
+    expect(agent.compactionCycleMsP50, log).toBeGreaterThan(0);
+    for (const tokens of BENCH_SHORT.agent.history.tokens) {
+      const key = `at${tokens / 1000}k`;
+      expect(agent.historyBytesPerTurn[key], `${key}\n${log}`).toBeGreaterThan(0);
+      // One turn's history against the transcript the agent holds (what passing it whole would record).
+      expect(agent.historyBytesPerTurn[key]!, `${key}\n${log}`).toBeLessThan(agent.transcriptBytes[key]!);
+    }
+    expect(agent.stepLatency.background.compactions, log).toBeGreaterThan(0);
+    expect(agent.stepLatency.background.stepsDuringCompaction, log).toBeGreaterThan(0);
+    expect(agent.stepLatencyDuringCompactionP99Ms, log).toBeGreaterThan(0);
+    expect(agent.stepLatencyBlockingCompactionP99Ms, log).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('stops at once on SIGTERM in the middle of its agent step, and its servers with it', async () => {
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bench/run.ts'), '--short'], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // The agent step's workers are running once the first figure of the step is printed.
+    const servers = await new Promise<string[]>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const stack = /stack: Temporal (\S+), MinIO (\S+)/.exec(output);
+        if (stack && output.includes('turn overhead')) resolve([stack[1]!, stack[2]!]);
+      });
+      void exited.then(() => reject(new Error(`the bench ended before its agent step:\n${output}`)));
+    });
+    for (const address of servers) expect(await listening(address), address).toBe(true);
+    const signalled = performance.now();
+    child.kill('SIGTERM');
+    const end = await exited;
+    expect(performance.now() - signalled, output).toBeLessThan(20_000);
+    expect(end, output).toEqual({ code: 143, signal: null });
+    expect(output).toContain('SIGTERM: stopping');
+    for (const address of servers) expect(await listening(address), address).toBe(false);
+  }, 120_000);
+});
