@@ -4,12 +4,14 @@
  */
 export {
   AgentClosedError,
+  AgentSettingsDifferError,
   agentHandle,
   agentState,
   approveDraft,
   closeAgent,
   closeAgentAndWait,
   compactAgent,
+  configureAgent,
   discardDraft,
   InvalidAgentIdError,
   queueMessage,
@@ -19,7 +21,7 @@ export {
   sendMessage,
   startAgent,
 } from './agents.ts';
-export type { StartAgentOptions, StoredLister } from './agents.ts';
+export type { SettingDifference, StartAgentOptions, StoredLister } from './agents.ts';
 export {
   agentContext,
   agentLedger,
@@ -39,7 +41,15 @@ export {
 } from './update-errors.ts';
 export type { UpdateWaitOptions } from './updates.ts';
 export { InvalidInputError } from '../contract/inputs.ts';
-export type { AgentInput, ApproveInput, CompactInput, RevertInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
+export type {
+  AgentInput,
+  ApproveInput,
+  CompactInput,
+  ConfigureInput,
+  RevertInput,
+  TurnBudget,
+  TurnStop,
+} from '../contract/inputs.ts';
 export type { AgentProgress, CompactionProgress, TurnProgress } from '../contract/progress.ts';
 export type { AgentState } from '../contract/state.ts';
 export type {
@@ -47,10 +57,12 @@ export type {
   CompactionEvent,
   CompactionEventSummary,
   CompactionStats,
+  ConfigureResult,
   DiscardResult,
   Draft,
   RevertResult,
   SendResult,
+  SettingChange,
 } from '../contract/results.ts';
 export type { MessageRecord } from '../contract/records.ts';
 export { loadSettings } from '../config/settings.ts';

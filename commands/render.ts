@@ -1,5 +1,11 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
-import type { CompactResult, RevertResult, CompactionEventSummary, CompactionStats } from '../contract/results.ts';
+import type {
+  CompactResult,
+  ConfigureResult,
+  RevertResult,
+  CompactionEventSummary,
+  CompactionStats,
+} from '../contract/results.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
@@ -131,4 +137,31 @@ export function renderCompaction(result: CompactResult): string {
     `removed ${e.removedCount} message(s); the segment is stored at ${e.keys.removed}`,
   ];
   return lines.join('\n');
+}
+
+/** What `configure` did: each setting changed (from → to), and the compaction the smaller window needed first. */
+export function renderConfigured(result: ConfigureResult, agentId: string): string {
+  const shown = (value: string | number | undefined) =>
+    value === undefined ? 'none' : typeof value === 'number' ? `${value} tokens` : quotedShort(value);
+  const compaction = result.compaction;
+  return [
+    ...(result.changed.length === 0
+      ? [`agent ${agentId}: nothing to change (model ${result.settings.model}, window ${result.settings.window})`]
+      : result.changed.map((c) => `${c.setting}: ${shown(c.from)} → ${shown(c.to)}`)),
+    ...(compaction?.compacted && compaction.event
+      ? [
+          `compacted first for the smaller window: compaction ${compaction.event.seq}, ` +
+            `${compaction.event.tokensBefore} → ${compaction.event.tokensAfter} tokens`,
+        ]
+      : compaction
+        ? [`not compacted: ${compaction.reason}`]
+        : []),
+  ].join('\n');
+}
+
+/** A text setting as a line shows it: quoted, its first 60 characters. */
+function quotedShort(text: string): string {
+  return text.length > 60
+    ? `${JSON.stringify(text.slice(0, 60)).slice(0, -1)}…" (${text.length} chars)`
+    : JSON.stringify(text);
 }

@@ -4,8 +4,11 @@
  * whose message names the field and the limit.
  */
 import {
+  InvalidInputError,
+  quoted,
   validateAgentInput,
   validateCompactInput,
+  validateConfigureInput,
   validateDraftInput,
   validateRevertInput,
   validateSendInput,
@@ -14,11 +17,14 @@ import type {
   AgentInput,
   ApproveInput,
   CompactInput,
+  ConfigureInput,
   DiscardInput,
   RevertInput,
   SendInput,
 } from '../contract/inputs.ts';
 import type { WorkflowState } from '../contract/state.ts';
+import { resolveModelInfo } from '../engine/models.ts';
+import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
 
 /** A new agent's input (a running or reopened agent keeps the input it was started with). */
@@ -48,6 +54,46 @@ export function checkDraft(
   if (stale !== undefined && approving) {
     throw invalidInput(`draft: ${request.draft} is stale, made for a context that has changed: ${stale}`);
   }
+}
+
+/** Rejects a `configure` the agent cannot take (see {@link configuredModel}), naming the setting. */
+export function checkConfigure(request: ConfigureInput, state: WorkflowState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => {
+    validateConfigureInput(request);
+    if (state.modelInfo) configuredModel(request, state); // (not described yet: the loop checks it when it runs)
+  });
+}
+
+/**
+ * The model, its override and its description a `configure` asks for. The same model keeps its encoding and margin
+ * (a new window only); a new model takes its own from the registry, with `window` when given. Throws
+ * InvalidInputError for a model the registry does not know without a window, a window out of range, and a model
+ * counted otherwise than the agent's messages were (another encoding or margin): their counts would be wrong.
+ */
+export function configuredModel(
+  request: ConfigureInput,
+  state: Pick<WorkflowState, 'model' | 'modelInfo'>,
+): { model: string; override: ModelOverride; info: ModelInfo } {
+  const now = state.modelInfo!;
+  const model = request.model ?? state.model;
+  const window = request.window !== undefined ? { window: request.window } : {};
+  const override: ModelOverride =
+    model === state.model ? { window: now.window, encoding: now.encoding, margin: now.margin, ...window } : window;
+  let info: ModelInfo;
+  try {
+    info = resolveModelInfo(model, override);
+  } catch (error) {
+    throw new InvalidInputError(`model: ${(error as Error).message}`);
+  }
+  const counted = (i: ModelInfo) => `${i.encoding} × ${i.margin}`;
+  if (info.encoding !== now.encoding || info.margin !== now.margin) {
+    throw new InvalidInputError(
+      `model: ${quoted(model)} counts tokens as ${counted(info)}, this agent's messages were counted as ` +
+        `${counted(now)}: configure cannot change how tokens are counted (start a new agent for that model)`,
+    );
+  }
+  return { model, override, info };
 }
 
 /** Rejects a revert to an event the agent does not have (or bad input), naming the field and the range. */

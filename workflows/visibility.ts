@@ -6,6 +6,7 @@
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CompactionEventSummary } from '../contract/results.ts';
+import { shownStatusOf } from '../contract/state.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { describeCompaction } from '../contract/progress.ts';
@@ -56,7 +57,7 @@ const COMPACTING_STATUS_PATCH = 'show-compacting';
 function statusFor(state: WorkflowState, progress: Progress): SearchAttributeUpdatePair[] {
   // A draft of an automatic compaction waiting (policy `review.automatic`) is `awaiting-review`: only agents with
   // that option, all started on code with the patch below, ever want it, so no history recorded before changes.
-  const wanted = progress.compaction ? 'compacting' : state.draft?.info.waits ? 'awaiting-review' : 'running';
+  const wanted = shownStatusOf(state, progress.compaction !== undefined);
   if (wanted === progress.statusShown || !patched(COMPACTING_STATUS_PATCH)) return [];
   progress.statusShown = wanted;
   return [{ key: SEARCH_ATTRIBUTES.status, value: wanted }];

@@ -1,0 +1,188 @@
+/**
+ * The settings of a running agent: `start` with another model, window or system prompt applies nothing and says
+ * which differ (exit 2; the library's AgentSettingsDifferError); `longrun configure` (the `configure` Update, the
+ * client's configureAgent, the temporal CLI) changes them, a smaller window compacting first, and they survive
+ * continue-as-new. And what the human output of `state` and `list` shows.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AgentSettingsDifferError,
+  agentHandle,
+  agentState,
+  configureAgent,
+  sendMessage,
+  startAgent,
+} from '../../client/agents.ts';
+import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
+import type { ConfigureResult } from '../../contract/results.ts';
+import { textOf } from '../../engine/messages.ts';
+import { isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
+import type { CliRun } from '../support/longrun-cli.ts';
+import { temporalCli } from '../support/temporal-cli.ts';
+
+let h: Harness;
+let temporal: (...args: string[]) => Promise<string>;
+beforeAll(async () => {
+  h = await startHarness((request) => {
+    if (isSummaryRequest(request)) return { content: summaryReply('The notes are read.') };
+    return { content: `noted: ${textOf(request.body.messages.at(-1)!.content).slice(0, 40)}` };
+  });
+  temporal = await temporalCli(h);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+function longrun(...args: string[]): Promise<CliRun> {
+  return runLongrun(args, { env: cliEnv(h) });
+}
+
+/** The agent requests (not the summarizer's) the model server received, newest last. */
+const agentRequests = () => h.model.requests.filter((r) => !isSummaryRequest(r));
+
+const NOTE = 'The quarterly report lists revenue by region and the regional managers comment on each figure. ';
+
+describe('settings of a running agent', () => {
+  it('start with another --model, --system or --window applies nothing and names each (exit 2)', async () => {
+    const agentId = newAgentId('differ');
+    expect(await longrun('start', agentId, '--window', '8192', '--system', 'Be brief.')).toMatchObject({ code: 0 });
+    // The same settings (or none given): idempotent.
+    expect(await longrun('start', agentId)).toMatchObject({ code: 0, stdout: `started agent ${agentId}\n` });
+    expect(await longrun('start', agentId, '--window', '8192', '--system', 'Be brief.')).toMatchObject({ code: 0 });
+
+    const other = await longrun('start', agentId, '--model', 'gpt-4o', '--window', '4096', '--system', 'Be long.');
+    expect(other.code, other.stderr).toBe(2);
+    expect(other.stdout).toBe('');
+    expect(other.stderr).toContain(`agent ${agentId} is running already, with other settings; not applied:`);
+    expect(other.stderr).toContain('model "gpt-4o-mini" (asked "gpt-4o")');
+    expect(other.stderr).toContain('window 8192 (asked 4096)');
+    expect(other.stderr).toContain('systemPrompt "Be brief." (asked "Be long.")');
+    expect(other.stderr).toContain(`longrun configure ${agentId} --model gpt-4o --window 4096 --system "Be long."`);
+    expect(other.stderr).not.toMatch(STACK_TRACE);
+    const state = await agentState(h.client, agentId);
+    expect(state).toMatchObject({ model: 'gpt-4o-mini', systemPrompt: 'Be brief.', modelInfo: { window: 8192 } });
+
+    // The library: a typed error naming each difference.
+    const error = await startAgent(h.client, { agentId, model: 'gpt-4o', taskQueue: h.taskQueue }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AgentSettingsDifferError);
+    expect((error as AgentSettingsDifferError).differences).toEqual([
+      { setting: 'model', running: 'gpt-4o-mini', asked: 'gpt-4o' },
+    ]);
+    await expect(
+      startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue, systemPrompt: 'Be brief.' }),
+    ).resolves.toBeDefined();
+  });
+
+  it('configure changes the model, window and system prompt; they survive continue-as-new', async () => {
+    const agentId = newAgentId('configure');
+    expect((await longrun('start', agentId, '--window', '8192')).code).toBe(0);
+    await sendMessage(h.client, agentId, 'first');
+
+    const done = await longrun('configure', agentId, '--model', 'gpt-4o', '--window', '64000', '--system', 'Be kind.');
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toBe(
+      'model: "gpt-4o-mini" → "gpt-4o"\nwindow: 8192 tokens → 64000 tokens\nsystemPrompt: none → "Be kind."\n',
+    );
+    // The next turn: the new model, and the new system prompt before the message.
+    await sendMessage(h.client, agentId, 'second');
+    const request = agentRequests().at(-1)!;
+    expect(request.body.model).toBe('gpt-4o');
+    expect(request.body.messages.slice(-2)).toMatchObject([
+      { role: 'system', content: 'Be kind.' },
+      { role: 'user', content: 'second' },
+    ]);
+    await sendMessage(h.client, agentId, 'third'); // sent once only
+    expect(
+      agentRequests()
+        .at(-1)!
+        .body.messages.filter((m) => m.role === 'system'),
+    ).toHaveLength(1);
+    const search = (await agentHandle(h.client, agentId).describe()).typedSearchAttributes;
+    expect(search.get(SEARCH_ATTRIBUTES.model)).toBe('gpt-4o');
+
+    // Unchanged settings: nothing to change; start with the new ones is idempotent, with the old ones it differs.
+    expect((await longrun('configure', agentId, '--model', 'gpt-4o')).stdout).toContain('nothing to change');
+    expect((await longrun('start', agentId, '--model', 'gpt-4o', '--window', '64000')).code).toBe(0);
+    expect((await longrun('start', agentId, '--model', 'gpt-4o-mini')).code).toBe(2);
+
+    // Across continue-as-new (a run lives at least 2 s; the test server suggests handing over early).
+    const before = await agentState(h.client, agentId);
+    await sleep(2_100);
+    let extra = 0;
+    while ((await agentState(h.client, agentId)).runs === before.runs && extra < 8) {
+      await sendMessage(h.client, agentId, `more ${++extra}`);
+    }
+    const after = await agentState(h.client, agentId);
+    expect(after.runs).toBeGreaterThan(before.runs ?? 1);
+    expect(after).toMatchObject({ model: 'gpt-4o', systemPrompt: 'Be kind.', modelInfo: { window: 64000 } });
+    await sendMessage(h.client, agentId, 'after the hand-over');
+    expect(agentRequests().at(-1)!.body.model).toBe('gpt-4o');
+  });
+
+  it('a smaller window the context would not fit compacts first (planned for it), then switches', async () => {
+    const agentId = newAgentId('shrink');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o',
+      taskQueue: h.taskQueue,
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
+    });
+    for (let i = 1; i <= 14; i++) await sendMessage(h.client, agentId, `Note ${i}: ${NOTE.repeat(8)}`);
+    const before = await agentState(h.client, agentId);
+    expect(before.contextTokens).toBeGreaterThan(2_048); // more than the new window holds
+
+    const result: ConfigureResult = await configureAgent(h.client, agentId, { model: 'gpt-4o-mini', window: 2_048 });
+    expect(result.changed).toEqual([
+      { setting: 'model', from: 'gpt-4o', to: 'gpt-4o-mini' },
+      { setting: 'window', from: 128_000, to: 2_048 },
+    ]);
+    expect(result.compacted).toBe(true);
+    expect(result.compaction?.event).toMatchObject({ seq: 1, trigger: 'forced', tokensBefore: before.contextTokens });
+    const after = await agentState(h.client, agentId);
+    expect(after.contextTokens).toBeLessThanOrEqual(2_048);
+    expect(after).toMatchObject({ model: 'gpt-4o-mini', compactions: 1, modelInfo: { window: 2_048 } });
+    await sendMessage(h.client, agentId, 'go on');
+    expect(agentRequests().at(-1)!.body.model).toBe('gpt-4o-mini');
+
+    // The CLI says it compacted first.
+    const cli = await longrun('configure', agentId, '--window', '1024');
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/^window: 2048 tokens → 1024 tokens\n/);
+  });
+
+  it('refuses a model it cannot count or does not know, and a bad window, naming the setting', async () => {
+    const agentId = newAgentId('refuse');
+    expect((await longrun('start', agentId)).code).toBe(0);
+    const unknown = await longrun('configure', agentId, '--model', 'my-own-model');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('rejected: model: unknown model "my-own-model"');
+    const counted = await longrun('configure', agentId, '--model', 'claude-sonnet-4');
+    expect(counted.code).toBe(1);
+    expect(counted.stderr).toContain('configure cannot change how tokens are counted');
+    const window = await longrun('configure', agentId, '--window', '512');
+    expect(window.code).toBe(2);
+    expect(window.stderr).toContain('--window');
+    expect((await longrun('configure', agentId)).code).toBe(2);
+    expect(await agentState(h.client, agentId)).toMatchObject({ model: 'gpt-4o-mini', modelInfo: { window: 128_000 } });
+
+    // The temporal CLI: the same Update by name.
+    const out = await temporal(
+      'workflow',
+      'update',
+      'execute',
+      '--workflow-id',
+      `agent-${agentId}`,
+      '--name',
+      'configure',
+      '--input',
+      '{"window": 64000}',
+    );
+    expect(out).toContain('64000');
+    expect((await agentState(h.client, agentId)).modelInfo?.window).toBe(64_000);
+  });
+});
