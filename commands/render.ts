@@ -9,6 +9,7 @@ import type {
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
+import type { TaskQueuePolled } from '../client/agent-worker.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {
@@ -30,18 +31,57 @@ export function renderMessages(messages: MessageRecord[], previewChars = 80): st
   );
 }
 
-export function renderState(state: AgentState): string {
+/** What `longrun state` shows besides the state: whether a worker polls the agent's task queue, and the time. */
+export interface StateExtras {
+  worker?: TaskQueuePolled;
+  /** Now, for the time a draft has left (ms since the epoch). */
+  now?: number;
+}
+
+export function renderState(state: AgentState, extras: StateExtras = {}): string {
   return [
     `agent    ${state.agentId}`,
-    `status   ${state.status}`,
+    `status   ${state.shownStatus ?? state.status}`,
     `model    ${state.model}`,
     `context  ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
     `turns    ${state.turns}`,
     `messages ${state.messages.length}`,
+    ...workerLines(extras.worker),
+    ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
+    ...draftLines(state, extras.now ?? Date.now()),
     ...droppedLines(state),
     '',
     renderMessages(state.messages),
   ].join('\n');
+}
+
+/** Whether a worker polls the agent's task queue, and what to do when none does. */
+function workerLines(worker: TaskQueuePolled | undefined): string[] {
+  if (!worker) return [];
+  const queue = `task queue ${worker.taskQueue}`;
+  if (worker.polled === undefined) return [`worker   unknown for ${queue} (${worker.seen})`];
+  if (worker.polled) return [`worker   polls ${queue} (${worker.seen})`];
+  return [
+    `worker   none polls ${queue} (${worker.seen}): nothing runs until one does ` +
+      `(npm start, or a worker with LONGRUN_TASK_QUEUE=${worker.taskQueue})`,
+  ];
+}
+
+/** The draft waiting for review: its id, what it does, the time it has left and what then, the commands. */
+function draftLines(state: AgentState, now: number): string[] {
+  const info = state.draft?.info;
+  if (!info) return [];
+  const tokens = `${info.tokensBefore} → ${info.tokensAfter} tokens`;
+  const waits = info.waits;
+  const left = waits ? Math.max(0, Math.round((Date.parse(waits.until) - now) / 1000)) : undefined;
+  return [
+    waits
+      ? `review   ${info.id} (automatic compaction ${info.seq}, ${tokens}) waits: ${left} s left, then ` +
+        `${waits.onTimeout === 'apply' ? 'applied as made' : 'discarded'} (at ${waits.until})`
+      : `review   ${info.id} (compaction ${info.seq}, ${tokens}) waits for approve or discard`,
+    `         approve: longrun approve ${state.agentId} ${info.id} [--summary-file F]`,
+    `         discard: longrun discard ${state.agentId} ${info.id}`,
+  ];
 }
 
 /** Signals the workflow dropped for invalid input, by name (a Signal cannot be rejected). */
@@ -66,8 +106,16 @@ export function renderContext(state: AgentState): string {
 export function renderAgents(agents: AgentSummary[]): string {
   if (agents.length === 0) return 'no agents';
   return table(
-    ['AGENT', 'STATUS', 'MODEL', 'STARTED'],
-    agents.map((a) => [a.agentId, a.status || a.workflowStatus.toLowerCase(), a.model, a.startedAt.toISOString()]),
+    ['AGENT', 'STATUS', 'MODEL', 'TURNS', 'CONTEXT', 'TASK QUEUE', 'STARTED'],
+    agents.map((a) => [
+      a.agentId,
+      a.status,
+      a.model,
+      a.turns ?? '?',
+      a.contextTokens ?? '?',
+      a.taskQueue,
+      a.startedAt.toISOString(),
+    ]),
   );
 }
 

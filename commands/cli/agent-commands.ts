@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
+import { taskQueuePolled } from '../../client/agent-worker.ts';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   AgentSettingsDifferError,
@@ -183,8 +184,16 @@ function lineRefused(error: unknown): boolean {
 }
 
 export async function state({ args, values, out }: Invocation): Promise<number> {
-  const state = await withClient((client) => agentState(client, args.agent!));
-  out(values.json ? JSON.stringify(state, null, 2) : renderState(state));
+  const agentId = args.agent!;
+  if (values.json) {
+    out(JSON.stringify(await withClient((client) => agentState(client, agentId)), null, 2));
+    return EXIT.ok;
+  }
+  // Whether a worker polls its task queue, beside the state (unknown when the look fails: the state is what counts).
+  const [shown, worker] = await withClient((client) =>
+    Promise.all([agentState(client, agentId), taskQueuePolled(client, agentId).catch(() => undefined)]),
+  );
+  out(renderState(shown, { ...(worker ? { worker } : {}), now: Date.now() }));
   return EXIT.ok;
 }
 

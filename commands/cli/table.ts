@@ -106,7 +106,9 @@ export const COMMANDS = {
   },
   state: {
     args: [AGENT],
-    summary: 'status, turns and stored messages',
+    summary:
+      'status, model, context, turns, whether a worker polls its task queue, the last error, a draft waiting for ' +
+      'review (its time left, the commands that answer it) and the stored messages',
     flags: { json: 'the whole state as JSON' },
     run: agents.state,
   },
@@ -204,7 +206,7 @@ export const COMMANDS = {
   },
   list: {
     args: [],
-    summary: 'the agents in this namespace, with their status',
+    summary: 'the agents in this namespace: status (as state shows it), model, turns, context tokens, task queue',
     flags: { json: 'the list as JSON' },
     run: agents.list,
   },

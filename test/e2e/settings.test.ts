@@ -11,6 +11,7 @@ import {
   agentHandle,
   agentState,
   configureAgent,
+  queueMessage,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
@@ -28,7 +29,9 @@ let temporal: (...args: string[]) => Promise<string>;
 beforeAll(async () => {
   h = await startHarness((request) => {
     if (isSummaryRequest(request)) return { content: summaryReply('The notes are read.') };
-    return { content: `noted: ${textOf(request.body.messages.at(-1)!.content).slice(0, 40)}` };
+    const last = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
+    if (last === 'fail with 401') return { status: 401, error: 'Incorrect API key provided' };
+    return { content: `noted: ${textOf(request.body.messages.at(-1)!.content)}` };
   });
   temporal = await temporalCli(h);
 });
@@ -184,5 +187,140 @@ describe('settings of a running agent', () => {
     );
     expect(out).toContain('64000');
     expect((await agentState(h.client, agentId)).modelInfo?.window).toBe(64_000);
+  });
+});
+
+/** Polls `read` until `ok` holds (at most 15 s). */
+async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within 15 s (last: ${JSON.stringify(value)})`);
+    await sleep(200);
+  }
+}
+
+/** The agent's current details, as the Temporal UI shows them. */
+async function details(agentId: string): Promise<string> {
+  const metadata = await agentHandle(h.client, agentId).query<{ currentDetails?: string }>(
+    '__temporal_workflow_metadata',
+  );
+  return metadata.currentDetails ?? '';
+}
+
+describe('what the human output shows', () => {
+  it('state: the status list shows, a waiting draft (time left, commands), the worker; list: turns, context, queue', async () => {
+    const agentId = newAgentId('shown');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compaction: {
+        maxTurns: 4,
+        strategies: ['summarize'],
+        backgroundRatio: null,
+        mask: { fromRatio: null },
+        reserveRatio: 0,
+        keepTurns: 1,
+        keepSteps: 1,
+        keepMessages: 0,
+        summary: { keepUserTokens: 0 },
+        review: { automatic: true, timeoutSeconds: 600 },
+      },
+    });
+    // Four turns of about 200 tokens each: the fifth message's call needs a compaction, whose draft waits.
+    for (let i = 1; i <= 4; i++) await sendMessage(h.client, agentId, `Note ${i}: ${NOTE.repeat(12)}`);
+    await queueMessage(h.client, agentId, 'note 5');
+    await until(
+      'a draft',
+      () => agentState(h.client, agentId),
+      (s) => s.draft !== undefined,
+    );
+
+    const state = await longrun('state', agentId);
+    expect(state.code, state.stderr).toBe(0);
+    expect(state.stdout).toContain('status   awaiting-review');
+    expect(state.stdout).toMatch(
+      /review {3}draft-1 \(automatic compaction 1, \d+ → \d+ tokens\) waits: \d+ s left, then applied as made/,
+    );
+    expect(state.stdout).toContain(`approve: longrun approve ${agentId} draft-1 [--summary-file F]`);
+    expect(state.stdout).toContain(`discard: longrun discard ${agentId} draft-1`);
+    expect(state.stdout).toContain(`worker   polls task queue ${h.taskQueue} (last polled`);
+
+    // list: the same status, the turns, the context's tokens and the task queue.
+    const row = await until(
+      'the list row',
+      async () => (await longrun('list')).stdout.split('\n').find((line) => line.startsWith(agentId)) ?? '',
+      (line) => /awaiting-review/.test(line) && /\b4\b/.test(line),
+    );
+    const [, status, model, turns, context, queue] = row.split(/\s{2,}/);
+    expect({ status, model, turns, queue }).toEqual({
+      status: 'awaiting-review',
+      model: 'gpt-4o-mini',
+      turns: '4',
+      queue: h.taskQueue,
+    });
+    expect(Number(context)).toBeGreaterThan(0);
+    expect((await longrun('list')).stdout.split('\n')[0]).toMatch(
+      /^AGENT\s+STATUS\s+MODEL\s+TURNS\s+CONTEXT\s+TASK QUEUE/,
+    );
+
+    // The current details fit the panel: no line over 80 characters.
+    for (const line of (await details(agentId)).split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+  });
+
+  it('state shows the last error of a failed turn until a turn succeeds', async () => {
+    const agentId = newAgentId('failed');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const failed = await longrun('send', agentId, 'fail with 401');
+    expect(failed.code).toBe(1);
+    const state = await longrun('state', agentId);
+    expect(state.stdout).toMatch(/^error {4}callModel failed: .*Incorrect API key provided/m);
+    await sendMessage(h.client, agentId, 'fine now');
+    expect((await longrun('state', agentId)).stdout).not.toMatch(/^error /m);
+  });
+
+  it('after a compact or a revert the current details keep the whole block; AgentCompactions counts as events does', async () => {
+    const agentId = newAgentId('details');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compaction: { reserveRatio: 0, keepTurns: 1 },
+    });
+    for (let i = 1; i <= 4; i++) await sendMessage(h.client, agentId, `Note ${i}: ${NOTE.repeat(4)}`);
+    const compacted = await longrun('compact', agentId, '--strategy', 'truncate-rounds');
+    expect(compacted.code, compacted.stderr).toBe(0);
+    const compactedAt = (
+      await until(
+        'the attributes the compaction upserted',
+        async () => (await agentHandle(h.client, agentId).describe()).typedSearchAttributes,
+        (a) => a.get(SEARCH_ATTRIBUTES.lastCompactedAt) !== undefined,
+      )
+    ).get(SEARCH_ATTRIBUTES.lastCompactedAt)!;
+    const afterCompact = await details(agentId);
+    expect(afterCompact).toMatch(/^\*\*running\*\* · model gpt-4o-mini/);
+    expect(afterCompact).toContain('turns: 4 · messages in context:');
+    expect(afterCompact).toMatch(/last compaction: 1, \d+ → \d+ tokens/);
+
+    const reverted = await longrun('revert', agentId, '--to-event', '1');
+    expect(reverted.code, reverted.stderr).toBe(0);
+    const afterRevert = await details(agentId);
+    expect(afterRevert).toContain('context: ');
+    expect(afterRevert).toContain('compactions: 1 · reverts: 1');
+    expect(afterRevert).toMatch(/last event \(a revert\): 2, \d+ → \d+ tokens/);
+    for (const line of afterRevert.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+
+    // AgentCompactions and `longrun events` count the same: compactions, the revert apart.
+    const events = await longrun('events', agentId);
+    expect(events.stdout).toMatch(/^1 compaction\(s\), .*, 1 revert\(s\)/m);
+    const shown = async () => (await agentHandle(h.client, agentId).describe()).typedSearchAttributes;
+    const attribute = await until(
+      'the attributes the revert upserted',
+      shown,
+      (a) => a.get(SEARCH_ATTRIBUTES.lastCompactedAt)?.getTime() !== compactedAt.getTime(),
+    );
+    expect(attribute.get(SEARCH_ATTRIBUTES.compactions)).toBe(1);
   });
 });
