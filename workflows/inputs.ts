@@ -4,7 +4,6 @@
  * whose message names the field and the limit.
  */
 import {
-  InvalidInputError,
   quoted,
   validateAgentInput,
   validateCompactInput,
@@ -23,7 +22,6 @@ import type {
   SendInput,
 } from '../contract/inputs.ts';
 import type { WorkflowState } from '../contract/state.ts';
-import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
 
@@ -56,44 +54,43 @@ export function checkDraft(
   }
 }
 
-/** Rejects a `configure` the agent cannot take (see {@link configuredModel}), naming the setting. */
+/**
+ * Rejects a `configure` of a closed agent or of the wrong shape, naming the setting. Whether the model is known and
+ * counted as the agent's messages are is the loop's check, on the `describeModel` activity's answer
+ * (workflows/settings.ts): the model registry is not workflow code.
+ */
 export function checkConfigure(request: ConfigureInput, state: WorkflowState, closing: boolean): void {
   if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
-  asInvalidInput(() => {
-    validateConfigureInput(request);
-    if (state.modelInfo) configuredModel(request, state); // (not described yet: the loop checks it when it runs)
-  });
+  asInvalidInput(() => validateConfigureInput(request));
 }
 
 /**
- * The model, its override and its description a `configure` asks for. The same model keeps its encoding and margin
- * (a new window only); a new model takes its own from the registry, with `window` when given. Throws
- * InvalidInputError for a model the registry does not know without a window, a window out of range, and a model
- * counted otherwise than the agent's messages were (another encoding or margin): their counts would be wrong.
+ * The model and the override a `configure` asks the `describeModel` activity for: the same model keeps its encoding
+ * and margin (a new window only); a new model takes its own from the registry, with `window` when given.
  */
 export function configuredModel(
   request: ConfigureInput,
   state: Pick<WorkflowState, 'model' | 'modelInfo'>,
-): { model: string; override: ModelOverride; info: ModelInfo } {
+): { model: string; override: ModelOverride } {
   const now = state.modelInfo!;
   const model = request.model ?? state.model;
   const window = request.window !== undefined ? { window: request.window } : {};
   const override: ModelOverride =
     model === state.model ? { window: now.window, encoding: now.encoding, margin: now.margin, ...window } : window;
-  let info: ModelInfo;
-  try {
-    info = resolveModelInfo(model, override);
-  } catch (error) {
-    throw new InvalidInputError(`model: ${(error as Error).message}`);
-  }
+  return { model, override };
+}
+
+/**
+ * Why a model described as `info` cannot take over from the agent's (`now`): it counts tokens otherwise (another
+ * encoding or margin), so the counts of the messages in the context would be wrong. Undefined when it can.
+ */
+export function countingRefusal(model: string, info: ModelInfo, now: ModelInfo): string | undefined {
+  if (info.encoding === now.encoding && info.margin === now.margin) return undefined;
   const counted = (i: ModelInfo) => `${i.encoding} × ${i.margin}`;
-  if (info.encoding !== now.encoding || info.margin !== now.margin) {
-    throw new InvalidInputError(
-      `model: ${quoted(model)} counts tokens as ${counted(info)}, this agent's messages were counted as ` +
-        `${counted(now)}: configure cannot change how tokens are counted (start a new agent for that model)`,
-    );
-  }
-  return { model, override, info };
+  return (
+    `model: ${quoted(model)} counts tokens as ${counted(info)}, this agent's messages were counted as ` +
+    `${counted(now)}: configure cannot change how tokens are counted (start a new agent for that model)`
+  );
 }
 
 /** Rejects a revert to an event the agent does not have (or bad input), naming the field and the range. */

@@ -5,16 +5,17 @@
  * the agent's model is still the one before, as Claude Code and the Copilot SDK do on a model switch; the settings
  * change only once the context fits. What changed is in the state, so continue-as-new carries it.
  */
-import { proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import { compactionPolicyOf } from '../contract/inputs.ts';
 import type { AgentInput, ConfigureInput } from '../contract/inputs.ts';
 import type { CompactResult, ConfigureResult, SettingChange } from '../contract/results.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+import { FAILURE } from '../contract/failures.ts';
 import type { Activities } from './compaction-pipeline.ts';
 import type { Compactions } from './compaction.ts';
 import type { Conversation } from './conversation.ts';
 import { SettingsRefused } from './inbox.ts';
-import { configuredModel } from './inputs.ts';
+import { configuredModel, countingRefusal } from './inputs.ts';
 import { STORE_OPTIONS } from './turn.ts';
 import { showDetails } from './visibility.ts';
 
@@ -29,22 +30,26 @@ export async function configure(
 ): Promise<ConfigureResult> {
   const { state } = conversation;
   const before = { model: state.model, window: conversation.window, systemPrompt: state.systemPrompt };
-  const wanted = refusedAs(() => configuredModel(request, state));
+  const wanted = configuredModel(request, state);
   const changed: SettingChange[] = [];
   let compaction: CompactResult | undefined;
-  if (wanted.model !== before.model || wanted.info.window !== before.window) {
+  if (wanted.model !== before.model || request.window !== undefined) {
     const policy = compactionPolicyOf(input);
-    const description = await describeModel.executeWithOptions(
-      { ...STORE_OPTIONS, summary: `describe model ${wanted.model} (configure)` },
-      [{ model: wanted.model, override: wanted.override, ...(policy ? { compaction: policy } : {}) }],
-    );
+    const description = await describeModel
+      .executeWithOptions({ ...STORE_OPTIONS, summary: `describe model ${wanted.model} (configure)` }, [
+        { model: wanted.model, override: wanted.override, ...(policy ? { compaction: policy } : {}) },
+      ])
+      .catch((error: unknown) => {
+        // An unknown model, a bad override: the registry's answer, refused as the setting's.
+        const cause = error instanceof ActivityFailure ? error.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === FAILURE.badConfiguration) {
+          throw new SettingsRefused(`model: ${cause.message}`);
+        }
+        throw error;
+      });
     const { info } = description;
-    if (info.encoding !== wanted.info.encoding || info.margin !== wanted.info.margin) {
-      throw new SettingsRefused(
-        `model: ${wanted.model} is counted as ${info.encoding} × ${info.margin} by the worker, this agent's ` +
-          `messages as ${wanted.info.encoding} × ${wanted.info.margin}: not changed`,
-      );
-    }
+    const refused = countingRefusal(wanted.model, info, state.modelInfo!);
+    if (refused !== undefined) throw new SettingsRefused(refused);
     const kept = conversation.modelSettings();
     // The window first, the model after: a compaction the smaller window needs is planned for it, the model before.
     conversation.configured({ info, gate: description.gate });
@@ -82,13 +87,4 @@ export async function configure(
     ...(compaction ? { compaction } : {}),
     settings: { model: state.model, window: conversation.window },
   };
-}
-
-/** A check's InvalidInputError as the loop's refusal (the Update fails as invalid input; the agent goes on). */
-function refusedAs<T>(check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    throw new SettingsRefused((error as Error).message);
-  }
 }

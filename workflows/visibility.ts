@@ -38,13 +38,13 @@ export function showTurn(state: WorkflowState, progress: Progress): void {
 
 /**
  * Runs recorded before `longrun list` showed turns upserted no memo after a turn: where such a history replays, this
- * patch is absent and none is upserted. Release 0.2.0 (docs/changing-workflows.md).
+ * patch is absent and none is upserted. Release 0.1.0 (docs/changing-workflows.md).
  */
 const TURNS_MEMO_PATCH = 'turns-in-memo';
 
 /**
  * Runs recorded before AgentCompactions counted compactions only upserted the last event's seq, reverts included:
- * where such a history replays, this patch is absent and the attribute keeps counting that way. Release 0.2.0
+ * where such a history replays, this patch is absent and the attribute keeps counting that way. Release 0.1.0
  * (docs/changing-workflows.md).
  */
 const COMPACTION_COUNT_PATCH = 'compactions-without-reverts';
