@@ -53,6 +53,8 @@ import { endAtLastCompleteStep } from '../contract/state.ts';
 import { unkeyedRecord } from '../contract/records.ts';
 import { invalidInput } from '../contract/failures.ts';
 import { decodePayloadAt } from './payloads.ts';
+import { observeAgent, workerPolling } from './agent-observation.ts';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { executeAgentUpdate } from './updates.ts';
 import { AgentUpdateError } from './update-errors.ts';
 import type { UpdateWaitOptions } from './updates.ts';
@@ -165,7 +167,8 @@ export function settingDifferences(
 /**
  * Starts the agent's workflow; if it is already running with the model, window and system prompt given, returns its
  * handle (starting is idempotent); running with others, nothing is applied and {@link AgentSettingsDifferError} says
- * which (change them with {@link configureAgent}). An agent id
+ * which (change them with {@link configureAgent}; while no worker polls its task queue, only the model is compared).
+ * An agent id
  * whose agent has ended is refused ({@link AgentClosedError}): the workflow id cannot be reused by this call.
  * Throws InvalidAgentIdError for an id that cannot name a workflow and a storage prefix; InvalidInputError for input
  * the workflow would refuse (a model that is not a non-empty string, a system prompt that is not a string or is over
@@ -197,10 +200,24 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
     if (description.status.name !== 'RUNNING') {
       throw new AgentClosedError(options.agentId, description.status.name.toLowerCase());
     }
-    const differences = settingDifferences(input, await agentState(client, options.agentId));
+    const differences = await runningDifferences(client, input);
     if (differences.length > 0) throw new AgentSettingsDifferError(options.agentId, differences);
     return agentHandle(client, options.agentId);
   }
+}
+
+/**
+ * The settings of `asked` the running agent has otherwise. Its state says (a query, which a worker answers); while no
+ * worker polls its task queue, only its model is known (the `AgentModel` search attribute): that one is compared, so
+ * that `start` does not wait for a worker.
+ */
+async function runningDifferences(client: Client, asked: AgentInput): Promise<SettingDifference[]> {
+  const handle = agentHandle(client, asked.agentId);
+  const seen = await observeAgent(client, handle);
+  if (workerPolling(seen)) return settingDifferences(asked, await agentState(client, asked.agentId));
+  const description = await handle.describe();
+  const model = description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model);
+  return model === undefined ? [] : settingDifferences({ model: asked.model }, { model });
 }
 
 /** What {@link reopenAgent} needs of the store: the keys under a prefix (S3BlobStore has it). */

@@ -81,6 +81,15 @@ describe('settings of a running agent', () => {
     ).resolves.toBeDefined();
   });
 
+  it('start on a running agent no worker polls answers at once (what it cannot read, it does not compare)', async () => {
+    const agentId = newAgentId('no-worker');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: `nobody-${agentId}` });
+    const again = await longrun('start', agentId, '--window', '4096');
+    expect(again, again.stderr).toMatchObject({ code: 0, stdout: `started agent ${agentId}\n` });
+    expect(again.ms).toBeLessThan(15_000); // not a query's wait for a worker
+    await agentHandle(h.client, agentId).terminate('test done');
+  });
+
   it('configure changes the model, window and system prompt; they survive continue-as-new', async () => {
     const agentId = newAgentId('configure');
     expect((await longrun('start', agentId, '--window', '8192')).code).toBe(0);
