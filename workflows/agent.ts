@@ -38,8 +38,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   );
   const compactions = new Compactions(conversation, inbox);
   const { background, reviews } = compactions;
-  if (!carry || carry.reopened)
-    showStarted(state.model); // (a reopened agent's as `configure` left it)
+  // (The state's model: a reopened agent's as `configure` left it, a new agent's its input's.)
+  if (!carry || carry.reopened) showStarted(state.model);
   else showDetails(state); // a run after continue-as-new shows what the last one did (current details are per run)
   // A draft of an automatic compaction carried over still waits for review: this run shows it (AgentStatus too).
   if (state.draft?.info.waits) showProgress(state, conversation.progress);
