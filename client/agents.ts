@@ -31,6 +31,7 @@ import {
   closeUpdate,
   compactSignal,
   compactUpdate,
+  configureUpdate,
   discardUpdate,
   messageSignal,
   revertUpdate,
@@ -43,6 +44,7 @@ import {
   quoted,
   validateAgentInput,
   validateCompactInput,
+  validateConfigureInput,
   validateDraftInput,
   validateRevertInput,
   validateSendInput,
@@ -51,11 +53,13 @@ import { endAtLastCompleteStep } from '../contract/state.ts';
 import { unkeyedRecord } from '../contract/records.ts';
 import { invalidInput } from '../contract/failures.ts';
 import { decodePayloadAt } from './payloads.ts';
+import { observeAgent, workerPolling } from './agent-observation.ts';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { executeAgentUpdate } from './updates.ts';
 import { AgentUpdateError } from './update-errors.ts';
 import type { UpdateWaitOptions } from './updates.ts';
-import type { AgentInput, CompactInput, RevertInput } from '../contract/inputs.ts';
-import type { CompactResult, DiscardResult, RevertResult, SendResult } from '../contract/results.ts';
+import type { AgentInput, CompactInput, ConfigureInput, RevertInput, SettingName } from '../contract/inputs.ts';
+import type { CompactResult, ConfigureResult, DiscardResult, RevertResult, SendResult } from '../contract/results.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 
 /**
@@ -101,8 +105,70 @@ export class AgentClosedError extends Error {
   }
 }
 
+/** A setting {@link startAgent} was given that the running agent has otherwise. */
+export interface SettingDifference {
+  setting: SettingName;
+  /** The running agent's (a system prompt as its text). */
+  running: string | number | undefined;
+  asked: string | number;
+}
+
 /**
- * Starts the agent's workflow; if it is already running, returns its handle (starting is idempotent). An agent id
+ * Thrown by {@link startAgent} when the agent is running already with another model, window or system prompt than
+ * it was given: nothing was applied (starting never changes a running agent). `differences` names each; change them
+ * with {@link configureAgent} (`longrun configure`).
+ */
+export class AgentSettingsDifferError extends Error {
+  readonly agentId: string;
+  readonly differences: SettingDifference[];
+  constructor(agentId: string, differences: SettingDifference[]) {
+    const flags = differences.map((d) => `${SETTING_FLAGS[d.setting]} ${shownSetting(d.asked, true)}`).join(' ');
+    super(
+      `agent ${agentId} is running already, with other settings; not applied: ` +
+        `${differences.map((d) => `${d.setting} ${shownSetting(d.running)} (asked ${shownSetting(d.asked)})`).join(', ')}. ` +
+        `To change them: longrun configure ${agentId} ${flags} (configureAgent() in the client library)`,
+    );
+    this.name = 'AgentSettingsDifferError';
+    this.agentId = agentId;
+    this.differences = differences;
+  }
+}
+
+/** Each setting's flag of `longrun configure`. */
+const SETTING_FLAGS: Record<SettingName, string> = { model: '--model', window: '--window', systemPrompt: '--system' };
+
+/** A setting's value in a message: a number as it is, a text quoted (cut when long: a system prompt). */
+function shownSetting(value: string | number | undefined, asFlag = false): string {
+  if (value === undefined) return 'none';
+  if (typeof value === 'number') return String(value);
+  return asFlag && /^[\w.:/-]+$/.test(value) ? value : quoted(value);
+}
+
+/**
+ * The settings of `asked` the running agent (its state) has otherwise: the model always, the window and the system
+ * prompt when asked for.
+ */
+export function settingDifferences(
+  asked: Pick<AgentInput, 'model' | 'systemPrompt' | 'modelOverride'>,
+  running: Pick<AgentState, 'model' | 'modelInfo' | 'systemPrompt'>,
+): SettingDifference[] {
+  const differences: SettingDifference[] = [];
+  if (asked.model !== running.model) differences.push({ setting: 'model', running: running.model, asked: asked.model });
+  const window = asked.modelOverride?.window;
+  if (window !== undefined && running.modelInfo && window !== running.modelInfo.window) {
+    differences.push({ setting: 'window', running: running.modelInfo.window, asked: window });
+  }
+  if (asked.systemPrompt !== undefined && asked.systemPrompt !== running.systemPrompt) {
+    differences.push({ setting: 'systemPrompt', running: running.systemPrompt, asked: asked.systemPrompt });
+  }
+  return differences;
+}
+
+/**
+ * Starts the agent's workflow; if it is already running with the model, window and system prompt given, returns its
+ * handle (starting is idempotent); running with others, nothing is applied and {@link AgentSettingsDifferError} says
+ * which (change them with {@link configureAgent}; while no worker polls its task queue, only the model is compared).
+ * An agent id
  * whose agent has ended is refused ({@link AgentClosedError}): the workflow id cannot be reused by this call.
  * Throws InvalidAgentIdError for an id that cannot name a workflow and a storage prefix; InvalidInputError for input
  * the workflow would refuse (a model that is not a non-empty string, a system prompt that is not a string or is over
@@ -125,15 +191,33 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
       taskQueue,
       args: [input],
       staticSummary: `longrun agent ${options.agentId} (${options.model})`,
-      workflowIdConflictPolicy: 'USE_EXISTING', // running: this is the same agent, return it
+      workflowIdConflictPolicy: 'FAIL', // running: the same agent, if its settings are the ones given (below)
       workflowIdReusePolicy: 'REJECT_DUPLICATE', // ended: never a new life under the old id by accident
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     const description = await agentHandle(client, options.agentId).describe();
-    if (description.status.name === 'RUNNING') return agentHandle(client, options.agentId);
-    throw new AgentClosedError(options.agentId, description.status.name.toLowerCase());
+    if (description.status.name !== 'RUNNING') {
+      throw new AgentClosedError(options.agentId, description.status.name.toLowerCase());
+    }
+    const differences = await runningDifferences(client, input);
+    if (differences.length > 0) throw new AgentSettingsDifferError(options.agentId, differences);
+    return agentHandle(client, options.agentId);
   }
+}
+
+/**
+ * The settings of `asked` the running agent has otherwise. Its state says (a query, which a worker answers); while no
+ * worker polls its task queue, only its model is known (the `AgentModel` search attribute): that one is compared, so
+ * that `start` does not wait for a worker.
+ */
+async function runningDifferences(client: Client, asked: AgentInput): Promise<SettingDifference[]> {
+  const handle = agentHandle(client, asked.agentId);
+  const seen = await observeAgent(client, handle);
+  if (workerPolling(seen)) return settingDifferences(asked, await agentState(client, asked.agentId));
+  const description = await handle.describe();
+  const model = description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model);
+  return model === undefined ? [] : settingDifferences({ model: asked.model }, { model });
 }
 
 /** What {@link reopenAgent} needs of the store: the keys under a prefix (S3BlobStore has it). */
@@ -180,7 +264,7 @@ export async function reopenAgent(client: Client, store: StoredLister, agentId: 
     });
     final = await Promise.race([handle.query(stateQuery), timeout]);
   }
-  const { storagePrefix: _, messages, ...rest } = final;
+  const { storagePrefix: _, shownStatus: __, messages, ...rest } = final;
   const state: WorkflowState = { ...rest, messages: messages.map((record) => unkeyedRecord(final, record)) };
   // A run cut off mid-step may hold an unanswered tool call: the context ends at its last complete step.
   const nextMessageSeq = endAtLastCompleteStep(state);
@@ -378,6 +462,25 @@ export async function discardDraft(
   checkBeforeSending(agentId, discardUpdate.name, wait, () => validateDraftInput(input));
   const handle = agentHandle(client, agentId);
   return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, discardUpdate, [input], wait));
+}
+
+/**
+ * Changes a running agent's model, window or system prompt (the `configure` Update, after the queued input; waited
+ * for as {@link sendMessage} does). A new model without `window` takes its window from the registry; it must count
+ * tokens as the agent does. A smaller window that the context would not fit compacts first, under the settings before;
+ * the result says what changed and whether it compacted. Input the workflow refuses (an unknown model without a
+ * window, a window out of range, a model counted otherwise, a context that would not fit even compacted) is an
+ * AgentUpdateError (`type: 'InvalidInput'`) naming the setting; an agent that has ended is an {@link AgentClosedError}.
+ */
+export async function configureAgent(
+  client: Client,
+  agentId: string,
+  request: ConfigureInput,
+  wait: UpdateWaitOptions = {},
+): Promise<ConfigureResult> {
+  checkBeforeSending(agentId, configureUpdate.name, wait, () => validateConfigureInput(request));
+  const handle = agentHandle(client, agentId);
+  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, configureUpdate, [request], wait));
 }
 
 /**

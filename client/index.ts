@@ -4,12 +4,14 @@
  */
 export {
   AgentClosedError,
+  AgentSettingsDifferError,
   agentHandle,
   agentState,
   approveDraft,
   closeAgent,
   closeAgentAndWait,
   compactAgent,
+  configureAgent,
   discardDraft,
   InvalidAgentIdError,
   queueMessage,
@@ -19,7 +21,7 @@ export {
   sendMessage,
   startAgent,
 } from './agents.ts';
-export type { StartAgentOptions, StoredLister } from './agents.ts';
+export type { SettingDifference, StartAgentOptions, StoredLister } from './agents.ts';
 export {
   agentContext,
   agentLedger,
@@ -40,7 +42,15 @@ export {
 export { updateStage } from './updates.ts';
 export type { UpdateStage, UpdateWaitOptions } from './updates.ts';
 export { InvalidInputError } from '../contract/inputs.ts';
-export type { AgentInput, ApproveInput, CompactInput, RevertInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
+export type {
+  AgentInput,
+  ApproveInput,
+  CompactInput,
+  ConfigureInput,
+  RevertInput,
+  TurnBudget,
+  TurnStop,
+} from '../contract/inputs.ts';
 export type { AgentProgress, CompactionProgress, TurnProgress } from '../contract/progress.ts';
 export type { AgentState } from '../contract/state.ts';
 export type {
@@ -48,10 +58,12 @@ export type {
   CompactionEvent,
   CompactionEventSummary,
   CompactionStats,
+  ConfigureResult,
   DiscardResult,
   Draft,
   RevertResult,
   SendResult,
+  SettingChange,
 } from '../contract/results.ts';
 export type { MessageRecord } from '../contract/records.ts';
 export { loadSettings } from '../config/settings.ts';

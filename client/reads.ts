@@ -24,7 +24,7 @@ import type { CompactionEvent, CompactionEventSummary, CompactionStats } from '.
 import type { MessageRecord } from '../contract/records.ts';
 import { compactionKey } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import { agentHandle, agentState, queryAgent } from './agents.ts';
 import { decodePayloadAt } from './payloads.ts';
@@ -142,10 +142,26 @@ export function agentContext(client: Client, agentId: string): Promise<MessageRe
 
 export interface AgentSummary {
   agentId: string;
+  /**
+   * The agent's status as `longrun state` shows it: its `AgentStatus` (running, compacting, awaiting-review, closed;
+   * decided by contract/state.ts `shownStatusOf`) while its workflow runs, else how the workflow ended (closed when
+   * it completed; terminated, failed, timed_out…).
+   */
   status: string;
   model: string;
+  /** Turns so far (absent for an agent that has not answered one since this was recorded). */
+  turns?: number;
+  /** Tokens of its working context, as last shown (`AgentContextTokens`, in steps of 2% of the window). */
+  contextTokens?: number;
+  taskQueue: string;
   startedAt: Date;
   workflowStatus: string;
+}
+
+/** The status `list` shows: the agent's own while its workflow runs, else how the workflow ended. */
+export function listedStatus(attribute: string | undefined, workflowStatus: string): string {
+  if (workflowStatus === 'RUNNING') return attribute || 'running';
+  return workflowStatus === 'COMPLETED' ? 'closed' : workflowStatus.toLowerCase();
 }
 
 /**
@@ -161,10 +177,15 @@ export async function listAgents(client: Client, limit = 100): Promise<AgentSumm
     if (!workflow.workflowId.startsWith(AGENT_WORKFLOW_ID_PREFIX) || seen.has(workflow.workflowId)) continue;
     seen.add(workflow.workflowId);
     const attributes = workflow.typedSearchAttributes;
+    const turns = workflow.memo?.[TURNS_MEMO];
+    const contextTokens = attributes.get(SEARCH_ATTRIBUTES.contextTokens);
     agents.push({
       agentId: workflow.workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),
-      status: attributes.get(SEARCH_ATTRIBUTES.status) ?? '',
+      status: listedStatus(attributes.get(SEARCH_ATTRIBUTES.status), workflow.status.name),
       model: attributes.get(SEARCH_ATTRIBUTES.model) ?? '',
+      ...(typeof turns === 'number' ? { turns } : {}),
+      ...(contextTokens !== undefined ? { contextTokens } : {}),
+      taskQueue: workflow.taskQueue,
       startedAt: workflow.startTime,
       workflowStatus: workflow.status.name,
     });

@@ -1,8 +1,15 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
-import type { CompactResult, RevertResult, CompactionEventSummary, CompactionStats } from '../contract/results.ts';
+import type {
+  CompactResult,
+  ConfigureResult,
+  RevertResult,
+  CompactionEventSummary,
+  CompactionStats,
+} from '../contract/results.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
+import type { TaskQueuePolled } from '../client/agent-worker.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {
@@ -24,18 +31,57 @@ export function renderMessages(messages: MessageRecord[], previewChars = 80): st
   );
 }
 
-export function renderState(state: AgentState): string {
+/** What `longrun state` shows besides the state: whether a worker polls the agent's task queue, and the time. */
+export interface StateExtras {
+  worker?: TaskQueuePolled;
+  /** Now, for the time a draft has left (ms since the epoch). */
+  now?: number;
+}
+
+export function renderState(state: AgentState, extras: StateExtras = {}): string {
   return [
     `agent    ${state.agentId}`,
-    `status   ${state.status}`,
+    `status   ${state.shownStatus ?? state.status}`,
     `model    ${state.model}`,
     `context  ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
     `turns    ${state.turns}`,
     `messages ${state.messages.length}`,
+    ...workerLines(extras.worker),
+    ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
+    ...draftLines(state, extras.now ?? Date.now()),
     ...droppedLines(state),
     '',
     renderMessages(state.messages),
   ].join('\n');
+}
+
+/** Whether a worker polls the agent's task queue, and what to do when none does. */
+function workerLines(worker: TaskQueuePolled | undefined): string[] {
+  if (!worker) return [];
+  const queue = `task queue ${worker.taskQueue}`;
+  if (worker.polled === undefined) return [`worker   unknown for ${queue} (${worker.seen})`];
+  if (worker.polled) return [`worker   polls ${queue} (${worker.seen})`];
+  return [
+    `worker   none polls ${queue} (${worker.seen}): nothing runs until one does ` +
+      `(npm start, or a worker with LONGRUN_TASK_QUEUE=${worker.taskQueue})`,
+  ];
+}
+
+/** The draft waiting for review: its id, what it does, the time it has left and what then, the commands. */
+function draftLines(state: AgentState, now: number): string[] {
+  const info = state.draft?.info;
+  if (!info) return [];
+  const tokens = `${info.tokensBefore} → ${info.tokensAfter} tokens`;
+  const waits = info.waits;
+  const left = waits ? Math.max(0, Math.round((Date.parse(waits.until) - now) / 1000)) : undefined;
+  return [
+    waits
+      ? `review   ${info.id} (automatic compaction ${info.seq}, ${tokens}) waits: ${left} s left, then ` +
+        `${waits.onTimeout === 'apply' ? 'applied as made' : 'discarded'} (at ${waits.until})`
+      : `review   ${info.id} (compaction ${info.seq}, ${tokens}) waits for approve or discard`,
+    `         approve: longrun approve ${state.agentId} ${info.id} [--summary-file F]`,
+    `         discard: longrun discard ${state.agentId} ${info.id}`,
+  ];
 }
 
 /** Signals the workflow dropped for invalid input, by name (a Signal cannot be rejected). */
@@ -60,8 +106,16 @@ export function renderContext(state: AgentState): string {
 export function renderAgents(agents: AgentSummary[]): string {
   if (agents.length === 0) return 'no agents';
   return table(
-    ['AGENT', 'STATUS', 'MODEL', 'STARTED'],
-    agents.map((a) => [a.agentId, a.status || a.workflowStatus.toLowerCase(), a.model, a.startedAt.toISOString()]),
+    ['AGENT', 'STATUS', 'MODEL', 'TURNS', 'CONTEXT', 'TASK QUEUE', 'STARTED'],
+    agents.map((a) => [
+      a.agentId,
+      a.status,
+      a.model,
+      a.turns ?? '?',
+      a.contextTokens ?? '?',
+      a.taskQueue,
+      a.startedAt.toISOString(),
+    ]),
   );
 }
 
@@ -131,4 +185,31 @@ export function renderCompaction(result: CompactResult): string {
     `removed ${e.removedCount} message(s); the segment is stored at ${e.keys.removed}`,
   ];
   return lines.join('\n');
+}
+
+/** What `configure` did: each setting changed (from → to), and the compaction the smaller window needed first. */
+export function renderConfigured(result: ConfigureResult, agentId: string): string {
+  const shown = (value: string | number | undefined) =>
+    value === undefined ? 'none' : typeof value === 'number' ? `${value} tokens` : quotedShort(value);
+  const compaction = result.compaction;
+  return [
+    ...(result.changed.length === 0
+      ? [`agent ${agentId}: nothing to change (model ${result.settings.model}, window ${result.settings.window})`]
+      : result.changed.map((c) => `${c.setting}: ${shown(c.from)} → ${shown(c.to)}`)),
+    ...(compaction?.compacted && compaction.event
+      ? [
+          `compacted first for the smaller window: compaction ${compaction.event.seq}, ` +
+            `${compaction.event.tokensBefore} → ${compaction.event.tokensAfter} tokens`,
+        ]
+      : compaction
+        ? [`not compacted: ${compaction.reason}`]
+        : []),
+  ].join('\n');
+}
+
+/** A text setting as a line shows it: quoted, its first 60 characters. */
+function quotedShort(text: string): string {
+  return text.length > 60
+    ? `${JSON.stringify(text.slice(0, 60)).slice(0, -1)}…" (${text.length} chars)`
+    : JSON.stringify(text);
 }

@@ -11,11 +11,12 @@
  * `progress` query), records.ts (the working context's records), keys.ts (ids and storage keys).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApproveInput, CompactInput, DiscardInput, RevertInput, SendInput } from './inputs.ts';
+import type { ApproveInput, CompactInput, ConfigureInput, DiscardInput, RevertInput, SendInput } from './inputs.ts';
 import type {
   CompactionEventSummary,
   CompactionStats,
   CompactResult,
+  ConfigureResult,
   DiscardResult,
   RevertResult,
   SendResult,
@@ -71,6 +72,11 @@ export const approveUpdate = defineUpdate<CompactResult, [ApproveInput]>('approv
 /** Drop a draft. */
 export const discardUpdate = defineUpdate<DiscardResult, [DiscardInput]>('discard');
 /**
+ * Change a running agent's model, window or system prompt (after the queued input). A smaller window compacts first,
+ * under the settings before, when the context would not fit it; the result says what changed and what that did.
+ */
+export const configureUpdate = defineUpdate<ConfigureResult, [ConfigureInput]>('configure');
+/**
  * Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy), ineffective ones
  * (the loop guard), and `pausedUntil` while the loop guard pauses automatic compaction.
  */
@@ -125,6 +131,12 @@ export const HANDLER_DESCRIPTIONS = {
   discard:
     'Drop a draft. Input {"draft": "draft-N"}. Returns {discarded}; for the draft of an automatic compaction also ' +
     'pausedUntil: automatic compaction is paused until the context reaches that many tokens.',
+  configure:
+    'Change the settings of the running agent, after the queued input. Input {"model"?: name, "window"?: tokens ' +
+    '(1024 to 10000000), "systemPrompt"?: text}, at least one; a new model without a window takes its window from ' +
+    'the registry, and must count tokens as the agent does (same encoding and margin). A smaller window compacts ' +
+    'first when the context would not fit it; a new system prompt is sent before the next message. Returns ' +
+    '{changed: [{setting, from, to}], compacted, compaction?, settings: {model, window}}.',
   progress:
     'What the agent is doing now: the turn in progress and its model call, the compaction in progress and its step ' +
     '(planning, summarizing, applying, ready), the draft waiting for review and its timeout, queued inputs, tokens, ' +

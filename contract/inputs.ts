@@ -155,6 +155,26 @@ export interface RevertInput {
   toEvent: number;
 }
 
+/**
+ * Input of the `configure` Update: settings of a running agent to change, at least one. A new `model` without a
+ * `window` takes the model's window from the registry (an unknown model needs `window`); a `window` alone keeps the
+ * model. A smaller window compacts first when the context would not fit it.
+ */
+export interface ConfigureInput {
+  model?: string;
+  /** The model's window in tokens, as `modelOverride.window` at the start: 1,024 to 10,000,000. */
+  window?: number;
+  /** A new system prompt: sent before the next message (the context keeps the one it has, in place). */
+  systemPrompt?: string;
+}
+
+/** The settings `configure` changes (and `start` compares with a running agent's). */
+export const SETTINGS = ['model', 'window', 'systemPrompt'] as const;
+export type SettingName = (typeof SETTINGS)[number];
+
+/** The window's range (the model override's, engine/models.ts). */
+export const WINDOW_RANGE = { min: 1_024, max: 10_000_000 } as const;
+
 /** Longest instructions of a forced compaction, in characters. */
 export const MAX_INSTRUCTIONS_CHARS = 4_000;
 
@@ -341,5 +361,45 @@ export function validateEventsQuery(query: { since?: number; limit?: number } | 
     if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 0)) {
       throw new InvalidInputError(`${field}: must be an integer ≥ 0 (got ${quoted(value)})`);
     }
+  }
+}
+
+/**
+ * Checks a `configure` request's shape: at least one setting; `model` a non-empty string, `window` an integer in
+ * {@link WINDOW_RANGE}, `systemPrompt` a non-empty string of at most {@link MAX_MESSAGE_CHARS} characters. Whether
+ * the model is known and counted as the agent's messages are is the workflow's check (workflows/inputs.ts).
+ */
+export function validateConfigureInput(request: ConfigureInput): void {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+    throw new InvalidInputError('configure: input must be an object {model?, window?, systemPrompt?}');
+  }
+  for (const name of Object.keys(request)) {
+    if (!(SETTINGS as readonly string[]).includes(name)) {
+      throw new InvalidInputError(`${name}: not a setting configure changes (one of ${SETTINGS.join(', ')})`);
+    }
+  }
+  const given = SETTINGS.filter((name) => request[name] !== undefined);
+  if (given.length === 0) {
+    throw new InvalidInputError(`configure: give at least one of ${SETTINGS.join(', ')}`);
+  }
+  if (request.model !== undefined && (typeof request.model !== 'string' || request.model.trim() === '')) {
+    throw new InvalidInputError(`model: must be a non-empty string (got ${quoted(request.model)})`);
+  }
+  const window: unknown = request.window;
+  if (
+    window !== undefined &&
+    (typeof window !== 'number' || !Number.isInteger(window) || window < WINDOW_RANGE.min || window > WINDOW_RANGE.max)
+  ) {
+    throw new InvalidInputError(
+      `window: ${quoted(window)} is not allowed (an integer from ${grouped(WINDOW_RANGE.min)} to ` +
+        `${grouped(WINDOW_RANGE.max)} tokens)`,
+    );
+  }
+  const prompt: unknown = request.systemPrompt;
+  if (prompt !== undefined && (typeof prompt !== 'string' || prompt.trim() === '')) {
+    throw new InvalidInputError('systemPrompt: must be a non-empty string');
+  }
+  if (typeof prompt === 'string' && prompt.length > MAX_MESSAGE_CHARS) {
+    throw new InvalidInputError(`systemPrompt: ${prompt.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
   }
 }

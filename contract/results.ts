@@ -2,7 +2,7 @@
  * What the agent's Updates return and what it records: a message's turn, a compaction (its event, draft and stats),
  * a discard and a revert.
  */
-import type { TurnStop } from './inputs.ts';
+import type { SettingName, TurnStop } from './inputs.ts';
 import type { RemovedItem } from '../engine/planner/index.ts';
 import type { StrategyName } from '../engine/policy.ts';
 import type { LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
@@ -185,5 +185,24 @@ export interface CompactionStats {
   pausedUntil?: number;
 }
 
+/** A setting `configure` changed: its value before and after (a system prompt as its text). */
+export interface SettingChange {
+  setting: SettingName;
+  from: string | number | undefined;
+  to: string | number;
+}
+
+/** What `configure` did. */
+export interface ConfigureResult {
+  /** The settings that changed (none when each was already as asked). */
+  changed: SettingChange[];
+  /** A compaction ran first, so that the context fits the smaller window (under the settings before). */
+  compacted: boolean;
+  /** That compaction's result (its event), or why none was needed or made. */
+  compaction?: CompactResult;
+  /** The settings now. */
+  settings: { model: string; window: number };
+}
+
 /** An Update's result, as kept to answer it again when it is delivered twice. */
-export type UpdateResult = SendResult | CompactResult | RevertResult | DiscardResult;
+export type UpdateResult = SendResult | CompactResult | RevertResult | DiscardResult | ConfigureResult;

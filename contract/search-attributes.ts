@@ -19,6 +19,9 @@ export const SEARCH_ATTRIBUTES = {
   compactionsFormerName: defineSearchAttributeKey('AgentCompressions', SearchAttributeType.INT),
 } as const;
 
+/** The memo field holding the agent's turns so far (upserted after each turn; `longrun list` shows it). */
+export const TURNS_MEMO = 'turns';
+
 const CLI_TYPE_NAMES = {
   [SearchAttributeType.INT]: 'Int',
   [SearchAttributeType.KEYWORD]: 'Keyword',

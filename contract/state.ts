@@ -60,6 +60,20 @@ export type AgentStatus = 'running' | 'closed';
  */
 export type AgentStatusAttribute = AgentStatus | 'compacting' | 'awaiting-review';
 
+/**
+ * The agent's status as everything shows it: the `AgentStatus` search attribute (`longrun list`, the Temporal UI),
+ * the state's `shownStatus` (`longrun state`) and the current details. `closed`; `compacting` while a compaction runs
+ * (`compacting`: the progress has one); `awaiting-review` while the draft of an automatic compaction waits; else
+ * `running`. The one place that decides it.
+ */
+export function shownStatusOf(
+  state: Pick<WorkflowState, 'status' | 'draft'>,
+  compacting: boolean,
+): AgentStatusAttribute {
+  if (state.status === 'closed') return 'closed';
+  return compacting ? 'compacting' : state.draft?.info.waits ? 'awaiting-review' : 'running';
+}
+
 export interface AgentState {
   agentId: string;
   /**
@@ -70,7 +84,16 @@ export interface AgentState {
   /** Where this life's objects are stored: agents/<agentId>/<life>/. */
   storagePrefix?: string;
   model: string;
+  /**
+   * The system prompt the agent sends (its start's, or the last `configure`'s). Absent in states of before it was
+   * kept (read the start's input) and for an agent without one.
+   */
+  systemPrompt?: string;
+  /** Set by `configure` once the context holds messages: the new system prompt is sent before the next message. */
+  systemPromptPending?: boolean;
   status: AgentStatus;
+  /** The status as `longrun list` and the UI show it ({@link shownStatusOf}); set by the `state` query. */
+  shownStatus?: AgentStatusAttribute;
   turns: number;
   messages: MessageRecord[];
   /** The model's window and how its tokens are counted (resolved once, at the agent's start). */
@@ -139,12 +162,18 @@ export interface DroppedSignals {
 }
 
 /** The state as the workflow holds it and continue-as-new carries it: records without their own keys. */
-export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix'> & { messages: ContextRecord[] };
+export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix' | 'shownStatus'> & {
+  messages: ContextRecord[];
+};
 
-/** The state as the queries return it: every record with its key, and where the agent's objects are. */
-export function publicState(state: WorkflowState): AgentState {
+/**
+ * The state as the queries return it: every record with its key, where the agent's objects are, and the status as
+ * shown (`compacting`: a compaction is in progress).
+ */
+export function publicState(state: WorkflowState, compacting = false): AgentState {
   return {
     ...state,
+    shownStatus: shownStatusOf(state, compacting),
     storagePrefix: lifePrefix(state),
     messages: state.messages.map((record) => keyedRecord(state, record)),
   };

@@ -21,6 +21,7 @@ import { setHandlers } from './handlers.ts';
 import { dispatch, Inbox } from './inbox.ts';
 import type { DispatchTable } from './inbox.ts';
 import { checkAgentInput } from './inputs.ts';
+import { configure } from './settings.ts';
 import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
 import { showClosed, showDetails, showProgress, showStarted } from './visibility.ts';
 
@@ -37,7 +38,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   );
   const compactions = new Compactions(conversation, inbox);
   const { background, reviews } = compactions;
-  if (!carry || carry.reopened) showStarted(input.model);
+  // (The state's model: a reopened agent's as `configure` left it, a new agent's its input's.)
+  if (!carry || carry.reopened) showStarted(state.model);
   else showDetails(state); // a run after continue-as-new shows what the last one did (current details are per run)
   // A draft of an automatic compaction carried over still waits for review: this run shows it (AgentStatus too).
   if (state.draft?.info.waits) showProgress(state, conversation.progress);
@@ -93,6 +95,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     revert: (pending) => inbox.run(pending, () => compactions.revert(pending.input.toEvent), compactionFailed),
     approve: (pending) => inbox.run(pending, () => reviews.approve(pending.input), compactionFailed),
     discard: (pending) => inbox.runNow(pending, () => reviews.discard(pending.input), compactionFailed),
+    configure: (pending) =>
+      inbox.run(pending, () => configure(conversation, compactions, input, pending.input), compactionFailed),
   };
   // One predicate for the whole run, made outside the loop: the SDK keeps every condition's predicate until the run
   // ends, and one made in the loop's body would keep that iteration's input (its message) with it.

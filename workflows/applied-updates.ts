@@ -95,5 +95,7 @@ function slimResult(result: KeptResult): KeptResult {
     const { compressed, ...rest } = result as UpdateResult & { compressed: boolean };
     result = { ...rest, compacted: compressed };
   }
-  return 'compacted' in result && result.event ? { ...result, event: summaryOfEvent(result.event) } : result;
+  return 'event' in result && 'compacted' in result && result.event
+    ? { ...result, event: summaryOfEvent(result.event) }
+    : result;
 }

@@ -98,12 +98,11 @@ export async function prepare(
     if (state.draft) conversation.draftEnded(`${state.draft.info.id} replaced by a compaction prepared after it`);
     if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
     stepOf(conversation, seq, trigger, 'summarizing', plan.summary.spanKeys.length);
+    // The bound the summary is held to (the timeline shows it: the plan's estimate is in the plan).
+    const maxTokens = plan.summary.maxTokens ?? state.policy!.summary.maxTokens;
     try {
       const summary = await summarizeSpan.executeWithOptions(
-        {
-          ...SUMMARIZE_OPTIONS,
-          summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${plan.summary.estimatedTokens} tok`,
-        },
+        { ...SUMMARIZE_OPTIONS, summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${maxTokens} tok` },
         [
           {
             ...life,
@@ -112,7 +111,7 @@ export async function prepare(
             keptKeys: plan.summary.keptKeys,
             ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
             ...(request.instructions ? { instructions: request.instructions } : {}),
-            maxTokens: plan.summary.maxTokens ?? state.policy!.summary.maxTokens,
+            maxTokens,
             counting,
             ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
             ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),

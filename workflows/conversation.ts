@@ -19,6 +19,7 @@ import type { AgentInput } from '../contract/inputs.ts';
 import type { CompactionEventSummary, Draft } from '../contract/results.ts';
 import type { ContextRecord, ViewRef } from '../contract/records.ts';
 import type { ModelDescription } from '../contract/activities.ts';
+import type { ModelInfo } from '../engine/models.ts';
 import { Progress } from './progress.ts';
 import type { AgentLife } from '../contract/keys.ts';
 
@@ -42,6 +43,7 @@ export class Conversation {
       // A new life: its objects get keys no other life of this agent id shares (storage/keys.ts).
       life: runId,
       model: input.model,
+      ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
       status: 'running',
       turns: 0,
       messages: [],
@@ -54,6 +56,8 @@ export class Conversation {
     // Carried beside the state before it was part of it (a run of an earlier release hands over this way).
     state.nextMessageSeq ??= carry?.nextMessageSeq ?? 1;
     renameEarlierFields(state);
+    // A state of before the system prompt was kept in it: the start's (a configured one is always kept).
+    if (state.systemPrompt === undefined && input.systemPrompt !== undefined) state.systemPrompt = input.systemPrompt;
     if (state.events) state.events = state.events.map(summaryOfEvent); // a run before event summaries kept it all
     if (typeof state.droppedSignals === 'number') state.droppedSignals = { earlier: state.droppedSignals };
     if (carry?.reopened) {
@@ -117,6 +121,31 @@ export class Conversation {
     this.state.contextTokens = description.fixedTokens;
     this.state.policy = description.policy;
     this.state.gate = description.gate;
+  }
+
+  /**
+   * `configure` changed the agent's settings: the model, its description (window, and the gate for it), the system
+   * prompt (sent before the next message when the context holds messages already).
+   */
+  configured(settings: { model?: string; info?: ModelInfo; gate?: Gate; systemPrompt?: string }): void {
+    const state = this.state;
+    if (settings.model !== undefined) state.model = settings.model;
+    if (settings.info !== undefined) state.modelInfo = settings.info;
+    if (settings.gate !== undefined) state.gate = settings.gate;
+    if (settings.systemPrompt !== undefined) {
+      state.systemPrompt = settings.systemPrompt;
+      if (state.messages.length > 0) state.systemPromptPending = true;
+    }
+  }
+
+  /** The model's description and gate as they are, to put back if a `configure` does not go through. */
+  modelSettings(): { info: ModelInfo; gate: Gate | undefined } {
+    return { info: this.state.modelInfo!, gate: this.state.gate };
+  }
+
+  /** The system prompt a `configure` set was sent (it is in the context now). */
+  systemPromptSent(): void {
+    delete this.state.systemPromptPending;
   }
 
   /** Appends to the working context; each message's count was made once, when it was stored. */

@@ -13,7 +13,7 @@ import { FAILURE } from '../contract/failures.ts';
 import type { Conversation } from './conversation.ts';
 import { pendingOf } from './inbox.ts';
 import type { Inbox, InputOf, Kind, ResultOf } from './inbox.ts';
-import { checkCompact, checkDraft, checkRevert, checkSend } from './inputs.ts';
+import { checkCompact, checkConfigure, checkDraft, checkRevert, checkSend } from './inputs.ts';
 import { progressOf } from './progress.ts';
 
 /** How an input of each kind is checked (its Update's validator, its Signal's handler); what its Update fails as. */
@@ -57,6 +57,11 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
     discard: {
       check: (request) => checkDraft(request, state, inbox.closing, false, undefined),
       failureType: FAILURE.invalidInput,
+    },
+    // What fails a `configure` once accepted is the compaction a smaller window needs first.
+    configure: {
+      check: (request) => checkConfigure(request, state, inbox.closing),
+      failureType: FAILURE.compactionFailed,
     },
   };
   const inputOf = <K extends Kind>(kind: K, input: InputOf<K> | undefined): InputOf<K> => {
@@ -112,7 +117,7 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
   };
 
   const table: (() => void)[] = [
-    query(api.stateQuery, () => publicState(state), about.state),
+    query(api.stateQuery, () => publicState(state, conversation.progress.compaction !== undefined), about.state),
     () => setHandler(api.closeSignal, () => void (inbox.closing = true), { description: about.closeSignal }),
     () => setHandler(api.closeUpdate, close, { description: about.closeUpdate }),
     queued(api.messageSignal, 'send', about.message),
@@ -128,6 +133,7 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
     applied(api.revertUpdate, 'revert', about.revert),
     applied(api.approveUpdate, 'approve', about.approve),
     applied(api.discardUpdate, 'discard', about.discard),
+    applied(api.configureUpdate, 'configure', about.configure),
   ];
   for (const set of table) set();
 }

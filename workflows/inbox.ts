@@ -13,11 +13,19 @@ import type {
   KeptResult,
   DiscardResult,
   CompactResult,
+  ConfigureResult,
   RevertResult,
   SendResult,
   UpdateResult,
 } from '../contract/results.ts';
-import type { ApproveInput, DiscardInput, CompactInput, RevertInput, SendInput } from '../contract/inputs.ts';
+import type {
+  ApproveInput,
+  ConfigureInput,
+  DiscardInput,
+  CompactInput,
+  RevertInput,
+  SendInput,
+} from '../contract/inputs.ts';
 import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from './applied-updates.ts';
 
 /**
@@ -33,6 +41,7 @@ interface Kinds {
   revert: { input: RevertInput; result: RevertResult };
   approve: { input: ApproveInput; result: CompactResult };
   discard: { input: DiscardInput; result: DiscardResult };
+  configure: { input: ConfigureInput; result: ConfigureResult };
 }
 export type Kind = keyof Kinds;
 export type InputOf<K extends Kind> = Kinds[K]['input'];
@@ -78,6 +87,17 @@ export class DraftRefused extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'DraftRefused';
+  }
+}
+
+/**
+ * A `configure` the loop refuses although its validator let it in (the context would not fit the new window even
+ * after compacting, or the model's description differs from the validator's): invalid input, as a stale draft is.
+ */
+export class SettingsRefused extends DraftRefused {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SettingsRefused';
   }
 }
 

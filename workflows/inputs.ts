@@ -4,8 +4,10 @@
  * whose message names the field and the limit.
  */
 import {
+  quoted,
   validateAgentInput,
   validateCompactInput,
+  validateConfigureInput,
   validateDraftInput,
   validateRevertInput,
   validateSendInput,
@@ -14,11 +16,13 @@ import type {
   AgentInput,
   ApproveInput,
   CompactInput,
+  ConfigureInput,
   DiscardInput,
   RevertInput,
   SendInput,
 } from '../contract/inputs.ts';
 import type { WorkflowState } from '../contract/state.ts';
+import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
 
 /** A new agent's input (a running or reopened agent keeps the input it was started with). */
@@ -48,6 +52,45 @@ export function checkDraft(
   if (stale !== undefined && approving) {
     throw invalidInput(`draft: ${request.draft} is stale, made for a context that has changed: ${stale}`);
   }
+}
+
+/**
+ * Rejects a `configure` of a closed agent or of the wrong shape, naming the setting. Whether the model is known and
+ * counted as the agent's messages are is the loop's check, on the `describeModel` activity's answer
+ * (workflows/settings.ts): the model registry is not workflow code.
+ */
+export function checkConfigure(request: ConfigureInput, state: WorkflowState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateConfigureInput(request));
+}
+
+/**
+ * The model and the override a `configure` asks the `describeModel` activity for: the same model keeps its encoding
+ * and margin (a new window only); a new model takes its own from the registry, with `window` when given.
+ */
+export function configuredModel(
+  request: ConfigureInput,
+  state: Pick<WorkflowState, 'model' | 'modelInfo'>,
+): { model: string; override: ModelOverride } {
+  const now = state.modelInfo!;
+  const model = request.model ?? state.model;
+  const window = request.window !== undefined ? { window: request.window } : {};
+  const override: ModelOverride =
+    model === state.model ? { window: now.window, encoding: now.encoding, margin: now.margin, ...window } : window;
+  return { model, override };
+}
+
+/**
+ * Why a model described as `info` cannot take over from the agent's (`now`): it counts tokens otherwise (another
+ * encoding or margin), so the counts of the messages in the context would be wrong. Undefined when it can.
+ */
+export function countingRefusal(model: string, info: ModelInfo, now: ModelInfo): string | undefined {
+  if (info.encoding === now.encoding && info.margin === now.margin) return undefined;
+  const counted = (i: ModelInfo) => `${i.encoding} × ${i.margin}`;
+  return (
+    `model: ${quoted(model)} counts tokens as ${counted(info)}, this agent's messages were counted as ` +
+    `${counted(now)}: configure cannot change how tokens are counted (start a new agent for that model)`
+  );
 }
 
 /** Rejects a revert to an event the agent does not have (or bad input), naming the field and the range. */

@@ -13,14 +13,14 @@ import type {
   ReviewProgress,
   TurnProgress,
 } from '../contract/progress.ts';
-import type { WorkflowState } from '../contract/state.ts';
+import type { AgentStatusAttribute, WorkflowState } from '../contract/state.ts';
 import type { Trigger } from '../engine/trigger.ts';
 
 export class Progress {
   turn: TurnProgress | undefined;
   compaction: CompactionProgress | undefined;
   /** The `AgentStatus` the workflow last upserted for a compaction or a review (visibility.ts keeps it in step). */
-  statusShown: 'running' | 'compacting' | 'awaiting-review' = 'running';
+  statusShown: AgentStatusAttribute = 'running';
 
   turnBegan(turn: number, at: string): void {
     this.turn = { turn, step: 1, began: at };

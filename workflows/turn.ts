@@ -131,11 +131,14 @@ export async function runTurn(
     // first turn, then the user's message.
     const fresh: NewMessage[] = [];
     if (step === 1) {
-      if (state.messages.length === 0 && input.systemPrompt) {
+      // (`state.systemPrompt` is the start's unless `configure` set one; a set one waits for this turn.)
+      const prompt = state.systemPrompt ?? input.systemPrompt;
+      if ((state.messages.length === 0 || state.systemPromptPending) && prompt) {
         fresh.push({
           messageId: conversation.newMessageId(),
-          message: { role: 'system', content: input.systemPrompt },
+          message: { role: 'system', content: prompt },
         });
+        if (state.systemPromptPending) conversation.systemPromptSent();
       }
       messageId = conversation.newMessageId();
       fresh.push({ messageId, message: { role: 'user', content: send.text } });
@@ -143,7 +146,8 @@ export async function runTurn(
     }
     const view = conversation.view(); // the context so far, with the new messages, before the reply's id is taken
     const replyId = conversation.newMessageId();
-    reply = await callModelFitting(conversation, compactions, input.model, { view, replyId, forceText, fresh });
+    // The model as the agent has it now: the start's, or the last `configure`'s.
+    reply = await callModelFitting(conversation, compactions, state.model, { view, replyId, forceText, fresh });
     steps = step;
     // The request as sent is the context now (the new messages appended, any compaction applied).
     tokens += spentTokens(reply, state.contextTokens);

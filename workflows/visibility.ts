@@ -3,11 +3,12 @@
  * message content. Each function is called at one point of the workflow (the order of these commands is part of
  * every recorded history).
  */
-import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CompactionEventSummary } from '../contract/results.ts';
+import { shownStatusOf } from '../contract/state.ts';
 import type { WorkflowState } from '../contract/state.ts';
-import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
 import { describeCompaction } from '../contract/progress.ts';
 import type { Progress } from './progress.ts';
 
@@ -31,8 +32,22 @@ export function showTurn(state: WorkflowState, progress: Progress): void {
   if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens }]);
   }
+  if (patched(TURNS_MEMO_PATCH)) upsertMemo({ [TURNS_MEMO]: state.turns });
   setCurrentDetails(currentDetails(state, progress));
 }
+
+/**
+ * Runs recorded before `longrun list` showed turns upserted no memo after a turn: where such a history replays, this
+ * patch is absent and none is upserted. Release 0.1.0 (docs/changing-workflows.md).
+ */
+const TURNS_MEMO_PATCH = 'turns-in-memo';
+
+/**
+ * Runs recorded before AgentCompactions counted compactions only upserted the last event's seq, reverts included:
+ * where such a history replays, this patch is absent and the attribute keeps counting that way. Release 0.1.0
+ * (docs/changing-workflows.md).
+ */
+const COMPACTION_COUNT_PATCH = 'compactions-without-reverts';
 
 /**
  * Runs recorded before "compaction" became the one noun upserted the count as AgentCompressions: where such a history
@@ -56,7 +71,7 @@ const COMPACTING_STATUS_PATCH = 'show-compacting';
 function statusFor(state: WorkflowState, progress: Progress): SearchAttributeUpdatePair[] {
   // A draft of an automatic compaction waiting (policy `review.automatic`) is `awaiting-review`: only agents with
   // that option, all started on code with the patch below, ever want it, so no history recorded before changes.
-  const wanted = progress.compaction ? 'compacting' : state.draft?.info.waits ? 'awaiting-review' : 'running';
+  const wanted = shownStatusOf(state, progress.compaction !== undefined);
   if (wanted === progress.statusShown || !patched(COMPACTING_STATUS_PATCH)) return [];
   progress.statusShown = wanted;
   return [{ key: SEARCH_ATTRIBUTES.status, value: wanted }];
@@ -74,15 +89,15 @@ export function showCompaction(state: WorkflowState, event: CompactionEventSumma
   const count = patched(COMPACTION_NOUN_PATCH)
     ? SEARCH_ATTRIBUTES.compactions
     : SEARCH_ATTRIBUTES.compactionsFormerName;
+  // As the stats and `longrun events` count them: compactions, not reverts (events of their own).
+  const compactions = patched(COMPACTION_COUNT_PATCH) ? (state.stats?.count ?? 0) : event.seq;
   upsertSearchAttributes([
-    { key: count, value: event.seq },
+    { key: count, value: compactions },
     { key: SEARCH_ATTRIBUTES.lastCompactedAt, value: new Date(Date.now()) },
     { key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens },
     ...statusFor(state, progress),
   ]);
-  setCurrentDetails(
-    `compaction ${event.seq}: ${event.tokensBefore} → ${event.tokensAfter} tokens (${event.strategies.join(', ')})`,
-  );
+  setCurrentDetails(currentDetails(state, progress)); // the whole block, the event in it
 }
 
 /** The agent's current details, as the last turn or compaction left them. */
@@ -98,7 +113,13 @@ export function showClosed(state: WorkflowState): void {
   ]);
 }
 
-/** What the Temporal UI shows as the agent's current details (no message content). */
+/** The longest line of the current details: the UI's panel shows that much without clipping. */
+export const DETAILS_LINE_CHARS = 80;
+
+/**
+ * What the Temporal UI shows as the agent's current details (no message content): one short paragraph per line, each
+ * at most {@link DETAILS_LINE_CHARS} characters (a longer one is broken at spaces).
+ */
 export function currentDetails(state: WorkflowState, progress?: Progress): string {
   const window = state.modelInfo?.window ?? 0;
   const percent = window > 0 ? ` (${Math.round((100 * state.contextTokens) / window)}%)` : '';
@@ -108,30 +129,39 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
     ...(progress?.compaction ? [describeCompaction(progress.compaction)] : []),
   ];
   const paused = state.cooldown?.pausedUntil;
-  return [
-    `**${state.status}** · model ${state.model} · preset ${state.policy?.preset ?? 'default'}`,
+  const stats = state.stats;
+  const reverts = stats?.reverts ?? 0;
+  const lastLine = last
+    ? [
+        `last ${last.trigger === 'revert' ? 'event (a revert)' : 'compaction'}: ${last.seq}, ` +
+          `${last.tokensBefore} → ${last.tokensAfter} tokens`,
+        ...(last.strategies.length > 0 ? [`last strategies: ${last.strategies.join(', ')}`] : []),
+      ]
+    : [];
+  const lines = [
+    `**${shownStatusOf(state, progress?.compaction !== undefined)}** · model ${state.model} · ` +
+      `preset ${state.policy?.preset ?? 'default'}`,
     ...(now.length > 0 ? [`now: ${now.join(' · ')}`] : []),
     `context: ${state.contextTokens} of ${window} tokens${percent}`,
     `turns: ${state.turns} · messages in context: ${state.messages.length}`,
-    `compactions: ${state.compactions ?? 0}` +
-      (last ? ` · last: ${last.tokensBefore} → ${last.tokensAfter} tokens` : ''),
-    ...(last ? [`last strategies: ${last.strategies.join(', ')}`] : []),
+    `compactions: ${stats?.count ?? 0}` + (reverts > 0 ? ` · reverts: ${reverts}` : ''),
+    ...lastLine,
     ...(state.draft?.info.waits
       ? waitingDraft(state, state.draft.info)
       : state.draft
         ? [
-            `**${state.draft.info.id} awaits review** (approve or discard): ${state.draft.info.tokensBefore} → ` +
-              `${state.draft.info.tokensAfter} tokens (${state.draft.info.steps.map((s) => s.strategy).join(', ')})`,
+            `**${state.draft.info.id} awaits review** (approve or discard):`,
+            `${state.draft.info.tokensBefore} → ${state.draft.info.tokensAfter} tokens ` +
+              `(${state.draft.info.steps.map((s) => s.strategy).join(', ')})`,
           ]
         : []),
     ...(paused !== undefined && state.contextTokens < paused
-      ? [
-          state.cooldown?.pausedFor
-            ? `automatic compaction paused until ${paused} tokens (${state.cooldown.pausedFor})`
-            : `loop guard: automatic compaction paused until ${paused} tokens`,
-        ]
+      ? state.cooldown?.pausedFor
+        ? [`automatic compaction paused until ${paused} tokens:`, state.cooldown.pausedFor]
+        : [`loop guard: automatic compaction paused until ${paused} tokens`]
       : []),
-  ].join('\n\n');
+  ];
+  return lines.flatMap((line) => brokenAt(line, DETAILS_LINE_CHARS)).join('\n\n');
 }
 
 /**
@@ -144,11 +174,25 @@ function waitingDraft(state: WorkflowState, info: NonNullable<WorkflowState['dra
   const then = waits.onTimeout === 'apply' ? 'applied as made' : 'discarded';
   const agent = state.agentId;
   return [
-    `**awaiting review: ${info.id}** (automatic compaction ${info.seq}): ${info.tokensBefore} → ${info.tokensAfter} ` +
-      `tokens (${info.steps.map((s) => s.strategy).join(', ')})`,
+    `**awaiting review: ${info.id}** (automatic compaction ${info.seq})`,
+    `${info.tokensBefore} → ${info.tokensAfter} tokens (${info.steps.map((s) => s.strategy).join(', ')})`,
     ...(info.summaryPreview !== undefined ? [`summary: ${JSON.stringify(info.summaryPreview)}`] : []),
-    `times out at ${waits.until} (in ${left} s as of ${new Date(Date.now()).toISOString()}), then ${then}`,
-    `approve: \`longrun approve ${agent} ${info.id}\` (or with \`--summary-file FILE\`) · discard: ` +
-      `\`longrun discard ${agent} ${info.id}\``,
+    `times out at ${waits.until.replace(/\.\d+Z$/, 'Z')} (in ${left} s), then ${then}`,
+    `approve: \`longrun approve ${agent} ${info.id}\``,
+    '(or with `--summary-file FILE`: an edited summary)',
+    `discard: \`longrun discard ${agent} ${info.id}\``,
   ];
+}
+
+/** `line` in lines of at most `max` characters, broken at spaces (a word longer than that stays whole). */
+export function brokenAt(line: string, max: number): string[] {
+  const lines: string[] = [];
+  let rest = line;
+  while (rest.length > max) {
+    const at = rest.lastIndexOf(' ', max);
+    if (at <= 0) break;
+    lines.push(rest.slice(0, at));
+    rest = rest.slice(at + 1);
+  }
+  return [...lines, rest];
 }

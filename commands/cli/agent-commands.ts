@@ -6,14 +6,17 @@ import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
+import { taskQueuePolled } from '../../client/agent-worker.ts';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { updateStage } from '../../client/updates.ts';
 import type { UpdateStage } from '../../client/updates.ts';
 import {
+  AgentSettingsDifferError,
   agentHandle,
   agentState,
   closeAgent,
+  configureAgent,
   closeAgentAndWait,
   queueMessage,
   reopenAgent,
@@ -23,12 +26,19 @@ import {
 import { MAX_REVIEW_SECONDS } from '../../engine/policy.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replay.ts';
-import { InvalidInputError, quoted, TURN_BUDGET_MAX, validateSendInput } from '../../contract/inputs.ts';
+import {
+  InvalidInputError,
+  quoted,
+  TURN_BUDGET_MAX,
+  validateConfigureInput,
+  validateSendInput,
+  WINDOW_RANGE,
+} from '../../contract/inputs.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { AgentUpdateError } from '../../client/update-errors.ts';
-import type { TurnBudget } from '../../contract/inputs.ts';
+import type { ConfigureInput, TurnBudget } from '../../contract/inputs.ts';
 import type { SendResult } from '../../contract/results.ts';
-import { renderAgents, renderContext, renderState } from '../render.ts';
+import { renderAgents, renderConfigured, renderContext, renderState } from '../render.ts';
 import { watchAgent } from '../watch.ts';
 import { listenForStop } from '../../worker/stopping.ts';
 import { classify, waitOptions, withClient } from './connection.ts';
@@ -67,9 +77,33 @@ export async function start({ args, values, given, settings, out }: Invocation):
       ...(turnBudget ? { turnBudget } : {}),
       ...(window !== undefined ? { modelOverride: { window } } : {}),
       ...(Object.keys(compaction).length > 0 ? { compaction } : {}),
+    }).catch((error: unknown) => {
+      // Running with other settings: exit 2 naming them, unless the only one is the model no --model asked for
+      // (LONGRUN_MODEL's default, not a wish: the agent may have been configured since).
+      if (!(error instanceof AgentSettingsDifferError)) throw error;
+      const asked = error.differences.filter((d) => d.setting !== 'model' || values.model !== undefined);
+      if (asked.length > 0) throw new CliExit(EXIT.usage, new AgentSettingsDifferError(agentId, asked).message);
     }),
   );
   out(`started agent ${agentId}`);
+  return EXIT.ok;
+}
+
+/** `configure`: the running agent's model, window or system prompt, changed (an Update); what changed. */
+export async function configure({ args, values, out }: Invocation): Promise<number> {
+  const agentId = args.agent!;
+  const window = intFlag('window', values.window, WINDOW_RANGE.min, WINDOW_RANGE.max);
+  const request: ConfigureInput = {
+    ...(values.model !== undefined ? { model: values.model } : {}),
+    ...(window !== undefined ? { window } : {}),
+    ...(values.system !== undefined ? { systemPrompt: values.system } : {}),
+  };
+  if (Object.keys(request).length === 0) {
+    throw new UsageError('configure: give at least one of --model, --window, --system');
+  }
+  validateConfigureInput(request); // what the workflow would refuse for its shape is never sent
+  const result = await withClient((client) => configureAgent(client, agentId, request, waitOptions()));
+  out(values.json ? JSON.stringify(result, null, 2) : renderConfigured(result, agentId));
   return EXIT.ok;
 }
 
@@ -160,8 +194,16 @@ function lineRefused(error: unknown): boolean {
 }
 
 export async function state({ args, values, out }: Invocation): Promise<number> {
-  const state = await withClient((client) => agentState(client, args.agent!));
-  out(values.json ? JSON.stringify(state, null, 2) : renderState(state));
+  const agentId = args.agent!;
+  if (values.json) {
+    out(JSON.stringify(await withClient((client) => agentState(client, agentId)), null, 2));
+    return EXIT.ok;
+  }
+  // Whether a worker polls its task queue, beside the state (unknown when the look fails: the state is what counts).
+  const [shown, worker] = await withClient((client) =>
+    Promise.all([agentState(client, agentId), taskQueuePolled(client, agentId).catch(() => undefined)]),
+  );
+  out(renderState(shown, { ...(worker ? { worker } : {}), now: Date.now() }));
   return EXIT.ok;
 }
 

@@ -41,7 +41,8 @@ export const COMMANDS = {
   start: {
     args: [AGENT],
     summary:
-      'start an agent; idempotent while it runs, and an id whose agent has closed is refused (a new id, or --reopen)',
+      'start an agent; idempotent while it runs with the settings given (others: exit 2 naming them, nothing ' +
+      'applied; longrun configure changes them), and an id whose agent has closed is refused (a new id, or --reopen)',
     more:
       'A turn (the work on one message) stops without a final answer when it reaches its budget (--max-steps, ' +
       '--max-turn-tokens, --max-turn-seconds): send another message to continue.',
@@ -70,6 +71,22 @@ export const COMMANDS = {
     },
     run: agents.start,
   },
+  configure: {
+    args: [AGENT],
+    summary:
+      "change a running agent's model, window or system prompt (an Update, after its queued input) and print " +
+      'what changed; a smaller window compacts first when the context would not fit it',
+    more:
+      'A new --model takes its window from the registry unless --window is given, and must count tokens as the ' +
+      "agent's messages were counted (same encoding and margin). A new --system is sent before the next message.",
+    flags: {
+      model: 'the model to use from the next model call',
+      window: `the model's window (${n(1_024)} to ${n(10_000_000)} tokens)`,
+      system: 'the system prompt, sent before the next message',
+      json: 'the result as JSON',
+    },
+    run: agents.configure,
+  },
   send: {
     args: [AGENT, { name: 'text', variadic: true }],
     summary: `send a message (an Update, at most ${n(MAX_MESSAGE_CHARS)} characters) and print the reply`,
@@ -89,7 +106,9 @@ export const COMMANDS = {
   },
   state: {
     args: [AGENT],
-    summary: 'status, turns and stored messages',
+    summary:
+      'status, model, context, turns, whether a worker polls its task queue, the last error, a draft waiting for ' +
+      'review (its time left, the commands that answer it) and the stored messages',
     flags: { json: 'the whole state as JSON' },
     run: agents.state,
   },
@@ -187,7 +206,7 @@ export const COMMANDS = {
   },
   list: {
     args: [],
-    summary: 'the agents in this namespace, with their status',
+    summary: 'the agents in this namespace: status (as state shows it), model, turns, context tokens, task queue',
     flags: { json: 'the list as JSON' },
     run: agents.list,
   },

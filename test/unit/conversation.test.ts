@@ -52,6 +52,26 @@ describe('Conversation', () => {
     expect(c.state.cooldown).toEqual({ consecutive: 0, lastTokensAfter: 300 });
   });
 
+  it("keeps the system prompt in the state: the start's for a state of before, a configured one over it", () => {
+    const prompted = { ...input, systemPrompt: 'Be brief.' };
+    const earlier = described(Conversation.begin(prompted, undefined, 'run-1')).state;
+    expect(earlier.systemPrompt).toBe('Be brief.');
+    delete earlier.systemPrompt; // as a run of before kept it
+    const c = Conversation.begin(prompted, { state: earlier, nextMessageSeq: 1, applied: [] }, 'run-2');
+    expect(c.state.systemPrompt).toBe('Be brief.');
+    // configure: before any message it is simply the prompt; once the context holds messages, sent next turn.
+    c.configured({ systemPrompt: 'Be kind.' });
+    expect(c.state).toMatchObject({ systemPrompt: 'Be kind.' });
+    expect(c.state.systemPromptPending).toBeUndefined();
+    c.append(record(1, { role: 'user' }));
+    c.configured({ systemPrompt: 'Be terse.', model: 'gpt-4o' });
+    expect(c.state).toMatchObject({ systemPrompt: 'Be terse.', systemPromptPending: true, model: 'gpt-4o' });
+    c.systemPromptSent();
+    expect(c.state.systemPromptPending).toBeUndefined();
+    const next = Conversation.begin(prompted, c.carry([]), 'run-3'); // continue-as-new keeps the configured ones
+    expect(next.state).toMatchObject({ systemPrompt: 'Be terse.', model: 'gpt-4o' });
+  });
+
   it('reads the next id from a run of an earlier release, which carried it beside the state, and carries both', () => {
     const earlier = described(Conversation.begin(input, undefined, 'run-1')).state;
     delete earlier.nextMessageSeq;

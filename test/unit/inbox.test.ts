@@ -130,6 +130,7 @@ describe('dispatch', () => {
       revert: (pending) => seen.push(`revert ${pending.input.toEvent}`),
       approve: (pending) => seen.push(`approve ${pending.input.draft}`),
       discard: (pending) => seen.push(`discard ${pending.input.draft}`),
+      configure: (pending) => seen.push(`configure ${pending.input.model ?? 'same'}`),
     };
     const inputs: Pending[] = [
       pendingOf('discard', { draft: 'draft-1' }),
@@ -137,8 +138,16 @@ describe('dispatch', () => {
       pendingOf('revert', { toEvent: 2 }),
       pendingOf('compact', {}),
       pendingOf('approve', { draft: 'draft-2' }),
+      pendingOf('configure', { model: 'gpt-4o' }),
     ];
     for (const pending of inputs) await dispatch(table, pending);
-    expect(seen).toEqual(['discard draft-1', 'send hi', 'revert 2', 'compact any', 'approve draft-2']);
+    expect(seen).toEqual([
+      'discard draft-1',
+      'send hi',
+      'revert 2',
+      'compact any',
+      'approve draft-2',
+      'configure gpt-4o',
+    ]);
   });
 });

@@ -1,0 +1,241 @@
+/**
+ * The settings of a running agent (what `configure` accepts, what `start` compares) and what the human output shows
+ * (`state`, `list`, `configure`, the current details): pure functions, on made-up states.
+ */
+import { describe, expect, it } from 'vitest';
+import { settingDifferences } from '../../client/agents.ts';
+import { listedStatus } from '../../client/reads.ts';
+import { renderAgents, renderConfigured, renderState } from '../../commands/render.ts';
+import { validateConfigureInput } from '../../contract/inputs.ts';
+import { shownStatusOf } from '../../contract/state.ts';
+import type { AgentState, WorkflowState } from '../../contract/state.ts';
+import type { Draft } from '../../contract/results.ts';
+import { configuredModel, countingRefusal } from '../../workflows/inputs.ts';
+import { resolveModelInfo } from '../../engine/models.ts';
+import { Progress } from '../../workflows/progress.ts';
+import { brokenAt, currentDetails, DETAILS_LINE_CHARS } from '../../workflows/visibility.ts';
+
+const MINI = { window: 128_000, encoding: 'o200k_base', margin: 1, exact: true } as const;
+
+const DRAFT: Omit<Draft, 'summary'> = {
+  id: 'draft-1',
+  seq: 2,
+  steps: [{ strategy: 'summarize', tokensSaved: 900 }],
+  tokensBefore: 1200,
+  tokensAfter: 300,
+  summaryPreview: 'The deploy config is at /srv/app/deploy.yaml and the tests pass on the second try after a fix.',
+  waits: { until: '2026-01-01T00:10:00.000Z', timeoutSeconds: 600, onTimeout: 'apply' },
+} as unknown as Omit<Draft, 'summary'>;
+
+function agent(overrides: Partial<AgentState> = {}): AgentState {
+  return {
+    agentId: 'trip-planner-7',
+    model: 'gpt-4o-mini',
+    status: 'running',
+    turns: 3,
+    messages: [],
+    contextTokens: 1234,
+    modelInfo: { ...MINI },
+    ...overrides,
+  };
+}
+
+describe('configure input', () => {
+  it('takes at least one setting, each in its range, naming the field', () => {
+    expect(() => validateConfigureInput({ model: 'gpt-4o', window: 64_000, systemPrompt: 'Be brief.' })).not.toThrow();
+    expect(() => validateConfigureInput({})).toThrow('configure: give at least one of model, window, systemPrompt');
+    expect(() => validateConfigureInput({ window: 512 })).toThrow(
+      'window: 512 is not allowed (an integer from 1,024 to 10,000,000 tokens)',
+    );
+    expect(() => validateConfigureInput({ model: ' ' })).toThrow('model: must be a non-empty string');
+    expect(() => validateConfigureInput({ systemPrompt: '' })).toThrow('systemPrompt: must be a non-empty string');
+    expect(() => validateConfigureInput({ temperature: 1 } as never)).toThrow(
+      'temperature: not a setting configure changes (one of model, window, systemPrompt)',
+    );
+    expect(() => validateConfigureInput(null as never)).toThrow('configure: input must be an object');
+  });
+
+  it('asks for the model: a window alone keeps its counting; another model must count as the agent does', () => {
+    const state = { model: 'gpt-4o-mini', modelInfo: { ...MINI } };
+    expect(configuredModel({ window: 8_192 }, state)).toEqual({
+      model: 'gpt-4o-mini',
+      override: { window: 8_192, encoding: 'o200k_base', margin: 1 },
+    });
+    expect(configuredModel({ model: 'gpt-4o' }, state)).toEqual({ model: 'gpt-4o', override: {} });
+    expect(configuredModel({ model: 'gpt-4.1', window: 200_000 }, state).override).toEqual({ window: 200_000 });
+    // What the describeModel activity answers for them (the registry), against the agent's counting.
+    expect(countingRefusal('gpt-4o', resolveModelInfo('gpt-4o'), MINI)).toBeUndefined();
+    expect(countingRefusal('gpt-4', resolveModelInfo('gpt-4'), MINI)).toBe(
+      'model: "gpt-4" counts tokens as cl100k_base × 1, this agent\'s messages were counted as o200k_base × 1: ' +
+        'configure cannot change how tokens are counted (start a new agent for that model)',
+    );
+    expect(countingRefusal('claude-sonnet-4', resolveModelInfo('claude-sonnet-4'), MINI)).toContain(
+      'counts tokens as o200k_base × 1.2',
+    );
+  });
+});
+
+describe('start on a running agent', () => {
+  it('compares the model always, the window and system prompt when asked for', () => {
+    const running = { model: 'gpt-4o-mini', modelInfo: { ...MINI, window: 8_192 }, systemPrompt: 'Be brief.' };
+    expect(settingDifferences({ model: 'gpt-4o-mini' }, running)).toEqual([]);
+    expect(
+      settingDifferences({ model: 'gpt-4o', modelOverride: { window: 4_096 }, systemPrompt: 'Be long.' }, running),
+    ).toEqual([
+      { setting: 'model', running: 'gpt-4o-mini', asked: 'gpt-4o' },
+      { setting: 'window', running: 8_192, asked: 4_096 },
+      { setting: 'systemPrompt', running: 'Be brief.', asked: 'Be long.' },
+    ]);
+  });
+});
+
+describe('the status everything shows', () => {
+  it('is decided in one place: closed, compacting, awaiting-review, running', () => {
+    const waiting = { status: 'running', draft: { info: DRAFT } } as unknown as WorkflowState;
+    expect(shownStatusOf(waiting, false)).toBe('awaiting-review');
+    expect(shownStatusOf(waiting, true)).toBe('compacting');
+    expect(shownStatusOf({ status: 'closed' }, true)).toBe('closed');
+    expect(shownStatusOf({ status: 'running' }, false)).toBe('running');
+    expect(listedStatus('awaiting-review', 'RUNNING')).toBe('awaiting-review');
+    expect(listedStatus(undefined, 'RUNNING')).toBe('running');
+    expect(listedStatus('running', 'TERMINATED')).toBe('terminated'); // no longer running, whatever it last said
+    expect(listedStatus('closed', 'COMPLETED')).toBe('closed');
+  });
+});
+
+describe('renderState', () => {
+  it('shows the status as list does, the worker, the last error and a waiting draft with its commands', () => {
+    const text = renderState(
+      agent({
+        shownStatus: 'awaiting-review',
+        lastError: 'callModel failed: HTTP 401: Incorrect API key provided',
+        draft: { info: DRAFT, prepared: {} as never },
+      }),
+      {
+        worker: { taskQueue: 'longrun-agents', polled: true, seen: 'last polled 2 s ago by 1@host' },
+        now: Date.parse('2026-01-01T00:05:00.000Z'),
+      },
+    );
+    expect(text).toContain('status   awaiting-review\n');
+    expect(text).toContain('worker   polls task queue longrun-agents (last polled 2 s ago by 1@host)');
+    expect(text).toContain('error    callModel failed: HTTP 401: Incorrect API key provided');
+    expect(text).toContain(
+      'review   draft-1 (automatic compaction 2, 1200 → 300 tokens) waits: 300 s left, then applied as made',
+    );
+    expect(text).toContain('approve: longrun approve trip-planner-7 draft-1 [--summary-file F]');
+    expect(text).toContain('discard: longrun discard trip-planner-7 draft-1');
+  });
+
+  it('says when no worker polls the task queue, and what to do', () => {
+    const text = renderState(agent(), {
+      worker: { taskQueue: 'q1', polled: false, seen: 'the server has seen no worker poll it' },
+    });
+    expect(text).toContain('worker   none polls task queue q1 (the server has seen no worker poll it)');
+    expect(text).toContain('LONGRUN_TASK_QUEUE=q1');
+    expect(text).toContain('status   running'); // a state of before shownStatus: its status
+    expect(text).not.toMatch(/^(error|review) /m);
+  });
+});
+
+describe('renderAgents', () => {
+  it('shows turns, context tokens and the task queue', () => {
+    const text = renderAgents([
+      {
+        agentId: 'a1',
+        status: 'awaiting-review',
+        model: 'gpt-4o-mini',
+        turns: 12,
+        contextTokens: 4321,
+        taskQueue: 'longrun-agents',
+        startedAt: new Date('2026-01-01T00:00:00Z'),
+        workflowStatus: 'RUNNING',
+      },
+      {
+        agentId: 'old',
+        status: 'closed',
+        model: 'gpt-4o',
+        taskQueue: 'q2',
+        startedAt: new Date('2026-01-01T00:00:00Z'),
+        workflowStatus: 'COMPLETED',
+      },
+    ]);
+    const [header, first, second] = text.split('\n');
+    expect(header!.split(/\s{2,}/)).toEqual(['AGENT', 'STATUS', 'MODEL', 'TURNS', 'CONTEXT', 'TASK QUEUE', 'STARTED']);
+    expect(first!.split(/\s{2,}/).slice(0, 6)).toEqual([
+      'a1',
+      'awaiting-review',
+      'gpt-4o-mini',
+      '12',
+      '4321',
+      'longrun-agents',
+    ]);
+    expect(second!.split(/\s{2,}/).slice(0, 6)).toEqual(['old', 'closed', 'gpt-4o', '?', '?', 'q2']);
+  });
+});
+
+describe('renderConfigured', () => {
+  it('says each change and the compaction made first', () => {
+    const text = renderConfigured(
+      {
+        changed: [
+          { setting: 'model', from: 'gpt-4o', to: 'gpt-4o-mini' },
+          { setting: 'window', from: 128_000, to: 2_048 },
+          { setting: 'systemPrompt', from: undefined, to: 'x'.repeat(100) },
+        ],
+        compacted: true,
+        compaction: {
+          compacted: true,
+          reason: 'forced',
+          event: { seq: 3, tokensBefore: 3000, tokensAfter: 900 } as never,
+        },
+        settings: { model: 'gpt-4o-mini', window: 2_048 },
+      },
+      'a1',
+    );
+    expect(text.split('\n')).toEqual([
+      'model: "gpt-4o" → "gpt-4o-mini"',
+      'window: 128000 tokens → 2048 tokens',
+      `systemPrompt: none → "${'x'.repeat(60)}…" (100 chars)`,
+      'compacted first for the smaller window: compaction 3, 3000 → 900 tokens',
+    ]);
+    expect(
+      renderConfigured({ changed: [], compacted: false, settings: { model: 'gpt-4o', window: 128_000 } }, 'a1'),
+    ).toBe('agent a1: nothing to change (model gpt-4o, window 128000)');
+  });
+});
+
+describe('the current details', () => {
+  it('fit the panel: every line at most 80 characters, a waiting draft and its commands included', () => {
+    const state = {
+      ...agent({ agentId: 'a-rather-long-agent-id-for-the-panel' }),
+      messages: [],
+      policy: { preset: 'default' },
+      stats: { count: 2, averageReduction: 0.4, tokensSaved: 900, reverts: 1 },
+      events: [
+        {
+          seq: 3,
+          trigger: 'revert',
+          tokensBefore: 900,
+          tokensAfter: 1500,
+          strategies: [],
+        },
+      ],
+      draft: { info: DRAFT, prepared: {} },
+      cooldown: { consecutive: 1, lastTokensAfter: 0, pausedUntil: 99_999, pausedFor: 'draft-0 discarded by a person' },
+    } as unknown as WorkflowState;
+    const details = currentDetails(state, new Progress());
+    for (const line of details.split('\n')) expect(line.length, line).toBeLessThanOrEqual(DETAILS_LINE_CHARS);
+    expect(details).toContain('**awaiting-review** · model gpt-4o-mini');
+    expect(details).toContain('compactions: 2 · reverts: 1');
+    expect(details).toContain('last event (a revert): 3, 900 → 1500 tokens');
+    expect(details).toContain('times out at 2026-01-01T00:10:00Z (in ');
+    expect(details).toContain('`longrun approve a-rather-long-agent-id-for-the-panel draft-1`');
+    expect(details).toContain('automatic compaction paused until 99999 tokens:\n\ndraft-0 discarded by a person');
+  });
+
+  it('break a long line at spaces', () => {
+    expect(brokenAt('aaa bbb ccc', 7)).toEqual(['aaa bbb', 'ccc']);
+    expect(brokenAt('short', 80)).toEqual(['short']);
+    expect(brokenAt('x'.repeat(90), 80)).toEqual(['x'.repeat(90)]); // one word: whole
+  });
+});
