@@ -3,6 +3,7 @@ import type { CompactResult, RevertResult, CompactionEventSummary, CompactionSta
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
+import type { AgentSnapshot } from '../client/agent-reads.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {
@@ -131,4 +132,26 @@ export function renderCompaction(result: CompactResult): string {
     `removed ${e.removedCount} message(s); the segment is stored at ${e.keys.removed}`,
   ];
   return lines.join('\n');
+}
+
+/**
+ * What Temporal knows of an agent no worker answers for (`longrun state`, `events`, `context` then): its status and
+ * search attributes, why it was not asked, its pending activities.
+ */
+export function renderSnapshot(snapshot: AgentSnapshot, reason: string): string {
+  const closed = snapshot.workflowStatus !== 'RUNNING';
+  return [
+    `agent    ${snapshot.agentId}`,
+    `status   ${closed ? `closed (${snapshot.workflowStatus.toLowerCase()})` : (snapshot.status ?? 'running')}`,
+    ...(snapshot.model ? [`model    ${snapshot.model}`] : []),
+    ...(snapshot.contextTokens !== undefined
+      ? [`context  about ${snapshot.contextTokens} tokens (as last shown)`]
+      : []),
+    ...(snapshot.compactions !== undefined ? [`compactions ${snapshot.compactions}`] : []),
+    `worker   ${reason}`,
+    ...snapshot.pendingActivities.map((activity) => `pending  ${activity}`),
+    `started  ${snapshot.startedAt}${snapshot.closedAt ? `, closed ${snapshot.closedAt}` : ''}`,
+    '',
+    'This is what Temporal knows without a worker; the messages and the rest of the state need one to answer.',
+  ].join('\n');
 }

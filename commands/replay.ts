@@ -30,6 +30,7 @@ import type { RecordingIndex } from '../llm/replay.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { compactionKey } from '../contract/keys.ts';
+import { agentWorkflowId } from '../contract/agent.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 import { installRuntime } from '../worker/telemetry.ts';
 
@@ -172,8 +173,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     deps: { store, openai: createOpenAI({ apiKey: 'replay', baseURL: model.baseURL, timeoutMs: 30_000 }), tools },
   });
   const { client, taskQueue } = agents;
+  const agentId = `replay-${randomUUID().slice(0, 8)}`;
   try {
-    const agentId = `replay-${randomUUID().slice(0, 8)}`;
     await startAgent(client, {
       agentId,
       model: 'gpt-4o-mini',
@@ -217,9 +218,41 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       schemas: tools.schemas(),
     });
   } finally {
+    // On a server this run did not start, the replay's agent leaves nothing behind: every run of its workflow is
+    // deleted (terminated first if it still runs, after a failure), so `longrun list` never shows it.
+    if (!servers.stack?.temporal) {
+      await deleteAgentRuns(client, agentId).catch((error: unknown) =>
+        log(
+          `[replay] could not delete the replay's agent ${agentId} from namespace ${temporal.namespace} ` +
+            `(${error instanceof Error ? error.message : String(error)}): delete workflow ${agentWorkflowId(agentId)} yourself`,
+        ),
+      );
+    }
     await agents.close();
     await model.close();
     await servers.stop();
+  }
+}
+
+/** Deletes every run of the agent's workflow (Temporal terminates a running one first). */
+export async function deleteAgentRuns(client: Client, agentId: string): Promise<void> {
+  const workflowId = agentWorkflowId(agentId);
+  const runs: string[] = [];
+  for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+    runs.push(execution.runId);
+  // The current run too, which visibility may not list yet.
+  const current = await client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then((description) => description.runId)
+    .catch(() => undefined);
+  if (current !== undefined && !runs.includes(current)) runs.push(current);
+  for (const runId of runs) {
+    await client.workflowService
+      .deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId, runId } })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error && /not found/i.test(error.message))) throw error;
+      });
   }
 }
 
