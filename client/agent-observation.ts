@@ -2,7 +2,7 @@
  * What a waiting client sees of an agent (client/updates.ts): its workflow's description and the workers polling its
  * task queue, and what they say in words for the progress lines and the errors.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import protos from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { transientFailure } from './connection-failures.ts';
@@ -65,21 +65,26 @@ export async function observeAgent(client: Client, handle: WorkflowHandle): Prom
     workersKnown: pollers !== undefined,
     workerAgeMs: newest && Math.max(0, now - newest.at),
     workerIdentity: newest?.identity,
-    activities: (raw.pendingActivities ?? []).map((activity) => {
-      const started = timestampMs(activity.lastStartedTime);
-      const parts = [
-        `attempt ${activity.attempt ?? 1}`,
-        ...(activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED && started !== undefined
-          ? [`running ${seconds(now - started)}`]
-          : ['waiting for a worker']),
-        ...(activity.lastFailure?.message ? [`last failure: ${activity.lastFailure.message}`] : []),
-      ];
-      return `${activity.activityType?.name ?? 'activity'} (${parts.join(', ')})`;
-    }),
+    activities: pendingActivities(description, now),
     taskWaitingMs: taskScheduled === undefined ? undefined : Math.max(0, now - taskScheduled),
     taskAttempt: task?.attempt ?? undefined,
     status: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status),
   };
+}
+
+/** The activities a workflow has out, described: "callModel (attempt 3, waiting for a worker, last failure: …)". */
+export function pendingActivities(description: WorkflowExecutionDescription, now: number): string[] {
+  return (description.raw.pendingActivities ?? []).map((activity) => {
+    const started = timestampMs(activity.lastStartedTime);
+    const parts = [
+      `attempt ${activity.attempt ?? 1}`,
+      ...(activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED && started !== undefined
+        ? [`running ${seconds(now - started)}`]
+        : ['waiting for a worker']),
+      ...(activity.lastFailure?.message ? [`last failure: ${activity.lastFailure.message}`] : []),
+    ];
+    return `${activity.activityType?.name ?? 'activity'} (${parts.join(', ')})`;
+  });
 }
 
 /**

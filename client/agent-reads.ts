@@ -5,8 +5,9 @@
  * - a closed agent that completed answers from its result, with no worker;
  * - with no worker polling, the read fails at once with {@link AgentNotAnsweringError}: what Temporal knows of the
  *   agent without one (its {@link AgentSnapshot}: status, search attributes, pending activities) and why;
- * - otherwise it queries with a short deadline, and when none answered by then and no worker has polled since the
- *   query was sent (the one seen had stopped), fails the same way; a worker that polled since keeps it waiting.
+ * - otherwise it queries with a short deadline, and when none answered by then and no worker has polled since (the
+ *   one seen had stopped: the server keeps a stopped worker's last poll for minutes), fails the same way; a worker
+ *   that polled since (it took the query, and replays or is busy) keeps it waiting, up to 30 s.
  */
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Client, QueryDefinition, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
@@ -14,7 +15,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
-import { CHECK_DEADLINE_MS, observeAgent, taskQueuePolled } from './agent-observation.ts';
+import { CHECK_DEADLINE_MS, pendingActivities, taskQueuePolled } from './agent-observation.ts';
 import type { TaskQueuePolling } from './agent-observation.ts';
 
 /** What Temporal knows of an agent without asking a worker: its workflow's description. */
@@ -60,7 +61,7 @@ export class AgentNotAnsweringError extends Error {
 }
 
 /** How long a read waits for a worker's answer before it checks whether one is there at all. */
-export const QUERY_DEADLINE_MS = 3_000;
+export const QUERY_DEADLINE_MS = 1_500;
 /** How long it waits in all when a worker is there (a long replay, a busy worker). */
 const QUERY_PATIENCE_MS = 30_000;
 /** How long a query waits for a run that has just continued-as-new to take its first workflow task. */
@@ -84,7 +85,7 @@ export async function readAgent<R, A extends unknown[]>(
   fromResult?: (final: AgentState) => R,
   options: ReadOptions = {},
 ): Promise<R> {
-  const deadlineMs = options.queryDeadlineMs ?? QUERY_DEADLINE_MS;
+  let deadlineMs = options.queryDeadlineMs ?? QUERY_DEADLINE_MS;
   const description = await client.connection.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => handle.describe());
   if (description.status.name === 'COMPLETED' && fromResult) {
     const final = (await client.workflow.getHandle(description.workflowId, description.runId).result()) as AgentState;
@@ -92,7 +93,7 @@ export async function readAgent<R, A extends unknown[]>(
   }
   const polling = await taskQueuePolled(client, description.taskQueue);
   if (polling.polled === false)
-    throw new AgentNotAnsweringError(await snapshotOf(client, handle, agentId, description, polling), polling.text);
+    throw new AgentNotAnsweringError(snapshotOf(agentId, description, polling), polling.text);
   const sent = Date.now();
   for (let patience = sent + QUERY_PATIENCE_MS; ;) {
     try {
@@ -107,11 +108,16 @@ export async function readAgent<R, A extends unknown[]>(
       }
       if (!timedOut(error) || Date.now() >= patience) throw error;
       // No answer yet: a worker that polled since the query was sent is there (replaying, busy); keep waiting for it.
+      // (Its poll ends when it takes the query: the newest poll is newer than the one seen before. Server times only,
+      // compared with each other: no clock of this machine's.)
       const now = await taskQueuePolled(client, description.taskQueue);
-      if (now.lastPollAt !== undefined && now.lastPollAt >= sent) continue;
+      if (now.lastPollAt !== undefined && now.lastPollAt > (polling.lastPollAt ?? 0)) {
+        deadlineMs = QUERY_PATIENCE_MS;
+        continue;
+      }
       const waited = Math.round((Date.now() - sent) / 1000);
       throw new AgentNotAnsweringError(
-        await snapshotOf(client, handle, agentId, description, now),
+        snapshotOf(agentId, description, now),
         `no worker polls task queue ${description.taskQueue} now: none answered within ${waited} s` +
           (now.lastPollAt !== undefined
             ? ` (the last poll was ${Math.round((Date.now() - now.lastPollAt) / 1000)} s ago` +
@@ -122,20 +128,22 @@ export async function readAgent<R, A extends unknown[]>(
   }
 }
 
-/** A query cut off by its deadline (the server's "Failed to query Workflow" with DEADLINE_EXCEEDED under it). */
+/**
+ * A query cut off by its deadline: "Failed to query Workflow" with the call cancelled (the client's deadline) or
+ * DEADLINE_EXCEEDED (the server's) under it.
+ */
 function timedOut(error: unknown): boolean {
   const cause = error instanceof ServiceError ? (error.cause ?? error) : error;
-  return isGrpcServiceError(cause) && Number(cause.code) === Number(grpcStatus.DEADLINE_EXCEEDED);
+  if (!isGrpcServiceError(cause)) return false;
+  const code: grpcStatus = Number(cause.code);
+  return code === grpcStatus.DEADLINE_EXCEEDED || code === grpcStatus.CANCELLED;
 }
 
-async function snapshotOf(
-  client: Client,
-  handle: WorkflowHandle,
+function snapshotOf(
   agentId: string,
   description: WorkflowExecutionDescription,
   polling: TaskQueuePolling,
-): Promise<AgentSnapshot> {
-  const seen = await observeAgent(client, handle).catch(() => undefined);
+): AgentSnapshot {
   const attributes = description.typedSearchAttributes;
   const { text: _, ...worker } = polling;
   const status = attributes.get(SEARCH_ATTRIBUTES.status);
@@ -155,6 +163,6 @@ async function snapshotOf(
     startedAt: description.startTime.toISOString(),
     ...(description.closeTime ? { closedAt: description.closeTime.toISOString() } : {}),
     historyLength: description.historyLength,
-    pendingActivities: seen?.activities ?? [],
+    pendingActivities: pendingActivities(description, Date.now()),
   };
 }

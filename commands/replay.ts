@@ -10,6 +10,7 @@
  * turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readNamedFile } from './cli/parse.ts';
 import type { Client } from '@temporalio/client';
 import { ToolRegistry } from '../activities/tools.ts';
@@ -234,25 +235,49 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   }
 }
 
-/** Deletes every run of the agent's workflow (Temporal terminates a running one first). */
+/** How long the deletion of the replay's agent is checked and tried again (visibility catches up meanwhile). */
+const DELETE_CHECK_MS = 10_000;
+
+/**
+ * Deletes every run of the agent's workflow (Temporal terminates a running one first): the runs continue-as-new
+ * chained, walked back from the current one through each run's start, and any other the list shows. A run that has
+ * just closed can be written to visibility again after its deletion, so the list is checked until it is empty, and
+ * what it still shows is deleted again.
+ */
 export async function deleteAgentRuns(client: Client, agentId: string): Promise<void> {
   const workflowId = agentWorkflowId(agentId);
-  const runs: string[] = [];
-  for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
-    runs.push(execution.runId);
-  // The current run too, which visibility may not list yet.
-  const current = await client.workflow
+  const namespace = client.options.namespace;
+  const deleteRun = (runId: string) =>
+    client.workflowService
+      .deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error && /not found/i.test(error.message))) throw error;
+      });
+  const runs = new Set<string>();
+  let runId = await client.workflow
     .getHandle(workflowId)
     .describe()
     .then((description) => description.runId)
     .catch(() => undefined);
-  if (current !== undefined && !runs.includes(current)) runs.push(current);
-  for (const runId of runs) {
-    await client.workflowService
-      .deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId, runId } })
-      .catch((error: unknown) => {
-        if (!(error instanceof Error && /not found/i.test(error.message))) throw error;
-      });
+  while (runId && !runs.has(runId)) {
+    runs.add(runId);
+    const history = await client.workflowService.getWorkflowExecutionHistory({
+      namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 1,
+    });
+    runId = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+  for (const run of runs) await deleteRun(run);
+  for (const deadline = Date.now() + DELETE_CHECK_MS; ;) {
+    const listed: string[] = [];
+    for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+      listed.push(execution.runId);
+    }
+    if (listed.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`${listed.length} run(s) still listed after deleting them`);
+    await sleep(250);
+    for (const run of listed) await deleteRun(run);
   }
 }
 
