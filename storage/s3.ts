@@ -40,10 +40,13 @@ export interface S3Target {
 
 /** Thrown when the S3 endpoint does not answer: names it, what pointed there, and what to do. */
 export class StorageNotAnsweringError extends Error {
-  constructor(target: S3Target, why: string) {
+  /** The network error's code (ECONNREFUSED, …; ETIMEDOUT for a timeout): what retries judge it by. */
+  readonly code: string;
+  constructor(target: S3Target, why: string, cause: unknown) {
     const where = target.choice?.text ?? target.endpoint ?? 'the endpoint of the AWS SDK configuration';
-    super(`S3 at ${where} does not answer (${why})${target.choice ? `: ${s3Advice(target.choice)}` : ''}`);
+    super(`S3 at ${where} does not answer (${why})${target.choice ? `: ${s3Advice(target.choice)}` : ''}`, { cause });
     this.name = 'StorageNotAnsweringError';
+    this.code = (cause as { code?: string } | undefined)?.code ?? 'ETIMEDOUT';
   }
 }
 
@@ -130,7 +133,7 @@ export class S3BlobStore implements BlobStore {
       return await call();
     } catch (error) {
       const why = notAnswering(error);
-      throw why === undefined ? error : new StorageNotAnsweringError(this.target, why);
+      throw why === undefined ? error : new StorageNotAnsweringError(this.target, why, error);
     }
   }
 

@@ -78,4 +78,21 @@ describe('where Temporal is, for the CLI', () => {
     );
     expect(run.ms).toBeLessThan(3_000);
   });
+
+  it('LONGRUN_MINIO_PORT at a port nothing listens on: the S3 read says so, naming it', async () => {
+    const port = String(await freePort());
+    const agentId = newAgentId('s3');
+    const env = shellEnv({
+      TEMPORAL_ADDRESS: h.temporal.connectionOptions.address,
+      TEMPORAL_NAMESPACE: h.temporal.namespace,
+      LONGRUN_MINIO_PORT: port,
+    });
+    const run = await runLongrun(['reload', agentId, `agents/${agentId}/x/messages/m000001.json`], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `longrun: S3 at http://127.0.0.1:${port} (LONGRUN_MINIO_PORT=${port}, where \`npm start\` runs its MinIO) does ` +
+        'not answer (connect ECONNREFUSED',
+    );
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
 });
