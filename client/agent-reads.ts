@@ -107,11 +107,13 @@ export async function readAgent<R, A extends unknown[]>(
         continue;
       }
       if (!timedOut(error) || Date.now() >= patience) throw error;
-      // No answer yet: a worker that polled since the query was sent is there (replaying, busy); keep waiting for it.
-      // (Its poll ends when it takes the query: the newest poll is newer than the one seen before. Server times only,
-      // compared with each other: no clock of this machine's.)
+      // No answer yet: a worker that polled since the query was sent is there (it took the query: its poll ended
+      // then; it replays, or is busy); keep waiting for it. A worker that stopped just before may have its last poll
+      // recorded late, newer than the one seen before but from before the question: that one does not count. (The
+      // server's clock against this one's: a skew only makes the wait shorter or longer, never wrong about an answer.)
       const now = await taskQueuePolled(client, description.taskQueue);
-      if (now.lastPollAt !== undefined && now.lastPollAt > (polling.lastPollAt ?? 0)) {
+      const pollAt = now.lastPollAt;
+      if (pollAt !== undefined && pollAt > (polling.lastPollAt ?? 0) && pollAt >= sent) {
         deadlineMs = QUERY_PATIENCE_MS;
         continue;
       }
