@@ -2,7 +2,7 @@
  * What a waiting client sees of an agent (client/updates.ts): its workflow's description and the workers polling its
  * task queue, and what they say in words for the progress lines and the errors.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import protos from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { transientFailure } from './connection-failures.ts';
@@ -65,21 +65,26 @@ export async function observeAgent(client: Client, handle: WorkflowHandle): Prom
     workersKnown: pollers !== undefined,
     workerAgeMs: newest && Math.max(0, now - newest.at),
     workerIdentity: newest?.identity,
-    activities: (raw.pendingActivities ?? []).map((activity) => {
-      const started = timestampMs(activity.lastStartedTime);
-      const parts = [
-        `attempt ${activity.attempt ?? 1}`,
-        ...(activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED && started !== undefined
-          ? [`running ${seconds(now - started)}`]
-          : ['waiting for a worker']),
-        ...(activity.lastFailure?.message ? [`last failure: ${activity.lastFailure.message}`] : []),
-      ];
-      return `${activity.activityType?.name ?? 'activity'} (${parts.join(', ')})`;
-    }),
+    activities: pendingActivities(description, now),
     taskWaitingMs: taskScheduled === undefined ? undefined : Math.max(0, now - taskScheduled),
     taskAttempt: task?.attempt ?? undefined,
     status: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status),
   };
+}
+
+/** The activities a workflow has out, described: "callModel (attempt 3, waiting for a worker, last failure: …)". */
+export function pendingActivities(description: WorkflowExecutionDescription, now: number): string[] {
+  return (description.raw.pendingActivities ?? []).map((activity) => {
+    const started = timestampMs(activity.lastStartedTime);
+    const parts = [
+      `attempt ${activity.attempt ?? 1}`,
+      ...(activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED && started !== undefined
+        ? [`running ${seconds(now - started)}`]
+        : ['waiting for a worker']),
+      ...(activity.lastFailure?.message ? [`last failure: ${activity.lastFailure.message}`] : []),
+    ];
+    return `${activity.activityType?.name ?? 'activity'} (${parts.join(', ')})`;
+  });
 }
 
 /**
@@ -114,6 +119,54 @@ async function pollersOf(client: Client, taskQueue: string): Promise<PollerInfo[
     .describeTaskQueue({ namespace, taskQueue: queue, taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW })
     .catch(unlessTransient);
   return legacy ? (legacy.pollers ?? []) : undefined;
+}
+
+/** Whether a worker polls a task queue, by the server's record of its pollers ({@link taskQueuePolled}). */
+export interface TaskQueuePolling {
+  taskQueue: string;
+  /**
+   * True: a worker polled it within {@link WORKER_SEEN_WITHIN_MS} (one that stopped just now still counts: the
+   * server keeps its last poll); false: none did; undefined: the client may not look (no DescribeTaskQueue right).
+   */
+  polled: boolean | undefined;
+  /** When the newest poll the server keeps was (ms since the epoch), and by whom; absent: none kept (5 minutes). */
+  lastPollAt?: number;
+  identity?: string;
+  /** In words: "no worker polls task queue X (the last poll was 3 min ago by 123@host)". */
+  text: string;
+}
+
+/**
+ * Whether a worker polls `taskQueue` (workflow tasks, every partition), from the server's poller history: one
+ * describeTaskQueue call, within {@link CHECK_DEADLINE_MS}. What `longrun state` and the client's reads check before
+ * they ask an agent anything, so an agent without a worker is said at once instead of after a query's timeout.
+ */
+export async function taskQueuePolled(client: Client, taskQueue: string): Promise<TaskQueuePolling> {
+  const deadline = Date.now() + CHECK_DEADLINE_MS;
+  const pollers = await client.connection.withDeadline(deadline, () => pollersOf(client, taskQueue));
+  let newest: { at: number; identity: string } | undefined;
+  for (const poller of pollers ?? []) {
+    const at = timestampMs(poller.lastAccessTime);
+    if (at !== undefined && (newest === undefined || at > newest.at)) newest = { at, identity: poller.identity ?? '' };
+  }
+  const seen: Observation = {
+    taskQueue,
+    running: true,
+    workersKnown: pollers !== undefined,
+    workerAgeMs: newest && Math.max(0, Date.now() - newest.at),
+    workerIdentity: newest?.identity,
+    activities: [],
+  };
+  const polled = pollers === undefined ? undefined : workerPolling(seen);
+  return {
+    taskQueue,
+    polled,
+    ...(newest ? { lastPollAt: newest.at, identity: newest.identity } : {}),
+    text:
+      polled === undefined
+        ? `whether a worker polls task queue ${taskQueue} is unknown (this client may not describe task queues)`
+        : `${polled ? 'a worker polls' : 'no worker polls'} task queue ${taskQueue} (${workersText(seen)})`,
+  };
 }
 
 /** Whether a worker polls the task queue (assumed when the client may not look). */

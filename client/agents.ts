@@ -55,6 +55,7 @@ import { invalidInput } from '../contract/failures.ts';
 import { decodePayloadAt } from './payloads.ts';
 import { observeAgent, workerPolling } from './agent-observation.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
+import { readAgent } from './agent-reads.ts';
 import { executeAgentUpdate } from './updates.ts';
 import { AgentUpdateError } from './update-errors.ts';
 import type { UpdateWaitOptions } from './updates.ts';
@@ -308,12 +309,11 @@ async function refuseOverUnnamedObjects(
   }
 }
 
-/** How long a query waits for a run that has just continued-as-new to take its first workflow task. */
-const QUERY_RETRY_MS = 10_000;
-
 /**
- * Queries the agent's current run. Right after continue-as-new the new run cannot answer until its first workflow
- * task is scheduled (FAILED_PRECONDITION "Workflow task is not scheduled yet"): that is retried for a few seconds.
+ * Queries the agent's current run, without a dead end (client/agent-reads.ts): an agent no worker answers for is an
+ * AgentNotAnsweringError at once (no worker polls its task queue) or after a few seconds (the one seen
+ * stopped), carrying what Temporal knows of it; right after continue-as-new the query is retried for a few seconds
+ * until the new run's first workflow task is scheduled. `fromResult`: the answer from a completed agent's result.
  */
 export async function queryAgent<R, A extends unknown[]>(
   client: Client,
@@ -321,16 +321,18 @@ export async function queryAgent<R, A extends unknown[]>(
   query: QueryDefinition<R, A>,
   ...args: A
 ): Promise<R> {
-  const deadline = Date.now() + QUERY_RETRY_MS;
-  for (;;) {
-    try {
-      return await agentHandle(client, agentId).query(query, ...args);
-    } catch (error) {
-      const notYet = /not scheduled yet/.test(String((error as Error).cause ?? error));
-      if (!notYet || Date.now() > deadline) throw error;
-      await sleep(50);
-    }
-  }
+  return readAgent(client, agentHandle(client, agentId), agentId, query, args);
+}
+
+/** {@link queryAgent}, answered from the final state when the agent has completed (no worker needed). */
+export function queryAgentOrResult<R, A extends unknown[]>(
+  client: Client,
+  agentId: string,
+  fromResult: (final: AgentState) => R,
+  query: QueryDefinition<R, A>,
+  ...args: A
+): Promise<R> {
+  return readAgent(client, agentHandle(client, agentId), agentId, query, args, fromResult);
 }
 
 export function agentHandle(client: Client, agentId: string): WorkflowHandle {
@@ -394,8 +396,13 @@ export async function sendMessage(
   return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, sendUpdate, [input], wait));
 }
 
+/**
+ * The agent's state: a closed agent's from its result (no worker needed), a running one's by the `state` query. An
+ * agent no worker answers for is an AgentNotAnsweringError (what Temporal knows of it, and why), within
+ * seconds.
+ */
 export function agentState(client: Client, agentId: string): Promise<AgentState> {
-  return queryAgent(client, agentId, stateQuery);
+  return queryAgentOrResult(client, agentId, (final) => final, stateQuery);
 }
 
 /**

@@ -33,6 +33,10 @@ export {
   storedCompactionEvents,
 } from './reads.ts';
 export type { AgentSummary, StoredReader } from './reads.ts';
+export { AgentNotAnsweringError } from './agent-reads.ts';
+export type { AgentSnapshot } from './agent-reads.ts';
+export { taskQueuePolled } from './agent-observation.ts';
+export type { TaskQueuePolling } from './agent-observation.ts';
 export {
   AgentUpdateError,
   NoWorkerError,
@@ -67,6 +71,6 @@ export type {
 } from '../contract/results.ts';
 export type { MessageRecord } from '../contract/records.ts';
 export { loadSettings } from '../config/settings.ts';
-export { connectClient, loadTemporalTarget } from '../config/temporal.ts';
+export { connectClient, loadTemporalTarget, TemporalNotAnsweringError } from '../config/temporal.ts';
 export type { TemporalTarget } from '../config/temporal.ts';
 export { S3BlobStore, s3TargetFromEnv } from '../storage/s3.ts';

@@ -1,7 +1,8 @@
 /**
  * What the client library reads of an agent besides its state (`agentState`, client/agents.ts): its compaction events
  * (the workflow's last ten, and every one in full from S3) and their totals, what it is doing now, its task ledger and
- * working context, and the agents of a namespace.
+ * working context, and the agents of a namespace. A completed agent is read from its result; one no worker answers
+ * for is an AgentNotAnsweringError within seconds (client/agent-reads.ts).
  *
  * @example
  *   for (const event of await compactionEvents(client, 'trip')) console.log(event.seq, event.tokensAfter);
@@ -25,8 +26,10 @@ import type { MessageRecord } from '../contract/records.ts';
 import { compactionKey } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
+import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
-import { agentHandle, agentState, queryAgent } from './agents.ts';
+import type { AgentState } from '../contract/state.ts';
+import { agentHandle, agentState, queryAgent, queryAgentOrResult } from './agents.ts';
 import { decodePayloadAt } from './payloads.ts';
 
 /**
@@ -40,7 +43,12 @@ export async function compactionEvents(
   query: { since?: number; limit?: number } = {},
 ): Promise<CompactionEventSummary[]> {
   validateEventsQuery(query);
-  return queryAgent(client, agentId, compactionEventsQuery, query);
+  const since = query.since ?? 0;
+  const fromResult = (final: AgentState) => {
+    const events = (final.events ?? []).filter((event) => event.seq > since);
+    return query.limit !== undefined ? events.slice(0, query.limit) : events;
+  };
+  return queryAgentOrResult(client, agentId, fromResult, compactionEventsQuery, query);
 }
 
 /** What reads stored objects: an S3BlobStore, or anything with its `get`. */
@@ -98,7 +106,7 @@ export async function compactionHistory(
 }
 
 export function compactionStats(client: Client, agentId: string): Promise<CompactionStats> {
-  return queryAgent(client, agentId, statsQuery);
+  return queryAgentOrResult(client, agentId, statsOf, statsQuery);
 }
 
 /**
@@ -132,12 +140,12 @@ async function summarizingChunk(client: Client, agentId: string): Promise<Summar
 
 /** The task ledger: goal, constraints, decisions, done, pending, next action. */
 export function agentLedger(client: Client, agentId: string): Promise<TaskLedger> {
-  return queryAgent(client, agentId, ledgerQuery);
+  return queryAgentOrResult(client, agentId, (final) => final.ledger ?? EMPTY_LEDGER, ledgerQuery);
 }
 
 /** The working context as previews. */
 export function agentContext(client: Client, agentId: string): Promise<MessageRecord[]> {
-  return queryAgent(client, agentId, contextQuery);
+  return queryAgentOrResult(client, agentId, (final) => final.messages, contextQuery);
 }
 
 export interface AgentSummary {

@@ -15,6 +15,8 @@ import { PolicyError } from '../engine/policy.ts';
 import { SessionFormatError } from '../llm/replay.ts';
 import { InvalidAgentIdError } from '../client/agents.ts';
 import { classify } from './cli/connection.ts';
+import { AgentNotAnsweringError } from '../client/agent-reads.ts';
+import { renderSnapshot } from './render.ts';
 import { commandHelp, overview } from './cli/help.ts';
 import { CliExit, EXIT, parseCommandLine, UsageError } from './cli/parse.ts';
 import type { Command } from './cli/parse.ts';
@@ -62,6 +64,16 @@ export async function run(argv: string[], out: (line: string) => void = console.
   try {
     return await command.run(call);
   } catch (error) {
+    if (error instanceof AgentNotAnsweringError) {
+      // What Temporal knows without a worker, on stdout as the answer would be; why, and what to do, on stderr.
+      const { reason, snapshot } = error;
+      out(
+        line.values.json
+          ? JSON.stringify({ answered: false, reason, ...snapshot }, null, 2)
+          : renderSnapshot(snapshot, reason),
+      );
+      throw new CliExit(EXIT.error, error.message);
+    }
     throw await classify(error, agentId);
   }
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { EncryptionCodec } from '../codec/payload-codec.ts';
 import { modulePath, SettingsError } from '../config/settings.ts';
 import type { Settings } from '../config/settings.ts';
+import { anotherTerminalHint } from '../config/addresses.ts';
 import { connectClient, loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import { usesReplayedModel } from '../llm/endpoint.ts';
 import { startClusterStack } from '../stack/cluster.ts';
@@ -159,7 +160,7 @@ export async function runClusterJob(options: ClusterJobOptions): Promise<void> {
       if ((await Promise.race([ready.then(() => 'done' as const), stop.first])) === 'done') await ready;
     }
     if (options.exitWhenDone || stop.requested) return;
-    log(`\n[cluster] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
+    log(`\n[cluster] running; ${anotherTerminalHint(env)}. Ctrl-C to stop.`);
     // The servers and workers are children this process does not wait on (they must not keep it alive once it is
     // done): a timer keeps it running until Ctrl-C, or until a worker ends, which ends the job.
     const keepAlive = setInterval(() => {}, 60_000);

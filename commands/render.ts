@@ -9,7 +9,8 @@ import type {
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
-import type { TaskQueuePolled } from '../client/agent-worker.ts';
+import type { TaskQueuePolling } from '../client/agent-observation.ts';
+import type { AgentSnapshot } from '../client/agent-reads.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {
@@ -33,7 +34,7 @@ export function renderMessages(messages: MessageRecord[], previewChars = 80): st
 
 /** What `longrun state` shows besides the state: whether a worker polls the agent's task queue, and the time. */
 export interface StateExtras {
-  worker?: TaskQueuePolled;
+  worker?: TaskQueuePolling;
   /** Now, for the time a draft has left (ms since the epoch). */
   now?: number;
 }
@@ -56,13 +57,11 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
 }
 
 /** Whether a worker polls the agent's task queue, and what to do when none does. */
-function workerLines(worker: TaskQueuePolled | undefined): string[] {
+function workerLines(worker: TaskQueuePolling | undefined): string[] {
   if (!worker) return [];
-  const queue = `task queue ${worker.taskQueue}`;
-  if (worker.polled === undefined) return [`worker   unknown for ${queue} (${worker.seen})`];
-  if (worker.polled) return [`worker   polls ${queue} (${worker.seen})`];
+  if (worker.polled !== false) return [`worker   ${worker.text}`];
   return [
-    `worker   none polls ${queue} (${worker.seen}): nothing runs until one does ` +
+    `worker   ${worker.text}: nothing runs until one does ` +
       `(npm start, or a worker with LONGRUN_TASK_QUEUE=${worker.taskQueue})`,
   ];
 }
@@ -212,4 +211,25 @@ function quotedShort(text: string): string {
   return text.length > 60
     ? `${JSON.stringify(text.slice(0, 60)).slice(0, -1)}…" (${text.length} chars)`
     : JSON.stringify(text);
+}
+/**
+ * What Temporal knows of an agent no worker answers for (`longrun state`, `events`, `context` then): its status and
+ * search attributes, why it was not asked, its pending activities.
+ */
+export function renderSnapshot(snapshot: AgentSnapshot, reason: string): string {
+  const closed = snapshot.workflowStatus !== 'RUNNING';
+  return [
+    `agent    ${snapshot.agentId}`,
+    `status   ${closed ? `closed (${snapshot.workflowStatus.toLowerCase()})` : (snapshot.status ?? 'running')}`,
+    ...(snapshot.model ? [`model    ${snapshot.model}`] : []),
+    ...(snapshot.contextTokens !== undefined
+      ? [`context  about ${snapshot.contextTokens} tokens (as last shown)`]
+      : []),
+    ...(snapshot.compactions !== undefined ? [`compactions ${snapshot.compactions}`] : []),
+    `worker   ${reason}`,
+    ...snapshot.pendingActivities.map((activity) => `pending  ${activity}`),
+    `started  ${snapshot.startedAt}${snapshot.closedAt ? `, closed ${snapshot.closedAt}` : ''}`,
+    '',
+    'This is what Temporal knows without a worker; the messages and the rest of the state need one to answer.',
+  ].join('\n');
 }

@@ -10,6 +10,7 @@
  * turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readNamedFile } from './cli/parse.ts';
 import type { Client } from '@temporalio/client';
 import { ToolRegistry } from '../activities/tools.ts';
@@ -30,6 +31,7 @@ import type { RecordingIndex } from '../llm/replay.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { compactionKey } from '../contract/keys.ts';
+import { agentWorkflowId } from '../contract/agent.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 import { installRuntime } from '../worker/telemetry.ts';
 
@@ -172,8 +174,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     deps: { store, openai: createOpenAI({ apiKey: 'replay', baseURL: model.baseURL, timeoutMs: 30_000 }), tools },
   });
   const { client, taskQueue } = agents;
+  const agentId = `replay-${randomUUID().slice(0, 8)}`;
   try {
-    const agentId = `replay-${randomUUID().slice(0, 8)}`;
     await startAgent(client, {
       agentId,
       model: 'gpt-4o-mini',
@@ -217,9 +219,65 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       schemas: tools.schemas(),
     });
   } finally {
+    // On a server this run did not start, the replay's agent leaves nothing behind: every run of its workflow is
+    // deleted (terminated first if it still runs, after a failure), so `longrun list` never shows it.
+    if (!servers.stack?.temporal) {
+      await deleteAgentRuns(client, agentId).catch((error: unknown) =>
+        log(
+          `[replay] could not delete the replay's agent ${agentId} from namespace ${temporal.namespace} ` +
+            `(${error instanceof Error ? error.message : String(error)}): delete workflow ${agentWorkflowId(agentId)} yourself`,
+        ),
+      );
+    }
     await agents.close();
     await model.close();
     await servers.stop();
+  }
+}
+
+/** How long the deletion of the replay's agent is checked and tried again (visibility catches up meanwhile). */
+const DELETE_CHECK_MS = 10_000;
+
+/**
+ * Deletes every run of the agent's workflow (Temporal terminates a running one first): the runs continue-as-new
+ * chained, walked back from the current one through each run's start, and any other the list shows. A run that has
+ * just closed can be written to visibility again after its deletion, so the list is checked until it is empty, and
+ * what it still shows is deleted again.
+ */
+export async function deleteAgentRuns(client: Client, agentId: string): Promise<void> {
+  const workflowId = agentWorkflowId(agentId);
+  const namespace = client.options.namespace;
+  const deleteRun = (runId: string) =>
+    client.workflowService
+      .deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error && /not found/i.test(error.message))) throw error;
+      });
+  const runs = new Set<string>();
+  let runId = await client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then((description) => description.runId)
+    .catch(() => undefined);
+  while (runId && !runs.has(runId)) {
+    runs.add(runId);
+    const history = await client.workflowService.getWorkflowExecutionHistory({
+      namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 1,
+    });
+    runId = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+  for (const run of runs) await deleteRun(run);
+  for (const deadline = Date.now() + DELETE_CHECK_MS; ;) {
+    const listed: string[] = [];
+    for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+      listed.push(execution.runId);
+    }
+    if (listed.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`${listed.length} run(s) still listed after deleting them`);
+    await sleep(250);
+    for (const run of listed) await deleteRun(run);
   }
 }
 

@@ -1,12 +1,15 @@
 /**
  * Which servers a command runs against: the one decision, used by the worker process (`npm start`, `longrun up`,
  * worker/main.ts) and by `longrun replay`. Temporal is the configured one when TEMPORAL_ADDRESS or a temporal CLI
- * profile names a server (config/temporal.ts), S3 the configured one when AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL is
- * set; whatever is not configured is started embedded, built from the pinned versions when missing.
+ * profile names a server (config/addresses.ts), checked to answer first; S3 the configured one when
+ * AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL is set; whatever is not configured is started embedded (on
+ * LONGRUN_TEMPORAL_PORT and LONGRUN_MINIO_PORT, where the CLI looks for them), built from the pinned versions when
+ * missing.
  */
 import { EncryptionCodec } from '../codec/payload-codec.ts';
 import type { Settings } from '../config/settings.ts';
-import { loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
+import { mainJobTemporalAdvice } from '../config/addresses.ts';
+import { assertTemporalAnswers, loadTemporalTarget, localTemporalTarget } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { s3EndpointConfigured, s3TargetFromEnv } from '../storage/s3.ts';
 import type { S3Target } from '../storage/s3.ts';
@@ -42,6 +45,8 @@ export async function startServers({
 }: ServersOptions): Promise<Servers> {
   const configured = loadTemporalTarget(env);
   const needTemporal = !configured.configured;
+  // A server the environment names is used as it is, once it answers: never claimed up when it is not.
+  if (!needTemporal) await assertTemporalAnswers(configured, mainJobTemporalAdvice(configured.choice!, env));
   const needMinio = !s3EndpointConfigured(env);
   let stack: EmbeddedStack | undefined;
   if (needTemporal || needMinio) {

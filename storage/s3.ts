@@ -20,6 +20,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { open, seal } from '../codec/keys.ts';
 import type { Keyring } from '../codec/keys.ts';
+import { chooseS3, s3Advice } from '../config/addresses.ts';
+import type { AddressChoice } from '../config/addresses.ts';
 import { DEFAULTS } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 
@@ -32,6 +34,30 @@ export interface S3Target {
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /** Encrypt bodies with the newest key of this keyring (and read encrypted ones with any of its keys). */
   encryption?: Keyring;
+  /** Where the endpoint came from (config/addresses.ts), for the error when it does not answer. */
+  choice?: AddressChoice;
+}
+
+/** Thrown when the S3 endpoint does not answer: names it, what pointed there, and what to do. */
+export class StorageNotAnsweringError extends Error {
+  /** The network error's code (ECONNREFUSED, …; ETIMEDOUT for a timeout): what retries judge it by. */
+  readonly code: string;
+  constructor(target: S3Target, why: string, cause: unknown) {
+    const where = target.choice?.text ?? target.endpoint ?? 'the endpoint of the AWS SDK configuration';
+    super(`S3 at ${where} does not answer (${why})${target.choice ? `: ${s3Advice(target.choice)}` : ''}`, { cause });
+    this.name = 'StorageNotAnsweringError';
+    this.code = (cause as { code?: string } | undefined)?.code ?? 'ETIMEDOUT';
+  }
+}
+
+/** Network failures: the store is not there (as opposed to an answer from it). */
+const NOT_ANSWERING = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ETIMEDOUT']);
+
+function notAnswering(error: unknown): string | undefined {
+  const { code, name, message } = (error ?? {}) as { code?: string; name?: string; message?: string };
+  if (code !== undefined && NOT_ANSWERING.has(code)) return message || code;
+  if (name === 'TimeoutError') return 'no answer in time';
+  return undefined;
 }
 
 /** Object metadata of an encrypted body (S3 sends it as x-amz-meta-…, and lowercases it). */
@@ -92,37 +118,51 @@ export class S3BlobStore implements BlobStore {
   readonly bucket: string;
   readonly client: S3Client;
   private readonly encryption: Keyring | undefined;
+  private readonly target: S3Target;
 
   constructor(target: S3Target, client: S3Client = createS3Client(target)) {
     this.bucket = target.bucket;
     this.client = client;
     this.encryption = target.encryption;
+    this.target = target;
+  }
+
+  /** Sends a command; a store that does not answer is a {@link StorageNotAnsweringError} naming what pointed there. */
+  private async reach<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      const why = notAnswering(error);
+      throw why === undefined ? error : new StorageNotAnsweringError(this.target, why, error);
+    }
   }
 
   async put(key: string, body: string, contentType = 'application/json'): Promise<void> {
     const newest = this.encryption?.newest;
-    await this.client.send(
-      new PutObjectCommand(
-        newest
-          ? {
-              Bucket: this.bucket,
-              Key: key,
-              Body: seal(newest, utf8.encode(body), utf8.encode(key)),
-              ContentType: 'application/octet-stream',
-              Metadata: {
-                [OBJECT_METADATA.cipher]: 'aes-256-gcm',
-                [OBJECT_METADATA.keyId]: newest.id,
-                [OBJECT_METADATA.contentType]: contentType,
-              },
-            }
-          : { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType },
+    await this.reach(() =>
+      this.client.send(
+        new PutObjectCommand(
+          newest
+            ? {
+                Bucket: this.bucket,
+                Key: key,
+                Body: seal(newest, utf8.encode(body), utf8.encode(key)),
+                ContentType: 'application/octet-stream',
+                Metadata: {
+                  [OBJECT_METADATA.cipher]: 'aes-256-gcm',
+                  [OBJECT_METADATA.keyId]: newest.id,
+                  [OBJECT_METADATA.contentType]: contentType,
+                },
+              }
+            : { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType },
+        ),
       ),
     );
   }
 
   async get(key: string): Promise<string | undefined> {
     try {
-      const result = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const result = await this.reach(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })));
       const keyId = result.Metadata?.[OBJECT_METADATA.keyId];
       if (keyId === undefined) return (await result.Body?.transformToString('utf8')) ?? '';
       if (!this.encryption) throw new EncryptedObjectError(key, keyId);
@@ -137,27 +177,29 @@ export class S3BlobStore implements BlobStore {
 
   /** Up to `limit` keys under `prefix` that sort after `startAfter`, in key order. */
   async list(prefix: string, options: { startAfter?: string; limit?: number } = {}): Promise<string[]> {
-    const result = await this.client.send(
-      new ListObjectsV2Command({
-        Bucket: this.bucket,
-        Prefix: prefix,
-        ...(options.startAfter ? { StartAfter: options.startAfter } : {}),
-        MaxKeys: options.limit ?? 1000,
-      }),
+    const result = await this.reach(() =>
+      this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          ...(options.startAfter ? { StartAfter: options.startAfter } : {}),
+          MaxKeys: options.limit ?? 1000,
+        }),
+      ),
     );
     return (result.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
   }
 
   async ensureBucket(): Promise<void> {
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await this.reach(() => this.client.send(new HeadBucketCommand({ Bucket: this.bucket })));
       return;
     } catch (error) {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (status !== 404) throw error;
     }
     try {
-      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      await this.reach(() => this.client.send(new CreateBucketCommand({ Bucket: this.bucket })));
     } catch (error) {
       const name = (error as { name?: string }).name;
       if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
@@ -171,21 +213,24 @@ export function s3EndpointConfigured(env: Env): boolean {
 }
 
 /**
- * The store the worker and the CLI use: the one the AWS SDK chain names when AWS_ENDPOINT_URL_S3 is set,
- * otherwise the embedded MinIO on its standard port with its local-only credentials.
+ * The store the worker and the CLI use (config/addresses.ts): the one the AWS SDK chain names when
+ * AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL is set, otherwise the embedded MinIO on LONGRUN_MINIO_PORT (default 9000)
+ * with its local-only credentials.
  */
 export function s3TargetFromEnv(
   settings: { bucket: string; forcePathStyle: boolean; ports: { minio: number }; encryptionKeys?: Keyring },
   env: Env = process.env,
 ): S3Target {
   const encryption = settings.encryptionKeys ? { encryption: settings.encryptionKeys } : {};
-  if (s3EndpointConfigured(env))
-    return { bucket: settings.bucket, forcePathStyle: settings.forcePathStyle, ...encryption };
+  const choice = chooseS3(env, settings.ports.minio);
+  if (choice.external)
+    return { bucket: settings.bucket, forcePathStyle: settings.forcePathStyle, ...encryption, choice };
   return {
     ...encryption,
+    choice,
     bucket: settings.bucket,
     forcePathStyle: true,
-    endpoint: `http://127.0.0.1:${settings.ports.minio}`,
+    endpoint: choice.address,
     region: DEFAULTS.region,
     credentials: { accessKeyId: DEFAULTS.minioUser, secretAccessKey: DEFAULTS.minioPassword },
   };

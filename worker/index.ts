@@ -10,7 +10,7 @@ export type { AgentWorkerOptions } from './worker.ts';
 export type { ActivityDeps } from '../activities/index.ts';
 export { loadSettings, SettingsError } from '../config/settings.ts';
 export type { Settings } from '../config/settings.ts';
-export { loadTemporalTarget } from '../config/temporal.ts';
+export { loadTemporalTarget, TemporalNotAnsweringError } from '../config/temporal.ts';
 export type { TemporalTarget } from '../config/temporal.ts';
 export { createOpenAI } from '../llm/openai.ts';
 export type { ModelEndpoint } from '../llm/openai.ts';

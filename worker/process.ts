@@ -5,6 +5,7 @@
  * worker is up.
  */
 import type { Client } from '@temporalio/client';
+import { anotherTerminalHint } from '../config/addresses.ts';
 import type { Settings } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { resolveModel } from '../llm/endpoint.ts';
@@ -180,7 +181,7 @@ async function serve(
     if (exitWhenDone && !stop.requested) return;
 
     if (!stop.requested) {
-      log(`\n[worker] running; try \`npx longrun state <agent>\` from another terminal. Ctrl-C to stop.`);
+      log(`\n[worker] running; ${anotherTerminalHint(env)}. Ctrl-C to stop.`);
       await Promise.race([stop.first, agents.running]);
     }
     // Say what stopping waits for, and offer the way out.

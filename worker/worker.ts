@@ -12,6 +12,7 @@ import { createOpenAI } from '../llm/openai.ts';
 import type { ModelEndpoint } from '../llm/openai.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { DEFAULTS, modulePath } from '../config/settings.ts';
+import { probeTemporal, TemporalNotAnsweringError } from '../config/temporal.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { CachedBlobStore } from '../storage/cache.ts';
 import { ownAgentOnly } from './own-agent.ts';
@@ -99,7 +100,11 @@ export interface AgentWorkerOptions {
 export async function createAgentWorker(
   options: AgentWorkerOptions,
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect(options.temporal.connectionOptions);
+  // A server that does not answer is an error naming what pointed there, not the Rust transport's text.
+  await probeTemporal(options.temporal);
+  const connection = await NativeConnection.connect(options.temporal.connectionOptions).catch((error: unknown) => {
+    throw new TemporalNotAnsweringError(options.temporal, nativeFailure(error));
+  });
   // Traces on (the target's tracing): spans of each activity and, through a sink, of the workflow.
   const tracing = options.temporal.tracing ? workerTracing(options.temporal.tracing) : undefined;
   try {
@@ -135,4 +140,13 @@ export async function createAgentWorker(
     await connection.close();
     throw error;
   }
+}
+
+/** Why the worker's (Rust) connection failed, in words of its own: "connection refused", or "it failed". */
+function nativeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/ConnectionRefused|connection refused/i.test(message)) return 'connection refused';
+  if (/timed? ?out|deadline/i.test(message)) return 'no answer in time';
+  if (/tls|certificate/i.test(message)) return 'the TLS handshake failed (check TEMPORAL_TLS_* or the profile)';
+  return 'the connection failed';
 }

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
-import { taskQueuePolled } from '../../client/agent-worker.ts';
+import { taskQueuePolled } from '../../client/agent-observation.ts';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { updateStage } from '../../client/updates.ts';
@@ -201,7 +201,13 @@ export async function state({ args, values, out }: Invocation): Promise<number> 
   }
   // Whether a worker polls its task queue, beside the state (unknown when the look fails: the state is what counts).
   const [shown, worker] = await withClient((client) =>
-    Promise.all([agentState(client, agentId), taskQueuePolled(client, agentId).catch(() => undefined)]),
+    Promise.all([
+      agentState(client, agentId),
+      agentHandle(client, agentId)
+        .describe()
+        .then((description) => taskQueuePolled(client, description.taskQueue))
+        .catch(() => undefined),
+    ]),
   );
   out(renderState(shown, { ...(worker ? { worker } : {}), now: Date.now() }));
   return EXIT.ok;

@@ -23,17 +23,13 @@ const UPDATE_FAILURES: Partial<Record<FailureType, { exit: number; prefix: strin
   [FAILURE.invalidInput]: { exit: EXIT.error, prefix: 'rejected' },
 };
 
-/** Runs `fn` with a client of the configured Temporal target, closed afterwards; exit 1 when it cannot connect. */
+/**
+ * Runs `fn` with a client of the Temporal target (config/addresses.ts: TEMPORAL_ADDRESS, a chosen profile,
+ * LONGRUN_TEMPORAL_PORT, …), closed afterwards. A server that does not answer is exit 1 naming the variable that
+ * pointed there and what to do (TemporalNotAnsweringError).
+ */
 export async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const target = loadTemporalTarget();
-  const address = String(target.connectionOptions.address ?? '127.0.0.1:7233');
-  const client = await connectClient(target).catch((error: unknown) => {
-    throw new CliExit(
-      EXIT.error,
-      `cannot reach Temporal at ${address} (${error instanceof Error ? error.message : String(error)}). ` +
-        'Is `npm start` running? Otherwise set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE) to your server.',
-    );
-  });
+  const client = await connectClient(loadTemporalTarget());
   try {
     return await fn(client);
   } finally {

@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
-import { freePorts } from '../../stack/ports.ts';
+import { freePort, freePorts } from '../../stack/ports.ts';
 import { sharedStackEnv } from '../support/harness.ts';
+import { runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
 import { onCluster } from '../support/stack-kind.ts';
 
 /**
@@ -130,10 +131,48 @@ describe('npm start (the main job)', () => {
     expect(servers.some((line) => line.includes('temporal'))).toBe(true);
     expect(servers.some((line) => line.includes('minio'))).toBe(true);
 
+    // Its hint names what another shell exports to reach these servers on their moved ports; with exactly that,
+    // the CLI finds the demo's agent.
+    const hint = /from another terminal, with `export ([^`]+)` there/.exec(run.output());
+    expect(hint, run.output()).not.toBeNull();
+    const exported = Object.fromEntries(hint![1]!.split(' ').map((pair) => pair.split('=') as [string, string]));
+    expect(exported).toMatchObject({
+      LONGRUN_TEMPORAL_PORT: env.LONGRUN_TEMPORAL_PORT,
+      LONGRUN_MINIO_PORT: env.LONGRUN_MINIO_PORT,
+    });
+    const shell = { ...process.env, ...exported };
+    for (const name of ['TEMPORAL_ADDRESS', 'TEMPORAL_PROFILE', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'])
+      delete shell[name];
+    const list = await runLongrun(['list'], { env: shell });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/demo-[\d-]+/);
+
     child.kill('SIGKILL');
     await run.exit;
     expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 15_000)).toBe(true);
   });
+
+  embeddedOnly(
+    'TEMPORAL_ADDRESS naming a server that does not answer: refused at once, nothing claimed or started',
+    async () => {
+      const dead = `127.0.0.1:${await freePort()}`;
+      const env: NodeJS.ProcessEnv = { ...(await mainJobEnv()), TEMPORAL_ADDRESS: dead };
+      const started = Date.now();
+      const run = collect(startMainJob(['--once'], env));
+      expect(await run.exit).toBe(1);
+      const output = run.output();
+      expect(output).toContain(`Temporal at TEMPORAL_ADDRESS=${dead} (from the environment) does not answer`);
+      expect(output).toContain(
+        '`npm start` starts no Temporal of its own while TEMPORAL_ADDRESS names a server: start that server, or unset ' +
+          `TEMPORAL_ADDRESS to have it start one on 127.0.0.1:${env.LONGRUN_TEMPORAL_PORT} (LONGRUN_TEMPORAL_PORT)`,
+      );
+      expect(output).not.toContain('[stack] Temporal');
+      expect(output).not.toMatch(/tonic|transport::Error/);
+      expect(output).not.toMatch(STACK_TRACE);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(processesMentioning(env.LONGRUN_DATA_DIR!)).toEqual([]);
+    },
+  );
 
   it('starts no server of its own when TEMPORAL_ADDRESS and AWS_ENDPOINT_URL_S3 point at running ones', async () => {
     const stack = inject('stack');

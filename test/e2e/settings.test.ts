@@ -255,7 +255,7 @@ describe('what the human output shows', () => {
     );
     expect(state.stdout).toContain(`approve: longrun approve ${agentId} draft-1 [--summary-file F]`);
     expect(state.stdout).toContain(`discard: longrun discard ${agentId} draft-1`);
-    expect(state.stdout).toContain(`worker   polls task queue ${h.taskQueue} (last polled`);
+    expect(state.stdout).toContain(`worker   a worker polls task queue ${h.taskQueue} (last polled`);
 
     // list: the same status, the turns, the context's tokens and the task queue.
     const row = await until(

@@ -112,12 +112,16 @@ describe('renderState', () => {
         draft: { info: DRAFT, prepared: {} as never },
       }),
       {
-        worker: { taskQueue: 'longrun-agents', polled: true, seen: 'last polled 2 s ago by 1@host' },
+        worker: {
+          taskQueue: 'longrun-agents',
+          polled: true,
+          text: 'a worker polls task queue longrun-agents (last polled 2 s ago by 1@host)',
+        },
         now: Date.parse('2026-01-01T00:05:00.000Z'),
       },
     );
     expect(text).toContain('status   awaiting-review\n');
-    expect(text).toContain('worker   polls task queue longrun-agents (last polled 2 s ago by 1@host)');
+    expect(text).toContain('worker   a worker polls task queue longrun-agents (last polled 2 s ago by 1@host)');
     expect(text).toContain('error    callModel failed: HTTP 401: Incorrect API key provided');
     expect(text).toContain(
       'review   draft-1 (automatic compaction 2, 1200 → 300 tokens) waits: 300 s left, then applied as made',
@@ -128,9 +132,11 @@ describe('renderState', () => {
 
   it('says when no worker polls the task queue, and what to do', () => {
     const text = renderState(agent(), {
-      worker: { taskQueue: 'q1', polled: false, seen: 'the server has seen no worker poll it' },
+      worker: { taskQueue: 'q1', polled: false, text: 'no worker polls task queue q1 (the server has seen none)' },
     });
-    expect(text).toContain('worker   none polls task queue q1 (the server has seen no worker poll it)');
+    expect(text).toContain(
+      'worker   no worker polls task queue q1 (the server has seen none): nothing runs until one does',
+    );
     expect(text).toContain('LONGRUN_TASK_QUEUE=q1');
     expect(text).toContain('status   running'); // a state of before shownStatus: its status
     expect(text).not.toMatch(/^(error|review) /m);

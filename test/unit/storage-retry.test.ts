@@ -1,6 +1,7 @@
 /** A storage outage is waited out inside the activity; a refusal is not retried. */
 import { describe, expect, it } from 'vitest';
 import { isTransientStorageError, untilStored } from '../../activities/stored.ts';
+import { StorageNotAnsweringError } from '../../storage/s3.ts';
 
 const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' });
 const status = (httpStatusCode: number) =>
@@ -16,6 +17,11 @@ describe('isTransientStorageError', () => {
       status(500),
       status(503),
       status(429),
+      // What the store says of an endpoint that does not answer, naming what pointed there: still waited out.
+      new StorageNotAnsweringError({ bucket: 'b', forcePathStyle: true }, refused.message, refused),
+      new StorageNotAnsweringError({ bucket: 'b', forcePathStyle: true }, 'no answer in time', {
+        name: 'TimeoutError',
+      }),
     ]) {
       expect(isTransientStorageError(error), error.message).toBe(true);
     }
