@@ -171,7 +171,7 @@ describe('longrun as a dependency', () => {
     expect(files).toContain('deploy/temporal-dynamicconfig.yaml');
     // Nothing else: no sources, tests, fixtures, bench corpus, examples or data.
     const shipped =
-      /^(dist\/.+\.(js|d\.ts)|bin\/longrun\.js|demo\/session\.jsonl|deploy\/temporal-(server|dynamicconfig)\.yaml|CHANGELOG\.md|README\.md|package\.json)$/;
+      /^(dist\/.+\.(js|d\.ts)|bin\/longrun\.js|demo\/(session|trail-session)\.jsonl|deploy\/temporal-(server|dynamicconfig)\.yaml|CHANGELOG\.md|README\.md|package\.json)$/;
     expect(files.filter((path) => !shipped.test(path))).toEqual([]);
     const installed = join(app, 'node_modules', 'longrun');
     expect((await stat(join(installed, 'dist', 'worker', 'index.js'))).isFile()).toBe(true);
