@@ -121,6 +121,7 @@ export function renderRevert(result: RevertResult): string {
 
 /** What a forced compaction did. */
 export function renderCompaction(result: CompactResult): string {
+  if (result.noGain) return `${result.reason} (--even-if-larger applies it anyway)`;
   if (!result.compacted || !result.event) return `nothing compacted: ${result.reason}`;
   const e = result.event;
   const lines = [

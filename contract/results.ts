@@ -155,6 +155,11 @@ export interface CompactResult {
   event?: CompactionEventSummary;
   /** With `review: true`: the draft, not applied. */
   draft?: Draft;
+  /**
+   * Not compacted because it would not shrink the context (unless asked with `evenIfLarger`): the tokens before and
+   * after, `estimated` when the plan expected it (else the summary and ledger as written came to more).
+   */
+  noGain?: { tokensBefore: number; tokensAfter: number; estimated: boolean };
 }
 
 /** What a revert did: its own event (trigger `revert`), and what it restored in a sentence. */
