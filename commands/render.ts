@@ -78,7 +78,7 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
   ]);
   const totals =
     `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved, ` +
-    `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before, ` +
+    `average size after ${(stats.averageSizeRatio * 100).toFixed(0)}% of before, ` +
     (stats.costSaved !== undefined
       ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
       : 'cost saved: no prices in the policy (compaction.cost)') +

@@ -111,7 +111,7 @@ export const HANDLER_DESCRIPTIONS = {
     'The last 10 compaction events (summaries) after {"since"?: seq, "limit"?: n}; every full event is in S3.',
   compressionEvents: 'The former name of compactionEvents (deprecated): the same answer.',
   stats:
-    'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy), ' +
+    'Compactions so far: count, average size ratio (after / before), tokens saved (net), cost saved (with prices in the policy), ' +
     'ineffective ones (loop guard), and pausedUntil while the loop guard pauses automatic compaction.',
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
   revert:

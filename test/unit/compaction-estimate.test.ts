@@ -142,15 +142,15 @@ async function agentWith(messages: ChatMessage[], model?: () => string) {
   return { store, life, context: stored, tokens, compact, append };
 }
 
-/** The README demo's conversation: its system prompt and the recorded session (three short exchanges). */
-function demoConversation(): ChatMessage[] {
+/** The README demo's conversation (`npm start`): its system prompt and the recorded session, or its first `turns`. */
+function demoConversation(turns = Infinity): ChatMessage[] {
   const session = parseSessionJsonl(readFileSync(new URL('../../demo/session.jsonl', import.meta.url), 'utf8'));
   return [
     {
       role: 'system',
       content: 'You are a helpful trip-planning assistant. Keep track of the plan and the constraints.',
     },
-    ...session,
+    ...session.slice(0, 2 * turns),
   ];
 }
 
@@ -189,8 +189,21 @@ const ofApplied = (applied: ApplyOutcome | NoGainOutcome | undefined) => {
 };
 
 describe("the plan's estimate against what the apply step leaves", () => {
-  it('the README demo forced: nothing to gain, with the estimate the apply step then meets exactly', async () => {
+  it('the README demo forced: a real reduction, the estimate met exactly', async () => {
     const agent = await agentWith(demoConversation());
+    const { plan, applied } = await agent.compact(agent.context, {
+      seq: 1,
+      trigger: 'forced',
+      window: 128_000,
+      policy: {},
+    });
+    const event = ofApplied(applied);
+    expect(event.tokensAfter).toBe(plan.tokensAfter);
+    expect(event.tokensAfter).toBeLessThan(0.85 * event.tokensBefore);
+  });
+
+  it("a short chat (the demo's first three exchanges) forced: nothing to gain; evenIfLarger meets the estimate exactly", async () => {
+    const agent = await agentWith(demoConversation(3));
     expect(agent.tokens).toBe(390);
     const refused = await agent.compact(agent.context, { seq: 1, trigger: 'forced', window: 128_000, policy: {} });
     expect(refused.plan.action).toBe('skip');
