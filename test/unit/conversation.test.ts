@@ -156,7 +156,7 @@ describe('Conversation', () => {
     expect(c.view()).toEqual({ base: 'ctx-1', baseLength: 3, firstSeq: 7, lastSeq: 7 });
 
     // A second one that grew the context (asked with evenIfLarger): the stats are net of it, the ratio its mean.
-    const grew = { ...event, seq: 2, tokensBefore: 35, tokensAfter: 49 } as CompactionEventSummary;
+    const grew = { ...event, seq: 2, tokensBefore: 35, tokensAfter: 49 };
     c.compacted({
       made: c.snapshot(),
       context: [record(1, { role: 'user' }), summary, record(6)],
