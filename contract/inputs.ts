@@ -138,7 +138,8 @@ export interface CompactInput {
   /**
    * Apply it even if it leaves the context larger than it found it (default false). Without it, a compaction whose
    * plan expects no gain, or whose summary and ledger as written come to more than what leaves, is not made: the
-   * result says `nothing to gain (390 → ~547 tokens)` (`~`: the plan's estimate) and carries `noGain`.
+   * result says `nothing to gain (390 → ~547 tokens)` (`~`: the plan's estimate) and carries `noGain`. A draft
+   * (`review: true`) is made whatever its size: approving it is the explicit choice.
    */
   evenIfLarger?: boolean;
 }

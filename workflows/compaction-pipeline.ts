@@ -98,7 +98,8 @@ export async function prepare(
           ...(state.goalId ? { goalId: state.goalId } : {}),
           ...(summarizerFailed ? { summarizerFailed } : {}),
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
-          ...(request.evenIfLarger ? { evenIfLarger: true } : {}),
+          // A draft for review is made whatever its size: the person who approves it sees its tokens.
+          ...(request.evenIfLarger || request.review ? { evenIfLarger: true } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
           ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
           // Stored with the plan, for a revert to before this compaction.
