@@ -131,7 +131,7 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
   ]);
   const totals =
     `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved, ` +
-    `average size after ${(stats.averageReduction * 100).toFixed(0)}% of before, ` +
+    `average size after ${(stats.averageSizeRatio * 100).toFixed(0)}% of before, ` +
     (stats.costSaved !== undefined
       ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
       : 'cost saved: no prices in the policy (compaction.cost)') +
@@ -174,6 +174,7 @@ export function renderRevert(result: RevertResult): string {
 
 /** What a forced compaction did. */
 export function renderCompaction(result: CompactResult): string {
+  if (result.noGain) return `${result.reason} (--even-if-larger applies it anyway)`;
   if (!result.compacted || !result.event) return `nothing compacted: ${result.reason}`;
   const e = result.event;
   const lines = [

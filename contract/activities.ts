@@ -107,8 +107,14 @@ export interface RunToolInput extends AgentLife {
   counting: Counting;
 }
 
-export interface PlanCompactionInput extends Omit<PlanInput, 'summarizer' | 'context'>, AgentLife {
+export interface PlanCompactionInput
+  extends Omit<PlanInput, 'summarizer' | 'context' | 'written' | 'lastWord'>, AgentLife {
   seq: number;
+  /**
+   * How the agent counts: with it the plan counts the summary's frame and the task ledger as they will be written
+   * (absent in plans scheduled by earlier releases: the planner's estimates stand).
+   */
+  counting?: Counting;
   /** The working context as the workflow holds it (records without their own keys). */
   context: ContextRecord[];
   summarizerFailed?: boolean;
@@ -144,6 +150,8 @@ export interface PlanOutcome {
   tokensBefore: number;
   tokensAfter: number;
   targetTokens: number;
+  /** A skip because the compaction would not shrink the context: the tokens before and expected after. */
+  noGain?: { tokensBefore: number; tokensAfter: number };
   /** After a skip: the gate to check next, so that a plan that found nothing to do is not remade every step. */
   gate?: Gate;
 }
@@ -215,6 +223,12 @@ export interface ApplyCompactionInput extends AgentLife {
   window: number;
   /** The draft of an automatic compaction this applies, and how it was decided (a note of the event). */
   review?: string;
+  /**
+   * Apply even when the compaction, as written, leaves the context larger than it found it: a forced compaction asked
+   * so (`evenIfLarger`), or a person approved the draft. Without it an automatic or forced one that would grow the
+   * context is not committed ({@link NoGainOutcome}); an overflow or a message or turn limit is applied regardless.
+   */
+  evenIfLarger?: boolean;
 }
 
 export interface RevertContextInput extends AgentLife {
@@ -264,6 +278,16 @@ export interface ReviseSummaryInput extends AgentLife {
   /** The summarizer's outcome the edit replaces (its ledger stays). */
   summary: SummaryOutcome;
   counting: Counting;
+}
+
+/**
+ * The apply step found that the compaction, as written, would not shrink the context: nothing was committed (the
+ * stored summary and replacements stay, unreferenced), and the gate holds until the context grows, as after a skip.
+ */
+export interface NoGainOutcome {
+  noGain: { tokensBefore: number; tokensAfter: number };
+  reason: string;
+  gate: Gate;
 }
 
 export interface ApplyOutcome {

@@ -104,19 +104,20 @@ export const HANDLER_DESCRIPTIONS = {
   closeUpdate: 'Close the agent and wait until the queued input is done. Returns the final state.',
   compactSignal:
     'Ask for a compaction after the queued input. Input {"instructions"?: "..." (up to 4,000 characters), ' +
-    '"strategy"?: name, "force"?: false (only if due)}. Invalid input is dropped and counted in ' +
+    '"strategy"?: name, "force"?: false (only if due), "evenIfLarger"?: true (apply even if it grows the context)}. ' +
+    'Invalid input is dropped and counted in ' +
     'state.droppedSignals.compact.',
   compactUpdate:
-    'Compact now and wait. Input {"instructions"?, "strategy"?, "force"?} as for the compact signal, and ' +
+    'Compact now and wait. Input {"instructions"?, "strategy"?, "force"?, "evenIfLarger"?} as for the compact signal, and ' +
     '"review"?: true to get a draft (plan, summary text, tokens, facts) to approve or discard instead of applying ' +
-    'it. Returns {compacted, reason, event?, draft?}.',
+    'it. Returns {compacted, reason, event?, draft?, noGain?} (noGain: not made, it would not shrink the context).',
   state: 'The agent: status, turns, tokens of the window, model, policy and the working context (previews, keys).',
   context: 'The working context: every message as a preview with its storage key (full bodies: longrun reload).',
   compactionEvents:
     'The last 10 compaction events (summaries) after {"since"?: seq, "limit"?: n}; every full event is in S3.',
   compressionEvents: 'The former name of compactionEvents (deprecated): the same answer.',
   stats:
-    'Compactions so far: count, average reduction, tokens saved, cost saved (with prices in the policy), ' +
+    'Compactions so far: count, average size ratio (after / before), tokens saved (net), cost saved (with prices in the policy), ' +
     'ineffective ones (loop guard), and pausedUntil while the loop guard pauses automatic compaction.',
   ledger: 'The task ledger: goal, constraints, decisions, done, pending, next action (empty until the first summary).',
   revert:

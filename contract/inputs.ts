@@ -135,6 +135,13 @@ export interface CompactInput {
    * summary) or `discard`. One draft at a time: a new one, or any compaction prepared meanwhile, replaces it.
    */
   review?: boolean;
+  /**
+   * Apply it even if it leaves the context larger than it found it (default false). Without it, a compaction whose
+   * plan expects no gain, or whose summary and ledger as written come to more than what leaves, is not made: the
+   * result says `nothing to gain (390 → ~547 tokens)` (`~`: the plan's estimate) and carries `noGain`. A draft
+   * (`review: true`) is made whatever its size: approving it is the explicit choice.
+   */
+  evenIfLarger?: boolean;
 }
 
 /** Input of `approve`: the draft's id, and optionally the summary text to apply instead of the draft's. */
@@ -288,6 +295,9 @@ export function validateCompactInput(request: CompactInput): void {
   }
   if (request.review !== undefined && typeof request.review !== 'boolean') {
     throw new InvalidInputError(`review: must be true or false (got ${quoted(request.review)})`);
+  }
+  if (request.evenIfLarger !== undefined && typeof request.evenIfLarger !== 'boolean') {
+    throw new InvalidInputError(`evenIfLarger: must be true or false (got ${quoted(request.evenIfLarger)})`);
   }
   if ((request.instructions?.length ?? 0) > MAX_INSTRUCTIONS_CHARS) {
     throw new InvalidInputError(

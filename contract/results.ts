@@ -155,6 +155,11 @@ export interface CompactResult {
   event?: CompactionEventSummary;
   /** With `review: true`: the draft, not applied. */
   draft?: Draft;
+  /**
+   * Not compacted because it would not shrink the context (unless asked with `evenIfLarger`): the tokens before and
+   * after, `estimated` when the plan expected it (else the summary and ledger as written came to more).
+   */
+  noGain?: { tokensBefore: number; tokensAfter: number; estimated: boolean };
 }
 
 /** What a revert did: its own event (trigger `revert`), and what it restored in a sentence. */
@@ -165,12 +170,17 @@ export interface RevertResult {
 }
 
 /** The stats of an agent that has not compacted yet. */
-export const NO_COMPACTIONS: CompactionStats = { count: 0, averageReduction: 0, tokensSaved: 0 };
+export const NO_COMPACTIONS: CompactionStats = { count: 0, averageSizeRatio: 0, tokensSaved: 0 };
 
 export interface CompactionStats {
   count: number;
-  /** Mean of tokensAfter / tokensBefore over all compactions. */
-  averageReduction: number;
+  /**
+   * The context's size after a compaction as a share of its size before, averaged over the compactions (mean of
+   * tokensAfter / tokensBefore: 0.4 = the context came to 40% of what it was; over 1, compactions grew it). Named
+   * `averageReduction` in earlier releases, with the same meaning (a ratio, not a reduction).
+   */
+  averageSizeRatio: number;
+  /** Tokens before minus tokens after, summed: net, a compaction that grew the context counts what it added. */
   tokensSaved: number;
   /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
   costSaved?: number;

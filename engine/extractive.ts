@@ -19,9 +19,25 @@ const LISTED_FACTS = 40;
 const USER_MESSAGES = 6;
 
 const USER_QUOTE = '- user: ';
+const CONTINUE = "Continue from the user's last request: ";
+/** The next step when every request of the span was answered: the newest request is the one after the summary. */
+export const ANSWERED_NEXT_STEP =
+  'Every request summarized here was answered: go on with the newest request, in the messages after this summary.';
 const LAST_ANSWER = 'Last answer: ';
 
 export const EXTRACTIVE_LABEL = '(extractive summary: no summary model is configured; quoted, not rewritten)';
+
+/**
+ * The next step, from the newest request: the span's last user message while it is still being worked on (no answer
+ * follows it in the span), else the newest request after the summary (the summarized ones were answered). A span with
+ * no request of its own keeps the next step of the summary folded in.
+ */
+function nextStepsOf(span: readonly FactSource[], earlier: string | undefined): string {
+  const last = span.findLastIndex((m) => m.role === 'user' && textOf(m.content).trim() !== '');
+  if (last === -1) return earlier ?? '';
+  const answered = span.slice(last + 1).some((m) => m.role === 'assistant' && textOf(m.content).trim() !== '');
+  return answered ? ANSWERED_NEXT_STEP : `${CONTINUE}${quote(span[last]!.content)}`;
+}
 
 /** A message's text (its text parts, for parts) on one line, cut with an ellipsis, never inside a character. */
 function quote(content: MessageContent, chars = QUOTE_CHARS): string {
@@ -60,7 +76,7 @@ export function extractiveSummary(
     : undefined;
   const answer = lastAnswer ? `${LAST_ANSWER}${quote(lastAnswer.content)}` : earlierAnswer;
   const current_state = [earlierState, answer ?? ''].filter(Boolean).join('\n');
-  const next_steps = users.length ? `Continue from the user's last request: ${quote(users.at(-1)!.content)}` : '';
+  const next_steps = nextStepsOf(span, earlier?.next_steps);
   let room = maxChars - task_overview.length - current_state.length - next_steps.length;
   /** The facts of `kinds` as list items, while they fit the room left (a long one is skipped, a shorter may fit). */
   const list = (kinds: string[], share = 1) => {

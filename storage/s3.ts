@@ -139,6 +139,9 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, body: string, contentType = 'application/json'): Promise<void> {
     const newest = this.encryption?.newest;
+    // The body's length given, always: the SDK sets none for an empty body (a revert's removed segment) and then
+    // warns on the user's terminal about "a Stream of unknown length".
+    const bytes = newest ? seal(newest, utf8.encode(body), utf8.encode(key)) : utf8.encode(body);
     await this.reach(() =>
       this.client.send(
         new PutObjectCommand(
@@ -146,7 +149,8 @@ export class S3BlobStore implements BlobStore {
             ? {
                 Bucket: this.bucket,
                 Key: key,
-                Body: seal(newest, utf8.encode(body), utf8.encode(key)),
+                Body: bytes,
+                ContentLength: bytes.byteLength,
                 ContentType: 'application/octet-stream',
                 Metadata: {
                   [OBJECT_METADATA.cipher]: 'aes-256-gcm',
@@ -154,7 +158,7 @@ export class S3BlobStore implements BlobStore {
                   [OBJECT_METADATA.contentType]: contentType,
                 },
               }
-            : { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType },
+            : { Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.byteLength, ContentType: contentType },
         ),
       ),
     );

@@ -8,7 +8,7 @@
 import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { ApplyOutcome } from '../contract/activities.ts';
+import type { ApplyOutcome, NoGainOutcome } from '../contract/activities.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
 import type { Gate, Trigger } from '../engine/trigger.ts';
 import { recordKey } from '../contract/records.ts';
@@ -41,10 +41,22 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
 const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
-/** A plan that found nothing to do: why, and the gate it moved. */
+/** A plan that found nothing to do (or a compaction that, written, would not shrink the context): why, the gate. */
 export interface Skipped {
   skipped: string;
   gate?: Gate;
+  /** It would not shrink the context: the tokens before and after (`estimated`: as the plan expected them). */
+  noGain?: { tokensBefore: number; tokensAfter: number; estimated: boolean };
+}
+
+/** The skip a compaction that, as written, would not shrink the context comes to (nothing was committed). */
+export function skippedOf(outcome: NoGainOutcome): Skipped {
+  return { skipped: outcome.reason, gate: outcome.gate, noGain: { ...outcome.noGain, estimated: false } };
+}
+
+/** What a forced compaction that was skipped returns: why, and when it would not shrink the context, by how much. */
+export function skippedResult(skipped: Skipped): CompactResult {
+  return { compacted: false, reason: skipped.skipped, ...(skipped.noGain ? { noGain: skipped.noGain } : {}) };
 }
 
 /**
@@ -80,11 +92,14 @@ export async function prepare(
           policy: state.policy!,
           window: state.modelInfo!.window,
           fixedTokens: state.fixedTokens ?? 0,
+          counting,
           trigger,
           cooldown,
           ...(state.goalId ? { goalId: state.goalId } : {}),
           ...(summarizerFailed ? { summarizerFailed } : {}),
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
+          // A draft for review is made whatever its size: the person who approves it sees its tokens.
+          ...(request.evenIfLarger || request.review ? { evenIfLarger: true } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
           ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
           // Stored with the plan, for a revert to before this compaction.
@@ -93,7 +108,13 @@ export async function prepare(
         },
       ],
     );
-    if (plan.action === 'skip') return { skipped: plan.reason, ...(plan.gate ? { gate: plan.gate } : {}) };
+    if (plan.action === 'skip') {
+      return {
+        skipped: plan.reason,
+        ...(plan.gate ? { gate: plan.gate } : {}),
+        ...(plan.noGain ? { noGain: { ...plan.noGain, estimated: true } } : {}),
+      };
+    }
     // This plan's objects share the pending draft's seq: the draft cannot be applied any more.
     if (state.draft) conversation.draftEnded(`${state.draft.info.id} replaced by a compaction prepared after it`);
     if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
@@ -129,8 +150,17 @@ export async function prepare(
   }
 }
 
-/** Applies a prepared compaction's plan in storage: its replacements, removed segment, manifest and event. */
-export async function store(conversation: Conversation, prepared: Prepared, review?: string): Promise<ApplyOutcome> {
+/**
+ * Applies a prepared compaction's plan in storage: its replacements, removed segment, manifest and event; or, when
+ * the compaction as written would not shrink the context, nothing ({@link NoGainOutcome}), unless `evenIfLarger` (a
+ * forced compaction's request says so, or a person approved the draft).
+ */
+export async function store(
+  conversation: Conversation,
+  prepared: Prepared,
+  review?: string,
+  approved = false,
+): Promise<ApplyOutcome | NoGainOutcome> {
   const { state, life, counting } = conversation;
   const { seq, plan, summary, request, trigger, cooldown } = prepared;
   // A forced or overflow compaction resets the cooldown; an automatic one takes its next step, a masking pass
@@ -153,6 +183,7 @@ export async function store(conversation: Conversation, prepared: Prepared, revi
         window: state.modelInfo!.window,
         consecutive,
         ...(review ? { review } : {}),
+        ...(request.evenIfLarger || approved ? { evenIfLarger: true } : {}),
       },
     ],
   );

@@ -12,7 +12,19 @@ import type { Trigger } from '../engine/trigger.ts';
 import type { CompactInput } from '../contract/inputs.ts';
 import type { CompactResult, RevertResult } from '../contract/results.ts';
 import { BackgroundCompaction } from './background-compaction.ts';
-import { commit, ended, prepare, STEP_OPTIONS, stepOf, store, violated } from './compaction-pipeline.ts';
+import type { ApplyOutcome } from '../contract/activities.ts';
+import type { Prepared } from '../contract/state.ts';
+import {
+  commit,
+  ended,
+  prepare,
+  skippedOf,
+  skippedResult,
+  STEP_OPTIONS,
+  stepOf,
+  store,
+  violated,
+} from './compaction-pipeline.ts';
 import type { Activities } from './compaction-pipeline.ts';
 import type { Conversation } from './conversation.ts';
 import type { Inbox } from './inbox.ts';
@@ -56,7 +68,13 @@ export class Compactions {
           ended(conversation);
           return;
         }
-        job.outcome = 'skipped' in prepared ? prepared : { prepared, applied: await store(conversation, prepared) };
+        const applied = 'skipped' in prepared ? undefined : await store(conversation, prepared);
+        job.outcome =
+          'skipped' in prepared
+            ? prepared
+            : 'noGain' in applied!
+              ? skippedOf(applied)
+              : { prepared, applied: applied! };
         if ('applied' in job.outcome) stepOf(conversation, job.seq, 'background', 'ready');
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
@@ -81,12 +99,14 @@ export class Compactions {
     if (settled?.compacted && trigger === 'auto' && conversation.compactionDue() === undefined) return settled;
     try {
       const prepared = await prepare(conversation, trigger, tailFromSeq, request, attempt);
-      if ('skipped' in prepared) {
-        conversation.skipped(prepared.gate);
+      const applied = 'skipped' in prepared ? undefined : await store(conversation, prepared);
+      const skipped = 'skipped' in prepared ? prepared : 'noGain' in applied! ? skippedOf(applied) : undefined;
+      if (skipped) {
+        conversation.skipped(skipped.gate);
         ended(conversation);
-        return { compacted: false, reason: prepared.skipped };
+        return skippedResult(skipped);
       }
-      return await commit(conversation, prepared, await store(conversation, prepared));
+      return await commit(conversation, prepared as Prepared, applied as ApplyOutcome);
     } catch (error) {
       ended(conversation); // failed: the agent's loop records why
       throw error;

@@ -14,6 +14,7 @@ import { isUserTurn } from '../engine/messages.ts';
 import { agentLife, messageIdOf, seqOf } from '../contract/keys.ts';
 import { endAtLastCompleteStep, EVENTS_KEPT } from '../contract/state.ts';
 import { NO_COMPACTIONS, summaryOfEvent } from '../contract/results.ts';
+import type { CompactionStats } from '../contract/results.ts';
 import type { AgentCarry, Prepared, Snapshot, WorkflowState } from '../contract/state.ts';
 import type { AgentInput } from '../contract/inputs.ts';
 import type { CompactionEventSummary, Draft } from '../contract/results.ts';
@@ -346,12 +347,13 @@ export class Conversation {
     state.callsSinceCompaction = 0;
     state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
     const previous = state.stats ?? NO_COMPACTIONS;
-    const reduction = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
+    const ratio = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
     state.stats = {
       ...previous, // the counts other events keep (reverts)
       count: previous.count + 1,
-      averageReduction: (previous.averageReduction * previous.count + reduction) / (previous.count + 1),
-      tokensSaved: previous.tokensSaved + Math.max(0, event.tokensBefore - event.tokensAfter),
+      averageSizeRatio: (previous.averageSizeRatio * previous.count + ratio) / (previous.count + 1),
+      // Net: a compaction that grew the context (asked with evenIfLarger, an overflow) takes off what it added.
+      tokensSaved: previous.tokensSaved + event.tokensBefore - event.tokensAfter,
       ...(event.cost || previous.costSaved !== undefined
         ? { costSaved: (previous.costSaved ?? 0) + (event.cost?.netBenefit ?? 0) }
         : {}),
@@ -417,7 +419,15 @@ interface EarlierNames {
   callsSinceCompression?: number;
 }
 
+/** The stats under the name the size ratio had before (`averageReduction`, the same ratio). */
+type EarlierStats = Partial<CompactionStats> & { averageReduction?: number };
+
 function renameEarlierFields(state: WorkflowState & EarlierNames): void {
+  const stats = state.stats as EarlierStats | undefined;
+  if (stats?.averageReduction !== undefined) {
+    stats.averageSizeRatio ??= stats.averageReduction;
+    delete stats.averageReduction;
+  }
   if (state.compressions !== undefined) {
     state.compactions ??= state.compressions;
     delete state.compressions;

@@ -12,7 +12,7 @@ import type { ApproveInput, CompactInput, DiscardInput } from '../contract/input
 import type { CompactResult, DiscardResult, Draft } from '../contract/results.ts';
 import type { Prepared } from '../contract/state.ts';
 import type { BackgroundCompaction } from './background-compaction.ts';
-import { commit, ended, prepare, STEP_OPTIONS, store } from './compaction-pipeline.ts';
+import { commit, ended, prepare, skippedResult, STEP_OPTIONS, store } from './compaction-pipeline.ts';
 import type { Activities } from './compaction-pipeline.ts';
 import type { Conversation } from './conversation.ts';
 import { DraftRefused, failureMessage } from './inbox.ts';
@@ -90,7 +90,7 @@ export class Reviews {
     const prepared = await prepare(conversation, trigger, tailFromSeq, request);
     if ('skipped' in prepared) {
       conversation.skipped(prepared.gate);
-      return { compacted: false, reason: prepared.skipped };
+      return skippedResult(prepared);
     }
     return this.keep(prepared, trigger !== 'forced');
   }
@@ -254,13 +254,18 @@ export class Reviews {
     }
     const how = timedOut ?? `approved${edit.summary !== undefined ? ' with an edited summary' : ''}`;
     // The event of an automatic compaction's draft says how it was decided.
-    const applied = await store(conversation, prepared, info.waits ? `${info.id} ${how}` : undefined).catch(
+    // Approved by a person (or by the review timeout, as the policy says): applied even if it grows the context.
+    const applied = await store(conversation, prepared, info.waits ? `${info.id} ${how}` : undefined, true).catch(
       (error: unknown) => {
         ended(conversation);
         throw error;
       },
     );
     conversation.draftEnded(`${info.id} ${how}`);
+    if ('noGain' in applied) {
+      ended(conversation); // not reached: an approved draft is applied whatever its size
+      return { compacted: false, reason: applied.reason };
+    }
     return commit(conversation, prepared, applied);
   }
 

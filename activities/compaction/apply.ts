@@ -11,8 +11,8 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import { originalKeyOf } from '../../engine/messages.ts';
 import { REPLACED_KIND } from '../../engine/planner/index.ts';
 import { loadTokenCounter } from '../../engine/tokens.ts';
-import { cooldownAfter } from '../../engine/trigger.ts';
-import { gateOf } from '../../engine/gates.ts';
+import { cooldownAfter, holdGrowth } from '../../engine/trigger.ts';
+import { gateAfterSkip, gateOf } from '../../engine/gates.ts';
 import { judgeCompaction, loopGuardNote } from '../../engine/loop-guard.ts';
 import type { JudgedCompaction } from '../../engine/loop-guard.ts';
 import { FAILURE } from '../../contract/failures.ts';
@@ -21,7 +21,7 @@ import { unkeyedRecord } from '../../contract/records.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import { summaryOfEvent } from '../../contract/results.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
-import type { ApplyCompactionInput, ApplyOutcome } from '../../contract/activities.ts';
+import type { ApplyCompactionInput, ApplyOutcome, NoGainOutcome } from '../../contract/activities.ts';
 import { recordCompaction } from '../telemetry.ts';
 import { withHeartbeat } from '../stored.ts';
 import { eventKeys, tokensOf } from './shared.ts';
@@ -33,7 +33,7 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
    * bodies) as JSONL, the new context manifest and the event. Returns the new context and the event's summary
    * (the removed items stay in S3, so the result's size does not grow with what left).
    */
-  async function apply(input: ApplyCompactionInput): Promise<ApplyOutcome> {
+  async function apply(input: ApplyCompactionInput): Promise<ApplyOutcome | NoGainOutcome> {
     const { seq } = input;
     const agent = agentLife(input);
     const { plan, context, policy, trigger, cooldown } = await load<StoredPlan>(input.planKey);
@@ -73,6 +73,19 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
         FAILURE.invariantViolated,
       );
     }
+    const tokensAfter = tokensOf(input.fixedTokens, next);
+    const limitsMet =
+      (plan.target.messages !== undefined || plan.target.turns !== undefined) && next.length < plan.before.messages;
+    if (tokensAfter >= plan.before.tokens && !limitsMet && trigger !== 'overflow' && !input.evenIfLarger) {
+      // Written, the summary and the ledger came to more than what leaves: nothing is committed (what was stored
+      // stays, unreferenced), and the gate holds until the context grows, as after a plan that skipped.
+      const held = cooldown ?? { consecutive: input.consecutive, lastTokensAfter: 0 };
+      return {
+        noGain: { tokensBefore: plan.before.tokens, tokensAfter },
+        reason: noGainWritten(trigger, plan.before.tokens, tokensAfter),
+        gate: gateAfterSkip(policy, input.window, plan.before.tokens, holdGrowth(policy), held),
+      };
+    }
     const removedLines = await Promise.all(
       plan.removed.map(async (item) => JSON.stringify({ ...item, message: await original(item.key) })),
     );
@@ -83,7 +96,6 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
       keys.context,
       next.map((m) => m.key),
     );
-    const tokensAfter = tokensOf(input.fixedTokens, next);
     // The cost decision's estimate again, from what the compaction left and what the summary call used.
     const llm = input.summary?.llm;
     const cost = policy.cost
@@ -166,4 +178,12 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
     // Applying heartbeats too: a worker that dies in the middle is noticed within the heartbeat timeout.
     applyCompaction: (input: ApplyCompactionInput) => withHeartbeat(() => apply(input)),
   };
+}
+
+/** Why a compaction that, as written, would not shrink the context was not committed. */
+export function noGainWritten(trigger: string, before: number, after: number): string {
+  return trigger === 'forced'
+    ? `nothing to gain (${before} → ${after} tokens): the summary and the task ledger, as written, came to more than ` +
+        'what leaves; not compacted'
+    : `would not shrink the context: ${before} tokens, ${after} once the summary and the ledger were written; not committed`;
 }

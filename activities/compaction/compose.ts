@@ -55,7 +55,7 @@ function loopEnd(span: readonly ChatMessage[]): { lastAction?: string; lastResul
  * the turn in progress), the facts it lost pinned verbatim, and the list of what left the context. Within its
  * budget: the pinned facts least worth keeping go first, then the summary's text is cut, never the frame.
  */
-function compose(
+export function compose(
   { input, rest, counter, host }: SummaryFrame,
   judged: Judged,
   missing: readonly Fact[],

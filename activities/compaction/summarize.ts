@@ -4,26 +4,22 @@
  * stored with the task ledger. Without a summary model, or after it failed, the extractive summarizer quotes the
  * span instead.
  */
-import { extractiveSummary } from '../../engine/extractive.ts';
-import { nextActionOf } from '../../engine/ledger.ts';
-import type { ChatMessage } from '../../engine/messages.ts';
-import { textOf } from '../../engine/messages.ts';
-import { renderSummary } from '../../engine/summary.ts';
-import { loadTokenCounter } from '../../engine/tokens.ts';
 import type { SummarizeInput, SummarizeProgress, SummaryOutcome } from '../../contract/activities.ts';
 import { modelFailure } from '../model-errors.ts';
 import { heartbeatNow, withHeartbeat } from '../stored.ts';
 import { createAsking, readSummary } from './ask.ts';
 import { createChunking, foldChunks } from './chunk.ts';
 import { createComposing } from './compose.ts';
-import { judgedReply, judgeOf } from './judge.ts';
+import { judgedReply } from './judge.ts';
 import type { CompactionShared } from './shared.ts';
+import { createSpanReading, extractiveJudged } from './written.ts';
 
 /** The `llm.model` of an event whose summary was extractive. */
 export const EXTRACTIVE_MODEL = 'extractive (no summary model)';
 
 export function createSummarizeActivities(shared: CompactionShared) {
-  const { summaryModel, load, spanOf } = shared;
+  const { summaryModel } = shared;
+  const readSpan = createSpanReading(shared);
   const chunkSpan = createChunking(shared);
   const askerFor = createAsking(shared);
   const storeComposed = createComposing(shared);
@@ -35,34 +31,18 @@ export function createSummarizeActivities(shared: CompactionShared) {
      */
     async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
       const started = Date.now();
-      const { previous, rest, facts } = await spanOf(input.spanKeys, input.keptKeys);
-      const previousText = previous.map((m) => textOf(m.content)).join('\n\n');
-      // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
-      const goal = input.goalKey ? textOf((await load<ChatMessage>(input.goalKey)).content) : undefined;
-      const userMessages = rest.filter((m) => m.role === 'user').map((m) => textOf(m.content));
-      const judge = judgeOf({ ledger: input.ledger, goal, userMessages, facts });
-      const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
-      const counter = await loadTokenCounter(input.counting.encoding);
-      const frame = { input, rest, counter, host };
+      const { frame, previousText, judge } = await readSpan(input);
+      const { rest, counter } = frame;
 
       if (!summaryModel || input.writer === 'extractive') {
         // No summary model, or it failed: the extractive summarizer quotes the span instead (labelled as such).
         // Within the summary's budget (about 3 characters a token, less the frame), the facts that fit listed.
-        const extracted = extractiveSummary(
-          rest,
-          previousText || undefined,
-          Math.max(1_000, (input.maxTokens - 300) * 3),
-        );
-        return storeComposed(
-          frame,
-          judge(renderSummary(extracted), { nextAction: nextActionOf(extracted.next_steps) }),
-          {
-            parsedAs: 'extractive',
-            responseFormat: 'none',
-            reprompted: false,
-            llm: { model: EXTRACTIVE_MODEL, promptTokens: 0, completionTokens: 0, durationMs: Date.now() - started },
-          },
-        );
+        return storeComposed(frame, extractiveJudged(rest, previousText, input.maxTokens, judge), {
+          parsedAs: 'extractive',
+          responseFormat: 'none',
+          reprompted: false,
+          llm: { model: EXTRACTIVE_MODEL, promptTokens: 0, completionTokens: 0, durationMs: Date.now() - started },
+        });
       }
 
       // A span too large for the summary model's window is summarized in chunks, each folding in the one before.

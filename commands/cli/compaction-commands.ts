@@ -32,6 +32,7 @@ export async function compact({ args, values, out }: Invocation): Promise<number
     ...(values.instructions ? { instructions: values.instructions } : {}),
     ...(values.strategy ? { strategy: values.strategy as StrategyName } : {}),
     ...(values['if-due'] ? { force: false } : {}),
+    ...(values['even-if-larger'] ? { evenIfLarger: true } : {}),
   };
   if (values.review && (values['no-wait'] || values['if-due'])) {
     throw new UsageError('--review returns a draft to read: it cannot go with --no-wait or --if-due');

@@ -58,6 +58,7 @@ export const FLAGS = {
   wait: {},
   review: {},
   'if-due': {},
+  'even-if-larger': {},
   reopen: {},
   once: {},
   'no-demo': {},

@@ -133,6 +133,9 @@ export const COMMANDS = {
       instructions: `for the summary (at most ${n(MAX_INSTRUCTIONS_CHARS)} characters)`,
       strategy: `only this strategy: ${STRATEGIES.join(', ')}`,
       'if-due': 'only if the automatic trigger fires now',
+      'even-if-larger':
+        'apply it even if it leaves the context larger (without it, a compaction that would not shrink the context ' +
+        'prints "nothing to gain (before → ~after)" and is not made)',
       review:
         'plan and summarize but apply nothing: print the draft (id, plan, summary text, tokens, facts) for approve ' +
         'or discard',

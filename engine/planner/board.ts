@@ -14,7 +14,7 @@ import type { StepLayout } from '../turns.ts';
 import { protectionOf, RANK } from './protection.ts';
 import type { Protection } from './protection.ts';
 import { GOAL_PLAN_TOKENS, LEDGER_FRAME_TOKENS, SUMMARY_FRAME_TOKENS, SUMMARY_WINDOW_SHARE } from './sizes.ts';
-import type { Operation, PlanInput } from './types.ts';
+import type { Operation, PlanInput, WrittenSizes } from './types.ts';
 
 /** A message of the context on the board. */
 export interface Slot {
@@ -59,6 +59,8 @@ export class Board {
   /** Tokens and count of everything dropped into the summary (its estimate follows them). */
   private summarized = { tokens: 0, count: 0 };
   private prependedTo: Slot | undefined;
+  /** The summary's and the ledger's tokens as they will be written, once the plan's span is final. */
+  private written: { summary: number; ledger: number } | undefined;
 
   constructor(input: Pick<PlanInput, 'context' | 'policy' | 'window' | 'fixedTokens' | 'goalId'>) {
     const { context, policy, window } = input;
@@ -120,16 +122,40 @@ export class Board {
     return Math.min(this.summaryBudget, Math.max(64, Math.ceil(spanTokens * 0.25))) + SUMMARY_FRAME_TOKENS;
   }
 
-  /** The summary's planned tokens (0 while nothing is summarized). */
+  /** The summary's planned tokens (0 while nothing is summarized): as it will be written, once known. */
   summaryEstimate(): number {
-    return this.summarized.count === 0 ? 0 : this.summaryTokensFor(this.summarized.tokens);
+    if (this.summarized.count === 0) return 0;
+    return this.written?.summary ?? this.summaryTokensFor(this.summarized.tokens);
+  }
+
+  /** Tokens the task ledger adds with the summary: the first one, or the growth of the one in the context. */
+  ledgerGrowth(): number {
+    return this.summarized.count === 0 ? 0 : (this.written?.ledger ?? this.firstLedger);
+  }
+
+  /**
+   * Takes the summary message and the ledger as they will be written (counted from the span's bodies) instead of the
+   * estimates, for the plan's final figures and decisions. Only once the span is final: the strategies chose it by
+   * the estimates, and a second pass over the same input must choose the same one.
+   */
+  useWritten(sizes: WrittenSizes): void {
+    if (this.summarized.count === 0) return;
+    const planned = this.summaryTokensFor(this.summarized.tokens);
+    // A summary model writes the body: the frame as counted, the body at the planner's estimate, within the bound
+    // the summary is cut to (never its frame).
+    const body = planned - SUMMARY_FRAME_TOKENS;
+    const summary =
+      sizes.summaryTokens ??
+      Math.max(sizes.frameTokens, Math.min(this.summaryBudget + SUMMARY_FRAME_TOKENS, sizes.frameTokens + body));
+    const ledgerNow = this.slots.find((s) => kindOf(s.meta) === 'ledger')?.tokens ?? 0;
+    this.written = { summary, ledger: sizes.ledgerTokens - ledgerNow };
   }
 
   /** The request as planned so far: the slots, the summary at its estimate and the first ledger it brings. */
   stats(): ContextStats {
     const { count } = this.summarized;
     return {
-      tokens: this.fixedTokens + this.totals.tokens + this.summaryEstimate() + (count > 0 ? this.firstLedger : 0),
+      tokens: this.fixedTokens + this.totals.tokens + this.summaryEstimate() + this.ledgerGrowth(),
       messages: this.totals.messages + (count > 0 ? (this.prependedTo ? 0 : 1) + (this.firstLedger > 0 ? 1 : 0) : 0),
       turns: this.totals.turns,
     };

@@ -40,4 +40,5 @@ export type {
   RemovedItem,
   SummaryCoverage,
   SummarySpec,
+  WrittenSizes,
 } from './types.ts';

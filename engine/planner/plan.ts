@@ -107,17 +107,24 @@ export function planCompaction(input: PlanInput): Plan {
     };
   }
 
-  // An automatic compaction that would leave as many tokens as it found is not made (the ledger and the summary's
-  // frame can outweigh a small span); it holds until the context grows, as a skip does. A message or turn limit that
-  // fired is met by fewer messages, whatever the tokens.
+  // A compaction that would leave as many tokens as it found is not made (the ledger and the summary's frame can
+  // outweigh a small span): an automatic one holds until the context grows, as a skip does; a forced one says there
+  // is nothing to gain, and is made only when asked for even so (`evenIfLarger`). A message or turn limit that fired
+  // is met by fewer messages, whatever the tokens; an overflow must fit, whatever it costs.
   const countsMet =
     (target.messages !== undefined && after.messages < before.messages) ||
     (target.turns !== undefined && after.turns < before.turns);
-  if (isAutomatic(trigger) && after.tokens >= before.tokens && !countsMet) {
+  const noGain = after.tokens >= before.tokens && !countsMet && trigger !== 'overflow';
+  const decides = input.lastWord !== false;
+  if (decides && noGain && (isAutomatic(trigger) || (trigger === 'forced' && !input.evenIfLarger))) {
+    const strategies = steps.map((s) => s.strategy).join(', ');
     return {
       ...base,
       action: 'skip',
-      reason: `would not shrink the context: ${before.tokens} tokens, ${after.tokens} expected after [${steps.map((s) => s.strategy).join(', ')}]`,
+      reason: isAutomatic(trigger)
+        ? `would not shrink the context: ${before.tokens} tokens, ${after.tokens} expected after [${strategies}]`
+        : noGainReason(before.tokens, after.tokens, strategies),
+      noGain: { tokensBefore: before.tokens, tokensAfter: after.tokens },
       after: before,
       reachedTarget: false,
       operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
@@ -137,7 +144,7 @@ export function planCompaction(input: PlanInput): Plan {
     );
     // The hard limit and the bound on the context's messages override the cost decision.
     const bounded = before.tokens >= hardLimit || before.messages > (policy.maxMessages ?? MAX_CONTEXT_MESSAGES);
-    if (isAutomatic(trigger) && cost.netBenefit < 0 && !bounded) {
+    if (decides && isAutomatic(trigger) && cost.netBenefit < 0 && !bounded) {
       return {
         ...base,
         action: 'skip',
@@ -170,6 +177,14 @@ export function planCompaction(input: PlanInput): Plan {
     removed,
     ...(cost ? { cost } : {}),
   };
+}
+
+/** Why a forced compaction whose plan expects no gain is not made (the CLI and the client print it as it is). */
+export function noGainReason(before: number, after: number, strategies: string): string {
+  return (
+    `nothing to gain (${before} → ~${after} tokens): [${strategies}] would leave the context larger, the summary's ` +
+    'frame and the task ledger outweighing what leaves; not compacted'
+  );
 }
 
 /**

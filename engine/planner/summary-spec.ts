@@ -14,7 +14,7 @@ import type { PlanInput, PlanStep, SummaryCoverage, SummarySpec } from './types.
  */
 export function summarySpecOf(
   board: Board,
-  { policy, summarizer }: Pick<PlanInput, 'policy' | 'summarizer'>,
+  { policy, summarizer, written }: Pick<PlanInput, 'policy' | 'summarizer' | 'written'>,
   steps: readonly PlanStep[],
 ): SummarySpec | undefined {
   if (board.summarizedCount === 0) return undefined;
@@ -30,6 +30,8 @@ export function summarySpecOf(
       ? { mode: 'prepend', id: firstUserAfter.meta.id }
       : { mode: 'message', ...(after[0] ? { beforeId: after[0].meta.id } : {}) };
   if (placement.mode === 'prepend') board.prependSummaryTo(firstUserAfter);
+  // The span is final: the summary and the ledger as they will be written, when the plan activity counted them.
+  if (written) board.useWritten(written);
   let currentTurnSpan: SummaryCoverage['currentTurn'];
   if (opener && span.some((s) => s.turn === currentTurn && s.index > opener.index)) {
     // Steps of the turn in progress: those an earlier summary of it covered, then the assistant messages now.
@@ -56,7 +58,7 @@ export function summarySpecOf(
       ...(currentTurnSpan ? { currentTurn: currentTurnSpan } : {}),
     },
     fallback: policy.summary.fallback,
-    ...(board.firstLedger > 0 ? { ledgerTokens: board.firstLedger } : {}),
+    ...(board.firstLedger > 0 ? { ledgerTokens: board.ledgerGrowth() } : {}),
   };
   for (const step of steps) {
     if (step.ids.some((id) => board.slotById.get(id)?.summarized)) step.summary = summary;

@@ -26,6 +26,35 @@ export interface PlanInput {
   strategies?: readonly StrategyName[];
   /** Model calls since the last compaction (or the agent's start): the pace the cost decision prices. */
   callsSinceCompaction?: number;
+  /**
+   * A forced compaction whose plan expects no gain is made anyway (default false: it is a skip that says "nothing to
+   * gain"). An automatic one that would not shrink the context is never made.
+   */
+  evenIfLarger?: boolean;
+  /**
+   * The summary message and the task ledger as they will be written for this plan's span, counted by the plan
+   * activity from the span's bodies (a second pass over the same input): they replace the planner's estimates in the
+   * plan's `after` and in its decisions. Absent: the estimates stand.
+   */
+  written?: WrittenSizes;
+  /**
+   * `false`: the plan's steps and summary only, without its last word (the skips of a compaction that would not shrink
+   * the context or is not worth it): the plan activity's first pass, whose summary it then counts as written.
+   */
+  lastWord?: boolean;
+}
+
+/** The summary message and the ledger as the summarize step will write them (see {@link PlanInput.written}). */
+export interface WrittenSizes {
+  /**
+   * Tokens the summary message adds, frame included (prepended to a user message: beyond that message's own).
+   * Absent when only its frame is known (a model writes the body): the frame plus the planner's estimate of the body.
+   */
+  summaryTokens?: number;
+  /** Tokens of the summary message's frame: its title, headings, where the loop stands, the removed-ids line. */
+  frameTokens: number;
+  /** Tokens of the task ledger's message after this compaction (it replaces the context's ledger in place). */
+  ledgerTokens: number;
 }
 
 /** The kind of message a replacing operation leaves in the context. */
@@ -114,6 +143,11 @@ export interface RemovedItem {
 export interface Plan {
   trigger: Trigger;
   action: 'compact' | 'skip';
+  /**
+   * Set on a skip because the compaction would not shrink the context (an automatic one, or a forced one without
+   * `evenIfLarger`): the tokens before and the tokens expected after.
+   */
+  noGain?: { tokensBefore: number; tokensAfter: number };
   /** Why it compacts (what fired) or why it skips. */
   reason: string;
   target: Target;

@@ -164,7 +164,7 @@ describe.runIf(onCluster)('longrun up --cluster', () => {
       expect(output).toContain('[worker] 2 worker processes polling task queue longrun-agents');
       expect(output).toMatch(/agent \(replayed model\) > Gladly\./);
       expect(output).toMatch(
-        /\[demo\] 3 turns, 7 messages stored in S3 under agents\/demo-[\d-]+\/[^/\s]+\/messages\//,
+        /\[demo\] 6 turns, 13 messages stored in S3 under agents\/demo-[\d-]+\/[^/\s]+\/messages\//,
       );
       // PostgreSQL, the server, the UI, MinIO, two workers, and a supervisor for each.
       expect(tree.length).toBeGreaterThanOrEqual(12);
@@ -182,7 +182,7 @@ describe.runIf(onCluster)('longrun up --cluster', () => {
       expect(await run.exit, run.output()).toBe(0);
       expect(run.output()).not.toContain('creating the PostgreSQL database cluster');
       expect(run.output()).not.toContain('registered');
-      expect(run.output()).toMatch(/\[demo\] 3 turns, 7 messages stored in S3/);
+      expect(run.output()).toMatch(/\[demo\] 6 turns, 13 messages stored in S3/);
       expect(await waitFor(() => serversOfTheFolder().length === 0, 15_000)).toBe(true);
     },
     CLUSTER_START_MS,

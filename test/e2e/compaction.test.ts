@@ -81,7 +81,7 @@ describe('automatic compaction in a long session', () => {
     const stats = await compactionStats(h.client, agentId);
     expect(stats.count).toBe(state.compactions);
     expect(stats.tokensSaved).toBeGreaterThan(0);
-    expect(stats.averageReduction).toBeLessThan(1);
+    expect(stats.averageSizeRatio).toBeLessThan(1);
     // The last event's context manifest is the working context's start.
     const manifest = JSON.parse((await h.store.get(events.at(-1)!.keys.context))!) as string[];
     expect(state.messages.slice(0, state.baseLength).map((m) => m.key)).toEqual(manifest.slice(0, state.baseLength));

@@ -92,7 +92,7 @@ describe('npm start (the main job)', () => {
       expect(output).toContain('(turn 3,');
       expect(output).toContain(`Temporal UI http://127.0.0.1:${env.LONGRUN_TEMPORAL_UI_PORT}`);
       expect(output).toMatch(
-        /\[demo\] 3 turns, 7 messages stored in S3 under agents\/demo-[\d-]+\/[^/\s]+\/messages\/; context \d+ of 128000 tokens/,
+        /\[demo\] 6 turns, 13 messages stored in S3 under agents\/demo-[\d-]+\/[^/\s]+\/messages\/; context \d+ of 128000 tokens/,
       );
       expect(await waitFor(() => processesMentioning(env.LONGRUN_DATA_DIR!).length === 0, 5_000)).toBe(true);
     },
@@ -187,7 +187,7 @@ describe('npm start (the main job)', () => {
     expect(run.output()).not.toContain('[stack] starting');
     expect(run.output()).toContain(`[stack] Temporal ${stack.temporalAddress}`);
     expect(run.output()).toContain('bucket longrun-external-test');
-    expect(run.output()).toMatch(/\[demo\] 3 turns, 7 messages stored in S3/);
+    expect(run.output()).toMatch(/\[demo\] 6 turns, 13 messages stored in S3/);
     expect(processesMentioning(env.LONGRUN_DATA_DIR!)).toEqual([]);
   });
 

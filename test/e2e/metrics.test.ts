@@ -153,7 +153,7 @@ describe('the worker serves Prometheus metrics at LONGRUN_METRICS_ADDRESS', () =
     expect(total(afterTurns, `${METRICS.turnLatency.name}_sum`)).toBeGreaterThan(0);
 
     // A forced compaction that summarizes: counted by trigger and strategy, with what it saved and offloaded.
-    const result = await compactAgent(client, agentId, { strategy: 'summarize' });
+    const result = await compactAgent(client, agentId, { strategy: 'summarize', evenIfLarger: true });
     expect(result.compacted, result.reason).toBe(true);
     const event = result.event!;
     const after = await scrape();

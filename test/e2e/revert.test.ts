@@ -76,7 +76,7 @@ describe('revert', () => {
     const ledgerBefore = await agentLedger(h.client, agentId);
     const contextBefore = (await agentState(h.client, agentId)).messages;
 
-    const compacted = await compactAgent(h.client, agentId, { strategy: 'summarize' });
+    const compacted = await compactAgent(h.client, agentId, { strategy: 'summarize', evenIfLarger: true }); // a small context
     expect(compacted.compacted, compacted.reason).toBe(true);
     expect(compacted.event!.seq).toBe(1);
     const ledgerAfter = await agentLedger(h.client, agentId);
@@ -155,7 +155,9 @@ describe('revert', () => {
       /toEvent: 1 is not an event of this agent \(it has none yet: nothing to revert\)/,
     );
     await expect(revertAgent(h.client, agentId, { toEvent: 0 })).rejects.toBeInstanceOf(AgentUpdateError);
-    expect((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds' })).compacted).toBe(true);
+    expect((await compactAgent(h.client, agentId, { strategy: 'truncate-rounds', evenIfLarger: true })).compacted).toBe(
+      true,
+    );
     const compactedKeys = (await agentState(h.client, agentId)).messages.map((m) => m.key);
     expect(compactedKeys).not.toEqual(before);
 

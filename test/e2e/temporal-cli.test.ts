@@ -95,7 +95,7 @@ describe('the temporal CLI on an agent', () => {
       '--name',
       'compact',
       '--input',
-      '{"strategy":"truncate-rounds"}',
+      '{"strategy":"truncate-rounds","evenIfLarger":true}',
     );
     await expect.poll(async () => (await agentState(h.client, agentId)).compactions, { timeout: 20_000 }).toBe(1);
     const events = JSON.parse(

@@ -92,6 +92,13 @@ describe('Conversation', () => {
     expect(c.state).not.toHaveProperty('callsSinceCompression');
   });
 
+  it('carries the stats of a run of an earlier release: averageReduction (a size ratio) is averageSizeRatio', () => {
+    const earlier = described(Conversation.begin(input, undefined, 'run-1')).state;
+    earlier.stats = { count: 2, averageReduction: 0.4, tokensSaved: 900 } as never;
+    const c = Conversation.begin(input, { state: earlier, nextMessageSeq: 9, applied: [] }, 'run-2');
+    expect(c.state.stats).toEqual({ count: 2, averageSizeRatio: 0.4, tokensSaved: 900 });
+  });
+
   it('brings the shapes of earlier releases up to date and marks a reopened agent running', () => {
     const earlier = described(Conversation.begin(input, undefined, 'run-1')).state;
     earlier.status = 'closed';
@@ -167,6 +174,22 @@ describe('Conversation', () => {
     expect(c.view()).toEqual({ base: 'ctx-1', baseLength: 3, firstSeq: 7, lastSeq: 6 });
     c.newMessageId();
     expect(c.view()).toEqual({ base: 'ctx-1', baseLength: 3, firstSeq: 7, lastSeq: 7 });
+
+    // A second one that grew the context (asked with evenIfLarger): the stats are net of it, the ratio its mean.
+    const grew = { ...event, seq: 2, tokensBefore: 35, tokensAfter: 49 };
+    c.compacted({
+      made: c.snapshot(),
+      context: [record(1, { role: 'user' }), summary, record(6)],
+      event: grew,
+      tailFromSeq: 8,
+      cooldown: { consecutive: 0, lastTokensAfter: 0 },
+      trigger: 'forced',
+      maskPass: undefined,
+      gate: { tokens: 900 } as never,
+      ledger: undefined,
+    });
+    expect(c.state.stats).toMatchObject({ count: 2, tokensSaved: 30 - 14 });
+    expect(c.state.stats!.averageSizeRatio).toBeCloseTo((35 / 65 + 49 / 35) / 2, 10);
   });
 
   it('is due for compaction when the gate fires, and says nothing before the model is described', () => {

@@ -35,7 +35,7 @@ async function answer(responder: ReturnType<typeof replayResponder>, messages: C
 
 describe('replayResponder', () => {
   it('answers the recorded turns by position, as before, naming itself replayed', async () => {
-    expect(recordedUsers.length).toBe(3);
+    expect(recordedUsers.length).toBe(6);
     const responder = replayResponder(demo, { source: 'demo/session.jsonl' });
     const conversation: ChatMessage[] = [{ role: 'system', content: 'You plan trips.' }];
     for (const [turn, user] of recordedUsers.entries()) {

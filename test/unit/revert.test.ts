@@ -61,7 +61,7 @@ function compacted(): Conversation {
     baseLength: 1,
     tailFromSeq: 5,
     compactions: 1,
-    stats: { count: 1, averageReduction: 0.5, tokensSaved: 30 },
+    stats: { count: 1, averageSizeRatio: 0.5, tokensSaved: 30 },
     ledger: { ...EMPTY_LEDGER, goal: 'after' },
   });
   return c;
@@ -89,7 +89,7 @@ describe('revert', () => {
     expect(s.ledger?.goal).toBe('before');
     expect(s.cooldown).toEqual(cooldown);
     // A revert is counted as such; the compactions' count and reductions stay.
-    expect(s.stats).toEqual({ count: 1, averageReduction: 0.5, tokensSaved: 30, reverts: 1 });
+    expect(s.stats).toEqual({ count: 1, averageSizeRatio: 0.5, tokensSaved: 30, reverts: 1 });
     expect(s.events?.at(-1)?.trigger).toBe('revert');
     expect(c.coverage()).toEqual([]);
     expect(c.view()).toEqual({ base: 'ctx2', baseLength: 4, firstSeq: 5, lastSeq: 6 });

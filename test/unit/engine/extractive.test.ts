@@ -1,6 +1,6 @@
 /** The extractive summarizer quotes the span; it never writes new sentences. */
 import { describe, expect, it } from 'vitest';
-import { extractiveSummary, EXTRACTIVE_LABEL } from '../../../engine/extractive.ts';
+import { ANSWERED_NEXT_STEP, extractiveSummary, EXTRACTIVE_LABEL } from '../../../engine/extractive.ts';
 import { checkFacts, extractFacts } from '../../../engine/facts.ts';
 import { renderSummary } from '../../../engine/summary.ts';
 
@@ -25,6 +25,26 @@ describe('extractive summary', () => {
     expect(summary.important_discoveries).toContain('Error: timeout after 5000 ms');
     expect(summary.next_steps).toBe(
       "Continue from the user's last request: Go ahead, and see https://example.com/issues/42 first.",
+    );
+  });
+
+  it('takes the next step from the newest request: in progress, answered, or none in the span', () => {
+    // The newest request of the span, answered in it: the next one is after the summary, not the one quoted.
+    const answered = [...span, { role: 'assistant', content: 'Done: retries are limited to 3.' }];
+    expect(extractiveSummary(answered).next_steps).toBe(ANSWERED_NEXT_STEP);
+    // Two requests, the newer not answered yet: that one, never the older.
+    const open = [
+      ...answered,
+      { role: 'user', content: 'Now run the whole suite twice.' },
+      { role: 'assistant', content: null },
+    ];
+    expect(extractiveSummary(open).next_steps).toBe(
+      "Continue from the user's last request: Now run the whole suite twice.",
+    );
+    // No request in the span: the folded summary's next step carries over.
+    const first = renderSummary(extractiveSummary(open));
+    expect(extractiveSummary([{ role: 'tool', content: 'ok' }], first).next_steps).toBe(
+      "Continue from the user's last request: Now run the whole suite twice.",
     );
   });
 

@@ -225,7 +225,7 @@ describe('the planner under the guard', () => {
     expect(guarded.steps.map((s) => s.strategy)).toContain('summarize');
   });
 
-  it('the known case (a forced compaction of a small context grew it 606 → 841 tokens): auto refuses, forced reports', () => {
+  it('the known case (a forced compaction of a small context grew it 606 → 841 tokens): auto refuses, forced says nothing to gain unless asked', () => {
     // System prompt, goal and four short exchanges: the summary's frame and the first task ledger outweigh the span.
     const c = context()
       .system(120)
@@ -242,8 +242,15 @@ describe('the planner under the guard', () => {
     const auto = plan(c, {}, window);
     expect(auto.action).toBe('skip');
     expect(auto.reason).toBe('would not shrink the context: 315 tokens, 538 expected after [truncate-rounds, halve]');
-    // The plan counts the first ledger: the goal (60) and its frame (64). A forced compaction runs as asked…
-    const forced = plan(c, { trigger: 'forced' }, window);
+    expect(auto.noGain).toEqual({ tokensBefore: 315, tokensAfter: 538 });
+    // A forced one says there is nothing to gain, with the plan's estimate…
+    const refused = plan(c, { trigger: 'forced' }, window);
+    expect(refused.action).toBe('skip');
+    expect(refused.noGain).toEqual({ tokensBefore: 315, tokensAfter: 538 });
+    expect(refused.reason).toMatch(/^nothing to gain \(315 → ~538 tokens\): \[truncate-rounds, halve\] would leave/);
+    expect(refused.operations.every((o) => o.op === 'keep')).toBe(true);
+    // …and with evenIfLarger runs as asked. The plan counts the first ledger: the goal (60) and its frame (64).
+    const forced = plan(c, { trigger: 'forced', evenIfLarger: true }, window);
     expect(forced.action).toBe('compact');
     expect(forced.summary!.ledgerTokens).toBe(124);
     expect(forced.after.tokens).toBe(538);
