@@ -299,7 +299,8 @@ describe('what the human output shows', () => {
       compaction: { reserveRatio: 0, keepTurns: 1 },
     });
     for (let i = 1; i <= 4; i++) await sendMessage(h.client, agentId, `Note ${i}: ${NOTE.repeat(4)}`);
-    const compacted = await longrun('compact', agentId, '--strategy', 'truncate-rounds');
+    // Its short context may not shrink (the task ledger it writes): this test is about what the details show after.
+    const compacted = await longrun('compact', agentId, '--strategy', 'truncate-rounds', '--even-if-larger');
     expect(compacted.code, compacted.stderr).toBe(0);
     const compactedAt = (
       await until(
