@@ -201,7 +201,7 @@ export function seconds(ms: number): string {
 }
 
 /** A protobuf Timestamp in ms (its seconds may be a Long). */
-function timestampMs(
+export function timestampMs(
   ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined,
 ): number | undefined {
   const seconds = ts?.seconds;

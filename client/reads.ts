@@ -8,6 +8,8 @@
  *   for (const event of await compactionEvents(client, 'trip')) console.log(event.seq, event.tokensAfter);
  */
 import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import protos from '@temporalio/proto';
 import type { SummarizeProgress } from '../contract/activities.ts';
 import {
   AGENT_WORKFLOW,
@@ -31,6 +33,7 @@ import type { TaskLedger } from '../engine/ledger.ts';
 import type { AgentState } from '../contract/state.ts';
 import { agentHandle, agentState, queryAgent, queryAgentOrResult } from './agents.ts';
 import { decodePayloadAt } from './payloads.ts';
+import { timestampMs } from './agent-observation.ts';
 
 /**
  * The compaction events the workflow keeps (the last ten), after `since`, without their removed
@@ -175,29 +178,59 @@ export function listedStatus(attribute: string | undefined, workflowStatus: stri
 /**
  * Agents known to this namespace, newest first, from the workflow list and the agents' search attributes: one row
  * per agent id, its latest execution (a reopened agent's earlier executions are not listed again).
+ *
+ * Listed raw, not with `client.workflow.list`, which decodes every execution's whole memo and throws for the whole
+ * list at one it cannot decode: an encrypted agent's memo (LONGRUN_ENCRYPTION_KEYS) read by a client without the
+ * keys. Here such an agent is listed without its turns. Search attributes are never encoded by a codec.
  */
 export async function listAgents(client: Client, limit = 100): Promise<AgentSummary[]> {
   const agents: AgentSummary[] = [];
   const seen = new Set<string>();
+  const converter = client.options.loadedDataConverter;
+  const attribute = <T>(fields: Record<string, Payload> | null | undefined, name: string): T | undefined => {
+    const payload = fields?.[name];
+    return payload ? converter.payloadConverter.fromPayload<T>(payload) : undefined;
+  };
   // Running executions come first, then by close time, newest first: the first of each id is its latest.
   const query = `WorkflowType = '${AGENT_WORKFLOW}'`;
-  for await (const workflow of client.workflow.list({ query })) {
-    if (!workflow.workflowId.startsWith(AGENT_WORKFLOW_ID_PREFIX) || seen.has(workflow.workflowId)) continue;
-    seen.add(workflow.workflowId);
-    const attributes = workflow.typedSearchAttributes;
-    const turns = workflow.memo?.[TURNS_MEMO];
-    const contextTokens = attributes.get(SEARCH_ATTRIBUTES.contextTokens);
-    agents.push({
-      agentId: workflow.workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),
-      status: listedStatus(attributes.get(SEARCH_ATTRIBUTES.status), workflow.status.name),
-      model: attributes.get(SEARCH_ATTRIBUTES.model) ?? '',
-      ...(typeof turns === 'number' ? { turns } : {}),
-      ...(contextTokens !== undefined ? { contextTokens } : {}),
-      taskQueue: workflow.taskQueue,
-      startedAt: workflow.startTime,
-      workflowStatus: workflow.status.name,
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listWorkflowExecutions({
+      namespace: client.options.namespace,
+      query,
+      ...(nextPageToken ? { nextPageToken } : {}),
     });
-    if (agents.length >= limit) break;
-  }
+    for (const raw of page.executions) {
+      const workflowId = raw.execution?.workflowId ?? '';
+      if (!workflowId.startsWith(AGENT_WORKFLOW_ID_PREFIX) || seen.has(workflowId)) continue;
+      seen.add(workflowId);
+      const fields = raw.searchAttributes?.indexedFields;
+      const workflowStatus = statusName(raw.status);
+      const memo = raw.memo?.fields?.[TURNS_MEMO];
+      // Undefined when encrypted and this client has not the key.
+      const turns = memo ? await decodePayloadAt<unknown>(converter, 0, [memo]).catch(() => undefined) : undefined;
+      const contextTokens = attribute<number>(fields, SEARCH_ATTRIBUTES.contextTokens.name);
+      agents.push({
+        agentId: workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),
+        status: listedStatus(attribute<string>(fields, SEARCH_ATTRIBUTES.status.name), workflowStatus),
+        model: attribute<string>(fields, SEARCH_ATTRIBUTES.model.name) ?? '',
+        ...(typeof turns === 'number' ? { turns } : {}),
+        ...(typeof contextTokens === 'number' ? { contextTokens } : {}),
+        taskQueue: raw.taskQueue ?? '',
+        startedAt: new Date(timestampMs(raw.startTime) ?? 0),
+        workflowStatus,
+      });
+      if (agents.length >= limit) return agents;
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
   return agents;
+}
+
+/** A workflow's status by the name the client library gives it (RUNNING, COMPLETED, TERMINATED, CANCELLED, …). */
+function statusName(status: number | null | undefined): string {
+  const name =
+    protos.temporal.api.enums.v1.WorkflowExecutionStatus[status ?? 0] ?? 'WORKFLOW_EXECUTION_STATUS_UNSPECIFIED';
+  const short = name.replace('WORKFLOW_EXECUTION_STATUS_', '');
+  return short === 'CANCELED' ? 'CANCELLED' : short;
 }

@@ -19,7 +19,8 @@ import { Keyring } from '../../codec/keys.ts';
 import { EncryptionCodec, encryptionDataConverter, keyIdOf } from '../../codec/payload-codec.ts';
 import { payloadToJson } from '../../codec/server.ts';
 import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
-import { localTemporalTarget } from '../../config/temporal.ts';
+import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
+import { listAgents } from '../../client/reads.ts';
 import type { TemporalTarget } from '../../config/temporal.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import { agentPrefix } from '../../contract/keys.ts';
@@ -172,6 +173,21 @@ describe('encryption on', () => {
     }
     expect(bytes.includes(Buffer.from('amber-falcon'))).toBe(false);
     expect(bytes.includes(Buffer.from('Keep secrets'))).toBe(false);
+  });
+
+  it('longrun list without the keys lists the encrypted agent (its turns, in the encrypted memo, left out)', async () => {
+    await sendMessage(agents.client, agentId, 'and one more');
+    const plain = await connectClient(localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace));
+    try {
+      // The list decoded every memo and threw at the first it could not: the whole list failed without the keys.
+      const listed = (await listAgents(plain)).find((agent) => agent.agentId === agentId);
+      expect(listed).toMatchObject({ agentId, status: 'running', model: 'gpt-4o-mini' });
+      expect(listed).not.toHaveProperty('turns');
+      const withKeys = (await listAgents(agents.client)).find((agent) => agent.agentId === agentId);
+      expect(withKeys?.turns).toBeGreaterThanOrEqual(2);
+    } finally {
+      await plain.connection.close();
+    }
   });
 
   it('S3 bodies are encrypted with the same newest key, and read back through the store', async () => {
