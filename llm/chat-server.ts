@@ -2,11 +2,17 @@
  * A small OpenAI-compatible Chat Completions server on loopback. A responder decides each reply; every request is
  * recorded. Tests script it; the offline demo replays a recorded session through it. Either way the agent talks to
  * it through the real `openai` client over real HTTP, exactly as it would to a provider.
+ *
+ * A request with `stream: true` gets its reply streamed as OpenAI streams it: Server-Sent Events of
+ * `chat.completion.chunk` objects, the text and each tool call's arguments in pieces, the usage last with
+ * `stream_options.include_usage`, then `data: [DONE]` (chat-stream.ts); `chunkDelayMs` spaces them in time. Scripted
+ * errors are JSON errors either way, as a provider answers a stream it refuses.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import { completionChunks, SSE_DONE, sseEvent } from './chat-stream.ts';
 
 /** A request as the server received it. */
 export interface RecordedRequest {
@@ -23,13 +29,23 @@ export type ScriptedReply =
       usage?: { prompt_tokens: number; completion_tokens: number };
       /** The model the completion says served it, as a provider names it (default: the requested model). */
       model?: string;
-      /** Answer only after this many ms (to test the client's timeout). */
+      /** Answer only after this many ms (to test the client's timeout); streamed, the first chunk waits as long. */
       delayMs?: number;
+      /** Streamed only: this many ms between two chunks, so a client sees them arrive over time (default 0). */
+      chunkDelayMs?: number;
+      /**
+       * Streamed only: drop the connection after this many chunks (after all of them if there are fewer), never
+       * sending `[DONE]`: a stream cut mid-reply.
+       */
+      resetAfterChunks?: number;
     }
   | { status: number; error: string; headers?: Record<string, string> }
   /** Drop the connection without an answer (a connection reset). */
   | { reset: true }
-  /** Send this body as it is, with status 200 (a malformed or empty completion). */
+  /**
+   * Send this body as it is, with status 200 (a malformed or empty completion); to a streamed request, as the body of
+   * its event stream (a broken stream).
+   */
   | { raw: string };
 
 export type Responder = (request: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
@@ -55,21 +71,73 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
   response.end(JSON.stringify(body));
 }
 
-function completion(requested: string, index: number, reply: Extract<ScriptedReply, { content: string | null }>) {
+type CompletionReply = Extract<ScriptedReply, { content: string | null }>;
+
+function usageOf(reply: CompletionReply) {
+  const usage = reply.usage ?? { prompt_tokens: 0, completion_tokens: 0 };
+  return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+}
+
+function completion(requested: string, index: number, reply: CompletionReply) {
   const message = {
     role: 'assistant',
     content: reply.content,
     ...(reply.toolCalls?.length ? { tool_calls: reply.toolCalls } : {}),
   };
-  const usage = reply.usage ?? { prompt_tokens: 0, completion_tokens: 0 };
   return {
     id: `chatcmpl-${index + 1}`,
     object: 'chat.completion',
     created: 0,
     model: reply.model ?? requested,
     choices: [{ index: 0, message, finish_reason: reply.toolCalls?.length ? 'tool_calls' : 'stop' }],
-    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    usage: usageOf(reply),
   };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Streams `reply` as Server-Sent Events, `chunkDelayMs` apart; stops writing when the client is gone (an abort, a
+ * timeout, the server closing).
+ */
+async function streamCompletion(
+  response: ServerResponse,
+  body: RecordedRequest['body'],
+  index: number,
+  reply: CompletionReply,
+): Promise<void> {
+  const gap = reply.chunkDelayMs ?? 0;
+  if (!Number.isFinite(gap) || gap < 0) {
+    throw new Error(`scripted reply: chunkDelayMs must be a number of ms >= 0, got ${String(reply.chunkDelayMs)}`);
+  }
+  const cutAt = reply.resetAfterChunks;
+  if (cutAt !== undefined && !(Number.isSafeInteger(cutAt) && cutAt >= 0)) {
+    throw new Error(`scripted reply: resetAfterChunks must be a whole number >= 0, got ${String(cutAt)}`);
+  }
+  const options = body.stream_options as { include_usage?: unknown } | undefined;
+  const chunks = completionChunks(
+    { id: `chatcmpl-${index + 1}`, model: reply.model ?? body.model },
+    { content: reply.content, toolCalls: reply.toolCalls, usage: usageOf(reply) },
+    options?.include_usage === true,
+  );
+  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  response.flushHeaders();
+  // Resolves when the last chunk written has reached the socket: a cut must not drop what was sent before it.
+  let written = Promise.resolve();
+  const sent = cutAt === undefined ? chunks : chunks.slice(0, cutAt);
+  for (const [i, chunk] of sent.entries()) {
+    if (i > 0 && gap > 0) await sleep(gap);
+    if (response.destroyed) return;
+    written = new Promise((resolve) => response.write(sseEvent(chunk), () => resolve()));
+  }
+  if (gap > 0) await sleep(gap);
+  if (cutAt === undefined) {
+    if (!response.destroyed) response.end(SSE_DONE);
+    return;
+  }
+  await written;
+  await new Promise((resolve) => setImmediate(resolve));
+  response.socket?.destroy();
 }
 
 /**
@@ -89,12 +157,7 @@ export async function startChatServer(responder: Responder, options: { record?: 
         return;
       }
       const body = JSON.parse(await readBody(request)) as RecordedRequest['body'];
-      if (body.stream) {
-        sendJson(response, 400, {
-          error: { message: 'streaming is not supported here', type: 'invalid_request_error' },
-        });
-        return;
-      }
+      const streamed = body.stream === true;
       const recorded: RecordedRequest = { path, headers: request.headers, body };
       const index = received++;
       if (options.record !== false) requests.push(recorded);
@@ -102,13 +165,15 @@ export async function startChatServer(responder: Responder, options: { record?: 
       if ('reset' in reply) {
         request.socket.destroy();
       } else if ('raw' in reply) {
-        response.writeHead(200, { 'content-type': 'application/json' });
+        response.writeHead(200, { 'content-type': streamed ? 'text/event-stream; charset=utf-8' : 'application/json' });
         response.end(reply.raw);
       } else if ('status' in reply) {
         sendJson(response, reply.status, { error: { message: reply.error, type: 'scripted_error' } }, reply.headers);
       } else {
         if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-        if (!response.destroyed) sendJson(response, 200, completion(body.model, index, reply));
+        if (response.destroyed) return;
+        if (streamed) await streamCompletion(response, body, index, reply);
+        else sendJson(response, 200, completion(body.model, index, reply));
       }
     })().catch((error: unknown) => {
       // The client may be gone (a reset, a timeout) or the answer begun: then there is nobody to tell, and a write
