@@ -11,7 +11,6 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, QueryDefinition, WorkflowHandle } from '@temporalio/client';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveModelInfo } from '../engine/models.ts';
 import {
   AGENT_ID_PATTERN,
@@ -226,9 +225,6 @@ export interface StoredLister {
   list(prefix: string, options?: { startAfter?: string; limit?: number }): Promise<string[]>;
 }
 
-/** How long reopening waits for a worker to answer the state of an agent that did not close itself. */
-const REOPEN_QUERY_TIMEOUT_MS = 30_000;
-
 /**
  * Continues an agent that has ended, as the same agent: a new workflow execution under its id that carries the last
  * run's state (messages, ids, summary, ledger, policy) and its life, so new messages take the next ids and the same
@@ -257,13 +253,15 @@ export async function reopenAgent(client: Client, store: StoredLister, agentId: 
   if (description.status.name === 'COMPLETED') {
     final = (await handle.result()) as AgentState;
   } else {
-    const timeout = sleep(REOPEN_QUERY_TIMEOUT_MS).then(() => {
-      throw new Error(
-        `agent ${agentId} is ${closedAs}; reopening it needs its last state, which a worker must replay, and none ` +
-          `answered within ${REOPEN_QUERY_TIMEOUT_MS / 1000} s: start a worker on task queue ${description.taskQueue}`,
-      );
-    });
-    final = await Promise.race([handle.query(stateQuery), timeout]);
+    // Its last state needs a worker to replay it: without one, said at once (AgentNotAnsweringError), not after a
+    // query's timeout.
+    final = await readAgent(
+      client,
+      client.workflow.getHandle(description.workflowId, description.runId),
+      agentId,
+      stateQuery,
+      [],
+    );
   }
   const { storagePrefix: _, shownStatus: __, messages, ...rest } = final;
   const state: WorkflowState = { ...rest, messages: messages.map((record) => unkeyedRecord(final, record)) };

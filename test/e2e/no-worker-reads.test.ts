@@ -7,7 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentState, closeAgentAndWait, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentHandle, agentState, closeAgentAndWait, sendMessage, startAgent } from '../../client/agents.ts';
 import { AgentNotAnsweringError } from '../../client/agent-reads.ts';
 import { compactionStats } from '../../client/reads.ts';
 import { connectClient } from '../../config/temporal.ts';
@@ -110,6 +110,26 @@ describe('reading an agent without a worker', () => {
     } finally {
       await client.connection.close();
     }
+  });
+});
+
+describe('reopening an agent without a worker', () => {
+  it('a terminated agent no worker could replay: said at once, naming the task queue (it waited 30 s)', async () => {
+    const h = await harness();
+    const agentId = newAgentId('reopenless');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    await sendMessage(h.client, agentId, 'hello');
+    await agentHandle(h.client, agentId).terminate('test: ended without a close');
+    const env = cliEnv(h);
+    await h.close();
+
+    const reopen = await runLongrun(['start', agentId, '--reopen'], { env });
+    expect(reopen.code, reopen.stderr).toBe(1);
+    expect(reopen.ms, reopen.stderr).toBeLessThan(5_000);
+    expect(reopen.stderr).toContain(
+      `longrun: agent ${agentId} is closed (terminated) and cannot be asked: no worker polls task queue ${h.taskQueue}`,
+    );
+    expect(reopen.stderr).not.toMatch(STACK_TRACE);
   });
 });
 
