@@ -216,7 +216,7 @@ describe('the current details', () => {
       ...agent({ agentId: 'a-rather-long-agent-id-for-the-panel' }),
       messages: [],
       policy: { preset: 'default' },
-      stats: { count: 2, averageReduction: 0.4, tokensSaved: 900, reverts: 1 },
+      stats: { count: 2, averageSizeRatio: 0.4, tokensSaved: 900, reverts: 1 },
       events: [
         {
           seq: 3,
