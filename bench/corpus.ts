@@ -4,7 +4,7 @@
  */
 
 /** A small seeded PRNG (mulberry32), so the corpus is the same on every run but not a repeated template. */
-function random(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -85,7 +85,7 @@ function emoji(next: () => number): string {
 
 /** Messages of prose, JSON, code, CJK and emoji in turn, from a seeded PRNG, until `bytes` UTF-8 bytes. */
 export function mixedMessages(bytes: number, seed = 42): string[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const kinds = [prose, json, code, cjk, emoji];
   const messages: string[] = [];
   let total = 0;

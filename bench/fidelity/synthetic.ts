@@ -9,17 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage } from '../../engine/messages.ts';
-
-/** A small seeded PRNG (mulberry32): the same session on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../corpus.ts';
 
 const WORDS = (
   'parse token value config loader schema field default error retry cache index offset buffer stream reader ' +
@@ -34,7 +24,7 @@ export interface SyntheticSession {
 
 /** The session: `steps` tool steps (at least 100, the corpus's minimum) from `seed`. */
 export function syntheticSession(steps = 110, seed = 13): SyntheticSession {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
   const module = (i: number) => `src/pkg/${WORDS[i % WORDS.length]}_${i}.py`;
   // Facts planted at fixed steps (each appears once, in the task or in one result or call).
