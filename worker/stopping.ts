@@ -34,6 +34,9 @@ export interface StopSignals {
  */
 export const SAME_PRESS_MS = 150;
 
+/** What a late copy of the stop signal does once the stop is under way: nothing. */
+function ignoreLateSignal(): void {}
+
 export function listenForStop(): StopSignals {
   let count = 0;
   let lastAt = -Infinity;
@@ -62,6 +65,12 @@ export function listenForStop(): StopSignals {
     },
     dispose() {
       for (const signal of signals) process.off(signal, handler);
+      // Once a stop is under way, a late copy of its signal (npm forwards the terminal's Ctrl-C, later than
+      // SAME_PRESS_MS on a loaded machine) must not kill the process by default while it finishes.
+      if (count === 0) return;
+      for (const signal of signals) {
+        if (!process.listeners(signal).includes(ignoreLateSignal)) process.on(signal, ignoreLateSignal);
+      }
     },
   };
 }

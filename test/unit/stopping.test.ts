@@ -27,4 +27,22 @@ describe('listenForStop', () => {
       signals.dispose();
     }
   });
+
+  it('once a stop was asked, a copy of the signal that comes after dispose does not kill the process', async () => {
+    const late = () => process.listeners('SIGINT').filter((listener) => listener.name === 'ignoreLateSignal');
+    const signals = listenForStop();
+    process.emit('SIGINT', 'SIGINT');
+    await signals.first;
+    signals.dispose();
+    signals.dispose(); // twice: still one
+    // A listener stays (Node's default, exiting by the signal, does not run), one however often a stop ends.
+    expect(late()).toHaveLength(1);
+    process.emit('SIGINT', 'SIGINT');
+  });
+
+  it('a listener that heard no signal leaves none behind', () => {
+    const before = process.listenerCount('SIGINT');
+    listenForStop().dispose();
+    expect(process.listenerCount('SIGINT')).toBe(before);
+  });
 });
