@@ -14,30 +14,13 @@ import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentProgress } from '../../contract/progress.ts';
 import type { AgentState } from '../../contract/state.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
-import type { PolicyOverrides } from '../../engine/policy.ts';
 import { textOf } from '../../engine/messages.ts';
-import { isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
+import { FIVE_TURNS, isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 import { startWithTemporalCli, temporalCli } from '../support/temporal-cli.ts';
 
 const PATH = '/srv/app/deploy.yaml';
-
-/**
- * Compaction when the context holds more than 4 turns (the 5th message's call waits for it), by summary only, the
- * last turn kept; nothing in the background.
- */
-const FIVE_TURNS: PolicyOverrides = {
-  maxTurns: 4,
-  strategies: ['summarize'],
-  backgroundRatio: null,
-  mask: { fromRatio: null },
-  reserveRatio: 0,
-  keepTurns: 1,
-  keepSteps: 1,
-  keepMessages: 0,
-  summary: { keepUserTokens: 0 },
-};
 
 let h: Harness;
 let temporal: (...args: string[]) => Promise<string>;

@@ -18,7 +18,7 @@ import {
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import type { ConfigureResult } from '../../contract/results.ts';
 import { textOf } from '../../engine/messages.ts';
-import { isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
+import { FIVE_TURNS, isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
 import type { CliRun } from '../support/longrun-cli.ts';
@@ -225,18 +225,7 @@ describe('what the human output shows', () => {
       agentId,
       model: 'gpt-4o-mini',
       taskQueue: h.taskQueue,
-      compaction: {
-        maxTurns: 4,
-        strategies: ['summarize'],
-        backgroundRatio: null,
-        mask: { fromRatio: null },
-        reserveRatio: 0,
-        keepTurns: 1,
-        keepSteps: 1,
-        keepMessages: 0,
-        summary: { keepUserTokens: 0 },
-        review: { automatic: true, timeoutSeconds: 600 },
-      },
+      compaction: { ...FIVE_TURNS, review: { automatic: true, timeoutSeconds: 600 } },
     });
     // Four turns of about 200 tokens each: the fifth message's call needs a compaction, whose draft waits.
     for (let i = 1; i <= 4; i++) await sendMessage(h.client, agentId, `Note ${i}: ${NOTE.repeat(12)}`);

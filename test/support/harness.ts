@@ -2,6 +2,7 @@
  * What an e2e test needs around the shared stack: a Temporal client, the S3 store, a scripted OpenAI-compatible
  * server on loopback, and a worker on a task queue of its own, wired exactly as the real worker wires them.
  */
+import type { PolicyOverrides } from '../../engine/policy.ts';
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -180,3 +181,19 @@ export async function agentWithNotes(h: Harness, prefix: string, notes: number):
 export function newAgentId(prefix = 'agent'): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
+
+/**
+ * Compaction when the context holds more than 4 turns (the 5th message's call waits for it), by summary only, the
+ * last turn kept; nothing in the background.
+ */
+export const FIVE_TURNS: PolicyOverrides = {
+  maxTurns: 4,
+  strategies: ['summarize'],
+  backgroundRatio: null,
+  mask: { fromRatio: null },
+  reserveRatio: 0,
+  keepTurns: 1,
+  keepSteps: 1,
+  keepMessages: 0,
+  summary: { keepUserTokens: 0 },
+};
