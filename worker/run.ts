@@ -8,6 +8,7 @@
  */
 import { ToolRegistry } from '../activities/tools.ts';
 import type { ToolDefinition } from '../activities/tools.ts';
+import { chooseS3 } from '../config/addresses.ts';
 import { loadSettings, SettingsError } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 import { loadTemporalTarget } from '../config/temporal.ts';
@@ -72,8 +73,7 @@ export async function runAgentWorker(options: RunAgentWorkerOptions = {}): Promi
     }),
   });
   const address = String(temporal.connectionOptions.address ?? 'localhost:7233');
-  const s3Endpoint =
-    s3.endpoint ?? (env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || 'from the AWS SDK configuration');
+  const s3Endpoint = chooseS3(env, settings.ports.minio).address; // the same lookup s3TargetFromEnv made
   if (settings.metricsAddress) log(`[metrics] Prometheus metrics at http://${settings.metricsAddress}/metrics`);
   if (temporal.tracing) log(`[traces] OpenTelemetry spans exported to ${temporal.tracing.url}`);
   log(
