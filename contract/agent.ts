@@ -11,15 +11,28 @@
  * `progress` query), records.ts (the working context's records), keys.ts (ids and storage keys).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApproveInput, CompactInput, ConfigureInput, DiscardInput, RevertInput, SendInput } from './inputs.ts';
+import type {
+  ApproveInput,
+  CompactInput,
+  ConfigureInput,
+  DiscardInput,
+  InterruptInput,
+  RevertInput,
+  SendInput,
+  SteerInput,
+  ToolDecisionInput,
+} from './inputs.ts';
 import type {
   CompactionEventSummary,
   CompactionStats,
   CompactResult,
   ConfigureResult,
   DiscardResult,
+  InterruptResult,
   RevertResult,
   SendResult,
+  SteerResult,
+  ToolDecisionResult,
 } from './results.ts';
 import type { AgentProgress } from './progress.ts';
 import type { MessageRecord } from './records.ts';
@@ -87,6 +100,21 @@ export const progressQuery = defineQuery<AgentProgress>('progress');
 export const ledgerQuery = defineQuery<TaskLedger>('ledger');
 /** The working context as previews (full bodies: `longrun reload`). */
 export const contextQuery = defineQuery<MessageRecord[]>('context');
+/**
+ * Add a user message to the turn in progress at its next step boundary (after the step's tool results, before the
+ * next model call); on an idle agent it opens a turn. Resolves to where it landed.
+ */
+export const steerUpdate = defineUpdate<SteerResult, [SteerInput]>('steer');
+/** {@link steerUpdate} without waiting. */
+export const steerSignal = defineSignal<[SteerInput]>('steer');
+/** Stop the turn in progress now; with text, open the next turn with it. Resolves once the turn has ended. */
+export const interruptUpdate = defineUpdate<InterruptResult, [InterruptInput?]>('interrupt');
+/** {@link interruptUpdate} without waiting. */
+export const interruptSignal = defineSignal<[InterruptInput?]>('interrupt');
+/** Let a tool call waiting for approval run. */
+export const approveToolUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('approveTool');
+/** Refuse a tool call waiting for approval: its result says so, with the reason, and the model goes on. */
+export const denyToolUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('denyTool');
 
 /**
  * What each Update, Signal and Query does, as the Temporal UI and `temporal workflow metadata` show it (the workflow
@@ -138,6 +166,26 @@ export const HANDLER_DESCRIPTIONS = {
     'the registry, and must count tokens as the agent does (same encoding and margin). A smaller window compacts ' +
     'first when the context would not fit it; a new system prompt is sent before the next message. Returns ' +
     '{changed: [{setting, from, to}], compacted, compaction?, settings: {model, window}}.',
+  steer:
+    "Add a user message to the turn in progress at its next step boundary: the model sees it after the step's tool " +
+    'results. On an idle agent it opens a turn as send does. Input {"text": "..."} (1 to 200,000 characters). ' +
+    'Returns {turn, step, messageId, opened} (the step whose model call carries it).',
+  steerSignal:
+    'Steer without waiting (input {"text": "..."}). Invalid input is dropped and counted in state.droppedSignals.steer.',
+  interrupt:
+    'Stop the turn in progress now: the model call or tool in flight is cancelled, every unanswered tool call is ' +
+    'answered as interrupted, and the turn ends with a reply that says so (the send that opened it gets that ' +
+    'reply). Input {"text"?: "..."}: the next turn opens with it, ahead of other queued messages. Returns ' +
+    '{interrupted, turn?, step?, reason, opens?} once the turn has ended.',
+  interruptSignal:
+    'Interrupt without waiting (input {"text"?: "..."}). Invalid input is dropped and counted in ' +
+    'state.droppedSignals.interrupt.',
+  approveTool:
+    'Let a tool call waiting for approval run. Input {"callId": "..."} (the state\'s and progress\'s ' +
+    'awaitingApproval list it). Returns {callId, tool, decision}.',
+  denyTool:
+    'Refuse a tool call waiting for approval: the model sees a result that says it was denied, with the reason. ' +
+    'Input {"callId": "...", "reason"?: "..." (up to 4,000 characters)}. Returns {callId, tool, decision}.',
   progress:
     'What the agent is doing now: the turn in progress and its model call, the compaction in progress and its step ' +
     '(planning, summarizing, applying, ready), the draft waiting for review and its timeout, queued inputs, tokens, ' +

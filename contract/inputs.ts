@@ -35,7 +35,27 @@ export interface AgentInput {
    * `compaction` is absent (both at once is refused).
    */
   compression?: PolicyOverrides & { preset?: string };
+  /**
+   * Tools whose calls wait for a person's approval (`approveTool` / `denyTool`) before they run, by name, besides
+   * those whose definition asks for it (`defineTool({ approval })`); how long a call waits, and what then.
+   */
+  toolApproval?: ToolApprovalSettings;
 }
+
+/** Which tool calls wait for approval, for how long, and what becomes of one nobody answered. */
+export interface ToolApprovalSettings {
+  /** Tool names whose every call waits for approval. */
+  tools?: string[];
+  /** Seconds a call waits for an answer (default {@link DEFAULT_APPROVAL_SECONDS}). */
+  timeoutSeconds?: number;
+  /** What a call nobody answered in time becomes (default `deny`). */
+  onTimeout?: 'deny' | 'approve';
+}
+
+/** How long a tool call waits for approval by default: one hour. */
+export const DEFAULT_APPROVAL_SECONDS = 3_600;
+/** The longest wait for approval: 30 days. */
+export const MAX_APPROVAL_SECONDS = 2_592_000;
 
 /** The agent's compaction policy as its input gives it, under its name or its former one. */
 export function compactionPolicyOf(input: Pick<AgentInput, 'compaction' | 'compression'>) {
@@ -118,6 +138,31 @@ export interface SendInput {
    */
   expectedTurn?: number;
 }
+
+/**
+ * Input of `steer` (Update or Signal): a user message for the turn in progress, which the model sees after the
+ * step's tool results, at the turn's next step boundary; on an idle agent it opens a turn as `send` does.
+ */
+export interface SteerInput {
+  text: string;
+}
+
+/**
+ * Input of `interrupt` (Update or Signal): stop the turn in progress now (the model call or tools in flight are
+ * cancelled, every unanswered tool call answered as interrupted); with `text`, the next turn opens with it.
+ */
+export interface InterruptInput {
+  text?: string;
+}
+
+/** Input of `approveTool` and `denyTool`: the call waiting for approval, and for a denial the reason the model sees. */
+export interface ToolDecisionInput {
+  callId: string;
+  reason?: string;
+}
+
+/** Longest reason of a tool decision, in characters. */
+export const MAX_REASON_CHARS = 4_000;
 
 /** Input of a forced compaction (Signal or Update `compact`). */
 export interface CompactInput {
@@ -226,6 +271,49 @@ export function validateSendInput(send: SendInput): void {
   }
 }
 
+/** Checks a steer's input (its text, as a message's). */
+export function validateSteerInput(steer: SteerInput): void {
+  if (steer === null || typeof steer !== 'object')
+    throw new InvalidInputError('steer: input must be an object {"text": "..."}');
+  checkText('text', steer.text, true);
+}
+
+/** Checks an interrupt's input: none, or an object with an optional text (a message's limits). */
+export function validateInterruptInput(request: InterruptInput | null | undefined): void {
+  if (request === null || request === undefined) return;
+  if (typeof request !== 'object') throw new InvalidInputError('interrupt: input must be an object {"text"?: "..."}');
+  if (request.text !== undefined) checkText('text', request.text, true);
+}
+
+/** Checks `approveTool` / `denyTool` input: a call id; a reason of at most {@link MAX_REASON_CHARS} characters. */
+export function validateToolDecisionInput(request: ToolDecisionInput): void {
+  if (request === null || typeof request !== 'object') {
+    throw new InvalidInputError('input must be an object {"callId": "...", "reason"?: "..."}');
+  }
+  if (typeof request.callId !== 'string' || request.callId.trim() === '' || request.callId.length > 256) {
+    throw new InvalidInputError(
+      `callId: must be a tool call's id, 1 to 256 characters (got ${quoted(request.callId)})`,
+    );
+  }
+  const reason: unknown = request.reason;
+  if (reason !== undefined) {
+    if (typeof reason !== 'string') throw new InvalidInputError('reason: must be a string');
+    if (reason.length > MAX_REASON_CHARS) {
+      throw new InvalidInputError(`reason: ${reason.length} characters is over the limit of ${MAX_REASON_CHARS}`);
+    }
+  }
+}
+
+/** Checks a text of the user's: a string, not empty, at most {@link MAX_MESSAGE_CHARS} characters. */
+function checkText(field: string, text: unknown, required: boolean): void {
+  if (text === undefined && !required) return;
+  if (typeof text !== 'string') throw new InvalidInputError(`${field}: must be a string`);
+  if (text.trim() === '') throw new InvalidInputError(`${field}: must not be empty`);
+  if (text.length > MAX_MESSAGE_CHARS) {
+    throw new InvalidInputError(`${field}: ${text.length} characters is over the limit of ${MAX_MESSAGE_CHARS}`);
+  }
+}
+
 /**
  * Checks an agent's input where it is not the model's or the policy's (those are checked by resolveModelInfo and
  * resolvePolicy): the turn budget and the older `maxSteps`. The client library and the CLI check before starting,
@@ -266,6 +354,7 @@ export function validateAgentInput(input: AgentInput): void {
   if (input.compaction !== undefined && input.compression !== undefined) {
     throw new InvalidInputError('compaction: given twice, as `compaction` and as `compression` (its former name)');
   }
+  if (input.toolApproval !== undefined) validateToolApproval(input.toolApproval, positive);
   const budget = input.turnBudget as unknown;
   if (budget === undefined) return;
   if (budget === null || typeof budget !== 'object' || Array.isArray(budget)) {
@@ -278,6 +367,26 @@ export function validateAgentInput(input: AgentInput): void {
       );
     }
     if (value !== undefined) positive(`turnBudget.${name}`, value, TURN_BUDGET_MAX[name as TurnBudgetName]);
+  }
+}
+
+function validateToolApproval(
+  approval: ToolApprovalSettings,
+  positive: (field: string, value: unknown, max: number) => void,
+): void {
+  if (approval === null || typeof approval !== 'object' || Array.isArray(approval)) {
+    throw new InvalidInputError('toolApproval: must be an object {tools?, timeoutSeconds?, onTimeout?}');
+  }
+  const tools: unknown = approval.tools;
+  if (tools !== undefined && (!Array.isArray(tools) || tools.some((name) => typeof name !== 'string' || name === ''))) {
+    throw new InvalidInputError(`toolApproval.tools: must be a list of tool names (got ${quoted(tools)})`);
+  }
+  if (approval.timeoutSeconds !== undefined) {
+    positive('toolApproval.timeoutSeconds', approval.timeoutSeconds, MAX_APPROVAL_SECONDS);
+  }
+  const onTimeout: unknown = approval.onTimeout;
+  if (onTimeout !== undefined && onTimeout !== 'deny' && onTimeout !== 'approve') {
+    throw new InvalidInputError(`toolApproval.onTimeout: must be "deny" or "approve" (got ${quoted(onTimeout)})`);
   }
 }
 

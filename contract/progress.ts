@@ -76,6 +76,27 @@ export function describeCompaction(compaction: CompactionProgress): string {
   }
 }
 
+/** A tool call waiting for approval, as the `progress` and `state` queries show it. */
+export interface ApprovalProgress {
+  callId: string;
+  tool: string;
+  /** The call's arguments as the model wrote them (JSON text, cut to 2,000 characters). */
+  arguments: string;
+  /** When it began to wait and when it times out (workflow time, ISO), and what then becomes of it. */
+  since: string;
+  until: string;
+  onTimeout: 'deny' | 'approve';
+}
+
+/** A call waiting for approval in a few words, with how to answer it. */
+export function describeApproval(approval: ApprovalProgress, agentId: string): string {
+  const then = approval.onTimeout === 'approve' ? 'approved' : 'denied';
+  return (
+    `tool ${approval.tool} (${approval.callId}) awaits approval, ${then} at ${approval.until}: ` +
+    `longrun approve-tool ${agentId} ${approval.callId} | longrun deny-tool ${agentId} ${approval.callId} [reason]`
+  );
+}
+
 /** The turn in progress, as the `progress` query shows it. */
 export interface TurnProgress {
   turn: number;
@@ -104,6 +125,8 @@ export interface AgentProgress {
   compaction?: CompactionProgress;
   /** The draft of an automatic compaction waiting for review (policy `review.automatic`). */
   review?: ReviewProgress;
+  /** Tool calls of the turn in progress waiting for approval (`approveTool` / `denyTool`), oldest first. */
+  awaitingApproval?: ApprovalProgress[];
   /** The newest answer of the model in the context (not a tool call): its id and preview. */
   lastReply?: { id: string; preview: string };
   lastCompaction?: CompactionEventSummary;

@@ -29,6 +29,48 @@ export interface SendResult {
    * this field existed, and when the provider names no model.
    */
   servedBy?: string;
+  /** Set when an `interrupt` ended the turn: the step it was on ({@link interruptedReply} is the reply). */
+  interrupted?: { step: number };
+}
+
+/** Where a `steer` landed: the turn and the step whose request carries it (a turn it opened on an idle agent). */
+export interface SteerResult {
+  turn: number;
+  /** The model call that carries it (1-based). */
+  step: number;
+  /** The steer's message id in the context. */
+  messageId: string;
+  /** The agent was idle: the steer opened this turn, as a message does. */
+  opened: boolean;
+}
+
+/** What an `interrupt` did. */
+export interface InterruptResult {
+  /** A turn was in progress and ended; false when the agent was idle. */
+  interrupted: boolean;
+  /** The turn it ended, and its step then. */
+  turn?: number;
+  step?: number;
+  /** In a few words: `turn 3 interrupted at step 12`, `no turn in progress`. */
+  reason: string;
+  /** The turn the interrupt's text opens (queued ahead of every other message). */
+  opens?: number;
+}
+
+/** What became of a tool call waiting for approval. */
+export interface ToolDecisionResult {
+  callId: string;
+  tool: string;
+  decision: 'approved' | 'denied';
+}
+
+/** The reply of a turn an `interrupt` ended (the `send`'s reply; the context holds what the model really said). */
+export function interruptedReply(turn: number, step: number): string {
+  return (
+    `[turn interrupted] Turn ${turn} was interrupted at step ${step}: the model call or tools in flight were ` +
+    'cancelled and every tool call left unanswered was answered as interrupted; the conversation is intact. Send ' +
+    'another message to go on.'
+  );
 }
 
 /**
@@ -215,4 +257,12 @@ export interface ConfigureResult {
 }
 
 /** An Update's result, as kept to answer it again when it is delivered twice. */
-export type UpdateResult = SendResult | CompactResult | RevertResult | DiscardResult | ConfigureResult;
+export type UpdateResult =
+  | SendResult
+  | CompactResult
+  | RevertResult
+  | DiscardResult
+  | ConfigureResult
+  | SteerResult
+  | InterruptResult
+  | ToolDecisionResult;

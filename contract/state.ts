@@ -58,7 +58,7 @@ export type AgentStatus = 'running' | 'closed';
  * automatic compaction waits for approval (policy `review.automatic`). The phase itself is in the `progress` query
  * and the current details.
  */
-export type AgentStatusAttribute = AgentStatus | 'compacting' | 'awaiting-review';
+export type AgentStatusAttribute = AgentStatus | 'compacting' | 'awaiting-review' | 'awaiting-approval';
 
 /**
  * The agent's status as everything shows it: the `AgentStatus` search attribute (`longrun list`, the Temporal UI),
@@ -158,6 +158,8 @@ export interface AgentState {
 export interface DroppedSignals {
   message?: number;
   compact?: number;
+  steer?: number;
+  interrupt?: number;
   earlier?: number;
 }
 

@@ -177,8 +177,9 @@ export class Inbox {
   private async whole(kept: KeptResult): Promise<UpdateResult> {
     const replyId = storedReplyOf(kept);
     if (replyId === undefined) return kept as UpdateResult;
-    const { replyStored: _, ...result } = kept as KeptResult & { replyStored: true };
-    return { ...result, reply: await this.readReply(replyId) };
+    const { replyStored: _, ...result } = kept as Omit<SendResult, 'reply'> & { replyStored: true };
+    const whole: SendResult = { ...result, reply: await this.readReply(replyId) };
+    return whole;
   }
 
   /** The next input, in arrival order. */
