@@ -226,7 +226,12 @@ export function createActivities({
     output.end({
       toolCalls: toolCalls.length,
       ...(completion.usage
-        ? { usage: { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } }
+        ? {
+            usage: {
+              promptTokens: completion.usage.prompt_tokens,
+              completionTokens: completion.usage.completion_tokens,
+            },
+          }
         : {}),
       ...(completion.model ? { servedBy: completion.model } : {}),
     });
@@ -283,7 +288,10 @@ export function createActivities({
   });
   /** A compaction step, its beginning and end published to the agent's live stream. */
   const phased =
-    <I extends { agentId: string; life?: string; seq: number }, R>(phase: CompactionPhase, step: (input: I) => Promise<R>) =>
+    <I extends { agentId: string; life?: string; seq: number }, R>(
+      phase: CompactionPhase,
+      step: (input: I) => Promise<R>,
+    ) =>
     async (input: I): Promise<R> => {
       const agent = agentLife(input);
       await stream.compaction(agent, input.seq, phase, 'began');

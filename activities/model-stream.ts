@@ -80,7 +80,8 @@ export class CompletionAssembler {
     if (id !== undefined && id !== null) call.id = id;
     if (type !== undefined && type !== null) call.type = type;
     const { name, arguments: args } = (fn ?? {}) as { name?: unknown; arguments?: unknown };
-    if (name !== undefined && name !== null) call.name = typeof call.name === 'string' ? call.name + String(name) : name;
+    if (name !== undefined && name !== null)
+      call.name = typeof call.name === 'string' ? call.name + String(name) : name;
     if (typeof args === 'string') {
       call.arguments = (typeof call.arguments === 'string' ? call.arguments : '') + args;
     } else if (args !== undefined && args !== null) {
@@ -113,7 +114,11 @@ export class CompletionAssembler {
           : undefined;
     return {
       choices: this.sawChoice
-        ? [{ message: { content: this.content ?? null, ...(toolCalls !== undefined ? { tool_calls: toolCalls } : {}) } }]
+        ? [
+            {
+              message: { content: this.content ?? null, ...(toolCalls !== undefined ? { tool_calls: toolCalls } : {}) },
+            },
+          ]
         : [],
       ...(this.usage ? { usage: this.usage } : {}),
       ...(this.model ? { model: this.model } : {}),

@@ -190,3 +190,19 @@ export class SupersededCalls {
     return item.attempt < (this.newest.get(item.call) ?? 0);
   }
 }
+
+/**
+ * The text a reader shows for model call `call` after `items`: the newest attempt's text only (a `superseded` item
+ * retracts what earlier attempts wrote, whether it came before or after it).
+ */
+export function currentText(items: readonly StreamItemBody[], call: string): string {
+  let attempt = 0;
+  for (const item of items) {
+    if ('call' in item && item.call === call && 'attempt' in item && item.attempt !== undefined) {
+      if (item.kind === 'superseded' || item.kind === 'model-start') attempt = Math.max(attempt, item.attempt);
+    }
+  }
+  return items
+    .flatMap((item) => (item.kind === 'text' && item.call === call && item.attempt === attempt ? [item.text] : []))
+    .join('');
+}

@@ -81,7 +81,8 @@ export function completionChunks(
   const chunks = [chunk({ role: 'assistant', content: reply.content === null ? null : '' })];
   if (!textual) chunks.push(chunk({ content: reply.content }));
   for (const piece of textual ? textPieces(reply.content ?? '') : []) chunks.push(chunk({ content: piece }));
-  if (reply.toolCalls !== undefined && !Array.isArray(reply.toolCalls)) chunks.push(chunk({ tool_calls: reply.toolCalls }));
+  if (reply.toolCalls !== undefined && !Array.isArray(reply.toolCalls))
+    chunks.push(chunk({ tool_calls: reply.toolCalls }));
   for (const [index, call] of (Array.isArray(reply.toolCalls) ? reply.toolCalls : []).entries()) {
     const args: unknown = call.function.arguments;
     const first = { index, id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } };

@@ -179,7 +179,13 @@ export class S3BlobStore implements BlobStore {
                   [OBJECT_METADATA.contentType]: contentType,
                 },
               }
-            : { Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.byteLength, ContentType: contentType }),
+            : {
+                Bucket: this.bucket,
+                Key: key,
+                Body: bytes,
+                ContentLength: bytes.byteLength,
+                ContentType: contentType,
+              }),
         }),
       ),
     );

@@ -102,7 +102,10 @@ export async function locate(store: StreamStore, agent: AgentLife, offset: numbe
 export class StreamLog {
   private readonly store: StreamStore;
   /** Per log: where this process believes it ends, and the appends queued on it. */
-  private readonly logs = new Map<string, { end?: number; queue: Promise<unknown>; sinceHead: number; headAt: number }>();
+  private readonly logs = new Map<
+    string,
+    { end?: number; queue: Promise<unknown>; sinceHead: number; headAt: number }
+  >();
 
   constructor(store: StreamStore) {
     this.store = store;
@@ -146,7 +149,7 @@ export class StreamLog {
     }
     const written: StreamItem[] = [];
     const at = new Date().toISOString();
-    for (let rest = todo; rest.length > 0; ) {
+    for (let rest = todo; rest.length > 0;) {
       const [segment] = segmentsOf(end, rest.slice(0, SEGMENT_MAX_ITEMS), at);
       const created = await this.store.putIfAbsent(segmentKey(agent, end), JSON.stringify(segment));
       if (created) {

@@ -63,9 +63,7 @@ describe('the stream log on MinIO', () => {
     const total = 3 + 1 + SEGMENT_MAX_ITEMS + 5 + 2;
     for (const from of [0, 1, 3, 4, 100, SEGMENT_MAX_ITEMS + 4, SEGMENT_MAX_ITEMS + 5, total - 1, total]) {
       const items = await all(readStream(store, agent, { from, follow: false }));
-      expect(items.map((item) => item.offset)).toEqual(
-        Array.from({ length: total - from }, (_, i) => from + i),
-      );
+      expect(items.map((item) => item.offset)).toEqual(Array.from({ length: total - from }, (_, i) => from + i));
     }
   });
 
