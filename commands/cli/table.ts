@@ -235,6 +235,17 @@ export const COMMANDS = {
     },
     run: local.codecServer,
   },
+  'stream-server': {
+    args: [],
+    summary:
+      'serve agents’ live streams as Server-Sent Events (GET /agents/<agent>/stream, Last-Event-ID resumes) and a ' +
+      'page that shows a live agent (GET /agents/<agent>) (docs/streaming.md), until Ctrl-C',
+    flags: {
+      port: 'the port (default 7244; 0: a free one)',
+      host: 'the address to listen on (default 127.0.0.1)',
+    },
+    run: local.streamServer,
+  },
 } satisfies Record<string, Command>;
 
 export type CommandName = keyof typeof COMMANDS;
