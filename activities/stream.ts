@@ -21,6 +21,15 @@ import type { ToolCall } from '../engine/messages.ts';
 import { isStreamStore, StreamLog } from '../storage/stream-log.ts';
 import type { ReplyDelta } from './model-stream.ts';
 
+/** Logs a warning through the activity's logger (the worker's), or the console outside an activity. */
+function warn(message: string): void {
+  try {
+    log.warn(message);
+  } catch {
+    console.warn(message);
+  }
+}
+
 /** While text flows, one segment at most this often per model call (the first delta is written at once). */
 export const STREAM_BATCH_MS = 50;
 
@@ -113,7 +122,7 @@ export class ModelCallStream {
         () => undefined,
         (error: unknown) => {
           this.queued = [...batch, ...this.queued]; // kept for the next write: no item is dropped
-          log.warn(`live stream: a write failed, retried with the next batch: ${String(error)}`);
+          warn(`live stream: a write failed, retried with the next batch: ${String(error)}`);
         },
       )
       .finally(() => {
@@ -180,7 +189,7 @@ export function createAgentStream(store: unknown): AgentStream {
     try {
       await publish(agent, bodies, options);
     } catch (error) {
-      log.warn(`live stream: could not publish ${bodies.map((b) => b.kind).join(', ')}: ${String(error)}`);
+      warn(`live stream: could not publish ${bodies.map((b) => b.kind).join(', ')}: ${String(error)}`);
     }
   };
   return {
