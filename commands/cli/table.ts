@@ -186,12 +186,12 @@ export const COMMANDS = {
   watch: {
     args: [AGENT],
     summary:
-      'follow the agent live: each turn and compaction as it completes, and the step in progress (model call, ' +
-      'compaction planning / summarizing chunk k of n / applying) on one updating line, until Ctrl-C or the agent ' +
-      'closes',
+      'follow the agent live: the model’s output as it is written (its live stream, docs/streaming.md), each turn ' +
+      'and compaction as it completes, and the step in progress (model call, compaction planning / summarizing ' +
+      'chunk k of n / applying) on one updating line, until Ctrl-C or the agent closes',
     flags: {
       interval: 'between polls (default 500, 100 to 60000)',
-      json: 'one object per change',
+      json: 'one object per change (and per stream item)',
     },
     run: agents.watch,
   },
