@@ -306,9 +306,15 @@ export function createActivities({
     };
   return {
     ...compaction,
-    planCompaction: phased('planning', compaction.planCompaction),
-    summarizeSpan: phased('summarizing', compaction.summarizeSpan),
-    applyCompaction: phased('applying', compaction.applyCompaction),
+    planCompaction: phased('planning', (input: Parameters<typeof compaction.planCompaction>[0]) =>
+      compaction.planCompaction(input),
+    ),
+    summarizeSpan: phased('summarizing', (input: Parameters<typeof compaction.summarizeSpan>[0]) =>
+      compaction.summarizeSpan(input),
+    ),
+    applyCompaction: phased('applying', (input: Parameters<typeof compaction.applyCompaction>[0]) =>
+      compaction.applyCompaction(input),
+    ),
 
     /**
      * Publishes items only the workflow knows (a steer landed, an interrupt, an approval asked or answered, a turn

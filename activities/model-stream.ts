@@ -80,8 +80,8 @@ export class CompletionAssembler {
     if (id !== undefined && id !== null) call.id = id;
     if (type !== undefined && type !== null) call.type = type;
     const { name, arguments: args } = (fn ?? {}) as { name?: unknown; arguments?: unknown };
-    if (name !== undefined && name !== null)
-      call.name = typeof call.name === 'string' ? call.name + String(name) : name;
+    if (typeof name === 'string') call.name = typeof call.name === 'string' ? call.name + name : name;
+    else if (name !== undefined && name !== null) call.name = name; // not a name: kept as sent, refused later
     if (typeof args === 'string') {
       call.arguments = (typeof call.arguments === 'string' ? call.arguments : '') + args;
     } else if (args !== undefined && args !== null) {

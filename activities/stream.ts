@@ -109,11 +109,16 @@ export class ModelCallStream {
   private schedule(): void {
     if (this.writing || this.timer || this.queued.length === 0) return;
     const wait = this.lastWrite + this.batchMs - Date.now();
-    if (wait <= 0) this.writeNow();
-    else this.timer = setTimeout(() => ((this.timer = undefined), this.writeNow()), wait);
+    if (wait <= 0) void this.writeNow();
+    else {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.writeNow();
+      }, wait);
+    }
   }
 
-  private writeNow(): void {
+  private writeNow(): Promise<void> {
     const batch = coalesce(this.queued);
     this.queued = [];
     this.lastWrite = Date.now();
@@ -129,6 +134,7 @@ export class ModelCallStream {
         this.writing = undefined;
         this.schedule();
       });
+    return this.writing;
   }
 
   /** Writes what is queued, waiting for writes in flight; tries a failed write up to `tries` times. */
@@ -141,8 +147,7 @@ export class ModelCallStream {
       while (this.writing) await this.writing;
       if (this.queued.length === 0) return;
       this.lastWrite = 0;
-      this.writeNow();
-      await this.writing;
+      await this.writeNow();
       if (this.queued.length === 0) return;
     }
   }

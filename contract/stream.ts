@@ -151,7 +151,7 @@ export function segmentsOf(start: number, bodies: readonly (StreamItemBody & { i
     const first = start + i;
     const items = bodies
       .slice(i, i + SEGMENT_MAX_ITEMS)
-      .map((body, j) => ({ ...body, offset: first + j, at }) as StreamItem);
+      .map((body, j): StreamItem => ({ ...body, offset: first + j, at }));
     segments.push({ start: first, items });
   }
   return segments;

@@ -37,7 +37,7 @@ async function readEvents(url: string, headers: Record<string, string>, until: (
   const decoder = new TextDecoder();
   let body = '';
   while (!until(eventsOf(body).length)) {
-    const { value, done } = await reader.read();
+    const { value, done } = (await reader.read()) as { value?: Uint8Array; done: boolean };
     if (done) break;
     body += decoder.decode(value, { stream: true });
   }
