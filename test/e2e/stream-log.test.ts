@@ -10,6 +10,7 @@ import { readStream, StreamLog } from '../../storage/stream-log.ts';
 import type { StreamItem } from '../../contract/stream.ts';
 import { SEGMENT_MAX_ITEMS } from '../../contract/stream.ts';
 import { newAgentId } from '../support/harness.ts';
+import { createAgentStream } from '../../activities/stream.ts';
 
 async function all(iterable: AsyncIterable<StreamItem>): Promise<StreamItem[]> {
   const items: StreamItem[] = [];
@@ -85,6 +86,28 @@ describe('the stream log on MinIO', () => {
       [0, 'turn-1-end'],
       [1, 'turn-2-end'],
     ]);
+  });
+
+  it('runTool’s helpers: a tool call and its result (a preview), once though a retry publishes them again', async () => {
+    const store = new S3BlobStore(inject('stack').s3);
+    const agent = { agentId: newAgentId('tools'), life: 'l' };
+    const call = {
+      id: 'call-1',
+      type: 'function' as const,
+      function: { name: 'forecast', arguments: '{"city":"Oslo"}' },
+    };
+    const result = `Oslo ${'rain '.repeat(200)}`;
+    for (const worker of [createAgentStream(store), createAgentStream(store)]) {
+      await worker.toolCall(agent, call);
+      await worker.toolResult(agent, call, result);
+    }
+    const items = await all(readStream(store, agent, { follow: false }));
+    expect(items).toMatchObject([
+      { offset: 0, kind: 'tool-call', callId: 'call-1', name: 'forecast', arguments: '{"city":"Oslo"}' },
+      { offset: 1, kind: 'tool-result', callId: 'call-1', name: 'forecast', chars: result.length },
+    ]);
+    expect(items).toHaveLength(2);
+    expect((items[1] as { preview: string }).preview).toBe(result.slice(0, 500));
   });
 
   it('a reader following the log gets items appended after it began, and stops when aborted', async () => {
