@@ -40,6 +40,8 @@ import type { Scenario, ScenarioContext } from './history-scenarios.ts';
 const SUGGEST_CONTINUE_AS_NEW_EVENTS = 40;
 /** Names the recorder in the histories, instead of the machine's pid@hostname. */
 const IDENTITY = 'longrun-history-recorder';
+/** Names the worker that a scenario's restart started, so that its histories show which worker took what. */
+const RESTARTED_IDENTITY = `${IDENTITY}-restarted`;
 const TASK_QUEUE = 'longrun-history-recorder';
 /** The agents reached while they work: a worker of their own, with {@link REACH_TOOLS} besides the others. */
 const REACH_TASK_QUEUE = 'longrun-history-recorder-reach';
@@ -116,11 +118,11 @@ async function record(scenarios: Scenario[], folder: string): Promise<void> {
     const bundle = await bundleWorkflows();
     const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
     const store = new S3BlobStore(stack.minio!.target);
-    const worker = (taskQueue: string, tools: typeof TOOLS) =>
+    const worker = (taskQueue: string, tools: typeof TOOLS, identity = IDENTITY) =>
       startInProcessAgents({
         temporal,
         taskQueue,
-        identity: IDENTITY,
+        identity,
         workflowBundle: bundle,
         deps: {
           store,
@@ -135,7 +137,7 @@ async function record(scenarios: Scenario[], folder: string): Promise<void> {
     stops.unshift(() => reach.close());
     const restartReachWorker = async () => {
       await reach.close();
-      reach = await worker(REACH_TASK_QUEUE, [...TOOLS, ...REACH_TOOLS]);
+      reach = await worker(REACH_TASK_QUEUE, [...TOOLS, ...REACH_TOOLS], RESTARTED_IDENTITY);
     };
     const connection = await Connection.connect(temporal.connectionOptions);
     stops.unshift(() => connection.close());
