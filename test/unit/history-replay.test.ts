@@ -147,3 +147,30 @@ describe('histories of reachable turns (0.1.0-dev.e359dc8)', () => {
     ).toBe(true);
   });
 });
+
+describe('histories from before reachable turns (0.1.0-dev.0b95204)', () => {
+  // Recorded by the code of commit 0b95204, where every input waited for the turn in progress to end: the code of
+  // today replays it only through the old branch of `reachable-turns` (taken for a run without its marker).
+  it('before-reachable-turns.json holds inputs sent during a tool step, taken after the turn, and no marker', () => {
+    const history = readHistoryFixture({
+      version: '0.1.0-dev.0b95204',
+      file: '0.1.0-dev.0b95204/before-reachable-turns.json',
+    });
+    const events = history.events ?? [];
+    const activity = (e: HistoryEvent) => e.activityTaskScheduledEventAttributes?.activityType?.name;
+    const sent = events.findIndex(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'compact',
+    );
+    const signals = events
+      .slice(sent)
+      .map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)
+      .filter(Boolean);
+    const planned = events.findIndex((e) => activity(e) === 'planCompaction');
+    expect(sent).toBeGreaterThan(0);
+    expect(signals.slice(0, 2)).toEqual(['compact', 'message']);
+    // The turn went on to its end (two more tool steps, then its answer) before the first compaction began.
+    const between = events.slice(sent, planned).map(activity).filter(Boolean);
+    expect(between).toEqual(['callModel', 'runTool', 'callModel', 'runTool', 'callModel']);
+    expect(patchesOf(history)).not.toContain('reachable-turns');
+  });
+});
