@@ -206,6 +206,7 @@ export function createActivities({
   async function storeAndCall(input: CallModelInput): Promise<CallModelResult> {
     const { counting, newMessages = [] } = input;
     const agent = agentLife(input);
+    await stream.announce(agent, input.announce);
     const fresh = new Map(newMessages.map((m) => [messageKey(agent, m.messageId), m.message]));
     const stored = await Promise.all(newMessages.map((m) => measure(agent, m.messageId, m.message, counting)));
     // Durable before the activity completes; meanwhile the model answers.
@@ -214,7 +215,10 @@ export function createActivities({
     const due = input.gateCheck
       ? gateFiresWith(
           input.gateCheck,
-          stored.map((record) => ({ tokens: record.tokens, userTurn: isUserTurn(record) })),
+          stored.map((record, i) => ({
+            tokens: record.tokens,
+            userTurn: isUserTurn({ ...record, ...(newMessages[i]?.steer ? { steer: true } : {}) }),
+          })),
         )
       : undefined;
     if (due !== undefined) {
@@ -222,6 +226,18 @@ export function createActivities({
       return { stored, compactionDue: due.reason };
     }
     const [reply] = await Promise.all([answer(input, fresh), storing]);
+    if (reply.toolCalls.length === 0 && input.turn) {
+      const { turn, step } = input.turn;
+      await stream.announce(agent, [
+        {
+          kind: 'turn-end',
+          id: `turn-${turn}-end`,
+          turn,
+          steps: step,
+          reply: Array.from(reply.content).slice(0, 200).join(''),
+        },
+      ]);
+    }
     return { stored, reply };
   }
   const compaction = createCompactionActivities({
@@ -297,7 +313,9 @@ export function createActivities({
 
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage(input: StoreMessageInput): Promise<ContextRecord> {
-      return save(agentLife(input), input.messageId, input.message, input.counting);
+      const record = await save(agentLife(input), input.messageId, input.message, input.counting);
+      await stream.announce(agentLife(input), input.announce);
+      return record;
     },
 
     /**
@@ -342,6 +360,6 @@ export function createActivities({
      * Runs one tool call and stores its result as a tool message (activities/run-tool.ts): heartbeating, at least
      * once, cancellable by an interrupt, and asking for approval first when the tool's rule says so.
      */
-    runTool: createRunTool({ tools, store, save }),
+    runTool: createRunTool({ tools, store, save, stream }),
   };
 }

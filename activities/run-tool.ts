@@ -24,6 +24,7 @@ import { kindOf } from './model-reply.ts';
 import { untilStored, withHeartbeat } from './stored.ts';
 import { asksApproval, contextReload, TOOL_CANCEL_GRACE_MS, ToolInputError } from './tools.ts';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './tools.ts';
+import type { AgentStream } from './stream.ts';
 
 /** A tool call's result kept on the activity's heartbeats, so that a retry stores it instead of running it again. */
 interface ToolProgress {
@@ -82,15 +83,29 @@ function parseToolArguments(call: ToolCall): Record<string, unknown> {
 export interface RunToolDeps {
   tools: ToolRegistry;
   store: BlobStore;
+  /** The live stream: the call, its result, an approval asked (activities/stream.ts). */
+  stream: AgentStream;
   save: (agent: AgentLife, messageId: string, message: ChatMessage, counting: Counting) => Promise<ContextRecord>;
 }
 
-export function createRunTool({ tools, store, save }: RunToolDeps) {
+export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
   return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded> {
     const { call, resultId, counting } = input;
     const agent = agentLife(input);
     const tool = tools.get(call.function.name);
-    if (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call))) return { approvalNeeded: true };
+    if (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call))) {
+      await stream.announce(agent, [
+        {
+          kind: 'approval-asked',
+          id: `approval-asked:${call.id}`,
+          callId: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+        },
+      ]);
+      return { approvalNeeded: true };
+    }
+    await stream.announce(agent, input.announce);
     const context = Context.current();
     const earlier = context.info.heartbeatDetails as ToolProgress | undefined;
     let progress: ToolProgress | undefined = earlier?.callId === call.id ? earlier : undefined;
@@ -103,6 +118,7 @@ export function createRunTool({ tools, store, save }: RunToolDeps) {
       async () => {
         let content = progress?.content;
         if (content === undefined) {
+          await stream.toolCall(agent, call);
           const running = runToolCall(tools, tool, call, {
             ...agent,
             store,
@@ -118,6 +134,7 @@ export function createRunTool({ tools, store, save }: RunToolDeps) {
         }
         const message = { role: 'tool' as const, tool_call_id: call.id, content };
         const record = await untilStored(() => save(agent, resultId, message, counting));
+        await stream.toolResult(agent, call, content);
         return tool === contextReload ? { ...record, reload: true } : record;
       },
       () => progress,

@@ -167,6 +167,8 @@ export interface AgentStream {
   toolResult(agent: AgentLife, call: ToolCall, content: string): Promise<void>;
   /** A compaction step began, ended or failed. */
   compaction(agent: AgentLife, seq: number, phase: CompactionPhase, state: 'began' | 'ended' | 'failed'): Promise<void>;
+  /** Items the workflow handed to the activity (`announce`), each once (best effort). */
+  announce(agent: AgentLife, items: readonly (Body & { id: string })[] | undefined): Promise<void>;
 }
 
 /**
@@ -231,5 +233,6 @@ export function createAgentStream(store: unknown): AgentStream {
         { once: retrying() },
       ),
     compaction: (agent, seq, phase, state) => quietly(agent, [{ kind: 'compaction', seq, phase, state }]),
+    announce: (agent, items) => (items?.length ? quietly(agent, [...items], { once: retrying() }) : Promise.resolve()),
   };
 }

@@ -6,6 +6,7 @@
 import type { CompactionEventSummary, Draft } from './results.ts';
 import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
 import type { AgentLife } from './keys.ts';
+import type { StreamAnnouncement } from './stream.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
@@ -17,6 +18,8 @@ export interface StoreMessageInput extends AgentLife {
   messageId: string;
   message: ChatMessage;
   counting: Counting;
+  /** Published to the agent's live stream once the message is stored (a denied or interrupted call's answer). */
+  announce?: StreamAnnouncement[];
 }
 
 /** The stored reply of a turn, read back for an Update delivered again (workflows/applied-updates.ts). */
@@ -49,6 +52,10 @@ export interface CallModelInput extends AgentLife {
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
   counting: Counting;
+  /** The turn and step of this call: a reply without tool calls publishes the turn's end to the live stream. */
+  turn?: { turn: number; step: number };
+  /** Published to the agent's live stream before the call (steers that landed in this step). */
+  announce?: StreamAnnouncement[];
   /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
    * instead, and the workflow compacts further before it calls again.
@@ -70,6 +77,8 @@ export interface CallModelInput extends AgentLife {
 export interface NewMessage {
   messageId: string;
   message: ChatMessage;
+  /** A steer: a user message inside the turn (not the start of a turn, for the trigger's count of turns). */
+  steer?: true;
 }
 
 export interface ModelReply {
@@ -110,6 +119,8 @@ export interface RunToolInput extends AgentLife {
    * and the turn waits for a person. `granted`: run it. Absent (runs of before): run it.
    */
   approval?: 'ask' | 'granted';
+  /** Published to the agent's live stream before the call runs (its approval answered). */
+  announce?: StreamAnnouncement[];
 }
 
 /** What `runTool` answers for a call that waits for approval by its tool's own rule (nothing run, nothing stored). */

@@ -102,6 +102,12 @@ export interface PublishStreamInput extends AgentLife {
   items: (StreamItemBody & { id: string })[];
 }
 
+/**
+ * An item the workflow hands to an activity it runs anyway (`announce` in the model call, tool call and store
+ * inputs), published once by it: what only the workflow knows, at no command of its own.
+ */
+export type StreamAnnouncement = StreamItemBody & { id: string };
+
 /** The most items one `publishStream` call takes. */
 export const PUBLISH_MAX_ITEMS = 64;
 

@@ -15,6 +15,8 @@ import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ModelReply, NewMessage } from '../contract/activities.ts';
 import type { ToolCall } from '../engine/messages.ts';
+import { TOOL_RESULT_PREVIEW_CHARS } from '../contract/stream.ts';
+import type { StreamAnnouncement } from '../contract/stream.ts';
 import { DEFAULT_APPROVAL_SECONDS } from '../contract/inputs.ts';
 import { interruptedReply } from '../contract/results.ts';
 import type { InterruptResult, SteerResult } from '../contract/results.ts';
@@ -213,10 +215,12 @@ export async function runTurn(
       if (reach.opener) reach.answer(reach.opener, { turn, step, messageId, opened: true });
     }
     const steerIds = new Set<string>();
+    const announce: StreamAnnouncement[] = [];
     for (const steer of steers) {
       const id = conversation.newMessageId();
       steerIds.add(id);
-      fresh.push({ messageId: id, message: { role: 'user', content: steer.input.text } });
+      fresh.push({ messageId: id, message: { role: 'user', content: steer.input.text }, steer: true });
+      announce.push({ kind: 'steer', id: `steer-${id}`, text: steer.input.text, turn, step });
       reach.answer(steer, { turn, step, messageId: id, opened: false });
     }
     if (interrupt) {
@@ -226,7 +230,7 @@ export async function runTurn(
     const view = conversation.view(); // the context so far, with the new messages, before the reply's id is taken
     const replyId = conversation.newMessageId();
     // The model as the agent has it now: the start's, or the last `configure`'s.
-    const call = { view, replyId, forceText, fresh, steerIds };
+    const call = { view, replyId, forceText, fresh, steerIds, at: { turn, step }, announce };
     if (!reachable) reply = await callModelFitting(conversation, compactions, state.model, call);
     else {
       try {
@@ -322,14 +326,21 @@ async function answerCalls(
     outcomes.map((outcome, i) =>
       outcome.status === 'fulfilled'
         ? Promise.resolve(outcome.value)
-        : storeStandIn(
+        : standIn(
             conversation,
             answered[i]!.call,
             answered[i]!.resultId,
             interruptedResult(answered[i]!.call, step),
+            step,
           ),
     ),
   );
+}
+
+/** Answers `call` with `content` (a denial, an interrupt), and says so in the live stream. */
+function standIn(conversation: Conversation, call: ToolCall, resultId: string, content: string, step: number) {
+  const items = standInItems(call, content, step, conversation.progress.turn?.turn);
+  return storeStandIn(conversation, call, resultId, content, items);
 }
 
 /** One tool call of a reachable turn: approval first when it needs one, then the tool, cancellable. */
@@ -344,18 +355,37 @@ async function answerCall(
     reach.control.run(() =>
       runTool.executeWithOptions(
         { ...TOOL_OPTIONS, ...UNTIL_CANCELLED, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
-        [{ ...conversation.life, call, resultId, counting: conversation.counting, approval }],
+        [
+          {
+            ...conversation.life,
+            call,
+            resultId,
+            counting: conversation.counting,
+            approval,
+            // An approved call says so in the live stream as it runs.
+            ...(approval === 'granted'
+              ? {
+                  announce: [
+                    {
+                      kind: 'approval-answered' as const,
+                      id: `approval-answered:${call.id}`,
+                      callId: call.id,
+                      approved: true,
+                    },
+                  ],
+                }
+              : {}),
+          },
+        ],
       ),
     );
   const byName = reach.approval.tools.has(call.function.name);
   let decided = byName ? await approvalFor(conversation, reach, call) : undefined;
-  if (decided !== undefined && decided !== true) return storeStandIn(conversation, call, resultId, decided);
+  if (decided !== undefined && decided !== true) return standIn(conversation, call, resultId, decided, step);
   let result = await run(byName ? 'granted' : 'ask');
   if ('approvalNeeded' in result) {
     decided = await approvalFor(conversation, reach, call);
-    if (decided !== true) {
-      return storeStandIn(conversation, call, resultId, decided ?? interruptedResult(call, step));
-    }
+    if (decided !== true) return standIn(conversation, call, resultId, decided, step);
     result = await run('granted');
   }
   if ('approvalNeeded' in result) throw new Error(`tool ${call.function.name} asked for approval twice`);
@@ -415,11 +445,45 @@ async function storeStandIn(
   call: ToolCall,
   resultId: string,
   content: string,
+  announce: StreamAnnouncement[],
 ): Promise<ContextRecord> {
-  const [record] = await storeNew(conversation, [
-    { messageId: resultId, message: { role: 'tool', tool_call_id: call.id, content } },
-  ]);
+  const [record] = await storeNew(
+    conversation,
+    [{ messageId: resultId, message: { role: 'tool', tool_call_id: call.id, content } }],
+    announce,
+  );
   return record!;
+}
+
+/** What the live stream says of a call answered without running: denied, or interrupted. */
+function standInItems(call: ToolCall, content: string, step: number | undefined, turn: number | undefined) {
+  const items: StreamAnnouncement[] = [];
+  if (content.startsWith('[denied]')) {
+    items.push({
+      kind: 'approval-answered',
+      id: `approval-answered:${call.id}`,
+      callId: call.id,
+      approved: false,
+      reason: content,
+    });
+  } else {
+    items.push({
+      kind: 'interrupted',
+      id: `interrupted:${call.id}`,
+      ...(turn !== undefined ? { turn } : {}),
+      ...(step !== undefined ? { step } : {}),
+      reason: `tool call ${call.id} (${call.function.name}) interrupted`,
+    });
+  }
+  items.push({
+    kind: 'tool-result',
+    id: `tool-result:${call.id}`,
+    callId: call.id,
+    name: call.function.name,
+    preview: content.slice(0, TOOL_RESULT_PREVIEW_CHARS),
+    chars: content.length,
+  });
+  return items;
 }
 
 /**
@@ -432,13 +496,23 @@ async function callModelFitting(
   conversation: Conversation,
   compactions: Compactions,
   model: string,
-  call: { view: ViewRef; replyId: string; forceText: boolean; fresh: NewMessage[]; steerIds: ReadonlySet<string> },
+  call: {
+    view: ViewRef;
+    replyId: string;
+    forceText: boolean;
+    fresh: NewMessage[];
+    steerIds: ReadonlySet<string>;
+    /** The turn and step (the reply that ends the turn publishes it), and what the call publishes first. */
+    at: { turn: number; step: number };
+    announce: StreamAnnouncement[];
+  },
   reach?: TurnReach,
 ): Promise<ModelReply> {
   const { state } = conversation;
   const { replyId, forceText } = call;
   let view = call.view;
   let unstored = call.fresh;
+  let announce = call.announce; // (published by the first attempt only)
   /** The tail after a compaction starts at the reply, whose id is already taken. */
   const replySeq = seqOf(replyId);
   for (let attempt = 1; ;) {
@@ -463,6 +537,8 @@ async function callModelFitting(
             window: conversation.window,
             ...(forceText ? { toolChoice: 'none' as const } : {}),
             ...(unstored.length ? { newMessages: unstored, gateCheck: conversation.gateCheck() } : {}),
+            turn: call.at,
+            ...(announce.length ? { announce } : {}),
           },
         ],
       );
@@ -470,7 +546,9 @@ async function callModelFitting(
       // (A reachable turn: an interrupt that came while the call was being made to fit stops it here.)
       if (reach?.interruptQueued()) throw new InterruptedBeforeCall();
       result = await (reach ? reach.control.run(calling) : calling());
+      announce = [];
     } catch (error) {
+      announce = [];
       // The user's message stays in the context whatever happened to the call: stored on its own now.
       if (unstored.length) conversation.append(...steered(await storeNew(conversation, unstored), call.steerIds));
       unstored = [];
@@ -496,12 +574,20 @@ async function callModelFitting(
 }
 
 /** Stores and counts messages on their own (when the model call that was to store them failed). */
-function storeNew(conversation: Conversation, messages: NewMessage[]) {
+function storeNew(conversation: Conversation, messages: NewMessage[], announce?: StreamAnnouncement[]) {
   return Promise.all(
-    messages.map(({ messageId, message }) =>
+    messages.map(({ messageId, message }, i) =>
       storeMessage.executeWithOptions(
         { ...STORE_OPTIONS, summary: `store ${message.role} ${messageId} (${(message.content ?? '').length} chars)` },
-        [{ ...conversation.life, messageId, message, counting: conversation.counting }],
+        [
+          {
+            ...conversation.life,
+            messageId,
+            message,
+            counting: conversation.counting,
+            ...(i === 0 && announce?.length ? { announce } : {}),
+          },
+        ],
       ),
     ),
   );

@@ -9,6 +9,8 @@ import { agentHandle, agentState, closeAgent, startAgent } from '../../client/ag
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import * as api from '../../contract/agent.ts';
 import { lateResultKey } from '../../contract/keys.ts';
+import type { StreamItem } from '../../contract/stream.ts';
+import { streamAgent } from '../../client/stream.ts';
 import { interruptedReply } from '../../contract/results.ts';
 import type { SendResult } from '../../contract/results.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
@@ -140,6 +142,12 @@ async function untilRequests(text: string, count: number): Promise<void> {
 function requestsWith(text: string): RecordedRequest[] {
   return h.model.requests.filter((r) => r.body.messages.some((m) => textOf(m.content).includes(text)));
 }
+/** The agent's live stream as stored now (items published by the activities). */
+async function streamOf(agentId: string): Promise<StreamItem[]> {
+  const items: StreamItem[] = [];
+  for await (const item of streamAgent(h.client, h.store, agentId, { follow: false })) items.push(item);
+  return items;
+}
 function pairsWhole(messages: ChatMessage[]): void {
   expect(toolPairViolations(messages.map(pairViewOf))).toEqual([]);
 }
@@ -188,6 +196,12 @@ describe('inputs at the next step boundary', () => {
     expect(steer).toMatchObject({ role: 'user', steer: true });
     expect(state.contextTurns).toBe(1); // a steer is inside the turn, not a turn of its own
     expect(state.turns).toBe(1);
+    // The live stream says where it landed, and when the turn ended.
+    const items = await streamOf(agentId);
+    expect(items.filter((i) => i.kind === 'steer')).toMatchObject([
+      { text: 'steer: use the fast path', turn: 1, step: landed.step },
+    ]);
+    expect(items.filter((i) => i.kind === 'turn-end')).toMatchObject([{ turn: 1, steps: landed.step }]);
     await closeAgent(h.client, agentId);
   });
 
@@ -223,6 +237,12 @@ describe('interrupt', () => {
     expect(state.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(state.messages[2]!.preview).toContain('[interrupted]');
     expect(state.turns).toBe(1);
+    const items = await streamOf(agentId);
+    expect(items.filter((i) => i.kind === 'interrupted')).toMatchObject([{ turn: 1, step: 1 }]);
+    const results = items.filter((i) => i.kind === 'tool-result');
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({ callId: 's-1' });
+    expect((results[0] as { preview: string }).preview).toContain('[interrupted]');
     // The agent goes on: the next message sees a whole conversation.
     const next = await handle(agentId).executeUpdate(api.sendUpdate, { args: [{ text: 'are you there' }] });
     expect(next.reply).toBe('re: are you there');
@@ -309,6 +329,11 @@ describe('tool approval', () => {
     const decided = await handle(agentId).executeUpdate(api.approveToolUpdate, { args: [{ callId: 'd-1' }] });
     expect(decided).toEqual({ callId: 'd-1', tool: 'deploy', decision: 'approved' });
     expect((await turn).reply).toBe('result: deployed prod');
+    const items = await streamOf(agentId);
+    expect(items.filter((i) => i.kind.startsWith('approval'))).toMatchObject([
+      { kind: 'approval-asked', callId: 'd-1', name: 'deploy', arguments: '{"target":"prod"}' },
+      { kind: 'approval-answered', callId: 'd-1', approved: true },
+    ]);
     expect((await agentState(h.client, agentId)).shownStatus).toBe('running');
     await closeAgent(h.client, agentId);
   });
@@ -325,6 +350,8 @@ describe('tool approval', () => {
     expect((await turn).reply).toBe(
       'result: [denied] A person denied this call of deploy, so it was not run: not on a Friday',
     );
+    const answered = (await streamOf(agentId)).filter((i) => i.kind === 'approval-answered');
+    expect(answered).toMatchObject([{ callId: 'd-1', approved: false }]);
     await closeAgent(h.client, agentId);
   });
 

@@ -62,7 +62,7 @@ describe('the live stream', () => {
     const reading = (async () => {
       for await (const item of streamAgent(h.client, h.store, agentId, { signal: controller.signal, pollMs: 20 })) {
         live.push({ item, turnDone });
-        if (item.kind === 'model-end') controller.abort();
+        if (item.kind === 'turn-end') controller.abort();
       }
     })();
     const result = await sendMessage(h.client, agentId, 'How is the trail to the hut?');
@@ -78,8 +78,10 @@ describe('the live stream', () => {
     expect(textOf(items)).toBe(REPLY);
     const call = result.replyId ?? (items[0] as { call?: string }).call;
     expect(items[0]).toMatchObject({ offset: 0, kind: 'model-start', model: 'gpt-4o-mini', attempt: 1 });
-    expect(items.at(-1)).toMatchObject({ kind: 'model-end', toolCalls: 0, attempt: 1, call });
-    expect(items.at(-1)).toMatchObject({ usage: { promptTokens: 20, completionTokens: 25 } });
+    expect(items.at(-2)).toMatchObject({ kind: 'model-end', toolCalls: 0, attempt: 1, call });
+    expect(items.at(-2)).toMatchObject({ usage: { promptTokens: 20, completionTokens: 25 } });
+    // The reply without tool calls ended the turn: the model call says so, with the turn's number.
+    expect(items.at(-1)).toMatchObject({ kind: 'turn-end', turn: 1, steps: 1, reply: REPLY.slice(0, 200) });
     expect(items.map((item) => item.offset)).toEqual(items.map((_, i) => i));
 
     // Read again from every offset: exactly the rest of the log.
