@@ -6,12 +6,11 @@
  * clients the same way.
  */
 import { Context, log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey, messageIdOf, agentLife } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import { quoted } from '../contract/inputs.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { unkeyedRecord } from '../contract/records.ts';
 import type { ContextRecord } from '../contract/records.ts';
@@ -19,7 +18,7 @@ import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, Counting } from '../engine/models.ts';
 import { CHAT_OVERHEAD, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
-import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import type { ChatMessage } from '../engine/messages.ts';
 import { isUserTurn, textOf } from '../engine/messages.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
@@ -32,17 +31,16 @@ import type {
   ModelDescription,
   ModelReply,
   ReadReplyInput,
-  RunToolInput,
   StoreMessageInput,
   ViolationInput,
 } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
 import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
-import { kindOf, readModelReply } from './model-reply.ts';
+import { readModelReply } from './model-reply.ts';
 import { observeModelCall } from './telemetry.ts';
-import { contextReload, ToolInputError, ToolRegistry } from './tools.ts';
-import type { ToolContext, ToolDefinition } from './tools.ts';
+import { ToolRegistry } from './tools.ts';
+import { createRunTool } from './run-tool.ts';
 
 export { modelFailure } from './model-errors.ts';
 
@@ -59,59 +57,6 @@ export interface ActivityDeps {
 }
 
 export type { Counting } from '../engine/models.ts';
-
-/** A tool call's result kept on the activity's heartbeats, so that a retry stores it instead of running it again. */
-interface ToolProgress {
-  callId: string;
-  content: string;
-}
-
-/** Tool results up to this many characters ride on the heartbeats (a heartbeat's details stay well under 2 MB). */
-const TOOL_RESULT_IN_HEARTBEAT_CHARS = 256 * 1024;
-
-/**
- * Runs a tool call. An unknown tool (the result names the tools there are), arguments that are not a JSON object, or
- * a {@link ToolInputError} become an error result the model can read, so the call is always answered; any other error
- * fails the attempt and Temporal retries it. A tool whose `run` resolves to anything but a string breaks its contract:
- * the call is answered with an error result naming the tool and what it returned (not retried: running it again
- * would return the same), and the worker logs a warning for the tool's author.
- */
-async function runToolCall(
-  tools: ToolRegistry,
-  tool: ToolDefinition | undefined,
-  call: ToolCall,
-  context: ToolContext,
-): Promise<string> {
-  if (!tool) return `error: unknown tool ${quoted(call.function.name)} (the tools: ${tools.names().join(', ')})`;
-  let result: unknown;
-  try {
-    result = await tool.run(parseToolArguments(call), context);
-  } catch (error) {
-    if (!(error instanceof ToolInputError)) throw error;
-    return `error: ${error.message}`;
-  }
-  if (typeof result === 'string') return result;
-  const returned = kindOf(result);
-  log.warn(`tool ${tool.name} returned ${returned}, not a string: the call is answered with an error result`, {
-    callId: call.id,
-  });
-  return `error: tool ${tool.name} returned ${returned}, not text (a tool’s run must resolve to a string)`;
-}
-
-function parseToolArguments(call: ToolCall): Record<string, unknown> {
-  let args: unknown;
-  try {
-    args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
-  } catch (error) {
-    throw new ToolInputError(
-      `arguments of ${call.function.name} are not valid JSON (${(error as Error).message}); they must be a JSON object`,
-    );
-  }
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    throw new ToolInputError(`arguments of ${call.function.name} must be a JSON object`);
-  }
-  return args as Record<string, unknown>;
-}
 
 export function createActivities({
   store,
@@ -176,16 +121,22 @@ export function createActivities({
         let completion: OpenAI.Chat.Completions.ChatCompletion;
         // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
         // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
+        // An interrupt cancels the activity: the request is aborted and the call ends cancelled.
+        const cancelled = Context.current().cancellationSignal;
         try {
           completion = await withHeartbeat(() =>
-            openai.chat.completions.create({
-              model,
-              messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
-              tools: tools.schemas(),
-              ...(toolChoice ? { tool_choice: toolChoice } : {}),
-            }),
+            openai.chat.completions.create(
+              {
+                model,
+                messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+                tools: tools.schemas(),
+                ...(toolChoice ? { tool_choice: toolChoice } : {}),
+              },
+              { signal: cancelled },
+            ),
           );
         } catch (error) {
+          if (cancelled.aborted) throw new CancelledFailure('the turn was interrupted: the model call was cancelled');
           throw modelFailure(error, model);
         }
         const choice = completion.choices[0];
@@ -303,31 +254,9 @@ export function createActivities({
     },
 
     /**
-     * Runs one tool call and stores its result as a tool message, heartbeating throughout: a worker that dies
-     * meanwhile is noticed within the heartbeat timeout, and the call runs again on another worker (at least once: a
-     * tool with side effects dedupes by `callId`). Once the tool has answered, its result rides on the heartbeats
-     * (when it is small enough), so a retry stores it instead of running the tool again; a storage outage is waited
-     * out here, not retried by running the tool again.
+     * Runs one tool call and stores its result as a tool message (activities/run-tool.ts): heartbeating, at least
+     * once, cancellable by an interrupt, and asking for approval first when the tool's rule says so.
      */
-    async runTool(input: RunToolInput): Promise<ContextRecord> {
-      const { call, resultId, counting } = input;
-      const agent = agentLife(input);
-      const tool = tools.get(call.function.name);
-      const earlier = Context.current().info.heartbeatDetails as ToolProgress | undefined;
-      let progress: ToolProgress | undefined = earlier?.callId === call.id ? earlier : undefined;
-      return withHeartbeat(
-        async () => {
-          let content = progress?.content;
-          if (content === undefined) {
-            content = await runToolCall(tools, tool, call, { ...agent, store, callId: call.id });
-            if (content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS) progress = { callId: call.id, content };
-          }
-          const message = { role: 'tool' as const, tool_call_id: call.id, content };
-          const record = await untilStored(() => save(agent, resultId, message, counting));
-          return tool === contextReload ? { ...record, reload: true } : record;
-        },
-        () => progress,
-      );
-    },
+    runTool: createRunTool({ tools, store, save }),
   };
 }

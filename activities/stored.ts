@@ -13,8 +13,12 @@ import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import type { MessageRecord } from '../contract/records.ts';
 
-/** How often a long activity heartbeats (the workflow sets a heartbeat timeout of a few times this). */
-export const HEARTBEAT_EVERY_MS = 2_000;
+/**
+ * How often a long activity heartbeats (the workflow sets a heartbeat timeout of many times this). The worker sends
+ * at most one a second to the server (worker/worker.ts `HEARTBEAT_THROTTLE`), and a cancellation (an interrupt)
+ * reaches the activity with the server's answer to one.
+ */
+export const HEARTBEAT_EVERY_MS = 500;
 
 /**
  * Runs `work`, heartbeating every {@link HEARTBEAT_EVERY_MS} meanwhile, so that a dead worker is noticed early (within

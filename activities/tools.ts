@@ -35,7 +35,15 @@ export interface ToolContext extends AgentLife {
    * again on another worker (the same `callId`). A tool with side effects that must happen once dedupes by it.
    */
   callId?: string;
+  /**
+   * Aborted when the call is cancelled (an `interrupt` of the turn): a tool that can stop early should. One that
+   * does not is abandoned after {@link TOOL_CANCEL_GRACE_MS}; its late result is stored apart and not used.
+   */
+  signal?: AbortSignal;
 }
+
+/** How long a cancelled tool call may take to stop before it is abandoned. */
+export const TOOL_CANCEL_GRACE_MS = 2_000;
 
 export interface ToolDefinition {
   name: string;
@@ -44,6 +52,11 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
   /** Returns the tool result as text. Throw {@link ToolInputError} for a result the model should see as an error. */
   run: (args: Record<string, unknown>, context: ToolContext) => Promise<string>;
+  /**
+   * Whether a call waits for a person's approval (`approveTool` / `denyTool`) before it runs: `'always'`, or a rule
+   * over the call's arguments (true: ask). An agent can ask for more by name (its input's `toolApproval.tools`).
+   */
+  approval?: 'always' | ((args: Record<string, unknown>) => boolean);
 }
 
 /** The tool schema as the Chat Completions API takes it. */
@@ -58,7 +71,24 @@ export function defineTool(tool: ToolDefinition): ToolDefinition {
   if (!TOOL_NAME.test(tool.name)) {
     throw new Error(`tool name ${JSON.stringify(tool.name)}: must be 1 to 64 letters, digits, underscores or hyphens`);
   }
+  const approval: unknown = tool.approval;
+  if (approval !== undefined && approval !== 'always' && typeof approval !== 'function') {
+    throw new Error(
+      `tool ${tool.name}: approval must be 'always' or a function of the arguments (got ${typeof approval})`,
+    );
+  }
   return tool;
+}
+
+/** Whether a call of `tool` with `args` waits for approval by the tool's own rule (a rule that throws: it waits). */
+export function asksApproval(tool: ToolDefinition | undefined, args: () => Record<string, unknown>): boolean {
+  if (!tool?.approval) return false;
+  if (tool.approval === 'always') return true;
+  try {
+    return tool.approval(args()) === true;
+  } catch {
+    return true;
+  }
 }
 
 /** Characters per page returned by `context_reload`. */

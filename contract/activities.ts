@@ -105,6 +105,16 @@ export interface RunToolInput extends AgentLife {
   /** Id under which the tool result message is stored. */
   resultId: string;
   counting: Counting;
+  /**
+   * `ask`: a call of a tool whose own rule asks for approval is not run; the activity answers {@link ApprovalNeeded}
+   * and the turn waits for a person. `granted`: run it. Absent (runs of before): run it.
+   */
+  approval?: 'ask' | 'granted';
+}
+
+/** What `runTool` answers for a call that waits for approval by its tool's own rule (nothing run, nothing stored). */
+export interface ApprovalNeeded {
+  approvalNeeded: true;
 }
 
 export interface PlanCompactionInput

@@ -108,9 +108,9 @@ export const steerUpdate = defineUpdate<SteerResult, [SteerInput]>('steer');
 /** {@link steerUpdate} without waiting. */
 export const steerSignal = defineSignal<[SteerInput]>('steer');
 /** Stop the turn in progress now; with text, open the next turn with it. Resolves once the turn has ended. */
-export const interruptUpdate = defineUpdate<InterruptResult, [InterruptInput?]>('interrupt');
+export const interruptUpdate = defineUpdate<InterruptResult, [InterruptInput]>('interrupt');
 /** {@link interruptUpdate} without waiting. */
-export const interruptSignal = defineSignal<[InterruptInput?]>('interrupt');
+export const interruptSignal = defineSignal<[InterruptInput]>('interrupt');
 /** Let a tool call waiting for approval run. */
 export const approveToolUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('approveTool');
 /** Refuse a tool call waiting for approval: its result says so, with the reason, and the model goes on. */

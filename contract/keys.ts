@@ -47,6 +47,14 @@ export function messageKey(agent: AgentLife, messageId: string): string {
   return `${lifePrefix(agent)}messages/${messageId}.json`;
 }
 
+/**
+ * Where the late result of an interrupted tool call is kept: the call was answered as interrupted under
+ * `messageKey(agent, resultId)`, and what the tool returned afterwards is stored here, apart, and not used.
+ */
+export function lateResultKey(agent: AgentLife, resultId: string): string {
+  return `${lifePrefix(agent)}late/${resultId}.json`;
+}
+
 /** The folder of one compaction's objects. */
 export function compactionPrefix(agent: AgentLife, seq: number): string {
   return `${lifePrefix(agent)}compactions/${String(seq).padStart(6, '0')}/`;

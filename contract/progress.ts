@@ -3,7 +3,9 @@
  * parts in a few words, as the current details and `longrun watch` show them.
  */
 import type { CompactionEventSummary } from './results.ts';
-import type { AgentStatus } from './state.ts';
+import type { AgentStatus, ApprovalProgress } from './state.ts';
+
+export type { ApprovalProgress } from './state.ts';
 import type { Trigger } from '../engine/trigger.ts';
 
 /** The draft of an automatic compaction waiting for review, as the `progress` query shows it. */
@@ -74,18 +76,6 @@ export function describeCompaction(compaction: CompactionProgress): string {
     case 'ready':
       return `${what}: ready, committed at the next step boundary`;
   }
-}
-
-/** A tool call waiting for approval, as the `progress` and `state` queries show it. */
-export interface ApprovalProgress {
-  callId: string;
-  tool: string;
-  /** The call's arguments as the model wrote them (JSON text, cut to 2,000 characters). */
-  arguments: string;
-  /** When it began to wait and when it times out (workflow time, ISO), and what then becomes of it. */
-  since: string;
-  until: string;
-  onTimeout: 'deny' | 'approve';
 }
 
 /** A call waiting for approval in a few words, with how to answer it. */

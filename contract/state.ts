@@ -50,6 +50,18 @@ export function statsOf(state: Pick<WorkflowState, 'stats' | 'cooldown' | 'conte
   return until !== undefined && state.contextTokens < until ? { ...stats, pausedUntil: until } : stats;
 }
 
+/** A tool call waiting for approval, as the `progress` and `state` queries show it. */
+export interface ApprovalProgress {
+  callId: string;
+  tool: string;
+  /** The call's arguments as the model wrote them (JSON text, cut to 2,000 characters). */
+  arguments: string;
+  /** When it began to wait and when it times out (workflow time, ISO), and what then becomes of it. */
+  since: string;
+  until: string;
+  onTimeout: 'deny' | 'approve';
+}
+
 export type AgentStatus = 'running' | 'closed';
 
 /**
@@ -63,14 +75,17 @@ export type AgentStatusAttribute = AgentStatus | 'compacting' | 'awaiting-review
 /**
  * The agent's status as everything shows it: the `AgentStatus` search attribute (`longrun list`, the Temporal UI),
  * the state's `shownStatus` (`longrun state`) and the current details. `closed`; `compacting` while a compaction runs
- * (`compacting`: the progress has one); `awaiting-review` while the draft of an automatic compaction waits; else
+ * (`compacting`: the progress has one); `awaiting-approval` while a tool call of the turn waits for a person (before
+ * the others: a person must act); `awaiting-review` while the draft of an automatic compaction waits; else
  * `running`. The one place that decides it.
  */
 export function shownStatusOf(
   state: Pick<WorkflowState, 'status' | 'draft'>,
   compacting: boolean,
+  awaitingApproval = false,
 ): AgentStatusAttribute {
   if (state.status === 'closed') return 'closed';
+  if (awaitingApproval) return 'awaiting-approval';
   return compacting ? 'compacting' : state.draft?.info.waits ? 'awaiting-review' : 'running';
 }
 
@@ -94,6 +109,8 @@ export interface AgentState {
   status: AgentStatus;
   /** The status as `longrun list` and the UI show it ({@link shownStatusOf}); set by the `state` query. */
   shownStatus?: AgentStatusAttribute;
+  /** Tool calls of the turn in progress waiting for approval; set by the `state` query while any waits. */
+  awaitingApproval?: ApprovalProgress[];
   turns: number;
   messages: MessageRecord[];
   /** The model's window and how its tokens are counted (resolved once, at the agent's start). */
@@ -164,7 +181,7 @@ export interface DroppedSignals {
 }
 
 /** The state as the workflow holds it and continue-as-new carries it: records without their own keys. */
-export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix' | 'shownStatus'> & {
+export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix' | 'shownStatus' | 'awaitingApproval'> & {
   messages: ContextRecord[];
 };
 
@@ -172,10 +189,15 @@ export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix' | 'sho
  * The state as the queries return it: every record with its key, where the agent's objects are, and the status as
  * shown (`compacting`: a compaction is in progress).
  */
-export function publicState(state: WorkflowState, compacting = false): AgentState {
+export function publicState(
+  state: WorkflowState,
+  compacting = false,
+  awaitingApproval: ApprovalProgress[] = [],
+): AgentState {
   return {
     ...state,
-    shownStatus: shownStatusOf(state, compacting),
+    shownStatus: shownStatusOf(state, compacting, awaitingApproval.length > 0),
+    ...(awaitingApproval.length > 0 ? { awaitingApproval } : {}),
     storagePrefix: lifePrefix(state),
     messages: state.messages.map((record) => keyedRecord(state, record)),
   };

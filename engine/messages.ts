@@ -114,6 +114,8 @@ export interface MessageMeta {
    * arrives, or its marker would point the model back to a cut of itself.
    */
   reload?: true;
+  /** A user message that steered a turn in progress (`steer`): inside the turn, not the start of one. */
+  steer?: true;
 }
 
 /** The kind of a message, `normal` when unset. */
@@ -122,8 +124,8 @@ export function kindOf(message: Pick<MessageMeta, 'kind'>): MessageKind {
 }
 
 /** Whether a message is one of the user's own, the start of a turn to count (not a summary, not the ledger). */
-export function isUserTurn(message: Pick<MessageMeta, 'role' | 'kind'>): boolean {
-  return message.role === 'user' && kindOf(message) === 'normal';
+export function isUserTurn(message: Pick<MessageMeta, 'role' | 'kind' | 'steer'>): boolean {
+  return message.role === 'user' && kindOf(message) === 'normal' && message.steer !== true;
 }
 
 /** Storage key of the original body of a message, whatever replaced it. */

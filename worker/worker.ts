@@ -127,6 +127,8 @@ export async function createAgentWorker(
       // Bodies are read again every turn; a worker-side cache keeps the recent ones.
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
       maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_WORKFLOW_CACHE_SIZE,
+      // An interrupt cancels the activities in flight; each learns it from the answer to its next heartbeat.
+      maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
       ...(options.identity ? { identity: options.identity } : {}),
       // Each activity reads and writes only the objects of the agent whose workflow scheduled it.
       interceptors: {
@@ -141,6 +143,13 @@ export async function createAgentWorker(
     throw error;
   }
 }
+
+/**
+ * The longest the worker holds an activity's heartbeat before sending it (the SDK's default: 80% of the heartbeat
+ * timeout, 8 s for a model call): a cancellation is delivered in the answer to a heartbeat, so an interrupt reaches
+ * the model call or tool in flight within about this.
+ */
+export const HEARTBEAT_THROTTLE = '1 second';
 
 /** Why the worker's (Rust) connection failed, in words of its own: "connection refused", or "it failed". */
 function nativeFailure(error: unknown): string {

@@ -18,11 +18,13 @@ import { Compactions } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
 import { setHandlers } from './handlers.ts';
-import { dispatch, Inbox } from './inbox.ts';
-import type { DispatchTable } from './inbox.ts';
+import { dispatch, Inbox, pendingOf } from './inbox.ts';
+import type { DispatchTable, PendingOf } from './inbox.ts';
 import { checkAgentInput } from './inputs.ts';
 import { configure } from './settings.ts';
-import { runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
+import { approvalOf, runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
+import type { TurnReach } from './turn.ts';
+import { TurnControl } from './turn-control.ts';
 import { showClosed, showDetails, showProgress, showStarted } from './visibility.ts';
 
 const { describeModel, readReply } = proxyActivities<ReturnType<typeof activities.createActivities>>(STORE_OPTIONS);
@@ -43,7 +45,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   else showDetails(state); // a run after continue-as-new shows what the last one did (current details are per run)
   // A draft of an automatic compaction carried over still waits for review: this run shows it (AgentStatus too).
   if (state.draft?.info.waits) showProgress(state, conversation.progress);
-  setHandlers(conversation, inbox);
+  const control = new TurnControl();
+  setHandlers(conversation, inbox, control);
 
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
@@ -75,22 +78,78 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   // A turn or compaction that cannot finish (a rejected API key, an unknown model, retries exhausted) fails its
   // Update, not the agent: the stored messages stay, and the next input can succeed once the cause is fixed.
-  const failed = (record: (why: string) => void) => (why: string) => {
-    record(why);
+  const turnFailed = (why: string) => {
+    conversation.turnFailed(why);
     conversation.progress.turnEnded();
     showDetails(state, conversation.progress);
   };
-  const turnFailed = failed((why) => conversation.turnFailed(why));
-  const compactionFailed = failed((why) => conversation.compactionFailed(why));
+  // (A compaction can fail inside a turn, taken at a step boundary: the turn goes on.)
+  const compactionFailed = (why: string) => {
+    conversation.compactionFailed(why);
+    showDetails(state, conversation.progress);
+  };
   /** A `compact`: a draft for review, or one now (`force: false`: if the automatic trigger fires now, cooldown too). */
   const compact = (request: CompactInput) =>
     request.review
       ? reviews.review(request)
       : compactions.compact(request.force === false ? 'auto' : 'forced', conversation.tailSeq, request);
+  /** What reaches a turn while it works (workflows/turn-control.ts): the inputs it takes at its step boundaries. */
+  const reach: TurnReach = {
+    control,
+    approval: approvalOf(input),
+    boundaryQueued: () => inbox.boundaryQueued,
+    interruptQueued: () => inbox.interruptQueued,
+    takeInterrupt: () => {
+      const pending = inbox.interruptQueued ? inbox.takeAtBoundary() : undefined;
+      return pending as PendingOf<'interrupt'> | undefined;
+    },
+    atBoundary: async () => {
+      const steers: PendingOf<'steer'>[] = [];
+      for (let pending = inbox.takeAtBoundary(); pending; pending = inbox.takeAtBoundary()) {
+        if (pending.kind === 'interrupt') return { steers, interrupt: pending };
+        if (pending.kind === 'steer') steers.push(pending);
+        else await dispatch(work, pending);
+      }
+      return { steers };
+    },
+    answer: (pending, result) => {
+      pending.result = result;
+      inbox.done(pending);
+    },
+    openNext: (text) => {
+      inbox.pushFront(pendingOf('send', { text }));
+      return state.turns + 1;
+    },
+  };
   /** What the loop does with each kind of input, under the trace of the handler that queued it (inbox.run). */
   const work: DispatchTable = {
     send: (pending) =>
-      inbox.run(pending, () => runTurn(conversation, compactions, input, rule, pending.input), turnFailed),
+      inbox.run(pending, () => runTurn(conversation, compactions, input, rule, pending.input, reach), turnFailed),
+    // A steer to an idle agent opens a turn with its text (answered where it landed, the turn's first step).
+    steer: (pending) =>
+      inbox.run(
+        pending,
+        async () => {
+          await runTurn(conversation, compactions, input, rule, pending.input, { ...reach, opener: pending });
+          return pending.result!;
+        },
+        turnFailed,
+      ),
+    // An interrupt with no turn in progress: nothing to stop; its text opens the next turn.
+    interrupt: (pending) =>
+      inbox.runNow(
+        pending,
+        () => {
+          const text = pending.input?.text;
+          const opens = text !== undefined ? reach.openNext(text) : undefined;
+          return {
+            interrupted: false,
+            reason: 'no turn in progress',
+            ...(opens !== undefined ? { opens } : {}),
+          };
+        },
+        compactionFailed,
+      ),
     compact: (pending) => inbox.run(pending, () => compact(pending.input), compactionFailed),
     revert: (pending) => inbox.run(pending, () => compactions.revert(pending.input.toEvent), compactionFailed),
     approve: (pending) => inbox.run(pending, () => reviews.approve(pending.input), compactionFailed),

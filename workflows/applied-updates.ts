@@ -81,7 +81,7 @@ export function storedReplyOf(result: KeptResult): string | undefined {
 
 /** A `send`'s result without its reply when the reply is the stored one (not a stopped turn's note). */
 function withoutStoredReply(result: KeptResult): KeptResult {
-  if (!('reply' in result) || !('replyId' in result) || result.stopped) return result;
+  if (!('reply' in result) || !('replyId' in result) || result.stopped || result.interrupted) return result;
   const { reply: _, ...rest } = result;
   return { ...rest, replyStored: true };
 }

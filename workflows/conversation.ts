@@ -155,7 +155,7 @@ export class Conversation {
     state.messages.push(...records);
     for (const record of records) {
       state.contextTokens += record.tokens;
-      if (record.role === 'user') {
+      if (record.role === 'user' && record.steer !== true) {
         state.contextTurns = (state.contextTurns ?? 0) + 1;
         state.goalId ??= record.id;
         state.cooldown = { ...(state.cooldown ?? { lastTokensAfter: 0 }), consecutive: 0 }; // a user message resets it
@@ -192,8 +192,16 @@ export class Conversation {
     this.state.lastError = why;
   }
 
+  /**
+   * The reply `replyId` was never stored (an interrupt cancelled its model call): the next message takes its id, so
+   * the context's ids stay consecutive.
+   */
+  replyNotStored(replyId: string): void {
+    if (seqOf(replyId) === this.nextSeq - 1) this.state.nextMessageSeq = seqOf(replyId);
+  }
+
   /** Counts a Signal dropped for invalid input, by its name (a Signal cannot be rejected). */
-  dropped(signal: 'message' | 'compact'): void {
+  dropped(signal: 'message' | 'compact' | 'steer' | 'interrupt'): void {
     const counts = this.state.droppedSignals;
     this.state.droppedSignals = { ...counts, [signal]: (counts?.[signal] ?? 0) + 1 };
   }

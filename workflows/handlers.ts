@@ -13,8 +13,20 @@ import { FAILURE } from '../contract/failures.ts';
 import type { Conversation } from './conversation.ts';
 import { pendingOf } from './inbox.ts';
 import type { Inbox, InputOf, Kind, ResultOf } from './inbox.ts';
-import { checkCompact, checkConfigure, checkDraft, checkRevert, checkSend } from './inputs.ts';
+import {
+  checkCompact,
+  checkConfigure,
+  checkDraft,
+  checkInterrupt,
+  checkRevert,
+  checkSend,
+  checkSteer,
+  checkToolDecision,
+} from './inputs.ts';
 import { progressOf } from './progress.ts';
+import type { TurnControl } from './turn-control.ts';
+import type { ToolDecisionInput } from '../contract/inputs.ts';
+import type { ToolDecisionResult } from '../contract/results.ts';
 
 /** How an input of each kind is checked (its Update's validator, its Signal's handler); what its Update fails as. */
 interface InputRule<K extends Kind> {
@@ -22,18 +34,20 @@ interface InputRule<K extends Kind> {
   failureType: string;
   /** The input of a call without one. */
   empty?: () => InputOf<K>;
+  /** Done at once when the input is queued (an interrupt cancels the step in flight). */
+  queued?: () => void;
 }
 type InputRules = { [K in Kind]: InputRule<K> };
 
 /** The Signals that queue an input, by its kind: their names, for the count of those dropped. */
-const SIGNAL_OF = { send: 'message', compact: 'compact' } as const;
+const SIGNAL_OF = { send: 'message', compact: 'compact', steer: 'steer', interrupt: 'interrupt' } as const;
 
 /**
  * Sets the agent's handlers, in the order of the releases before: a Signal or Update that arrives before its handler
  * is set is buffered and delivered when the handler is set, so the order is part of recorded histories
  * (docs/changing-workflows.md). Keep it; a new handler goes last.
  */
-export function setHandlers(conversation: Conversation, inbox: Inbox): void {
+export function setHandlers(conversation: Conversation, inbox: Inbox, control: TurnControl): void {
   const { state } = conversation;
   const about = api.HANDLER_DESCRIPTIONS;
   /** Why the pending draft cannot be applied any more (its context has changed), if so. */
@@ -63,6 +77,16 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
       check: (request) => checkConfigure(request, state, inbox.closing),
       failureType: FAILURE.compactionFailed,
     },
+    steer: { check: (request) => checkSteer(request, state, inbox.closing), failureType: FAILURE.turnFailed },
+    // An interrupt without input stops the turn (the temporal CLI sends none); queued, it cancels what is in flight.
+    interrupt: {
+      check: (request) => checkInterrupt(request, state, inbox.closing),
+      failureType: FAILURE.turnFailed,
+      empty: () => ({}),
+      queued: () => {
+        if (inbox.interruptQueued) control.cancelInFlight();
+      },
+    },
   };
   const inputOf = <K extends Kind>(kind: K, input: InputOf<K> | undefined): InputOf<K> => {
     const empty = rules[kind].empty;
@@ -79,6 +103,7 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
           const input = inputOf(kind, given);
           if (!accepts(() => rules[kind].check(input))) return conversation.dropped(SIGNAL_OF[kind]);
           inbox.push(pendingOf(kind, input));
+          rules[kind].queued?.();
         },
         { description },
       );
@@ -91,8 +116,12 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
     () =>
       setHandler(
         definition,
-        (given: InputOf<K>) =>
-          inbox.applyOnce<ResultOf<K>>(pendingOf(kind, inputOf(kind, given)), rules[kind].failureType),
+        (given: InputOf<K>) => {
+          // (applyOnce queues the input before it first waits, unless the Update was applied already.)
+          const answer = inbox.applyOnce<ResultOf<K>>(pendingOf(kind, inputOf(kind, given)), rules[kind].failureType);
+          rules[kind].queued?.();
+          return answer;
+        },
         {
           description,
           validator: (given: InputOf<K>) => void (inbox.appliedResult() ?? rules[kind].check(inputOf(kind, given))),
@@ -109,6 +138,34 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
     const events = (state.events ?? []).filter((event) => event.seq > since);
     return query?.limit != null ? events.slice(0, query.limit) : events;
   };
+  /** `approveTool` / `denyTool`: answers a call waiting for approval at once (the turn waits on it). */
+  const decideTool =
+    (definition: UpdateDefinition<ToolDecisionResult, [ToolDecisionInput]>, approved: boolean, description: string) =>
+    () =>
+      setHandler(
+        definition,
+        (request: ToolDecisionInput) => {
+          inbox.updatesThisRun++;
+          const call = control.waiting.get(request.callId)!;
+          call.decision = { approved, by: 'person', ...(request.reason ? { reason: request.reason } : {}) };
+          const result: ToolDecisionResult = {
+            callId: call.callId,
+            tool: call.tool,
+            decision: approved ? 'approved' : 'denied',
+          };
+          return Promise.resolve(result);
+        },
+        {
+          description,
+          validator: (request: ToolDecisionInput) =>
+            checkToolDecision(
+              request,
+              state,
+              control.awaiting().map((call) => call.callId),
+            ),
+        },
+      );
+
   const close = async () => {
     inbox.updatesThisRun++;
     inbox.closing = true;
@@ -117,7 +174,11 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
   };
 
   const table: (() => void)[] = [
-    query(api.stateQuery, () => publicState(state, conversation.progress.compaction !== undefined), about.state),
+    query(
+      api.stateQuery,
+      () => publicState(state, conversation.progress.compaction !== undefined, conversation.progress.awaitingApproval),
+      about.state,
+    ),
     () => setHandler(api.closeSignal, () => void (inbox.closing = true), { description: about.closeSignal }),
     () => setHandler(api.closeUpdate, close, { description: about.closeUpdate }),
     queued(api.messageSignal, 'send', about.message),
@@ -134,6 +195,12 @@ export function setHandlers(conversation: Conversation, inbox: Inbox): void {
     applied(api.approveUpdate, 'approve', about.approve),
     applied(api.discardUpdate, 'discard', about.discard),
     applied(api.configureUpdate, 'configure', about.configure),
+    applied(api.steerUpdate, 'steer', about.steer),
+    queued(api.steerSignal, 'steer', about.steerSignal),
+    applied(api.interruptUpdate, 'interrupt', about.interrupt),
+    queued(api.interruptSignal, 'interrupt', about.interruptSignal),
+    decideTool(api.approveToolUpdate, true, about.approveTool),
+    decideTool(api.denyToolUpdate, false, about.denyTool),
   ];
   for (const set of table) set();
 }

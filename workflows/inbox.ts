@@ -14,8 +14,10 @@ import type {
   DiscardResult,
   CompactResult,
   ConfigureResult,
+  InterruptResult,
   RevertResult,
   SendResult,
+  SteerResult,
   UpdateResult,
 } from '../contract/results.ts';
 import type {
@@ -23,8 +25,10 @@ import type {
   ConfigureInput,
   DiscardInput,
   CompactInput,
+  InterruptInput,
   RevertInput,
   SendInput,
+  SteerInput,
 } from '../contract/inputs.ts';
 import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from './applied-updates.ts';
 
@@ -42,7 +46,15 @@ interface Kinds {
   approve: { input: ApproveInput; result: CompactResult };
   discard: { input: DiscardInput; result: DiscardResult };
   configure: { input: ConfigureInput; result: ConfigureResult };
+  steer: { input: SteerInput; result: SteerResult };
+  interrupt: { input: InterruptInput; result: InterruptResult };
 }
+
+/**
+ * What a turn in progress takes at its next step boundary (reachable turns, workflows/turn-control.ts): everything
+ * but messages, which open the next turn, and `configure`, which waits for the turn to end.
+ */
+const AT_STEP_BOUNDARY: ReadonlySet<Kind> = new Set(['compact', 'revert', 'approve', 'discard', 'steer', 'interrupt']);
 export type Kind = keyof Kinds;
 export type InputOf<K extends Kind> = Kinds[K]['input'];
 export type ResultOf<K extends Kind> = Kinds[K]['result'];
@@ -185,6 +197,32 @@ export class Inbox {
   /** The next input, in arrival order. */
   take(): Pending | undefined {
     return this.queue.shift();
+  }
+
+  /** Queues `pending` ahead of every other input (the text of an interrupt: the next turn). */
+  pushFront(pending: Pending): void {
+    if (pending.kind === 'send') this.openSends++;
+    this.queue.unshift(pending);
+  }
+
+  /** An input a turn takes at its next step boundary is queued. */
+  get boundaryQueued(): boolean {
+    return this.queue.some((pending) => AT_STEP_BOUNDARY.has(pending.kind));
+  }
+
+  /** An interrupt is queued. */
+  get interruptQueued(): boolean {
+    return this.queue.some((pending) => pending.kind === 'interrupt');
+  }
+
+  /**
+   * Takes the first queued input a turn takes at a step boundary, in arrival order (messages and `configure` stay in
+   * their place); an interrupt first, whatever came before it.
+   */
+  takeAtBoundary(): Pending | undefined {
+    let at = this.queue.findIndex((pending) => pending.kind === 'interrupt');
+    if (at === -1) at = this.queue.findIndex((pending) => AT_STEP_BOUNDARY.has(pending.kind));
+    return at === -1 ? undefined : this.queue.splice(at, 1)[0];
   }
 
   /** An `approve` or `discard` is queued (the decision a draft of an automatic compaction waits for). */

@@ -10,7 +10,10 @@ import {
   validateConfigureInput,
   validateDraftInput,
   validateRevertInput,
+  validateInterruptInput,
   validateSendInput,
+  validateSteerInput,
+  validateToolDecisionInput,
 } from '../contract/inputs.ts';
 import type {
   AgentInput,
@@ -18,8 +21,11 @@ import type {
   CompactInput,
   ConfigureInput,
   DiscardInput,
+  InterruptInput,
   RevertInput,
   SendInput,
+  SteerInput,
+  ToolDecisionInput,
 } from '../contract/inputs.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
@@ -111,6 +117,39 @@ export function checkSend(send: SendInput, state: WorkflowState, closing: boolea
       `expectedTurn: this message would open turn ${nextTurn}, not ${send.expectedTurn} ` +
         '(another message came first; read the state and try again)',
     );
+  }
+}
+
+/** Checks a steer: a message's text, to an agent that is not closed or closing. */
+export function checkSteer(steer: SteerInput, state: WorkflowState, closing: boolean): void {
+  if (state.status === 'closed' || closing) throw agentClosed(state.agentId);
+  asInvalidInput(() => validateSteerInput(steer));
+}
+
+/**
+ * Checks an interrupt: any agent not closed may be interrupted (a closing one finishes sooner); its text would open
+ * a turn, which a closing agent does not take.
+ */
+export function checkInterrupt(request: InterruptInput | undefined, state: WorkflowState, closing: boolean): void {
+  if (state.status === 'closed') throw agentClosed(state.agentId);
+  asInvalidInput(() => validateInterruptInput(request));
+  if (closing && request?.text !== undefined) {
+    throw invalidInput(
+      'text: the agent is closing, so no turn opens with it (interrupt without text to stop the turn)',
+    );
+  }
+}
+
+/**
+ * Checks `approveTool` / `denyTool`: a call of the turn in progress waiting for approval, not yet answered.
+ * `waiting` are the call ids that wait (workflows/turn-control.ts).
+ */
+export function checkToolDecision(request: ToolDecisionInput, state: WorkflowState, waiting: string[]): void {
+  if (state.status === 'closed') throw agentClosed(state.agentId);
+  asInvalidInput(() => validateToolDecisionInput(request));
+  if (!waiting.includes(request.callId)) {
+    const now = waiting.length ? `the calls waiting: ${waiting.join(', ')}` : 'no tool call is waiting for approval';
+    throw invalidInput(`callId: ${request.callId} is not waiting for approval (${now})`);
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import type {
   AgentProgress,
+  ApprovalProgress,
   CompactionProgress,
   CompactionStep,
   ReviewProgress,
@@ -21,6 +22,12 @@ export class Progress {
   compaction: CompactionProgress | undefined;
   /** The `AgentStatus` the workflow last upserted for a compaction or a review (visibility.ts keeps it in step). */
   statusShown: AgentStatusAttribute = 'running';
+  /** The tool calls of the turn in progress waiting for approval (workflows/turn-control.ts). */
+  awaitingApproval: ApprovalProgress[] = [];
+
+  approvalsWaiting(calls: ApprovalProgress[]): void {
+    this.awaitingApproval = calls;
+  }
 
   turnBegan(turn: number, at: string): void {
     this.turn = { turn, step: 1, began: at };
@@ -72,6 +79,7 @@ export function progressOf(state: WorkflowState, progress: Progress, queued: num
     ...(progress.turn ? { turn: progress.turn } : {}),
     ...(progress.compaction ? { compaction: progress.compaction } : {}),
     ...(review ? { review } : {}),
+    ...(progress.awaitingApproval.length ? { awaitingApproval: progress.awaitingApproval } : {}),
     ...(reply ? { lastReply: { id: reply.id, preview: reply.preview } } : {}),
     ...(lastCompaction ? { lastCompaction } : {}),
     ...(until !== undefined && state.contextTokens < until

@@ -3,10 +3,25 @@
  * reached. Each model call is made to fit first (compaction before it when due, again when the provider says the
  * request overflows its window).
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  patched,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ModelReply, NewMessage } from '../contract/activities.ts';
+import type { ToolCall } from '../engine/messages.ts';
+import { DEFAULT_APPROVAL_SECONDS } from '../contract/inputs.ts';
+import { interruptedReply } from '../contract/results.ts';
+import type { InterruptResult, SteerResult } from '../contract/results.ts';
+import type { ContextRecord } from '../contract/records.ts';
+import type { PendingOf } from './inbox.ts';
+import type { TurnControl } from './turn-control.ts';
+import { shownArguments, wasCancelled } from './turn-control.ts';
 import { seqOf } from '../contract/keys.ts';
 import { turnBudgetOf, turnStoppedReply } from '../contract/inputs.ts';
 import type { AgentInput, SendInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
@@ -46,6 +61,46 @@ const TOOL_OPTIONS: ActivityOptions = {
 };
 const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
+/**
+ * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
+ * store can come after the turn has moved on (workflows/turn-control.ts).
+ */
+const UNTIL_CANCELLED = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+
+/** What reaches a turn while it works (issue 28), from the agent's loop (agent.ts). */
+export interface TurnReach {
+  control: TurnControl;
+  /** An input the turn takes at its next step boundary is queued. */
+  boundaryQueued: () => boolean;
+  /**
+   * Does the inputs queued for a step boundary (forced compactions, reviews, reverts) in their order and returns the
+   * turn's own: the steers to add to it, and an interrupt (taken first).
+   */
+  atBoundary: () => Promise<{ steers: PendingOf<'steer'>[]; interrupt?: PendingOf<'interrupt'> }>;
+  interruptQueued: () => boolean;
+  takeInterrupt: () => PendingOf<'interrupt'> | undefined;
+  /** Answers a steer where it landed, or the interrupt once the turn has ended. */
+  answer: (pending: PendingOf<'steer'> | PendingOf<'interrupt'>, result: SteerResult | InterruptResult) => void;
+  /** Queues the interrupt's text as the next turn's message; returns the turn it opens. */
+  openNext: (text: string) => number;
+  /** The steer that opens this turn (it came to an idle agent). */
+  opener?: PendingOf<'steer'>;
+  /** The tools whose calls wait for approval by name, how long, and what then (the agent's `toolApproval`). */
+  approval: { tools: ReadonlySet<string>; timeoutMs: number; onTimeout: 'deny' | 'approve' };
+}
+
+/** The agent's approval settings as a turn uses them. */
+export function approvalOf(input: AgentInput): TurnReach['approval'] {
+  const settings = input.toolApproval;
+  return {
+    tools: new Set(settings?.tools ?? []),
+    timeoutMs: (settings?.timeoutSeconds ?? DEFAULT_APPROVAL_SECONDS) * 1000,
+    onTimeout: settings?.onTimeout ?? 'deny',
+  };
+}
+
+/** The model was not called: an interrupt came first (at the step boundary, or after a compaction the call needed). */
+class InterruptedBeforeCall extends Error {}
 
 /** Compactions after a context overflow before the turn fails (each aims at half the previous target). */
 const MAX_OVERFLOW_ATTEMPTS = 3;
@@ -94,16 +149,20 @@ export async function runTurn(
   input: AgentInput,
   rule: StepRule,
   send: SendInput,
+  reach: TurnReach,
 ): Promise<SendResult> {
   const { state } = conversation;
   const turn = state.turns + 1;
   const began = Date.now(); // workflow time
-  let reply!: ModelReply;
+  // Runs recorded before reachable turns go on as they were recorded (workflows/turn-control.ts).
+  const reachable = reach.control.reachableTurns;
+  let reply: ModelReply | undefined;
   let messageId = '';
   let toolCalls = 0;
   let steps = 0;
   let tokens = 0;
   let stopped: TurnStop | undefined;
+  let interrupt: { pending: PendingOf<'interrupt'> | undefined; step: number } | undefined;
   conversation.progress.turnBegan(turn, new Date(began).toISOString());
   for (let step = 1; ; step++) {
     let forceText = false;
@@ -127,8 +186,16 @@ export async function runTurn(
     // in the background instead, and the agent goes on.
     if (conversation.compactionDue() !== undefined) await compactions.compact('auto', conversation.tailSeq);
     else compactions.startIfDue();
+    // What was sent to the agent meanwhile: forced compactions, reviews and reverts are done now, steers join the
+    // step's request, an interrupt ends the turn here.
+    const steers: PendingOf<'steer'>[] = [];
+    if (reachable && reach.boundaryQueued()) {
+      const taken = await reach.atBoundary();
+      steers.push(...taken.steers);
+      if (taken.interrupt) interrupt = { pending: taken.interrupt, step };
+    }
     // The turn's new messages, stored and counted by its first model call: the system prompt on the agent's
-    // first turn, then the user's message.
+    // first turn, then the user's message; then the steers that came since the last step.
     const fresh: NewMessage[] = [];
     if (step === 1) {
       // (`state.systemPrompt` is the start's unless `configure` set one; a set one waits for this turn.)
@@ -143,42 +210,216 @@ export async function runTurn(
       messageId = conversation.newMessageId();
       fresh.push({ messageId, message: { role: 'user', content: send.text } });
       conversation.startGoal(send.text);
+      if (reach.opener) reach.answer(reach.opener, { turn, step, messageId, opened: true });
+    }
+    const steerIds = new Set<string>();
+    for (const steer of steers) {
+      const id = conversation.newMessageId();
+      steerIds.add(id);
+      fresh.push({ messageId: id, message: { role: 'user', content: steer.input.text } });
+      reach.answer(steer, { turn, step, messageId: id, opened: false });
+    }
+    if (interrupt) {
+      if (fresh.length) conversation.append(...steered(await storeNew(conversation, fresh), steerIds));
+      break;
     }
     const view = conversation.view(); // the context so far, with the new messages, before the reply's id is taken
     const replyId = conversation.newMessageId();
     // The model as the agent has it now: the start's, or the last `configure`'s.
-    reply = await callModelFitting(conversation, compactions, state.model, { view, replyId, forceText, fresh });
+    const call = { view, replyId, forceText, fresh, steerIds };
+    if (!reachable) reply = await callModelFitting(conversation, compactions, state.model, call);
+    else {
+      try {
+        reply = await callModelFitting(conversation, compactions, state.model, call, reach);
+      } catch (error) {
+        if (!wasCancelled(error) && !(error instanceof InterruptedBeforeCall)) throw error;
+        const pending = reach.takeInterrupt();
+        if (pending === undefined && !(error instanceof InterruptedBeforeCall)) throw error; // the workflow's own
+        conversation.replyNotStored(replyId);
+        interrupt = { pending, step };
+        break;
+      }
+    }
     steps = step;
     // The request as sent is the context now (the new messages appended, any compaction applied).
     tokens += spentTokens(reply, state.contextTokens);
     conversation.append(reply.record);
     if (reply.toolCalls.length === 0) break;
     toolCalls += reply.toolCalls.length;
-    const results = await Promise.all(
-      reply.toolCalls.map((call) => {
-        const resultId = conversation.newMessageId();
-        return runTool.executeWithOptions(
-          { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
-          [{ ...conversation.life, call, resultId, counting: conversation.counting }],
-        );
-      }),
-    );
-    conversation.append(...results);
+    if (!reachable) {
+      const results = await Promise.all(
+        reply.toolCalls.map((call) => {
+          const resultId = conversation.newMessageId();
+          return runTool.executeWithOptions(
+            { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
+            [{ ...conversation.life, call, resultId, counting: conversation.counting }],
+          );
+        }),
+      );
+      conversation.append(...(results as ContextRecord[]));
+    } else {
+      conversation.append(...(await answerCalls(conversation, reach, reply.toolCalls, step)));
+      if (reach.interruptQueued()) {
+        interrupt = { pending: reach.takeInterrupt(), step };
+        break;
+      }
+    }
     if (forceText) break; // a provider that ignores tool_choice 'none': the calls are answered, the turn ends
   }
   conversation.turnDone(turn);
   conversation.progress.turnEnded();
   showTurn(state, conversation.progress);
+  if (interrupt?.pending) {
+    const text = interrupt.pending.input?.text;
+    const opens = text !== undefined ? reach.openNext(text) : undefined;
+    reach.answer(interrupt.pending, {
+      interrupted: true,
+      turn,
+      step: interrupt.step,
+      reason: `turn ${turn} interrupted at step ${interrupt.step}`,
+      ...(opens !== undefined ? { opens } : {}),
+    });
+  }
   return {
     turn,
-    reply: stopped ? turnStoppedReply(stopped) : reply.content,
+    reply: interrupt ? interruptedReply(turn, interrupt.step) : stopped ? turnStoppedReply(stopped) : reply!.content,
     messageId,
-    replyId: reply.record.id,
+    replyId: reply?.record.id ?? '',
     toolCalls,
     steps,
     ...(stopped ? { stopped } : {}),
-    ...(reply.servedBy ? { servedBy: reply.servedBy } : {}),
+    ...(interrupt ? { interrupted: { step: interrupt.step } } : {}),
+    ...(reply?.servedBy ? { servedBy: reply.servedBy } : {}),
   };
+}
+
+/** Marks the records of steers (user messages inside a turn: not the start of a turn). */
+function steered(records: ContextRecord[], steerIds: ReadonlySet<string>): ContextRecord[] {
+  if (steerIds.size === 0) return records;
+  return records.map((record) => (steerIds.has(record.id) ? { ...record, steer: true as const } : record));
+}
+
+/**
+ * Answers a step's tool calls, in parallel, each run in the turn's cancellable scope: a call that waits for approval
+ * waits first (denied: answered with the denial); a call an interrupt cancelled (or that was waiting when it came)
+ * is answered as interrupted. Every call is answered, so the tool pairs stay whole. Any other failure fails the turn.
+ */
+async function answerCalls(
+  conversation: Conversation,
+  reach: TurnReach,
+  calls: ToolCall[],
+  step: number,
+): Promise<ContextRecord[]> {
+  const answered = calls.map((call) => ({ call, resultId: conversation.newMessageId() }));
+  const outcomes = await Promise.allSettled(
+    answered.map(({ call, resultId }) => answerCall(conversation, reach, call, resultId, step)),
+  );
+  const failure = outcomes.find(
+    (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected' && !wasCancelled(outcome.reason),
+  );
+  if (failure) throw failure.reason;
+  return Promise.all(
+    outcomes.map((outcome, i) =>
+      outcome.status === 'fulfilled'
+        ? Promise.resolve(outcome.value)
+        : storeStandIn(
+            conversation,
+            answered[i]!.call,
+            answered[i]!.resultId,
+            interruptedResult(answered[i]!.call, step),
+          ),
+    ),
+  );
+}
+
+/** One tool call of a reachable turn: approval first when it needs one, then the tool, cancellable. */
+async function answerCall(
+  conversation: Conversation,
+  reach: TurnReach,
+  call: ToolCall,
+  resultId: string,
+  step: number,
+): Promise<ContextRecord> {
+  const run = (approval: 'ask' | 'granted') =>
+    reach.control.run(() =>
+      runTool.executeWithOptions(
+        { ...TOOL_OPTIONS, ...UNTIL_CANCELLED, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
+        [{ ...conversation.life, call, resultId, counting: conversation.counting, approval }],
+      ),
+    );
+  const byName = reach.approval.tools.has(call.function.name);
+  let decided = byName ? await approvalFor(conversation, reach, call) : undefined;
+  if (decided !== undefined && decided !== true) return storeStandIn(conversation, call, resultId, decided);
+  let result = await run(byName ? 'granted' : 'ask');
+  if ('approvalNeeded' in result) {
+    decided = await approvalFor(conversation, reach, call);
+    if (decided !== true) {
+      return storeStandIn(conversation, call, resultId, decided ?? interruptedResult(call, step));
+    }
+    result = await run('granted');
+  }
+  if ('approvalNeeded' in result) throw new Error(`tool ${call.function.name} asked for approval twice`);
+  return result;
+}
+
+/**
+ * Waits for a person to approve or deny `call` (or the timeout, or an interrupt). Resolves to true (run it), or the
+ * result that answers it instead (the denial, or that the turn was interrupted).
+ */
+async function approvalFor(conversation: Conversation, reach: TurnReach, call: ToolCall): Promise<true | string> {
+  const { control, approval } = reach;
+  const now = Date.now();
+  const waiting = {
+    callId: call.id,
+    tool: call.function.name,
+    arguments: shownArguments(call.function.arguments),
+    since: new Date(now).toISOString(),
+    until: new Date(now + approval.timeoutMs).toISOString(),
+    onTimeout: approval.onTimeout,
+  };
+  control.waitFor(waiting);
+  conversation.progress.approvalsWaiting(control.awaiting());
+  showProgress(conversation.state, conversation.progress);
+  const entry = control.waiting.get(call.id)!;
+  await condition(() => entry.decision !== undefined || reach.interruptQueued(), approval.timeoutMs);
+  control.stopWaiting(call.id);
+  conversation.progress.approvalsWaiting(control.awaiting());
+  showProgress(conversation.state, conversation.progress);
+  const decision = entry.decision;
+  if (decision === undefined && reach.interruptQueued())
+    return interruptedResult(call, conversation.progress.turn?.step);
+  const approved = decision ? decision.approved : approval.onTimeout === 'approve';
+  if (approved) return true;
+  if (decision === undefined) {
+    return (
+      `[denied] Nobody approved this call of ${call.function.name} within ${approval.timeoutMs / 1000} s, so it ` +
+      'was not run.'
+    );
+  }
+  const why = decision.reason ? `: ${decision.reason}` : ' (no reason given)';
+  return `[denied] A person denied this call of ${call.function.name}, so it was not run${why}`;
+}
+
+/** The result of a call the turn's interrupt left unanswered. */
+function interruptedResult(call: ToolCall, step: number | undefined): string {
+  return (
+    `[interrupted] This call of ${call.function.name} was interrupted${step !== undefined ? ` at step ${step}` : ''} ` +
+    'before it returned: a person interrupted the turn. It may have had effects; what it returns later is kept ' +
+    'apart, not here.'
+  );
+}
+
+/** Answers `call` with `content` instead of the tool's result (a denial, an interrupt), stored under its result id. */
+async function storeStandIn(
+  conversation: Conversation,
+  call: ToolCall,
+  resultId: string,
+  content: string,
+): Promise<ContextRecord> {
+  const [record] = await storeNew(conversation, [
+    { messageId: resultId, message: { role: 'tool', tool_call_id: call.id, content } },
+  ]);
+  return record!;
 }
 
 /**
@@ -191,7 +432,8 @@ async function callModelFitting(
   conversation: Conversation,
   compactions: Compactions,
   model: string,
-  call: { view: ViewRef; replyId: string; forceText: boolean; fresh: NewMessage[] },
+  call: { view: ViewRef; replyId: string; forceText: boolean; fresh: NewMessage[]; steerIds: ReadonlySet<string> },
+  reach?: TurnReach,
 ): Promise<ModelReply> {
   const { state } = conversation;
   const { replyId, forceText } = call;
@@ -202,10 +444,11 @@ async function callModelFitting(
   for (let attempt = 1; ;) {
     await compactions.checkBeforeCall(replyId);
     let result: Awaited<ReturnType<typeof callModel>>;
-    try {
-      result = await callModel.executeWithOptions(
+    const calling = () =>
+      callModel.executeWithOptions(
         {
           ...MODEL_OPTIONS,
+          ...(reach ? UNTIL_CANCELLED : {}),
           summary:
             `${model}: ${state.messages.length + unstored.length} msgs → reply ${replyId}` +
             (unstored.length ? ` (stores ${unstored.map((m) => m.messageId).join(', ')})` : ''),
@@ -223,9 +466,13 @@ async function callModelFitting(
           },
         ],
       );
+    try {
+      // (A reachable turn: an interrupt that came while the call was being made to fit stops it here.)
+      if (reach?.interruptQueued()) throw new InterruptedBeforeCall();
+      result = await (reach ? reach.control.run(calling) : calling());
     } catch (error) {
       // The user's message stays in the context whatever happened to the call: stored on its own now.
-      if (unstored.length) conversation.append(...(await storeNew(conversation, unstored)));
+      if (unstored.length) conversation.append(...steered(await storeNew(conversation, unstored), call.steerIds));
       unstored = [];
       const overflow =
         error instanceof ActivityFailure &&
@@ -236,7 +483,7 @@ async function callModelFitting(
       view = conversation.view(replyId);
       continue;
     }
-    conversation.append(...result.stored);
+    conversation.append(...steered(result.stored, call.steerIds));
     unstored = [];
     if (result.reply) {
       conversation.called();

@@ -9,7 +9,7 @@ import type { CompactionEventSummary } from '../contract/results.ts';
 import { shownStatusOf } from '../contract/state.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
-import { describeCompaction } from '../contract/progress.ts';
+import { describeApproval, describeCompaction } from '../contract/progress.ts';
 import type { Progress } from './progress.ts';
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
@@ -71,7 +71,7 @@ const COMPACTING_STATUS_PATCH = 'show-compacting';
 function statusFor(state: WorkflowState, progress: Progress): SearchAttributeUpdatePair[] {
   // A draft of an automatic compaction waiting (policy `review.automatic`) is `awaiting-review`: only agents with
   // that option, all started on code with the patch below, ever want it, so no history recorded before changes.
-  const wanted = shownStatusOf(state, progress.compaction !== undefined);
+  const wanted = shownStatusOf(state, progress.compaction !== undefined, progress.awaitingApproval.length > 0);
   if (wanted === progress.statusShown || !patched(COMPACTING_STATUS_PATCH)) return [];
   progress.statusShown = wanted;
   return [{ key: SEARCH_ATTRIBUTES.status, value: wanted }];
@@ -127,6 +127,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
   const now = [
     ...(progress?.turn ? [`turn ${progress.turn.turn} in progress: model call ${progress.turn.step}`] : []),
     ...(progress?.compaction ? [describeCompaction(progress.compaction)] : []),
+    ...(progress?.awaitingApproval ?? []).map((call) => describeApproval(call, state.agentId)),
   ];
   const paused = state.cooldown?.pausedUntil;
   const stats = state.stats;
@@ -139,7 +140,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
       ]
     : [];
   const lines = [
-    `**${shownStatusOf(state, progress?.compaction !== undefined)}** · model ${state.model} · ` +
+    `**${shownStatusOf(state, progress?.compaction !== undefined, (progress?.awaitingApproval.length ?? 0) > 0)}** · model ${state.model} · ` +
       `preset ${state.policy?.preset ?? 'default'}`,
     ...(now.length > 0 ? [`now: ${now.join(' · ')}`] : []),
     `context: ${state.contextTokens} of ${window} tokens${percent}`,

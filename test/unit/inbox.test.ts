@@ -131,6 +131,8 @@ describe('dispatch', () => {
       approve: (pending) => seen.push(`approve ${pending.input.draft}`),
       discard: (pending) => seen.push(`discard ${pending.input.draft}`),
       configure: (pending) => seen.push(`configure ${pending.input.model ?? 'same'}`),
+      steer: (pending) => seen.push(`steer ${pending.input.text}`),
+      interrupt: (pending) => seen.push(`interrupt ${pending.input.text ?? ''}`),
     };
     const inputs: Pending[] = [
       pendingOf('discard', { draft: 'draft-1' }),
@@ -139,6 +141,8 @@ describe('dispatch', () => {
       pendingOf('compact', {}),
       pendingOf('approve', { draft: 'draft-2' }),
       pendingOf('configure', { model: 'gpt-4o' }),
+      pendingOf('steer', { text: 'also check b' }),
+      pendingOf('interrupt', { text: 'stop' }),
     ];
     for (const pending of inputs) await dispatch(table, pending);
     expect(seen).toEqual([
@@ -148,6 +152,36 @@ describe('dispatch', () => {
       'compact any',
       'approve draft-2',
       'configure gpt-4o',
+      'steer also check b',
+      'interrupt stop',
     ]);
+  });
+});
+
+describe('inputs at a step boundary', () => {
+  const inbox = () => new Inbox(undefined, () => Promise.resolve(''));
+
+  it('takes an interrupt first, then the others in arrival order, leaving messages and configure in place', () => {
+    const box = inbox();
+    box.push(pendingOf('send', { text: 'next task' }));
+    box.push(pendingOf('compact', {}));
+    box.push(pendingOf('configure', { window: 9_000 }));
+    box.push(pendingOf('steer', { text: 'look at b' }));
+    box.push(pendingOf('interrupt', {}));
+    expect(box.boundaryQueued).toBe(true);
+    expect(box.interruptQueued).toBe(true);
+    const taken: string[] = [];
+    for (let p = box.takeAtBoundary(); p; p = box.takeAtBoundary()) taken.push(p.kind);
+    expect(taken).toEqual(['interrupt', 'compact', 'steer']);
+    expect(box.boundaryQueued).toBe(false);
+    expect([box.take()?.kind, box.take()?.kind, box.take()]).toEqual(['send', 'configure', undefined]);
+  });
+
+  it("queues an interrupt's text ahead of every other message, counted as a message", () => {
+    const box = inbox();
+    box.push(pendingOf('send', { text: 'queued first' }));
+    box.pushFront(pendingOf('send', { text: 'from the interrupt' }));
+    expect(box.nextTurn(3)).toBe(6);
+    expect((box.take()?.input as { text: string }).text).toBe('from the interrupt');
   });
 });

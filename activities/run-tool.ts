@@ -1,0 +1,185 @@
+/**
+ * The `runTool` activity: one tool call of the model's, run and stored as a tool message. It heartbeats throughout:
+ * a worker that dies meanwhile is noticed within the heartbeat timeout, and the call runs again on another worker (at
+ * least once: a tool with side effects dedupes by `callId`). Once the tool has answered, its result rides on the
+ * heartbeats (when it is small enough), so a retry stores it instead of running the tool again; a storage outage is
+ * waited out here, not retried by running the tool again.
+ *
+ * Reachable turns (issue 28): asked with `approval: 'ask'`, a call whose tool's own rule asks for approval is not run
+ * (the turn waits for a person). Cancelled (an `interrupt`), the tool's `signal` is aborted; a tool that stops, or
+ * does not within {@link TOOL_CANCEL_GRACE_MS}, leaves the call cancelled, and whatever it returns is stored under
+ * its late-result key, apart: the turn answered the call as interrupted, and nothing is written under its result id.
+ */
+import { Context, log } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import { agentLife, lateResultKey } from '../contract/keys.ts';
+import { quoted } from '../contract/inputs.ts';
+import type { AgentLife } from '../contract/keys.ts';
+import type { ApprovalNeeded, RunToolInput } from '../contract/activities.ts';
+import type { ContextRecord } from '../contract/records.ts';
+import type { Counting } from '../engine/models.ts';
+import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import type { BlobStore } from '../storage/s3.ts';
+import { kindOf } from './model-reply.ts';
+import { untilStored, withHeartbeat } from './stored.ts';
+import { asksApproval, contextReload, TOOL_CANCEL_GRACE_MS, ToolInputError } from './tools.ts';
+import type { ToolContext, ToolDefinition, ToolRegistry } from './tools.ts';
+
+/** A tool call's result kept on the activity's heartbeats, so that a retry stores it instead of running it again. */
+interface ToolProgress {
+  callId: string;
+  content: string;
+}
+
+/** Tool results up to this many characters ride on the heartbeats (a heartbeat's details stay well under 2 MB). */
+const TOOL_RESULT_IN_HEARTBEAT_CHARS = 256 * 1024;
+
+/**
+ * Runs a tool call. An unknown tool (the result names the tools there are), arguments that are not a JSON object, or
+ * a {@link ToolInputError} become an error result the model can read, so the call is always answered; any other error
+ * fails the attempt and Temporal retries it. A tool whose `run` resolves to anything but a string breaks its contract:
+ * the call is answered with an error result naming the tool and what it returned (not retried: running it again
+ * would return the same), and the worker logs a warning for the tool's author.
+ */
+export async function runToolCall(
+  tools: ToolRegistry,
+  tool: ToolDefinition | undefined,
+  call: ToolCall,
+  context: ToolContext,
+): Promise<string> {
+  if (!tool) return `error: unknown tool ${quoted(call.function.name)} (the tools: ${tools.names().join(', ')})`;
+  let result: unknown;
+  try {
+    result = await tool.run(parseToolArguments(call), context);
+  } catch (error) {
+    if (!(error instanceof ToolInputError)) throw error;
+    return `error: ${error.message}`;
+  }
+  if (typeof result === 'string') return result;
+  const returned = kindOf(result);
+  log.warn(`tool ${tool.name} returned ${returned}, not a string: the call is answered with an error result`, {
+    callId: call.id,
+  });
+  return `error: tool ${tool.name} returned ${returned}, not text (a tool’s run must resolve to a string)`;
+}
+
+function parseToolArguments(call: ToolCall): Record<string, unknown> {
+  let args: unknown;
+  try {
+    args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
+  } catch (error) {
+    throw new ToolInputError(
+      `arguments of ${call.function.name} are not valid JSON (${(error as Error).message}); they must be a JSON object`,
+    );
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    throw new ToolInputError(`arguments of ${call.function.name} must be a JSON object`);
+  }
+  return args as Record<string, unknown>;
+}
+
+/** What the activity needs: the tools, the store, and how a message is stored and counted. */
+export interface RunToolDeps {
+  tools: ToolRegistry;
+  store: BlobStore;
+  save: (agent: AgentLife, messageId: string, message: ChatMessage, counting: Counting) => Promise<ContextRecord>;
+}
+
+export function createRunTool({ tools, store, save }: RunToolDeps) {
+  return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded> {
+    const { call, resultId, counting } = input;
+    const agent = agentLife(input);
+    const tool = tools.get(call.function.name);
+    if (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call))) return { approvalNeeded: true };
+    const context = Context.current();
+    const earlier = context.info.heartbeatDetails as ToolProgress | undefined;
+    let progress: ToolProgress | undefined = earlier?.callId === call.id ? earlier : undefined;
+    /** What the tool returned after the call was cancelled: kept apart, never under the result's id. */
+    const keepLate = (content: string) =>
+      untilStored(() =>
+        store.put(lateResultKey(agent, resultId), JSON.stringify({ role: 'tool', tool_call_id: call.id, content })),
+      );
+    return withHeartbeat(
+      async () => {
+        let content = progress?.content;
+        if (content === undefined) {
+          const running = runToolCall(tools, tool, call, {
+            ...agent,
+            store,
+            callId: call.id,
+            signal: context.cancellationSignal,
+          });
+          content = await unlessCancelled(running, context, keepLate);
+          if (content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS) progress = { callId: call.id, content };
+        }
+        if (context.cancellationSignal.aborted) {
+          await keepLate(content);
+          throw new CancelledFailure('the turn was interrupted: the result is kept apart, not used');
+        }
+        const message = { role: 'tool' as const, tool_call_id: call.id, content };
+        const record = await untilStored(() => save(agent, resultId, message, counting));
+        return tool === contextReload ? { ...record, reload: true } : record;
+      },
+      () => progress,
+    );
+  };
+}
+
+/**
+ * The tool's result, unless the call is cancelled first: then the tool has {@link TOOL_CANCEL_GRACE_MS} to stop, and
+ * the call ends cancelled either way; a result that comes later is handed to `keepLate`.
+ */
+async function unlessCancelled(
+  running: Promise<string>,
+  context: Context,
+  keepLate: (content: string) => Promise<void>,
+): Promise<string> {
+  const cancelled = context.cancelled.then(
+    () => false,
+    () => true,
+  );
+  // A tool that honours the cancellation rejects at once: that is the cancellation, not a failure of the tool.
+  const first = await Promise.race([
+    running.then(
+      (content) => ({ content }),
+      (error: unknown) => {
+        if (context.cancellationSignal.aborted) return undefined;
+        throw error;
+      },
+    ),
+    cancelled.then(() => undefined),
+  ]);
+  if (first !== undefined) return first.content;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<undefined>(
+    (resolve) => (timer = setTimeout(() => resolve(undefined), TOOL_CANCEL_GRACE_MS)),
+  );
+  const settled = await Promise.race([
+    running.then(
+      (content) => ({ content }),
+      () => ({ content: undefined }),
+    ),
+    grace,
+  ]);
+  clearTimeout(timer);
+  if (settled?.content !== undefined) await keepLate(settled.content);
+  else if (settled === undefined) {
+    // Abandoned: the tool runs on; what it returns is kept apart when it comes.
+    void running.then(keepLate, noResult).catch((error: unknown) => {
+      log.warn(`late tool result not kept: ${String(error)}`);
+    });
+  }
+  throw new CancelledFailure('the turn was interrupted: the tool call was cancelled');
+}
+
+/** A tool that failed after its call was cancelled: nothing to keep. */
+function noResult(): void {}
+
+/** The arguments a tool's approval rule sees: the call's, or none when they are not a JSON object. */
+function argumentsForRule(call: ToolCall): Record<string, unknown> {
+  try {
+    return parseToolArguments(call);
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * What reaches a turn while it works (issue 28): the step in flight, which an `interrupt` cancels (the model call or
+ * the tool calls, as activity cancellations), and the tool calls waiting for a person's approval, which
+ * `approveTool` / `denyTool` answer. One per run, made by the agent's loop (agent.ts); the turn (turn.ts) runs its
+ * steps through it and the handlers (handlers.ts) reach it.
+ *
+ * Runs recorded before reachable turns took every input after the turn in progress and ran their activities in the
+ * workflow's root scope; where a run's first turn begins, the {@link REACHABLE_TURNS_PATCH} marker decides, once per
+ * run, which way the whole run goes (docs/changing-workflows.md), so their commands, and the order of them, stay.
+ */
+import { ActivityFailure, CancellationScope, isCancellation, patched } from '@temporalio/workflow';
+import type { ApprovalProgress } from '../contract/progress.ts';
+
+export const REACHABLE_TURNS_PATCH = 'reachable-turns';
+
+/** A tool call of the turn in progress waiting for approval, and what became of it. */
+export interface WaitingCall extends ApprovalProgress {
+  decision?: { approved: boolean; reason?: string; by: 'person' | 'timeout' };
+}
+
+/** Longest arguments a waiting call shows, in characters. */
+const SHOWN_ARGUMENT_CHARS = 2_000;
+
+export class TurnControl {
+  /** Whether this run's turns are reachable (decided by the patch marker where its first turn begins). */
+  private reachable: boolean | undefined;
+  /** The scopes of the step's activities in flight (the model call, or each of the step's tool calls). */
+  private readonly inFlight = new Set<CancellationScope>();
+  /** The calls waiting for approval, by call id, in the order they began to wait. */
+  readonly waiting = new Map<string, WaitingCall>();
+
+  /** Decides, once per run, whether turns are reachable (new runs: yes; runs recorded before: no). */
+  get reachableTurns(): boolean {
+    this.reachable ??= patched(REACHABLE_TURNS_PATCH);
+    return this.reachable;
+  }
+
+  /**
+   * Runs a step's activities so that an interrupt can cancel them (their promises reject with a cancellation; each
+   * activity waits for its worker to confirm, so none writes after the turn moved on). Runs of before: as they were.
+   */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.reachable) return work();
+    const scope = new CancellationScope({ cancellable: true });
+    this.inFlight.add(scope);
+    const done = scope.run(work);
+    const left = () => void this.inFlight.delete(scope);
+    void done.then(left, left);
+    return done;
+  }
+
+  /** An interrupt arrived: the step's activities in flight are cancelled (the turn notices at once). */
+  cancelInFlight(): void {
+    for (const scope of this.inFlight) scope.cancel();
+  }
+
+  /** A call begins to wait for approval. */
+  waitFor(call: WaitingCall): void {
+    this.waiting.set(call.callId, call);
+  }
+
+  /** A call's wait ended (decided, timed out, interrupted). */
+  stopWaiting(callId: string): void {
+    this.waiting.delete(callId);
+  }
+
+  /** The calls waiting, oldest first, as the `progress` query shows them. */
+  awaiting(): ApprovalProgress[] {
+    return [...this.waiting.values()]
+      .filter((call) => call.decision === undefined)
+      .map(({ decision: _, ...call }) => call);
+  }
+}
+
+/** A call's arguments as a waiting call shows them. */
+export function shownArguments(args: string): string {
+  return args.length > SHOWN_ARGUMENT_CHARS ? `${args.slice(0, SHOWN_ARGUMENT_CHARS)}…` : args;
+}
+
+/** Whether an activity's failure is its cancellation (an interrupt cancelled it). */
+export function wasCancelled(error: unknown): boolean {
+  return isCancellation(error) || (error instanceof ActivityFailure && isCancellation(error.cause));
+}
