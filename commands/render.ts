@@ -41,8 +41,6 @@ export interface StateExtras {
   worker?: TaskQueuePolling;
   /** Now, for the time a draft or a tool call waiting for approval has left (ms since the epoch). */
   now?: number;
-  /** The tool calls waiting for approval (the `progress` query's; the state does not hold them). */
-  awaitingApproval?: ApprovalProgress[];
 }
 
 export function renderState(state: AgentState, extras: StateExtras = {}): string {
@@ -56,7 +54,7 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
     ...workerLines(extras.worker),
     ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
     ...draftLines(state, extras.now ?? Date.now()),
-    ...approvalLines(extras.awaitingApproval ?? [], state.agentId, extras.now ?? Date.now()),
+    ...approvalLines(state.awaitingApproval ?? [], state.agentId, extras.now ?? Date.now()),
     ...droppedLines(state),
     '',
     renderMessages(state.messages),

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
-import { awaitingApproval, interruptAgent } from '../../client/control.ts';
+import { interruptAgent } from '../../client/control.ts';
 import { taskQueuePolled } from '../../client/agent-observation.ts';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
@@ -231,29 +231,17 @@ export async function state({ args, values, out }: Invocation): Promise<number> 
     out(JSON.stringify(await withClient((client) => agentState(client, agentId)), null, 2));
     return EXIT.ok;
   }
-  // Whether a worker polls its task queue, beside the state (unknown when the look fails: the state is what counts);
-  // the tool calls waiting for approval, which the progress query holds, while the state says some wait.
-  const [shown, worker, calls] = await withClient(async (client) => {
-    const [shown, worker] = await Promise.all([
+  // Whether a worker polls its task queue, beside the state (unknown when the look fails: the state is what counts).
+  const [shown, worker] = await withClient((client) =>
+    Promise.all([
       agentState(client, agentId),
       agentHandle(client, agentId)
         .describe()
         .then((description) => taskQueuePolled(client, description.taskQueue))
         .catch(() => undefined),
-    ]);
-    const calls =
-      shown.shownStatus === 'awaiting-approval'
-        ? await awaitingApproval(client, agentId).catch(() => undefined)
-        : undefined;
-    return [shown, worker, calls] as const;
-  });
-  out(
-    renderState(shown, {
-      ...(worker ? { worker } : {}),
-      ...(calls ? { awaitingApproval: calls } : {}),
-      now: Date.now(),
-    }),
+    ]),
   );
+  out(renderState(shown, { ...(worker ? { worker } : {}), now: Date.now() }));
   return EXIT.ok;
 }
 

@@ -42,9 +42,9 @@ const longTool = defineTool({
   name: 'long_tool',
   description: 'A job that takes a long time',
   parameters: { type: 'object', properties: {} },
-  run: async () => {
+  run: async (_args, { signal }) => {
     longToolStarts++;
-    await sleep(SLOW_MS);
+    await sleep(SLOW_MS, undefined, { signal }); // an interrupt cancels it: the sleep throws
     return 'long job done';
   },
 });

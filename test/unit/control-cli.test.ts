@@ -138,8 +138,9 @@ describe('what the commands print', () => {
       turns: 2,
       messages: [],
       droppedSignals: { steer: 2, interrupt: 1 },
+      awaitingApproval: [waiting],
     } as unknown as AgentState;
-    const shown = renderState(state, { awaitingApproval: [waiting], now: NOW });
+    const shown = renderState(state, { now: NOW });
     expect(shown).toContain('status   awaiting-approval');
     expect(shown).toContain(
       'approval call-7: tool delete_files({"glob":"build/**"}) waits: 4 min 10 s left, then denied ' +
