@@ -276,6 +276,7 @@ describe('tool approval', () => {
   async function waitingDeploy(prefix: string) {
     const agentId = await newAgent(prefix, { toolApproval: { tools: ['deploy'] } });
     const sending = sendMessage(h.client, agentId, `deploy ${agentId}`);
+    await until('the model to ask for the deploy', () => requestsOf(`deploy ${agentId}`).length === 1);
     const [waiting] = await until('the deploy call to wait', () =>
       awaitingApproval(h.client, agentId).then((calls) => (calls.length > 0 ? calls : undefined)),
     );
@@ -298,6 +299,21 @@ describe('tool approval', () => {
     expect(state.stdout).toContain('status   awaiting-approval');
     expect(state.stdout).toContain(`approval ${callId}: tool deploy({"target":"prod"}) waits: `);
     expect(deployed).toHaveLength(runs); // nothing ran while it waited
+    // longrun watch, in a pipe: the step in progress names the call, its time left and the commands.
+    const watch = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'watch', agentId], { env: cliEnv(h) });
+    let watched = '';
+    watch.stdout.on('data', (chunk: Buffer) => (watched += chunk.toString()));
+    try {
+      await until('watch to show the call', () => watched.includes('awaits approval'));
+      expect(watched).toMatch(
+        new RegExp(
+          `tool deploy \\(${callId}\\) awaits approval \\(\\d+ min \\d+ s left, then denied\\): ` +
+            `longrun approve-tool ${agentId} ${callId} \\| longrun deny-tool ${agentId} ${callId} \\[reason\\]`,
+        ),
+      );
+    } finally {
+      watch.kill('SIGKILL');
+    }
 
     const approved = await longrun('approve-tool', agentId, callId);
     expect(approved.code, approved.stderr).toBe(0);
