@@ -32,8 +32,13 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 export function renderMessages(messages: MessageRecord[], previewChars = 80): string {
   return table(
     ['ID', 'ROLE', 'TOKENS', 'CHARS', 'PREVIEW'],
-    messages.map((m) => [m.id, m.role, m.tokens, m.chars, m.preview.slice(0, previewChars)]),
+    messages.map((m) => [m.id, roleOf(m), m.tokens, m.chars, m.preview.slice(0, previewChars)]),
   );
+}
+
+/** A message's role as the tables show it: a steer (a user message inside a turn) says so. */
+function roleOf(message: MessageRecord): string {
+  return message.steer ? 'user (steer)' : message.role;
 }
 
 /** What `longrun state` shows besides the state: whether a worker polls the agent's task queue, and the time. */
@@ -169,7 +174,7 @@ function droppedLines(state: AgentState): string[] {
 export function renderContext(state: AgentState): string {
   return table(
     ['ID', 'ROLE', 'TOKENS', 'REFERENCE', 'PREVIEW'],
-    state.messages.map((m) => [m.id, m.role, m.tokens, m.key, m.preview.slice(0, 60)]),
+    state.messages.map((m) => [m.id, roleOf(m), m.tokens, m.key, m.preview.slice(0, 60)]),
   );
 }
 

@@ -153,7 +153,8 @@ describe('steer', () => {
     expect(messages.at(-2)!.role).toBe('tool');
     expect(toolPairsWhole(messages)).toBe(true);
     const state = await agentState(h.client, agentId);
-    expect(state.messages.find((m) => m.id === landed![2])).toMatchObject({ role: 'user' });
+    expect(state.messages.find((m) => m.id === landed![2])).toMatchObject({ role: 'user', steer: true });
+    expect((await longrun('context', agentId)).stdout).toMatch(new RegExp(`^${landed![2]} +user \\(steer\\) `, 'm'));
   });
 
   it('steerAgent: the step it lands at is the next one after the step in flight when it was sent', async () => {

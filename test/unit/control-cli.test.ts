@@ -136,7 +136,7 @@ describe('what the commands print', () => {
       contextTokens: 900,
       modelInfo: { window: 128_000 },
       turns: 2,
-      messages: [],
+      messages: [{ id: 'm000003', role: 'user', steer: true, tokens: 4, chars: 11, preview: 'Skip Tromsø', key: 'k' }],
       droppedSignals: { steer: 2, interrupt: 1 },
       awaitingApproval: [waiting],
     } as unknown as AgentState;
@@ -149,6 +149,7 @@ describe('what the commands print', () => {
         '         deny:    longrun deny-tool a1 call-7 [reason]',
     );
     expect(shown).toContain('dropped  invalid signals: 2 steer, 1 interrupt');
+    expect(shown).toMatch(/^m000003 +user \(steer\) +4 +11 +Skip Tromsø$/m);
   });
 
   it('Ctrl-C while steer or interrupt waits: what became of it', () => {
