@@ -328,16 +328,37 @@ describe('tool approval', () => {
     expect(again.stderr).toMatch(/^longrun: rejected: /);
   });
 
-  it('longrun deny-tool with a reason: the tool does not run, the model sees the reason, the turn goes on', async () => {
-    const { agentId, sending, callId } = await waitingDeploy('denycli');
+  it('longrun deny-tool with a reason: the tool does not run, the model sees the reason, the waiting send says why it waits', async () => {
+    const agentId = await newAgent('denycli', { toolApproval: { tools: ['deploy'] } });
     const runs = deployed.length;
-    const denied = await longrun('deny-tool', agentId, callId, 'not during the freeze');
-    expect(denied.code, denied.stderr).toBe(0);
-    expect(denied.stdout.trim()).toBe(
-      `denied ${callId} (tool deploy): the model sees that it was denied, with the reason "not during the freeze"`,
-    );
-    const result = await sending;
-    expect(result.reply).toMatch(/^deploy said: .*not during the freeze/);
+    // `longrun send` waits for the reply: its progress line says what the turn waits for, and how to answer.
+    const send = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'send', agentId, `deploy ${agentId}`], {
+      env: cliEnv(h),
+    });
+    const out = { stdout: '', stderr: '' };
+    send.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+    send.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => send.on('exit', (code) => resolve(code)));
+    try {
+      await until('the progress line of the waiting send', () => out.stderr.includes('waits for approval'), 30_000);
+      expect(out.stderr).toMatch(
+        new RegExp(
+          `longrun: send to ${agentId}, \\d+ s: the agent waits for approval of a tool call: approve or deny it ` +
+            `\\(longrun tools ${agentId} lists the calls and the commands that answer them\\)`,
+        ),
+      );
+      const [waiting] = await awaitingApproval(h.client, agentId);
+      const denied = await longrun('deny-tool', agentId, waiting!.callId, 'not during the freeze');
+      expect(denied.code, denied.stderr).toBe(0);
+      expect(denied.stdout.trim()).toBe(
+        `denied ${waiting!.callId} (tool deploy): the model sees that it was denied, with the reason ` +
+          '"not during the freeze"',
+      );
+      expect(await exited).toBe(0);
+      expect(out.stdout).toMatch(/^deploy said: .*not during the freeze/);
+    } finally {
+      send.kill('SIGKILL');
+    }
     expect(deployed).toHaveLength(runs);
   });
 });
