@@ -365,13 +365,21 @@ export function sentMessageFate(agentId: string, updateId: string, stage: Update
 }
 
 /** A reply as `send` prints it: labelled when a replayed model served it (the worker has no OPENAI_API_KEY). */
-function shownReply(result: SendResult): string {
-  if (result.stopped) return result.reply; // longrun's own message, not the model's
+export function shownReply(result: SendResult): string {
+  if (result.stopped || result.interrupted) return result.reply; // longrun's own message, not the model's
   return isReplayedModel(result.servedBy) ? `${REPLAYED_LABEL} ${result.reply}` : result.reply;
 }
 
-/** The note on stderr when a turn stopped at its budget (the reply on stdout says it in full). */
-function stoppedNote(result: SendResult): string | undefined {
+/**
+ * The note on stderr when a turn stopped at its budget or was interrupted (the reply on stdout says it in full).
+ */
+export function stoppedNote(result: SendResult): string | undefined {
+  if (result.interrupted) {
+    return (
+      `longrun: turn ${result.turn} was interrupted at step ${result.interrupted.step} (longrun interrupt, or ` +
+      'Ctrl-C in longrun chat); send another message to go on'
+    );
+  }
   const stop = result.stopped;
   if (!stop) return undefined;
   const unit = { steps: 'model calls', tokens: 'tokens', seconds: 's' }[stop.by];

@@ -10,6 +10,10 @@ import { AgentUpdateError } from '../../client/update-errors.ts';
 import { run, UsageError } from '../../commands/cli.ts';
 import { ChatKeys } from '../../commands/cli/chat-keys.ts';
 import { sentControlFate } from '../../commands/cli/control-commands.ts';
+import { shownReply, stoppedNote } from '../../commands/cli/agent-commands.ts';
+import { REPLAYED_LABEL, replayedModelName } from '../../llm/replay.ts';
+import { interruptedReply } from '../../contract/results.ts';
+import type { SendResult } from '../../contract/results.ts';
 import { synopsis } from '../../commands/cli/parse.ts';
 import { COMMANDS } from '../../commands/cli/table.ts';
 import {
@@ -150,6 +154,21 @@ describe('what the commands print', () => {
     );
     expect(shown).toContain('dropped  invalid signals: 2 steer, 1 interrupt');
     expect(shown).toMatch(/^m000003 +user \(steer\) +4 +11 +Skip Tromsø$/m);
+  });
+
+  it('send: an interrupted turn’s reply is longrun’s own (never labelled as a replayed model’s), with a note', () => {
+    const result = {
+      turn: 3,
+      reply: interruptedReply(3, 12),
+      interrupted: { step: 12 },
+      servedBy: replayedModelName('gpt-4o-mini'),
+    } as SendResult;
+    expect(shownReply(result)).toBe(interruptedReply(3, 12));
+    expect(stoppedNote(result)).toBe(
+      'longrun: turn 3 was interrupted at step 12 (longrun interrupt, or Ctrl-C in longrun chat); send another ' +
+        'message to go on',
+    );
+    expect(shownReply({ ...result, interrupted: undefined, reply: 'hi' })).toBe(`${REPLAYED_LABEL} hi`);
   });
 
   it('Ctrl-C while steer or interrupt waits: what became of it', () => {
