@@ -13,6 +13,7 @@ import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
 import { awaitingApproval, interruptAgent, steerAgent } from '../../client/control.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { interruptedReply } from '../../contract/results.ts';
+import type { SendResult } from '../../contract/results.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
@@ -193,15 +194,18 @@ describe('interrupt', () => {
     const agentId = await newAgent('intrtool');
     const task = `long tool ${agentId}`;
     const starts = longToolStarts;
-    const sending = sendMessage(h.client, agentId, task);
+    const sending = longrun('send', agentId, task, '--json'); // the CLI's send, waiting for the turn's reply
     await until('the long tool to start', () => longToolStarts > starts);
     const run = await longrun('interrupt', agentId);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe('turn 1 interrupted at step 1');
     expect(run.ms).toBeLessThan(SLOW_MS / 2);
-    const result = await sending;
+    const sent = await sending;
+    expect(sent.code, sent.stderr).toBe(0);
+    const result = JSON.parse(sent.stdout) as SendResult;
     expect(result.interrupted).toEqual({ step: 1 });
     expect(result.reply).toBe(interruptedReply(1, 1));
+    expect(sent.stderr).toContain('longrun: turn 1 was interrupted at step 1 (longrun interrupt, or Ctrl-C');
     // The next turn's request holds the long tool's call answered (as interrupted), the pair whole.
     expect((await sendMessage(h.client, agentId, `after ${agentId}`)).reply).toBe(`echo: after ${agentId}`);
     const next = requestsOf(`after ${agentId}`)[0]!.body.messages;
