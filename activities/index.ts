@@ -6,7 +6,7 @@
  * clients the same way.
  */
 import { Context, log } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey, messageIdOf, agentLife } from '../contract/keys.ts';
@@ -38,6 +38,12 @@ import { createCompactionActivities } from './compaction/index.ts';
 import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { readModelReply } from './model-reply.ts';
+import { createCompletion } from './model-stream.ts';
+import type { AssembledCompletion } from './model-stream.ts';
+import { createAgentStream, retrying } from './stream.ts';
+import type { AgentStream } from './stream.ts';
+import { PUBLISH_MAX_ITEMS } from '../contract/stream.ts';
+import type { CompactionPhase, PublishStreamInput } from '../contract/stream.ts';
 import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
 import { createRunTool } from './run-tool.ts';
@@ -54,6 +60,12 @@ export interface ActivityDeps {
   summaryWindow?: number;
   /** A break of the coverage invariant fails the turn or compaction instead of being recorded (tests). */
   strictInvariants?: boolean;
+  /**
+   * Call the agent's model with `stream: true` and publish its output to the live stream as it arrives (default
+   * true). False: every call waits for the whole reply (a provider that streams badly); a provider that answers a
+   * streamed request with a 400 about streaming is called without streaming anyway (docs/streaming.md).
+   */
+  streamModel?: boolean;
 }
 
 export type { Counting } from '../engine/models.ts';
@@ -65,8 +77,11 @@ export function createActivities({
   summaryModel,
   summaryWindow,
   strictInvariants = false,
+  streamModel = true,
 }: ActivityDeps) {
   const objects = storedObjects(store);
+  /** The agents' live streams (docs/streaming.md); runTool publishes its call and result with `stream.toolCall/Result`. */
+  const stream: AgentStream = createAgentStream(store);
   /** The record of a message of the conversation, counted once; it leaves out its own key, as the workflow holds it. */
   const measure = async (agent: AgentLife, messageId: string, message: ChatMessage, counting: Counting) =>
     unkeyedRecord(agent, await objects.measure(messageKey(agent, messageId), message, counting, { id: messageId }));
@@ -113,30 +128,36 @@ export function createActivities({
       }
     }
     // The call and the reading of its reply, measured (activities/telemetry.ts): a reply that cannot be kept is a
-    // failed call.
+    // failed call. The call streams: its output reaches the agent's live stream as it arrives.
+    const context = Context.current();
+    const output = stream.modelCall(agent, { call: replyId, attempt: context.info.attempt });
+    output.start(model);
     const { completion, content, text, toolCalls } = await observeModelCall(
       'turn',
       model,
       async () => {
-        let completion: OpenAI.Chat.Completions.ChatCompletion;
+        let completion: AssembledCompletion;
         // Heartbeats while the request is out: a worker that dies mid-call is noticed within the heartbeat timeout,
-        // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout.
-        // An interrupt cancels the activity: the request is aborted and the call ends cancelled.
-        const cancelled = Context.current().cancellationSignal;
+        // and the call is retried on another worker, instead of waiting out the whole start-to-close timeout. An
+        // activity cancelled (an interrupt) aborts the request.
         try {
-          completion = await withHeartbeat(() =>
-            openai.chat.completions.create(
+          ({ completion } = await withHeartbeat(() =>
+            createCompletion(
+              openai,
               {
                 model,
                 messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
                 tools: tools.schemas(),
                 ...(toolChoice ? { tool_choice: toolChoice } : {}),
               },
-              { signal: cancelled },
+              { stream: streamModel, signal: context.cancellationSignal, onDelta: (delta) => output.delta(delta) },
             ),
-          );
+          ));
         } catch (error) {
-          if (cancelled.aborted) throw new CancelledFailure('the turn was interrupted: the model call was cancelled');
+          const cancelled = context.cancellationSignal.aborted;
+          output.interrupted(cancelled ? 'cancelled' : `the call failed: ${String((error as Error).message ?? error)}`);
+          await output.flush();
+          if (cancelled) throw context.cancellationSignal.reason ?? error;
           throw modelFailure(error, model);
         }
         const choice = completion.choices[0];
@@ -145,8 +166,21 @@ export function createActivities({
         // What cannot be kept and sent back is refused here, before it is stored (BadReply, not retried).
         return { completion, ...readModelReply(choice.message, model) };
       },
-      ({ completion }) => ({ usage: completion.usage, model: completion.model }),
+      ({ completion }) => ({ usage: completion.usage ?? undefined, model: completion.model }),
     );
+    output.end({
+      toolCalls: toolCalls.length,
+      ...(completion.usage
+        ? {
+            usage: {
+              promptTokens: completion.usage.prompt_tokens,
+              completionTokens: completion.usage.completion_tokens,
+            },
+          }
+        : {}),
+      ...(completion.model ? { servedBy: completion.model } : {}),
+    });
+    await output.flush();
     const reply: ChatMessage = {
       role: 'assistant',
       content,
@@ -190,14 +224,65 @@ export function createActivities({
     const [reply] = await Promise.all([answer(input, fresh), storing]);
     return { stored, reply };
   }
+  const compaction = createCompactionActivities({
+    store,
+    openai,
+    ...(summaryModel ? { summaryModel } : {}),
+    ...(summaryWindow ? { summaryWindow } : {}),
+    strictInvariants,
+  });
+  /** A compaction step, its beginning and end published to the agent's live stream. */
+  const phased =
+    <I extends { agentId: string; life?: string; seq: number }, R>(
+      phase: CompactionPhase,
+      step: (input: I) => Promise<R>,
+    ) =>
+    async (input: I): Promise<R> => {
+      const agent = agentLife(input);
+      await stream.compaction(agent, input.seq, phase, 'began');
+      try {
+        const result = await step(input);
+        await stream.compaction(agent, input.seq, phase, 'ended');
+        return result;
+      } catch (error) {
+        await stream.compaction(agent, input.seq, phase, 'failed');
+        throw error;
+      }
+    };
   return {
-    ...createCompactionActivities({
-      store,
-      openai,
-      ...(summaryModel ? { summaryModel } : {}),
-      ...(summaryWindow ? { summaryWindow } : {}),
-      strictInvariants,
-    }),
+    ...compaction,
+    planCompaction: phased('planning', (input: Parameters<typeof compaction.planCompaction>[0]) =>
+      compaction.planCompaction(input),
+    ),
+    summarizeSpan: phased('summarizing', (input: Parameters<typeof compaction.summarizeSpan>[0]) =>
+      compaction.summarizeSpan(input),
+    ),
+    applyCompaction: phased('applying', (input: Parameters<typeof compaction.applyCompaction>[0]) =>
+      compaction.applyCompaction(input),
+    ),
+
+    /**
+     * Publishes items only the workflow knows (a steer landed, an interrupt, an approval asked or answered, a turn
+     * ended) to the agent's live stream (contract/stream.ts {@link PublishStreamInput}): a short storage write,
+     * scheduled with STORE_OPTIONS. Each item's `id` keeps a retry from publishing it twice.
+     */
+    async publishStream(input: PublishStreamInput): Promise<void> {
+      if (!Array.isArray(input.items) || input.items.length > PUBLISH_MAX_ITEMS) {
+        throw ApplicationFailure.nonRetryable(
+          `publishStream: items must be a list of at most ${PUBLISH_MAX_ITEMS} items`,
+          FAILURE.badConfiguration,
+        );
+      }
+      for (const [i, item] of input.items.entries()) {
+        if (typeof item?.id !== 'string' || item.id === '' || typeof item.kind !== 'string') {
+          throw ApplicationFailure.nonRetryable(
+            `publishStream: items[${i}] needs a kind and an id (a non-empty string unique in the agent's life)`,
+            FAILURE.badConfiguration,
+          );
+        }
+      }
+      await untilStored(() => stream.publish(agentLife(input), input.items, { once: retrying() }));
+    },
 
     /**
      * A break of the coverage invariant the workflow found (scheduled only then): fails for good with

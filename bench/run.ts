@@ -14,6 +14,8 @@ import type { AgentBenchOptions } from './agent.ts';
 import { benchCounting } from './counting.ts';
 import { benchDecision } from './decision.ts';
 import { stopOnSignals } from './lifecycle.ts';
+import { benchStream, STREAM_FULL, STREAM_SHORT } from './stream.ts';
+import type { StreamBenchOptions } from './stream.ts';
 
 const RESULTS = join(PROJECT_ROOT, 'bench', 'results.json');
 
@@ -21,10 +23,11 @@ export interface BenchOptions {
   /** The mixed corpus of the counting step (bytes). */
   countingBytes: number;
   agent: AgentBenchOptions;
+  stream: StreamBenchOptions;
 }
 
-export const BENCH_FULL: BenchOptions = { countingBytes: 1024 * 1024, agent: AGENT_FULL };
-export const BENCH_SHORT: BenchOptions = { countingBytes: 128 * 1024, agent: AGENT_SHORT };
+export const BENCH_FULL: BenchOptions = { countingBytes: 1024 * 1024, agent: AGENT_FULL, stream: STREAM_FULL };
+export const BENCH_SHORT: BenchOptions = { countingBytes: 128 * 1024, agent: AGENT_SHORT, stream: STREAM_SHORT };
 
 /** Every step of the bench; resolves with the figures as results.json holds them. */
 export async function runBench(options: BenchOptions, log: (line: string) => void) {
@@ -39,7 +42,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const decision = await benchDecision(log);
   log('\nagent (embedded Temporal + MinIO, zero-latency model)');
   const agent = await benchAgent(log, options.agent);
-  return { counting, decision, agent };
+  log('\nstream (the live stream: embedded Temporal + MinIO, a streamed reply on loopback)');
+  const stream = await benchStream(log, options.stream);
+  return { counting, decision, agent, stream };
 }
 
 async function main(): Promise<void> {

@@ -36,6 +36,10 @@ export {
 } from './reads.ts';
 export type { AgentSummary, StoredReader } from './reads.ts';
 export { AgentNotAnsweringError } from './agent-reads.ts';
+export { streamAgent, streamLife, streamOffset, STREAM_POLL_MS } from './stream.ts';
+export type { StreamAgentOptions, StreamedItem, StreamStore } from './stream.ts';
+export { SupersededCalls } from '../contract/stream.ts';
+export type { PublishStreamInput, StreamItem, StreamItemBody, StreamItemKind } from '../contract/stream.ts';
 export type { AgentSnapshot } from './agent-reads.ts';
 export { taskQueuePolled } from './agent-observation.ts';
 export type { TaskQueuePolling } from './agent-observation.ts';

@@ -10,7 +10,6 @@
  * turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { readNamedFile } from './cli/parse.ts';
 import type { Client } from '@temporalio/client';
 import { ToolRegistry } from '../activities/tools.ts';
@@ -31,7 +30,8 @@ import type { RecordingIndex } from '../llm/replay.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { compactionKey } from '../contract/keys.ts';
-import { agentWorkflowId } from '../contract/agent.ts';
+import { deleteReplayAgent, renderDeletion } from './replay-cleanup.ts';
+import type { AgentDeletion } from './replay-cleanup.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 import { installRuntime } from '../worker/telemetry.ts';
 
@@ -97,6 +97,11 @@ export interface ReplayReport {
   historyBytes: number;
   continueAsNew: number;
   finalView: ChatMessage[];
+  /**
+   * On a server the replay did not start: its agent's deletion from the namespace, reported gone only once the
+   * namespace's list shows none of its runs. Null on the embedded server (it is removed with the server).
+   */
+  deletion: AgentDeletion | null;
 }
 
 /** Steps beyond the longest recorded turn the agent may take (it never needs them: past a turn's end it gets text). */
@@ -175,6 +180,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   });
   const { client, taskQueue } = agents;
   const agentId = `replay-${randomUUID().slice(0, 8)}`;
+  // On a server this run did not start, the replay's agent leaves nothing behind (commands/replay-cleanup.ts): every
+  // run of its workflow is deleted (terminated first if it still runs, after a failure), so `longrun list` never
+  // shows it; the report calls it gone only once the namespace's list shows none of its runs.
+  const onOwnServer = Boolean(servers.stack?.temporal);
+  let deletion: Promise<AgentDeletion> | undefined;
   try {
     await startAgent(client, {
       agentId,
@@ -206,7 +216,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
         reason: `${orphans} assistant message(s) come before the recording's first user message`,
       });
     }
-    return await report(client, store, agentId, state, {
+    const measured = await report(client, store, agentId, state, {
       options,
       window,
       preset,
@@ -218,66 +228,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       session,
       schemas: tools.schemas(),
     });
+    if (!onOwnServer) deletion = deleteReplayAgent(client, agentId, log);
+    return { ...measured, deletion: deletion ? await deletion : null };
   } finally {
-    // On a server this run did not start, the replay's agent leaves nothing behind: every run of its workflow is
-    // deleted (terminated first if it still runs, after a failure), so `longrun list` never shows it.
-    if (!servers.stack?.temporal) {
-      await deleteAgentRuns(client, agentId).catch((error: unknown) =>
-        log(
-          `[replay] could not delete the replay's agent ${agentId} from namespace ${temporal.namespace} ` +
-            `(${error instanceof Error ? error.message : String(error)}): delete workflow ${agentWorkflowId(agentId)} yourself`,
-        ),
-      );
-    }
+    if (!onOwnServer) await (deletion ?? deleteReplayAgent(client, agentId, log));
     await agents.close();
     await model.close();
     await servers.stop();
-  }
-}
-
-/** How long the deletion of the replay's agent is checked and tried again (visibility catches up meanwhile). */
-const DELETE_CHECK_MS = 10_000;
-
-/**
- * Deletes every run of the agent's workflow (Temporal terminates a running one first): the runs continue-as-new
- * chained, walked back from the current one through each run's start, and any other the list shows. A run that has
- * just closed can be written to visibility again after its deletion, so the list is checked until it is empty, and
- * what it still shows is deleted again.
- */
-export async function deleteAgentRuns(client: Client, agentId: string): Promise<void> {
-  const workflowId = agentWorkflowId(agentId);
-  const namespace = client.options.namespace;
-  const deleteRun = (runId: string) =>
-    client.workflowService
-      .deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } })
-      .catch((error: unknown) => {
-        if (!(error instanceof Error && /not found/i.test(error.message))) throw error;
-      });
-  const runs = new Set<string>();
-  let runId = await client.workflow
-    .getHandle(workflowId)
-    .describe()
-    .then((description) => description.runId)
-    .catch(() => undefined);
-  while (runId && !runs.has(runId)) {
-    runs.add(runId);
-    const history = await client.workflowService.getWorkflowExecutionHistory({
-      namespace,
-      execution: { workflowId, runId },
-      maximumPageSize: 1,
-    });
-    runId = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
-  }
-  for (const run of runs) await deleteRun(run);
-  for (const deadline = Date.now() + DELETE_CHECK_MS; ;) {
-    const listed: string[] = [];
-    for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-      listed.push(execution.runId);
-    }
-    if (listed.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`${listed.length} run(s) still listed after deleting them`);
-    await sleep(250);
-    for (const run of listed) await deleteRun(run);
   }
 }
 
@@ -298,7 +255,7 @@ async function report(
     session: ChatMessage[];
     schemas: unknown[];
   },
-): Promise<ReplayReport> {
+): Promise<Omit<ReplayReport, 'deletion'>> {
   const counter = await loadTokenCounter(state.modelInfo!.encoding);
   const tokensOf = (messages: ChatMessage[]) => countRequest(counter, messages, run.schemas, state.modelInfo!.margin);
   const requestTokens = run.requests.map(tokensOf);
@@ -405,5 +362,6 @@ export function renderReplay(r: ReplayReport): string {
     );
   }
   if (r.compactions.length === 0) lines.push('no compaction (the session fits the window under this preset)');
+  if (r.deletion) lines.push(renderDeletion(r.deletion));
   return lines.join('\n');
 }

@@ -19,6 +19,10 @@ import type {
 } from '../contract/progress.ts';
 import type { CompactionEventSummary } from '../contract/results.ts';
 import { describeApproval, describeCompaction, describeReview } from '../contract/progress.ts';
+import type { StreamedItem } from '../client/stream.ts';
+
+/** How long a watch that ends waits for its live stream to stop. */
+const STREAM_END_WAIT_MS = 1_000;
 
 /** Something that happened between two polls. */
 export type WatchChange =
@@ -229,6 +233,48 @@ export interface WatchOptions {
   note: (line: string) => void;
   /** Aborted on Ctrl-C: the watch ends. */
   signal: AbortSignal;
+  /**
+   * The agent's live stream from now on (client/stream.ts `streamAgent`): the model's text as it is written, tool
+   * calls, steers, interrupts and approvals, printed as they come besides the polled phases. Stops with `signal`.
+   */
+  stream?: (signal: AbortSignal) => AsyncIterable<StreamedItem>;
+}
+
+/**
+ * What the watch prints of a stream item: `text` to write on the open line of model output (opened with `open`
+ * when none is), `line` for a line of its own, or nothing (what the polled phases already show: compaction steps,
+ * turn ends, a model call's start and end).
+ */
+export function streamOutputOf(item: StreamedItem): { text: string; open?: string } | { line: string } | undefined {
+  if (item.superseded) return undefined;
+  switch (item.kind) {
+    case 'text':
+      return { text: item.text, open: '» ' };
+    case 'tool-call-delta':
+      return item.name !== undefined
+        ? { text: item.arguments, open: `» ${item.name} ` }
+        : { text: item.arguments, open: '» … ' };
+    case 'superseded':
+      return { line: `(model call ${item.call} retried, attempt ${item.attempt}: the output above is superseded)` };
+    case 'tool-call':
+      return { line: `running ${item.name}` };
+    case 'tool-result':
+      return {
+        line: `${item.name} answered ${item.chars.toLocaleString('en-US')} chars: ${item.preview.split('\n')[0]!.slice(0, 100)}`,
+      };
+    case 'steer':
+      return { line: `steer at turn ${item.turn} step ${item.step}: ${item.text}` };
+    case 'interrupted':
+      return { line: `interrupted${item.turn !== undefined ? ` turn ${item.turn}` : ''}: ${item.reason}` };
+    case 'approval-asked':
+      return { line: `approval asked: ${item.name} ${item.arguments} (call ${item.callId})` };
+    case 'approval-answered':
+      return {
+        line: `${item.approved ? 'approved' : 'denied'} call ${item.callId}${item.reason ? `: ${item.reason}` : ''}`,
+      };
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -248,10 +294,56 @@ export async function watchAgent(
     if (status) write('\r\x1b[2K');
     status = '';
   };
+  let textOpen = false; // a line of model output is being written
+  let textCall = '';
+  const endText = () => {
+    if (textOpen) write('\n');
+    textOpen = false;
+  };
   const print = (line: string) => {
     clearStatus();
+    endText();
     write(`${line}\n`);
   };
+  // The live stream, besides the polls: model output as it is written.
+  const streamStop = new AbortController();
+  const stopStream = () => streamStop.abort();
+  signal.addEventListener('abort', stopStream, { once: true });
+  const streaming = options.stream
+    ? (async () => {
+        for await (const item of options.stream!(streamStop.signal)) {
+          if (json) {
+            print(JSON.stringify({ type: 'stream', item }));
+            continue;
+          }
+          const output = streamOutputOf(item);
+          if (!output) {
+            if (item.kind === 'model-end') endText();
+            continue;
+          }
+          if ('line' in output) {
+            print(output.line);
+            continue;
+          }
+          const call = `${'call' in item ? item.call : ''}:${item.kind === 'tool-call-delta' ? item.index : 'text'}`;
+          if (textOpen && (call !== textCall || (item.kind === 'tool-call-delta' && item.name !== undefined))) {
+            endText();
+          }
+          if (!textOpen) {
+            clearStatus();
+            write(output.open ?? '');
+            textOpen = true;
+            textCall = call;
+          }
+          write(output.text);
+        }
+      })().catch((error: unknown) => {
+        if (streamStop.signal.aborted || error instanceof WorkflowNotFoundError) return; // the polls say so
+        options.note(
+          `watch ${agentId}: the live stream stopped (${error instanceof Error ? error.message : String(error)})`,
+        );
+      })
+    : undefined;
   try {
     while (!signal.aborted) {
       let now: AgentProgress;
@@ -275,7 +367,7 @@ export async function watchAgent(
         }
       }
       if (now.status === 'closed') return before ? 'closed' : 'was-closed';
-      if (isTTY && !json) {
+      if (isTTY && !json && !textOpen) {
         const line = phaseOf(now, Date.now(), Date.now(), agentId);
         write(`\r\x1b[2K${line}`);
         status = line;
@@ -285,6 +377,11 @@ export async function watchAgent(
     }
     return 'stopped';
   } finally {
+    signal.removeEventListener('abort', stopStream);
+    streamStop.abort();
+    // What the stream has in hand is printed; a stream still finding the agent's life is not waited for long.
+    if (streaming) await Promise.race([streaming, sleep(STREAM_END_WAIT_MS)]);
+    endText();
     clearStatus();
   }
 }

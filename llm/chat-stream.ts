@@ -74,16 +74,28 @@ export function completionChunks(
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     ...(includeUsage ? { usage: null } : {}),
   });
+  // What a scripted reply holds that is not text (a test of the reply checks) is sent as it is, in one piece, as a
+  // provider that breaks the format would: content that is not text, tool_calls that are not a list, arguments
+  // that are a JSON value rather than its text.
+  const textual = reply.content === null || typeof reply.content === 'string';
   const chunks = [chunk({ role: 'assistant', content: reply.content === null ? null : '' })];
-  for (const piece of textPieces(reply.content ?? '')) chunks.push(chunk({ content: piece }));
-  for (const [index, call] of (reply.toolCalls ?? []).entries()) {
+  if (!textual) chunks.push(chunk({ content: reply.content }));
+  for (const piece of textual ? textPieces(reply.content ?? '') : []) chunks.push(chunk({ content: piece }));
+  if (reply.toolCalls !== undefined && !Array.isArray(reply.toolCalls))
+    chunks.push(chunk({ tool_calls: reply.toolCalls }));
+  for (const [index, call] of (Array.isArray(reply.toolCalls) ? reply.toolCalls : []).entries()) {
+    const args: unknown = call.function.arguments;
     const first = { index, id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } };
     chunks.push(chunk({ tool_calls: [first] }));
-    for (const piece of cut(call.function.arguments, ARGUMENT_PIECE_CHARS)) {
+    if (typeof args !== 'string') {
+      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }));
+      continue;
+    }
+    for (const piece of cut(args, ARGUMENT_PIECE_CHARS)) {
       chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     }
   }
-  chunks.push(chunk({}, reply.toolCalls?.length ? 'tool_calls' : 'stop'));
+  chunks.push(chunk({}, Array.isArray(reply.toolCalls) && reply.toolCalls.length ? 'tool_calls' : 'stop'));
   if (includeUsage) chunks.push({ ...chunk({}), choices: [], usage: reply.usage });
   return chunks;
 }

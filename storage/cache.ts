@@ -4,6 +4,8 @@
  * once the cached text passes `maxChars`.
  */
 import type { BlobStore } from './s3.ts';
+import { isStreamStore } from './stream-log.ts';
+import type { StreamStore } from './stream-log.ts';
 
 /** Default budget: 32 M characters (about 64 MB of JS strings). */
 export const DEFAULT_CACHE_CHARS = 32 * 1024 * 1024;
@@ -41,6 +43,25 @@ export class CachedBlobStore implements BlobStore {
     const body = await this.inner.get(key);
     if (body !== undefined) this.remember(key, body);
     return body;
+  }
+
+  /** The inner store's conditional put (the live stream's segments), not cached: a reader polls them fresh. */
+  putIfAbsent(key: string, body: string, contentType?: string): Promise<boolean> {
+    const inner = this.inner as Partial<StreamStore>;
+    if (!inner.putIfAbsent) return Promise.reject(new Error('the store has no conditional put (putIfAbsent)'));
+    return inner.putIfAbsent.call(this.inner, key, body, contentType);
+  }
+
+  /** The inner store's listing. */
+  list(prefix: string, options?: { startAfter?: string; limit?: number }): Promise<string[]> {
+    const inner = this.inner as Partial<StreamStore>;
+    if (!inner.list) return Promise.reject(new Error('the store cannot list keys'));
+    return inner.list.call(this.inner, prefix, options);
+  }
+
+  /** Whether the inner store can hold a live stream (a conditional put and a listing). */
+  get streams(): boolean {
+    return isStreamStore(this.inner);
   }
 
   ensureBucket(): Promise<void> {

@@ -138,14 +138,35 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, body: string, contentType = 'application/json'): Promise<void> {
+    await this.send(key, body, contentType, false);
+  }
+
+  /**
+   * Creates `key` only if there is no object there yet (a conditional put, `If-None-Match: *`): true when this call
+   * created it, false when one was there (412 Precondition Failed; 409 when another conditional put of the same key
+   * was in flight). What the live stream's segments are written with (storage/stream-log.ts).
+   */
+  async putIfAbsent(key: string, body: string, contentType = 'application/json'): Promise<boolean> {
+    try {
+      await this.send(key, body, contentType, true);
+      return true;
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || status === 409) return false;
+      throw error;
+    }
+  }
+
+  private async send(key: string, body: string, contentType: string, ifAbsent: boolean): Promise<void> {
     const newest = this.encryption?.newest;
     // The body's length given, always: the SDK sets none for an empty body (a revert's removed segment) and then
     // warns on the user's terminal about "a Stream of unknown length".
     const bytes = newest ? seal(newest, utf8.encode(body), utf8.encode(key)) : utf8.encode(body);
     await this.reach(() =>
       this.client.send(
-        new PutObjectCommand(
-          newest
+        new PutObjectCommand({
+          ...(ifAbsent ? { IfNoneMatch: '*' } : {}),
+          ...(newest
             ? {
                 Bucket: this.bucket,
                 Key: key,
@@ -158,8 +179,14 @@ export class S3BlobStore implements BlobStore {
                   [OBJECT_METADATA.contentType]: contentType,
                 },
               }
-            : { Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.byteLength, ContentType: contentType },
-        ),
+            : {
+                Bucket: this.bucket,
+                Key: key,
+                Body: bytes,
+                ContentLength: bytes.byteLength,
+                ContentType: contentType,
+              }),
+        }),
       ),
     );
   }

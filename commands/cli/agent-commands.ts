@@ -42,6 +42,7 @@ import type { InterruptResult, SendResult } from '../../contract/results.ts';
 import { ChatKeys } from './chat-keys.ts';
 import { renderAgents, renderConfigured, renderContext, renderState } from '../render.ts';
 import { watchAgent } from '../watch.ts';
+import { streamAgent } from '../../client/stream.ts';
 import { listenForStop } from '../../worker/stopping.ts';
 import { classify, waitOptions, withClient } from './connection.ts';
 import { CliExit, EXIT, intFlag, UsageError } from './parse.ts';
@@ -276,13 +277,14 @@ export async function reload({ args, settings, out }: Invocation): Promise<numbe
   return EXIT.ok;
 }
 
-export async function watch({ args, values }: Invocation): Promise<number> {
+export async function watch({ args, values, settings }: Invocation): Promise<number> {
   const agentId = args.agent!;
   const intervalMs = intFlag('interval', values.interval, 100, 60_000) ?? 500;
   const stop = new AbortController();
   const signals = listenForStop(); // the first Ctrl-C ends the watch; a second, later one exits at once
   void signals.first.then(() => stop.abort());
   try {
+    const store = new S3BlobStore(s3TargetFromEnv(settings));
     const ended = await withClient((client) =>
       watchAgent(() => agentProgress(client, agentId), agentId, {
         intervalMs,
@@ -291,6 +293,8 @@ export async function watch({ args, values }: Invocation): Promise<number> {
         isTTY: process.stdout.isTTY === true,
         note: (line) => console.error(`longrun: ${line}`),
         signal: stop.signal,
+        // The model's output as it is written, from now on (docs/streaming.md).
+        stream: (signal) => streamAgent(client, store, agentId, { from: 'end', signal }),
       }),
     );
     return ended === 'was-closed' ? EXIT.closed : EXIT.ok;

@@ -56,3 +56,27 @@ function flagOrigins(raw: string): string[] {
     throw new UsageError((error as Error).message);
   }
 }
+
+/** `longrun stream-server`: agents' live streams as Server-Sent Events, and the page that shows one (docs/streaming.md). */
+export async function streamServer({ values, settings, out }: Invocation): Promise<number> {
+  const port = intFlag('port', values.port, 0, 65_535);
+  const [{ runStreamServer }, { connectClient, loadTemporalTarget }, { S3BlobStore, s3TargetFromEnv }] =
+    await Promise.all([
+      import('../stream-server.ts'),
+      import('../../config/temporal.ts'),
+      import('../../storage/s3.ts'),
+    ]);
+  const client = await connectClient(loadTemporalTarget());
+  try {
+    await runStreamServer({
+      client,
+      store: new S3BlobStore(s3TargetFromEnv(settings)),
+      ...(port !== undefined ? { port } : {}),
+      ...(values.host ? { host: values.host } : {}),
+      log: out,
+    });
+  } finally {
+    await client.connection.close();
+  }
+  return EXIT.ok;
+}

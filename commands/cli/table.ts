@@ -238,12 +238,12 @@ export const COMMANDS = {
   watch: {
     args: [AGENT],
     summary:
-      'follow the agent live: each turn and compaction as it completes, and the step in progress (model call, ' +
-      'compaction planning / summarizing chunk k of n / applying) on one updating line, until Ctrl-C or the agent ' +
-      'closes',
+      'follow the agent live: the model’s output as it is written (its live stream, docs/streaming.md), each turn ' +
+      'and compaction as it completes, and the step in progress (model call, compaction planning / summarizing ' +
+      'chunk k of n / applying) on one updating line, until Ctrl-C or the agent closes',
     flags: {
       interval: 'between polls (default 500, 100 to 60000)',
-      json: 'one object per change',
+      json: 'one object per change (and per stream item)',
     },
     run: agents.watch,
   },
@@ -286,6 +286,17 @@ export const COMMANDS = {
       namespaces: 'the namespaces served (default the Temporal target’s: TEMPORAL_NAMESPACE, a profile, "default")',
     },
     run: local.codecServer,
+  },
+  'stream-server': {
+    args: [],
+    summary:
+      'serve agents’ live streams as Server-Sent Events (GET /agents/<agent>/stream, Last-Event-ID resumes) and a ' +
+      'page that shows a live agent (GET /agents/<agent>) (docs/streaming.md), until Ctrl-C',
+    flags: {
+      port: 'the port (default 7244; 0: a free one)',
+      host: 'the address to listen on (default 127.0.0.1)',
+    },
+    run: local.streamServer,
   },
 } satisfies Record<string, Command>;
 

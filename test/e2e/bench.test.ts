@@ -26,13 +26,14 @@ describe('the bench, short', () => {
   it('runs every step and measures every figure, history per turn and step latency beside a compaction included', async () => {
     const lines: string[] = [];
     const started = performance.now();
-    const { counting, decision, agent } = await runBench(BENCH_SHORT, (line) => lines.push(line));
+    const { counting, decision, agent, stream } = await runBench(BENCH_SHORT, (line) => lines.push(line));
     const log = lines.join('\n');
     expect(performance.now() - started, log).toBeLessThan(120_000);
     expect(counting.ratios.productionVsJsTiktoken, log).toBeGreaterThan(0);
     expect(decision.usAt2000, log).toBeGreaterThan(0);
     expect(agent.turnOverheadMsP50, log).toBeGreaterThan(0);
     expect(agent.compactionCycleMsP50, log).toBeGreaterThan(0);
+    expect(stream.firstTokenP50Ms, log).toBeGreaterThan(0);
     for (const tokens of BENCH_SHORT.agent.history.tokens) {
       const key = `at${tokens / 1000}k`;
       expect(agent.historyBytesPerTurn[key], `${key}\n${log}`).toBeGreaterThan(0);

@@ -34,6 +34,14 @@ function longrun(...args: string[]): Promise<CliRun> {
   return runLongrun(args, { env: cliEnv(h) });
 }
 
+/**
+ * `longrun replay` on the harness's server: after the replay it waits, up to 60 s, for Temporal to drop its agent's
+ * deleted runs from the namespace's list (about 20 s on an idle dev server), so it gets more than the default 60 s.
+ */
+function longrunReplay(...args: string[]): Promise<CliRun> {
+  return runLongrun(['replay', ...args], { env: cliEnv(h), timeoutMs: 150_000 });
+}
+
 function longrunWithInput(input: string | undefined, ...args: string[]): Promise<CliRun> {
   return runLongrun(args, { env: cliEnv(h), ...(input !== undefined ? { input } : {}) });
 }
@@ -319,12 +327,13 @@ describe('longrun CLI', () => {
     const file = join(dir, 'session.jsonl');
     await writeFile(file, lines.map((line) => JSON.stringify(line)).join('\n'));
 
-    const run = await longrun('replay', file, '--window', '4096', '--json');
+    const run = await longrunReplay(file, '--window', '4096', '--json');
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as ReplayReport;
     expect(report).toMatchObject({ messages: 159, turns: 25, modelCalls: 79, window: 4096, toolPairViolations: 0 });
     expect(report).toMatchObject({ recordedSteps: 79, replayedSteps: 79, stepBudget: 41, cutShort: [] });
     expect(report.agentId).toMatch(/^replay-/);
+    expect(report.deletion).toMatchObject({ workflowId: `agent-${report.agentId}`, gone: true, stillListed: [] });
     expect(report.storagePrefix).toMatch(new RegExp(`^agents/${report.agentId}/[^/]+/$`));
     expect(report.compactions.length).toBeGreaterThanOrEqual(2);
     for (const compaction of report.compactions) {
@@ -340,11 +349,14 @@ describe('longrun CLI', () => {
     expect(report.historyBytes).toBeGreaterThan(0);
     expect(report.finalView.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'archive_30' });
 
-    const bad = await longrun('replay', file, '--preset', 'nope');
+    const bad = await longrunReplay(file, '--preset', 'nope');
     expect(bad.code).toBe(2);
-    const table = await longrun('replay', file, '--window', '4096');
+    const table = await longrunReplay(file, '--window', '4096');
     expect(table.stdout).toMatch(
       /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default, window 4096\)\nreplayed all 79 recorded steps/,
+    );
+    expect(table.stdout).toMatch(
+      /\nreplay agent deleted: \d+ run\(s\) of workflow agent-replay-\S+, none listed in namespace /,
     );
 
     // A recording the agent cannot follow in full: a text reply, then more replies with no user message between.
@@ -355,11 +367,12 @@ describe('longrun CLI', () => {
       { role: 'assistant', content: 'Two.' },
     ];
     await writeFile(odd, oddLines.map((line) => JSON.stringify(line)).join('\n'));
-    const short = await longrun('replay', odd);
+    const short = await longrunReplay(odd);
     expect(short.code, short.stderr).toBe(0);
     expect(short.stdout).toContain('CUT SHORT: replayed 1 of 2 recorded steps (assistant messages); step budget 12');
     expect(short.stdout).toContain(
       "turn 1: 1 of 2 steps replayed: recorded reply 1 of 2 has no tool calls, so the agent's turn ended there",
     );
-  });
+    // Three replays, each waiting for its deleted agent to leave the namespace's list (up to 60 s each).
+  }, 300_000);
 });

@@ -12,6 +12,7 @@ import { AgentNotAnsweringError } from '../../client/agent-reads.ts';
 import { compactionStats } from '../../client/reads.ts';
 import { connectClient } from '../../config/temporal.ts';
 import type { AgentState } from '../../contract/state.ts';
+import type { ReplayReport } from '../../commands/replay.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
@@ -147,8 +148,17 @@ describe('longrun replay', () => {
     await writeFile(file, lines.map((line) => JSON.stringify(line)).join('\n'));
     const run = await runLongrun(['replay', file, '--json'], { env: cliEnv(h) });
     expect(run.code, run.stderr).toBe(0);
-    const { agentId } = JSON.parse(run.stdout) as { agentId: string };
+    const { agentId, deletion } = JSON.parse(run.stdout) as ReplayReport;
     expect(agentId).toMatch(/^replay-/);
+    // The replay reports its agent gone only once the namespace's list shows none of its runs (it waits for that).
+    expect(deletion).toMatchObject({
+      namespace: h.temporal.namespace,
+      workflowId: `agent-${agentId}`,
+      gone: true,
+      stillListed: [],
+    });
+    expect(deletion!.deletedRuns).toBeGreaterThanOrEqual(1);
+    expect(run.stderr).not.toContain('NOT GONE');
 
     // Deleting is asynchronous in Temporal: within a few seconds no run of it is left, open or closed.
     const query = `WorkflowId = "agent-${agentId}"`;

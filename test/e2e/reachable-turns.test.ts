@@ -8,6 +8,7 @@ import { defineTool } from '../../activities/tools.ts';
 import { agentHandle, agentState, closeAgent, startAgent } from '../../client/agents.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import * as api from '../../contract/agent.ts';
+import { lateResultKey } from '../../contract/keys.ts';
 import { interruptedReply } from '../../contract/results.ts';
 import type { SendResult } from '../../contract/results.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
@@ -43,6 +44,14 @@ const sleepy = defineTool({
     }),
 });
 
+/** A tool that ignores its cancellation and answers after 4 s. */
+const stubborn = defineTool({
+  name: 'stubborn',
+  description: 'Takes 4 s whatever happens',
+  parameters: { type: 'object', properties: {} },
+  run: () => new Promise((resolve) => setTimeout(() => resolve('stubborn done'), 4_000)),
+});
+
 const deploy = defineTool({
   name: 'deploy',
   description: 'Deploys to production',
@@ -68,6 +77,7 @@ function script(request: RecordedRequest): ScriptedReply {
   const command = JSON.parse(firstUser ? textOf(firstUser.content) : '{}') as {
     loop?: number;
     sleepy?: boolean;
+    stubborn?: boolean;
     slowModel?: boolean;
     deploy?: string;
   };
@@ -84,6 +94,9 @@ function script(request: RecordedRequest): ScriptedReply {
     if (done < command.loop) return { content: null, toolCalls: [call(`w-${done + 1}`, 'work', { n: done + 1 })] };
     return { content: `looped ${done} steps` };
   }
+  if (command.stubborn) {
+    return done === 0 ? { content: null, toolCalls: [call('st-1', 'stubborn', {})] } : { content: 'finished' };
+  }
   if (command.sleepy)
     return done === 0 ? { content: null, toolCalls: [call('s-1', 'sleepy', {})] } : { content: 'woke' };
   if (command.slowModel) return { content: 'too late', delayMs: 60_000 };
@@ -96,7 +109,7 @@ function script(request: RecordedRequest): ScriptedReply {
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness(script, [work, sleepy, deploy]);
+  h = await startHarness(script, [work, sleepy, stubborn, deploy]);
 });
 afterAll(async () => {
   await h?.close();
@@ -236,6 +249,31 @@ describe('interrupt', () => {
     // The first turn's message stays; no reply of the cancelled call; the interrupt's text opened turn 2.
     expect(state.messages.map((m) => m.role)).toEqual(['user', 'user', 'assistant']);
     expect(state.messages[2]!.preview).toContain('re: do this instead');
+    await closeAgent(h.client, agentId);
+  });
+
+  it('abandons a tool that ignores it after the grace period; its late result is stored apart, not used', async () => {
+    const agentId = newAgentId('reach-int-stubborn');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const turn = startTurn(agentId, { stubborn: true, tag: agentId });
+    await untilRequests(agentId, 1);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the tool is running
+    await handle(agentId).executeUpdate(api.interruptUpdate, { args: [{}] });
+    const result = await turn;
+    expect(result.interrupted).toEqual({ step: 1 });
+    const state = await agentState(h.client, agentId);
+    const answered = state.messages[2]!;
+    expect(answered.preview).toContain('[interrupted]');
+    // The tool's answer came after the turn moved on: kept under its late key, the context's copy untouched.
+    const late = lateResultKey({ agentId, life: state.life! }, answered.id);
+    let kept: string | undefined;
+    for (let i = 0; i < 100 && kept === undefined; i++) {
+      kept = await h.store.get(late);
+      if (kept === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(JSON.parse(kept!)).toEqual({ role: 'tool', tool_call_id: 'st-1', content: 'stubborn done' });
+    const inContext = JSON.parse((await h.store.get(answered.key))!) as ChatMessage;
+    expect(textOf(inContext.content)).toContain('[interrupted]');
     await closeAgent(h.client, agentId);
   });
 

@@ -9,8 +9,9 @@
  *   npm run record:histories -- --out /tmp/h --only closed  # a trial run elsewhere, of some scenarios
  *
  * Runs its own embedded stack (Temporal in memory, MinIO in a temporary folder), the continue-as-new threshold
- * lowered as in the e2e tests, a scripted model on loopback and an in-process worker. A version already recorded is
- * refused: a release's fixtures are never recorded again.
+ * lowered as in the e2e tests, a scripted model on loopback and two in-process workers: one with the tools the
+ * scenarios always had, one (its own task queue) with the tools of the agents reached while they work, which a
+ * scenario restarts. A version already recorded is refused: a release's fixtures are never recorded again.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -32,14 +33,18 @@ import { S3BlobStore } from '../../storage/s3.ts';
 import { startInProcessAgents } from '../../worker/in-process.ts';
 import { bundleWorkflows } from '../../worker/worker.ts';
 import { historyToJSON, HISTORIES_DIR, replayHistoryFixtures } from './history-fixtures.ts';
-import { SCENARIOS, scriptedModel, SUMMARY_MODEL, TOOLS } from './history-scenarios.ts';
+import { REACH_TOOLS, SCENARIOS, scriptedModel, SUMMARY_MODEL, TOOLS } from './history-scenarios.ts';
 import type { Scenario, ScenarioContext } from './history-scenarios.ts';
 
 /** The server suggests continue-as-new after this many events (default 4,096), as in the e2e tests. */
 const SUGGEST_CONTINUE_AS_NEW_EVENTS = 40;
 /** Names the recorder in the histories, instead of the machine's pid@hostname. */
 const IDENTITY = 'longrun-history-recorder';
+/** Names the worker that a scenario's restart started, so that its histories show which worker took what. */
+const RESTARTED_IDENTITY = `${IDENTITY}-restarted`;
 const TASK_QUEUE = 'longrun-history-recorder';
+/** The agents reached while they work: a worker of their own, with {@link REACH_TOOLS} besides the others. */
+const REACH_TASK_QUEUE = 'longrun-history-recorder-reach';
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 
@@ -107,29 +112,44 @@ async function record(scenarios: Scenario[], folder: string): Promise<void> {
   /** What to stop, newest first, whatever happens. */
   const stops: (() => Promise<void>)[] = [() => stack.stop()];
   try {
-    const switches = { summarizerDown: false };
+    const switches = { summarizerDown: false, slowRequests: 0 };
     const model = await startChatServer(scriptedModel(switches));
     stops.unshift(() => model.close());
     const bundle = await bundleWorkflows();
     const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
     const store = new S3BlobStore(stack.minio!.target);
-    const agents = await startInProcessAgents({
-      temporal,
-      taskQueue: TASK_QUEUE,
-      identity: IDENTITY,
-      workflowBundle: bundle,
-      deps: {
-        store,
-        openai: createOpenAI({ apiKey: 'recorder', baseURL: model.baseURL, timeoutMs: 10_000 }),
-        tools: new ToolRegistry(TOOLS),
-        summaryModel: SUMMARY_MODEL,
-      },
-    });
+    const worker = (taskQueue: string, tools: typeof TOOLS, identity = IDENTITY) =>
+      startInProcessAgents({
+        temporal,
+        taskQueue,
+        identity,
+        workflowBundle: bundle,
+        deps: {
+          store,
+          openai: createOpenAI({ apiKey: 'recorder', baseURL: model.baseURL, timeoutMs: 10_000 }),
+          tools: new ToolRegistry(tools),
+          summaryModel: SUMMARY_MODEL,
+        },
+      });
+    const agents = await worker(TASK_QUEUE, TOOLS);
     stops.unshift(() => agents.close());
+    let reach = await worker(REACH_TASK_QUEUE, [...TOOLS, ...REACH_TOOLS]);
+    stops.unshift(() => reach.close());
+    const restartReachWorker = async () => {
+      await reach.close();
+      reach = await worker(REACH_TASK_QUEUE, [...TOOLS, ...REACH_TOOLS], RESTARTED_IDENTITY);
+    };
     const connection = await Connection.connect(temporal.connectionOptions);
     stops.unshift(() => connection.close());
     const client = new Client({ connection, namespace: temporal.namespace, identity: IDENTITY });
-    const context: ScenarioContext = { client, store, taskQueue: TASK_QUEUE, switches };
+    const context: ScenarioContext = {
+      client,
+      store,
+      taskQueue: TASK_QUEUE,
+      switches,
+      reachTaskQueue: REACH_TASK_QUEUE,
+      restartReachWorker,
+    };
     const recorded: string[] = [];
     for (const scenario of scenarios) {
       const started = Date.now();
@@ -166,7 +186,11 @@ async function record(scenarios: Scenario[], folder: string): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
-  process.exit(1);
-});
+// Exits once done: the scripted model's answer to an interrupted `[slow]` call is still due (its timer, a minute).
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);

@@ -1,6 +1,7 @@
 /**
  * A worker process with one slow tool, for tests that kill a worker while a tool runs: `slow_side_effect` appends
- * its call id to TOOL_LOG (its side effect), then waits until the file TOOL_RELEASE exists.
+ * its call id to TOOL_LOG (its side effect), then waits until the file TOOL_RELEASE exists. `guarded_deploy` waits for
+ * a person's approval before it runs (for tests that kill a worker while a call waits).
  */
 import { appendFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,4 +22,12 @@ const slow = defineTool({
   },
 });
 
-await runAgentWorker({ tools: [slow] });
+const guarded = defineTool({
+  name: 'guarded_deploy',
+  description: 'Deploys, once a person approves',
+  parameters: { type: 'object', properties: { target: { type: 'string' } } },
+  approval: 'always',
+  run: ({ target }) => Promise.resolve(`deployed ${String(target)}`),
+});
+
+await runAgentWorker({ tools: [slow, guarded] });

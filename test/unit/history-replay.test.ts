@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { History } from '../support/history-fixtures.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { bundleWorkflows } from '../../worker/worker.ts';
 import {
@@ -61,5 +62,115 @@ describe('histories from before turn budgets (0.1.0-dev.7e0b6c7)', () => {
     const calls = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel');
     expect(calls).toHaveLength(modelCalls);
     expect(events.some((e) => e.markerRecordedEventAttributes)).toBe(false);
+  });
+});
+
+type HistoryEvent = NonNullable<History['events']>[number];
+
+/** The patch ids a history's markers record. */
+function patchesOf(history: History): Set<string> {
+  const ids = (history.events ?? []).flatMap((event) =>
+    (event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads ?? []).map(
+      (payload) => (JSON.parse(Buffer.from(payload.data ?? []).toString('utf8')) as { id: string }).id,
+    ),
+  );
+  return new Set(ids);
+}
+
+/** Whether a run began a turn (a model call was scheduled). */
+function turned(history: History): boolean {
+  return (history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel');
+}
+
+describe('histories of reachable turns (0.1.0-dev.e359dc8)', () => {
+  const REACHABLE = '0.1.0-dev.e359dc8';
+  const histories = fixtures
+    .filter((fixture) => fixture.version === REACHABLE)
+    .map((fixture) => ({ file: fixture.file, history: readHistoryFixture(fixture) }));
+  const events = histories.flatMap(({ history }) => history.events ?? []);
+
+  it('every run with a turn took the new branch (the reachable-turns marker); no history of 0.1.0 did', () => {
+    expect(histories.length).toBeGreaterThanOrEqual(6);
+    for (const { file, history } of histories.filter(({ history }) => turned(history))) {
+      expect(patchesOf(history), file).toContain('reachable-turns');
+    }
+    const released = fixtures
+      .filter((fixture) => fixture.version === '0.1.0')
+      .map((fixture) => readHistoryFixture(fixture));
+    expect(released.filter(turned).length).toBeGreaterThan(0);
+    for (const history of released) expect(patchesOf(history)).not.toContain('reachable-turns');
+  });
+
+  it('holds every input of reachable turns, by Update and by Signal, and cancellations of both activities', () => {
+    const updates = new Set(
+      events.map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name),
+    );
+    expect([...updates]).toEqual(expect.arrayContaining(['compact', 'steer', 'interrupt', 'approveTool', 'denyTool']));
+    const signals = new Set(events.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName));
+    expect([...signals]).toEqual(expect.arrayContaining(['compact', 'steer', 'interrupt']));
+    const cancelled = new Set(
+      histories.flatMap(({ history }) => {
+        const all = history.events ?? [];
+        const typeOf = (id: unknown) =>
+          all.find((e) => String(e.eventId) === String(id))?.activityTaskScheduledEventAttributes?.activityType?.name;
+        return all
+          .filter((e) => e.activityTaskCanceledEventAttributes)
+          .map((e) => typeOf(e.activityTaskCanceledEventAttributes!.scheduledEventId));
+      }),
+    );
+    expect([...cancelled].sort()).toEqual(['callModel', 'runTool']);
+    // The approval that nobody answered: its timer fired.
+    expect(events.some((e) => e.timerFiredEventAttributes)).toBe(true);
+  });
+
+  it('holds an approval wait across a worker restart, and a run after continue-as-new that steers', () => {
+    const [first = [], second = []] = ['reach-across-runs.json', 'reach-across-runs.run2.json'].map(
+      (name): HistoryEvent[] => histories.find(({ file }) => file === `${REACHABLE}/${name}`)?.history.events ?? [],
+    );
+    const at = (found: (e: HistoryEvent) => unknown) => first.findIndex(found);
+    const waits = at((e) => e.timerStartedEventAttributes);
+    const restarted = at(
+      (e) => e.workflowTaskStartedEventAttributes?.identity === 'longrun-history-recorder-restarted',
+    );
+    const approved = at(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'approveTool',
+    );
+    expect(waits).toBeGreaterThan(0);
+    expect(
+      first.slice(0, waits).some((e) => e.workflowTaskStartedEventAttributes?.identity === 'longrun-history-recorder'),
+    ).toBe(true);
+    expect(restarted).toBeGreaterThan(waits);
+    expect(approved).toBeGreaterThan(restarted);
+    expect(first.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+    expect(
+      second.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'steer'),
+    ).toBe(true);
+  });
+});
+
+describe('histories from before reachable turns (0.1.0-dev.0b95204)', () => {
+  // Recorded by the code of commit 0b95204, where every input waited for the turn in progress to end: the code of
+  // today replays it only through the old branch of `reachable-turns` (taken for a run without its marker).
+  it('before-reachable-turns.json holds inputs sent during a tool step, taken after the turn, and no marker', () => {
+    const history = readHistoryFixture({
+      version: '0.1.0-dev.0b95204',
+      file: '0.1.0-dev.0b95204/before-reachable-turns.json',
+    });
+    const events = history.events ?? [];
+    const activity = (e: HistoryEvent) => e.activityTaskScheduledEventAttributes?.activityType?.name;
+    const sent = events.findIndex(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'compact',
+    );
+    const signals = events
+      .slice(sent)
+      .map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)
+      .filter(Boolean);
+    const planned = events.findIndex((e) => activity(e) === 'planCompaction');
+    expect(sent).toBeGreaterThan(0);
+    expect(signals.slice(0, 2)).toEqual(['compact', 'message']);
+    // The turn went on to its end (two more tool steps, then its answer) before the first compaction began.
+    const between = events.slice(sent, planned).map(activity).filter(Boolean);
+    expect(between).toEqual(['callModel', 'runTool', 'callModel', 'runTool', 'callModel']);
+    expect(patchesOf(history)).not.toContain('reachable-turns');
   });
 });
