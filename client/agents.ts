@@ -343,7 +343,7 @@ export function agentHandle(client: Client, agentId: string): WorkflowHandle {
  * AgentUpdateError the validator would give (`type: 'InvalidInput'`, the same message), without the round trip, and
  * also for input too large to reach the validator (Temporal refuses a payload over 2 MB on its own terms).
  */
-function checkBeforeSending(agentId: string, update: string, wait: UpdateWaitOptions, check: () => void): void {
+export function checkBeforeSending(agentId: string, update: string, wait: UpdateWaitOptions, check: () => void): void {
   try {
     check();
   } catch (error) {
@@ -357,7 +357,7 @@ function checkBeforeSending(agentId: string, update: string, wait: UpdateWaitOpt
  * {@link AgentClosedError} (how it ended, and how to reopen it); an agent that never existed stays
  * WorkflowNotFoundError.
  */
-async function closedAsError<T>(client: Client, agentId: string, update: Promise<T>): Promise<T> {
+export async function closedAsError<T>(client: Client, agentId: string, update: Promise<T>): Promise<T> {
   try {
     return await update;
   } catch (error) {

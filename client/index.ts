@@ -22,6 +22,8 @@ export {
   startAgent,
 } from './agents.ts';
 export type { SettingDifference, StartAgentOptions, StoredLister } from './agents.ts';
+export { approveTool, awaitingApproval, denyTool, interruptAgent, steerAgent } from './control.ts';
+export type { ControlOptions } from './control.ts';
 export {
   agentContext,
   agentLedger,
@@ -55,11 +57,16 @@ export type {
   ApproveInput,
   CompactInput,
   ConfigureInput,
+  InterruptInput,
   RevertInput,
+  SteerInput,
+  ToolApprovalSettings,
+  ToolDecisionInput,
   TurnBudget,
   TurnStop,
 } from '../contract/inputs.ts';
-export type { AgentProgress, CompactionProgress, TurnProgress } from '../contract/progress.ts';
+export type { AgentProgress, ApprovalProgress, CompactionProgress, TurnProgress } from '../contract/progress.ts';
+export { describeApproval } from '../contract/progress.ts';
 export type { AgentState } from '../contract/state.ts';
 export type {
   CompactResult,
@@ -69,10 +76,14 @@ export type {
   ConfigureResult,
   DiscardResult,
   Draft,
+  InterruptResult,
   RevertResult,
   SendResult,
   SettingChange,
+  SteerResult,
+  ToolDecisionResult,
 } from '../contract/results.ts';
+export { interruptedReply } from '../contract/results.ts';
 export type { MessageRecord } from '../contract/records.ts';
 export { loadSettings } from '../config/settings.ts';
 export { connectClient, loadTemporalTarget, TemporalNotAnsweringError } from '../config/temporal.ts';

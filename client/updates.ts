@@ -352,6 +352,12 @@ class UpdateWait {
           `the agent waits for a review of its automatic compaction's draft: approve or discard it ` +
             `(longrun watch ${this.agentId} names the draft and its timeout)`,
         );
+      } else if (seen.status === 'awaiting-approval') {
+        this.progress(
+          'approval',
+          `the agent waits for approval of a tool call: approve or deny it ` +
+            `(longrun tools ${this.agentId} lists the calls and the commands that answer them)`,
+        );
       } else if (seen.activities.length > 0) {
         this.progress('working', `the agent is working: ${seen.activities.join('; ')}`);
       } else if ((seen.taskWaitingMs ?? 0) >= CHECK_EVERY_MS || (seen.taskAttempt ?? 1) > 1) {

@@ -2,10 +2,14 @@
 import type {
   CompactResult,
   ConfigureResult,
+  InterruptResult,
   RevertResult,
   CompactionEventSummary,
   CompactionStats,
+  SteerResult,
+  ToolDecisionResult,
 } from '../contract/results.ts';
+import type { ApprovalProgress } from '../contract/progress.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
@@ -28,14 +32,19 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 export function renderMessages(messages: MessageRecord[], previewChars = 80): string {
   return table(
     ['ID', 'ROLE', 'TOKENS', 'CHARS', 'PREVIEW'],
-    messages.map((m) => [m.id, m.role, m.tokens, m.chars, m.preview.slice(0, previewChars)]),
+    messages.map((m) => [m.id, roleOf(m), m.tokens, m.chars, m.preview.slice(0, previewChars)]),
   );
+}
+
+/** A message's role as the tables show it: a steer (a user message inside a turn) says so. */
+function roleOf(message: MessageRecord): string {
+  return message.steer ? 'user (steer)' : message.role;
 }
 
 /** What `longrun state` shows besides the state: whether a worker polls the agent's task queue, and the time. */
 export interface StateExtras {
   worker?: TaskQueuePolling;
-  /** Now, for the time a draft has left (ms since the epoch). */
+  /** Now, for the time a draft or a tool call waiting for approval has left (ms since the epoch). */
   now?: number;
 }
 
@@ -50,6 +59,7 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
     ...workerLines(extras.worker),
     ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
     ...draftLines(state, extras.now ?? Date.now()),
+    ...approvalLines(state.awaitingApproval ?? [], state.agentId, extras.now ?? Date.now()),
     ...droppedLines(state),
     '',
     renderMessages(state.messages),
@@ -83,6 +93,70 @@ function draftLines(state: AgentState, now: number): string[] {
   ];
 }
 
+/** Seconds from `now` to `until` (ISO) in words: `4 min 10 s`, `12 s`; `0 s` once past. */
+export function timeLeft(until: string, now: number): string {
+  const left = Math.max(0, Math.round((Date.parse(until) - now) / 1000));
+  return left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`;
+}
+
+/** The tool calls waiting for approval in `longrun state`: each with its time left, what then, and the commands. */
+function approvalLines(calls: ApprovalProgress[], agentId: string, now: number): string[] {
+  return calls.flatMap((call) => [
+    `approval ${call.callId}: tool ${call.tool}(${clipped(call.arguments, 60)}) waits: ${timeLeft(call.until, now)} ` +
+      `left, then ${call.onTimeout === 'approve' ? 'approved' : 'denied'} (at ${call.until})`,
+    `         approve: longrun approve-tool ${agentId} ${call.callId}`,
+    `         deny:    longrun deny-tool ${agentId} ${call.callId} [reason]`,
+  ]);
+}
+
+/** `longrun tools`: every call waiting for approval with its arguments, time left, what then, and the commands. */
+export function renderApprovals(calls: ApprovalProgress[], agentId: string, now: number): string {
+  if (calls.length === 0) return `no tool call of ${agentId} awaits approval`;
+  return calls
+    .map((call) =>
+      [
+        `${call.callId}  tool ${call.tool}, waiting since ${call.since}`,
+        `  arguments: ${call.arguments}`,
+        `  ${timeLeft(call.until, now)} left: at ${call.until} it is ` +
+          `${call.onTimeout === 'approve' ? 'approved and runs' : 'denied (the model sees it was not approved)'}`,
+        `  approve: longrun approve-tool ${agentId} ${call.callId}`,
+        `  deny:    longrun deny-tool ${agentId} ${call.callId} [reason]`,
+      ].join('\n'),
+    )
+    .join('\n\n');
+}
+
+/** What `approve-tool` and `deny-tool` did. */
+export function renderToolDecision(result: ToolDecisionResult, reason?: string): string {
+  return result.decision === 'approved'
+    ? `approved ${result.callId} (tool ${result.tool}): it runs now`
+    : `denied ${result.callId} (tool ${result.tool}): the model sees that it was denied` +
+        (reason !== undefined ? `, with the reason ${clipped(JSON.stringify(reason), 80)}` : '');
+}
+
+/** Where a steer landed. */
+export function renderSteer(result: SteerResult): string {
+  return result.opened
+    ? `steer opened turn ${result.turn} (the agent was idle): message ${result.messageId}, step ${result.step}`
+    : `steer landed in turn ${result.turn} at step ${result.step} (message ${result.messageId})`;
+}
+
+/** What an interrupt did. */
+export function renderInterrupt(result: InterruptResult): string {
+  const opens = result.opens !== undefined ? `; turn ${result.opens} opens with the text` : '';
+  if (!result.interrupted) return `nothing to interrupt: ${result.reason}${opens}`;
+  const where =
+    result.turn !== undefined
+      ? `turn ${result.turn} interrupted${result.step !== undefined ? ` at step ${result.step}` : ''}`
+      : 'the turn was interrupted';
+  return `${where}${opens}`;
+}
+
+/** A text cut to `max` characters, with an ellipsis. */
+function clipped(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /** Signals the workflow dropped for invalid input, by name (a Signal cannot be rejected). */
 function droppedLines(state: AgentState): string[] {
   const dropped = state.droppedSignals;
@@ -90,6 +164,8 @@ function droppedLines(state: AgentState): string[] {
   const parts = [
     dropped.message ? `${dropped.message} message` : '',
     dropped.compact ? `${dropped.compact} compact` : '',
+    dropped.steer ? `${dropped.steer} steer` : '',
+    dropped.interrupt ? `${dropped.interrupt} interrupt` : '',
     dropped.earlier ? `${dropped.earlier} before they were counted by name` : '',
   ].filter(Boolean);
   return parts.length ? [`dropped  invalid signals: ${parts.join(', ')}`] : [];
@@ -98,7 +174,7 @@ function droppedLines(state: AgentState): string[] {
 export function renderContext(state: AgentState): string {
   return table(
     ['ID', 'ROLE', 'TOKENS', 'REFERENCE', 'PREVIEW'],
-    state.messages.map((m) => [m.id, m.role, m.tokens, m.key, m.preview.slice(0, 60)]),
+    state.messages.map((m) => [m.id, roleOf(m), m.tokens, m.key, m.preview.slice(0, 60)]),
   );
 }
 

@@ -10,9 +10,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { AgentProgress, CompactionProgress, ReviewProgress, TurnProgress } from '../contract/progress.ts';
+import type {
+  AgentProgress,
+  ApprovalProgress,
+  CompactionProgress,
+  ReviewProgress,
+  TurnProgress,
+} from '../contract/progress.ts';
 import type { CompactionEventSummary } from '../contract/results.ts';
-import { describeCompaction, describeReview } from '../contract/progress.ts';
+import { describeApproval, describeCompaction, describeReview } from '../contract/progress.ts';
 import type { StreamedItem } from '../client/stream.ts';
 
 /** How long a watch that ends waits for its live stream to stop. */
@@ -21,9 +27,23 @@ const STREAM_END_WAIT_MS = 1_000;
 /** Something that happened between two polls. */
 export type WatchChange =
   | { type: 'watching'; progress: AgentProgress }
-  | { type: 'turn'; turn: number; contextTokens: number; window: number; reply?: string }
+  | {
+      type: 'turn';
+      turn: number;
+      contextTokens: number;
+      window: number;
+      reply?: string;
+      /** The turn ended with no new answer of the model in the context (interrupted, or stopped at its budget). */
+      noReply?: true;
+    }
   | { type: 'compaction'; event: CompactionEventSummary }
-  | { type: 'phase'; turn?: TurnProgress; compaction?: CompactionProgress; review?: ReviewProgress }
+  | {
+      type: 'phase';
+      turn?: TurnProgress;
+      compaction?: CompactionProgress;
+      review?: ReviewProgress;
+      awaitingApproval?: ApprovalProgress[];
+    }
   | { type: 'error'; error: string }
   | { type: 'closed'; turns: number };
 
@@ -32,7 +52,7 @@ export function changesOf(before: AgentProgress | undefined, now: AgentProgress)
   if (!before) {
     return [
       { type: 'watching', progress: now },
-      ...(now.turn || now.compaction || now.review ? [phaseChange(now)] : []),
+      ...(inPhase(now) ? [phaseChange(now)] : []),
       ...(now.status === 'closed' ? [{ type: 'closed' as const, turns: now.turns }] : []),
     ];
   }
@@ -42,12 +62,13 @@ export function changesOf(before: AgentProgress | undefined, now: AgentProgress)
     changes.push({ type: 'compaction', event: now.lastCompaction });
   }
   if (now.turns > before.turns) {
+    const newReply = now.lastReply !== undefined && now.lastReply.id !== before.lastReply?.id;
     changes.push({
       type: 'turn',
       turn: now.turns,
       contextTokens: now.contextTokens,
       window: now.window,
-      ...(now.lastReply ? { reply: now.lastReply.preview } : {}),
+      ...(newReply ? { reply: now.lastReply!.preview } : { noReply: true as const }),
     });
   }
   if (now.lastError && now.lastError !== before.lastError) changes.push({ type: 'error', error: now.lastError });
@@ -68,20 +89,27 @@ export function withChunkCarried(before: AgentProgress | undefined, now: AgentPr
   return { ...now, compaction: { ...is, chunk: was.chunk, chunks: was.chunks! } };
 }
 
+/** Whether anything is in progress: a turn, a compaction, a draft or tool calls waiting. */
+function inPhase(progress: Pick<AgentProgress, 'turn' | 'compaction' | 'review' | 'awaitingApproval'>): boolean {
+  return Boolean(progress.turn || progress.compaction || progress.review || progress.awaitingApproval?.length);
+}
+
 function phaseChange(progress: AgentProgress): WatchChange {
   return {
     type: 'phase',
     ...(progress.turn ? { turn: progress.turn } : {}),
     ...(progress.compaction ? { compaction: progress.compaction } : {}),
     ...(progress.review ? { review: progress.review } : {}),
+    ...(progress.awaitingApproval?.length ? { awaitingApproval: progress.awaitingApproval } : {}),
   };
 }
 
 /** What identifies the step in progress (the elapsed time left out): a change of it is a line in a pipe. */
 function phaseKey(progress: AgentProgress): string {
-  const { turn, compaction, review } = progress;
+  const { turn, compaction, review, awaitingApproval } = progress;
   return JSON.stringify([
     review?.draft,
+    awaitingApproval?.map((call) => call.callId),
     turn?.turn,
     turn?.step,
     compaction?.seq,
@@ -123,9 +151,10 @@ function compactionLine(event: CompactionEventSummary): string {
  * the time spent so far (a terminal only); `reviewNowMs`: for the time left until the review's timeout.
  */
 export function phaseOf(
-  progress: Pick<AgentProgress, 'turn' | 'compaction' | 'review'>,
+  progress: Pick<AgentProgress, 'turn' | 'compaction' | 'review' | 'awaitingApproval'>,
   nowMs?: number,
   reviewNowMs = nowMs,
+  agentId?: string,
 ): string {
   const since = (iso: string) =>
     nowMs === undefined ? '' : ` · ${Math.max(0, Math.round((nowMs - Date.parse(iso)) / 1000))} s`;
@@ -142,7 +171,24 @@ export function phaseOf(
   }
   // The draft of an automatic compaction waiting for review: the time left by the client's clock, when it has one.
   if (progress.review) parts.push(describeReview(progress.review, reviewNowMs));
+  for (const call of progress.awaitingApproval ?? []) parts.push(approvalPhase(call, reviewNowMs, agentId));
   return parts.length > 0 ? parts.join(' | ') : 'idle';
+}
+
+/**
+ * A tool call waiting for approval in the phase line: the tool, its call id, the time left by the client's clock
+ * (when it has one) and what then, and the commands that answer it (for `agentId`).
+ */
+function approvalPhase(call: ApprovalProgress, nowMs: number | undefined, agentId: string | undefined): string {
+  if (agentId !== undefined && nowMs === undefined) return describeApproval(call, agentId);
+  const then = call.onTimeout === 'approve' ? 'approved' : 'denied';
+  const left = Math.max(0, Math.round((Date.parse(call.until) - (nowMs ?? Date.now())) / 1000));
+  const inWords = left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`;
+  const answer =
+    agentId !== undefined
+      ? `: longrun approve-tool ${agentId} ${call.callId} | longrun deny-tool ${agentId} ${call.callId} [reason]`
+      : '';
+  return `tool ${call.tool} (${call.callId}) awaits approval (${inWords} left, then ${then})${answer}`;
 }
 
 /** A change as `longrun watch` prints it (without --json). */
@@ -159,12 +205,16 @@ export function renderChange(change: WatchChange, agentId: string, nowMs?: numbe
     case 'turn':
       return (
         `turn ${change.turn} done · ${context(change.contextTokens, change.window)}` +
-        (change.reply !== undefined ? ` · reply: ${JSON.stringify(change.reply.slice(0, 80))}` : '')
+        (change.reply !== undefined
+          ? ` · reply: ${JSON.stringify(change.reply.slice(0, 80))}`
+          : change.noReply
+            ? ' · no new reply from the model (interrupted, or stopped at its budget)'
+            : '')
       );
     case 'compaction':
       return compactionLine(change.event);
     case 'phase':
-      return phaseOf(change, undefined, nowMs);
+      return phaseOf(change, undefined, nowMs, agentId);
     case 'error':
       return `error: ${change.error}`;
     case 'closed':
@@ -312,13 +362,13 @@ export async function watchAgent(
       for (const change of changesOf(before, now)) {
         if (json) print(JSON.stringify(change));
         else if (change.type !== 'phase') print(renderChange(change, agentId));
-        else if (!isTTY && (change.turn || change.compaction || change.review)) {
+        else if (!isTTY && inPhase(change)) {
           print(renderChange(change, agentId, Date.now()));
         }
       }
       if (now.status === 'closed') return before ? 'closed' : 'was-closed';
       if (isTTY && !json && !textOpen) {
-        const line = phaseOf(now, Date.now());
+        const line = phaseOf(now, Date.now(), Date.now(), agentId);
         write(`\r\x1b[2K${line}`);
         status = line;
       }

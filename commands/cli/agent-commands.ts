@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
+import { interruptAgent } from '../../client/control.ts';
 import { taskQueuePolled } from '../../client/agent-observation.ts';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
@@ -37,7 +38,8 @@ import {
 import { FAILURE } from '../../contract/failures.ts';
 import { AgentUpdateError } from '../../client/update-errors.ts';
 import type { ConfigureInput, TurnBudget } from '../../contract/inputs.ts';
-import type { SendResult } from '../../contract/results.ts';
+import type { InterruptResult, SendResult } from '../../contract/results.ts';
+import { ChatKeys } from './chat-keys.ts';
 import { renderAgents, renderConfigured, renderContext, renderState } from '../render.ts';
 import { watchAgent } from '../watch.ts';
 import { streamAgent } from '../../client/stream.ts';
@@ -145,9 +147,18 @@ export async function chat({ args, out }: Invocation): Promise<number> {
   // The iterator buffers lines from now on, so input piped in by a script is not lost while we connect.
   const input = lines[Symbol.asyncIterator]();
   const prompt = () => process.stdout.write('you   > ');
-  out(`chatting with ${agentId}; /state shows the state, /quit (or Ctrl-D) leaves`);
+  out(`chatting with ${agentId}; Ctrl-C interrupts a turn, /state shows the state, /quit (or Ctrl-D) leaves`);
+  let keys: ChatKeys | undefined;
   try {
     return await withClient(async (client) => {
+      keys = new ChatKeys({
+        interrupt: () => interruptAgent(client, agentId, waitOptions()),
+        note: (line) => console.error(`longrun: ${line}`),
+        leave: () => {
+          out('');
+          process.exit(EXIT.interrupted);
+        },
+      }).listen();
       prompt();
       for (let next = await input.next(); !next.done; next = await input.next()) {
         const text = next.value.trim();
@@ -155,24 +166,33 @@ export async function chat({ args, out }: Invocation): Promise<number> {
         if (text === '/state') out(renderState(await agentState(client, agentId)));
         else if (text !== '') {
           const started = Date.now();
-          const result = await sendMessage(client, agentId, text, waitOptions()).catch(async (error: unknown) => {
+          keys.sending();
+          const result = await sendMessage(client, agentId, text, {
+            ...waitOptions(),
+            onSent: () => keys!.sent(),
+          }).catch(async (error: unknown) => {
             // A line the agent refused (too long, empty) or a turn that failed: said, and the chat reads on.
             if (!lineRefused(error)) throw error;
             console.error(`longrun: ${((await classify(error, agentId)) as Error).message}`);
             return undefined;
           });
+          await reportInterrupt(keys.turnEnded(), agentId);
           if (!result) {
             prompt();
             continue;
           }
-          // As the demo shows it; a turn stopped at its budget is longrun speaking, not the model.
-          const speaker = result.stopped
-            ? 'longrun'
-            : isReplayedModel(result.servedBy)
-              ? `agent ${REPLAYED_LABEL}`
-              : 'agent';
+          // As the demo shows it; a turn stopped at its budget or interrupted is longrun speaking, not the model.
+          const speaker =
+            result.stopped || result.interrupted
+              ? 'longrun'
+              : isReplayedModel(result.servedBy)
+                ? `agent ${REPLAYED_LABEL}`
+                : 'agent';
+          const how = result.interrupted
+            ? `turn ${result.turn} interrupted at step ${result.interrupted.step}`
+            : `turn ${result.turn}`;
           out(
-            `${speaker} > ${result.reply}\n        (turn ${result.turn}, ${result.steps} model call(s), ` +
+            `${speaker} > ${result.reply}\n        (${how}, ${result.steps} model call(s), ` +
               `${Date.now() - started} ms)`,
           );
         }
@@ -182,7 +202,19 @@ export async function chat({ args, out }: Invocation): Promise<number> {
       return EXIT.ok;
     });
   } finally {
+    keys?.dispose();
     lines.close();
+  }
+}
+
+/** What the interrupt sent by Ctrl-C during a turn did, when it did not end that turn (it had ended), or failed. */
+async function reportInterrupt(interrupting: Promise<unknown> | undefined, agentId: string): Promise<void> {
+  if (!interrupting) return;
+  try {
+    const result = (await interrupting) as InterruptResult;
+    if (!result.interrupted) console.error(`longrun: nothing was interrupted: ${result.reason}`);
+  } catch (error) {
+    console.error(`longrun: the interrupt failed: ${((await classify(error, agentId)) as Error).message}`);
   }
 }
 
@@ -337,13 +369,21 @@ export function sentMessageFate(agentId: string, updateId: string, stage: Update
 }
 
 /** A reply as `send` prints it: labelled when a replayed model served it (the worker has no OPENAI_API_KEY). */
-function shownReply(result: SendResult): string {
-  if (result.stopped) return result.reply; // longrun's own message, not the model's
+export function shownReply(result: SendResult): string {
+  if (result.stopped || result.interrupted) return result.reply; // longrun's own message, not the model's
   return isReplayedModel(result.servedBy) ? `${REPLAYED_LABEL} ${result.reply}` : result.reply;
 }
 
-/** The note on stderr when a turn stopped at its budget (the reply on stdout says it in full). */
-function stoppedNote(result: SendResult): string | undefined {
+/**
+ * The note on stderr when a turn stopped at its budget or was interrupted (the reply on stdout says it in full).
+ */
+export function stoppedNote(result: SendResult): string | undefined {
+  if (result.interrupted) {
+    return (
+      `longrun: turn ${result.turn} was interrupted at step ${result.interrupted.step} (longrun interrupt, or ` +
+      'Ctrl-C in longrun chat); send another message to go on'
+    );
+  }
   const stop = result.stopped;
   if (!stop) return undefined;
   const unit = { steps: 'model calls', tokens: 'tokens', seconds: 's' }[stop.by];

@@ -13,8 +13,8 @@ const WIDTH = 118;
 const ABOUT = `Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default "default"),
 TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE; AWS_ENDPOINT_URL_S3 and the AWS variables (default: the embedded
 MinIO); LONGRUN_TASK_QUEUE, LONGRUN_MODEL, LONGRUN_S3_BUCKET.
-Waiting (send, chat, compact, approve, discard, revert, close --wait): progress on stderr after 3 s; nothing is sent
-until a worker polls the agent's task queue. LONGRUN_WORKER_TIMEOUT_MS (default 60000): how long to wait for a worker
+Waiting (send, chat, steer, interrupt, compact, approve, discard, revert, approve-tool, deny-tool, close --wait):
+progress on stderr after 3 s; nothing is sent until a worker polls the agent's task queue. LONGRUN_WORKER_TIMEOUT_MS (default 60000): how long to wait for a worker
 before giving up (exit 1); LONGRUN_RECONNECT_TIMEOUT_MS (default 120000): how long to keep asking again, with the
 same Update id, while Temporal cannot be reached.
 Exit codes: 0 ok, 1 error, 2 bad usage (refused before anything is sent), 3 unknown agent, 4 agent closed.`;

@@ -100,6 +100,8 @@ export interface Arg {
   name: string;
   /** The rest of the command line, joined by spaces (`<text...>`). */
   variadic?: true;
+  /** May be left out (`[text...]`): only the last argument. */
+  optional?: true;
   /** What the error for a missing one adds, in parentheses. */
   hint?: string;
   /** Refuses a value that is not one (throws), before the next argument is read. */
@@ -189,9 +191,15 @@ export function parseCommandLine(name: string, command: Command | undefined, arg
   };
 }
 
-/** A command's name and its arguments, as its usage line shows them: `approve <agent> <draft>`. */
+/** A command's name and its arguments, as its usage line shows them: `approve <agent> <draft>`, `interrupt <agent> [text...]`. */
 export function synopsis(name: string, command: Command): string {
-  return [name, ...command.args.map((arg) => `<${arg.name}${arg.variadic ? '...' : ''}>`)].join(' ');
+  return [
+    name,
+    ...command.args.map((arg) => {
+      const shown = `${arg.name}${arg.variadic ? '...' : ''}`;
+      return arg.optional ? `[${shown}]` : `<${shown}>`;
+    }),
+  ].join(' ');
 }
 
 /** The positionals by the command's argument names; a missing one, or one more than it takes, is a usage error. */
@@ -199,6 +207,7 @@ function commandArgs(name: string, command: Command, positionals: string[]): Rec
   const args: Record<string, string> = {};
   command.args.forEach((arg, i) => {
     const value = arg.variadic ? positionals.slice(i).join(' ') : positionals[i];
+    if (!value && arg.optional) return;
     if (!value) throw new UsageError(`${name}: missing <${arg.name}>${arg.hint ? ` (${arg.hint})` : ''}`);
     arg.check?.(value);
     args[arg.name] = value;

@@ -8,17 +8,20 @@ import {
   DEFAULT_TURN_STEPS,
   MAX_INSTRUCTIONS_CHARS,
   MAX_MESSAGE_CHARS,
+  MAX_REASON_CHARS,
   TURN_BUDGET_MAX,
 } from '../../contract/inputs.ts';
 import { MAX_REVIEW_SECONDS, STRATEGIES } from '../../engine/policy.ts';
 import { PRESET_NAMES, PRESETS } from '../../engine/presets.ts';
 import * as agents from './agent-commands.ts';
 import * as compaction from './compaction-commands.ts';
+import * as control from './control-commands.ts';
 import * as local from './local-commands.ts';
 import type { Arg, Command } from './parse.ts';
 
 const AGENT: Arg = { name: 'agent', check: assertAgentId };
 const DRAFT: Arg = { name: 'draft', hint: 'the id compact --review printed' };
+const CALL: Arg = { name: 'callId', hint: 'the id longrun tools printed' };
 
 /** 1000000 as 1,000,000. */
 const n = (value: number) => value.toLocaleString('en-US');
@@ -100,9 +103,58 @@ export const COMMANDS = {
   chat: {
     args: [AGENT],
     summary:
-      'interactive: each line is a message; /state shows the state, /quit or Ctrl-D leaves; reads piped lines too',
+      'interactive: each line is a message; Ctrl-C during a turn interrupts it (a second Ctrl-C, or one between ' +
+      'turns, leaves); /state shows the state, /quit or Ctrl-D leaves; reads piped lines too',
     flags: {},
     run: agents.chat,
+  },
+  steer: {
+    args: [AGENT, { name: 'text', variadic: true }],
+    summary:
+      'add a user message to the turn in progress at its next step boundary (after the step’s tool results, ' +
+      `before the next model call; at most ${n(MAX_MESSAGE_CHARS)} characters) and print where it landed: turn ` +
+      'and step; on an idle agent it opens a turn',
+    flags: {
+      'no-wait': 'send it (a Signal) and return at once',
+      json: 'the result as JSON',
+    },
+    run: control.steer,
+  },
+  interrupt: {
+    args: [AGENT, { name: 'text', variadic: true, optional: true }],
+    summary:
+      'stop the turn in progress now (the model call or tool in flight is cancelled, unanswered tool calls are ' +
+      'answered as interrupted) and print at which step it ended; with text, the next turn opens with it',
+    more:
+      'The send that opened the turn gets a reply that says it was interrupted and at which step; the partial turn ' +
+      'stays in the context. On an idle agent nothing is interrupted (exit 0, saying so).',
+    flags: {
+      'no-wait': 'send it (a Signal) and return at once',
+      json: 'the result as JSON',
+    },
+    run: control.interrupt,
+  },
+  tools: {
+    args: [AGENT],
+    summary:
+      'the tool calls waiting for approval: id, tool, arguments, the time left and what happens then (denied or ' +
+      'approved), and the commands that answer each',
+    flags: { json: 'the calls as JSON' },
+    run: control.tools,
+  },
+  'approve-tool': {
+    args: [AGENT, CALL],
+    summary: 'let a tool call waiting for approval run; a call that does not wait is refused',
+    flags: { json: 'the result as JSON' },
+    run: control.approveToolCall,
+  },
+  'deny-tool': {
+    args: [AGENT, CALL, { name: 'reason', variadic: true, optional: true }],
+    summary:
+      'refuse a tool call waiting for approval: the model sees a result that says it was denied, with the reason ' +
+      `(at most ${n(MAX_REASON_CHARS)} characters), and the turn goes on`,
+    flags: { json: 'the result as JSON' },
+    run: control.denyToolCall,
   },
   state: {
     args: [AGENT],

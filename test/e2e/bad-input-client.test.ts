@@ -13,6 +13,7 @@ import {
   startAgent,
 } from '../../client/agents.ts';
 import { compactionEvents, compactionHistory } from '../../client/reads.ts';
+import { approveTool, denyTool, interruptAgent, steerAgent } from '../../client/control.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import type { CompactInput } from '../../contract/inputs.ts';
 // The rows' harness, and the words the errors hold.
@@ -297,6 +298,51 @@ function rows(): Row[] {
       input: "discardDraft(OPEN, 'draft-1')",
       run: () => library(() => discardDraft(h().client, OPEN, 'draft-1')),
       error: ['draft: draft-1 is not pending: no draft is pending'],
+      type: 'InvalidInput',
+      state: { unchanged: OPEN },
+    },
+    {
+      surface: 'client library',
+      case: 'steer: empty text',
+      input: "steerAgent(OPEN, '')",
+      run: () => library(() => steerAgent(h().client, OPEN, '')),
+      error: ['text: must not be empty'],
+      type: 'InvalidInput',
+      state: { unchanged: OPEN },
+    },
+    {
+      surface: 'client library',
+      case: 'steer as a Signal: blank text',
+      input: "steerAgent(OPEN, ' ', { wait: false })",
+      run: () => library(() => steerAgent(h().client, OPEN, ' ', { wait: false })),
+      error: ['text: must not be empty'],
+      type: 'InvalidInputError',
+      state: { unchanged: OPEN },
+    },
+    {
+      surface: 'client library',
+      case: 'interrupt: text over its limit',
+      input: 'interruptAgent(OPEN, { text: <200,001 x> })',
+      run: () => library(() => interruptAgent(h().client, OPEN, { text: x(200_001) })),
+      error: ['text: 200001 characters is over the limit of 200000'],
+      type: 'InvalidInput',
+      state: { unchanged: OPEN },
+    },
+    {
+      surface: 'client library',
+      case: 'deny a tool call: a reason over its limit',
+      input: "denyTool(OPEN, 'call-1', <4,001 x>)",
+      run: () => library(() => denyTool(h().client, OPEN, 'call-1', x(4_001))),
+      error: ['reason: 4001 characters is over the limit of 4000'],
+      type: 'InvalidInput',
+      state: { unchanged: OPEN },
+    },
+    {
+      surface: 'client library',
+      case: 'approve a tool call that does not wait for approval',
+      input: "approveTool(OPEN, 'no-such-call')",
+      run: () => library(() => approveTool(h().client, OPEN, 'no-such-call')),
+      error: ['no-such-call'],
       type: 'InvalidInput',
       state: { unchanged: OPEN },
     },

@@ -4,7 +4,7 @@ import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
 import { compactionEvents } from '../../client/reads.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState } from '../../contract/state.ts';
-import type { CompactionEvent, SendResult } from '../../contract/results.ts';
+import type { CompactionEvent, InterruptResult, SendResult, SteerResult } from '../../contract/results.ts';
 import { renderState } from '../../commands/render.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
@@ -75,6 +75,31 @@ describe('the temporal CLI on an agent', () => {
 
     await temporal('workflow', 'signal', '--workflow-id', workflowId, '--name', 'close');
     await expect.poll(async () => (await agentState(h.client, agentId)).status, { timeout: 20_000 }).toBe('closed');
+  });
+
+  it('steer, interrupt and approveTool by name, as docs/temporal-ui.md shows them', async () => {
+    const agentId = newAgentId('tcli-reach');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const workflowId = agentWorkflowId(agentId);
+    const update = (name: string, input: string) =>
+      temporal('workflow', 'update', 'execute', '--workflow-id', workflowId, '--name', name, '--input', input);
+    // A steer to an idle agent opens a turn; as a Signal too.
+    const steered = JSON.parse(await update('steer', '{"text":"use metric units"}')) as { result: SteerResult };
+    expect(steered.result).toMatchObject({ turn: 1, step: 1, opened: true });
+    await expect.poll(async () => (await agentState(h.client, agentId)).turns, { timeout: 20_000 }).toBe(1);
+    await temporal('workflow', 'signal', '--workflow-id', workflowId, '--name', 'steer', '--input', '{"text":"again"}');
+    await expect.poll(async () => (await agentState(h.client, agentId)).turns, { timeout: 20_000 }).toBe(2);
+    // Nothing to interrupt on an idle agent; the Signal without input is taken, not dropped.
+    const interrupted = JSON.parse(await update('interrupt', '{}')) as { result: InterruptResult };
+    expect(interrupted.result).toMatchObject({ interrupted: false, reason: 'no turn in progress' });
+    await temporal('workflow', 'signal', '--workflow-id', workflowId, '--name', 'interrupt');
+    await sendMessage(h.client, agentId, 'still here?');
+    const state = await agentState(h.client, agentId);
+    expect(state).toMatchObject({ status: 'running', turns: 3 });
+    expect(state.droppedSignals?.interrupt).toBeUndefined();
+    // A call that does not wait for approval is refused by the validator, naming it.
+    await expect(update('approveTool', '{"callId":"deploy-7"}')).rejects.toThrow(/deploy-7/);
+    await expect(update('denyTool', '{"callId":"deploy-7","reason":"not now"}')).rejects.toThrow(/deploy-7/);
   });
 
   it('signal compact forces a compaction; query compactionEvents and stats read it back', async () => {
