@@ -11,6 +11,8 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../config/settings.ts';
 import { AGENT_FULL, AGENT_SHORT, benchAgent } from './agent.ts';
 import type { AgentBenchOptions } from './agent.ts';
+import { benchControl, CONTROL_FULL, CONTROL_SHORT } from './control.ts';
+import type { ControlOptions } from './control.ts';
 import { benchCounting } from './counting.ts';
 import { benchDecision } from './decision.ts';
 import { stopOnSignals } from './lifecycle.ts';
@@ -21,10 +23,11 @@ export interface BenchOptions {
   /** The mixed corpus of the counting step (bytes). */
   countingBytes: number;
   agent: AgentBenchOptions;
+  control: ControlOptions;
 }
 
-export const BENCH_FULL: BenchOptions = { countingBytes: 1024 * 1024, agent: AGENT_FULL };
-export const BENCH_SHORT: BenchOptions = { countingBytes: 128 * 1024, agent: AGENT_SHORT };
+export const BENCH_FULL: BenchOptions = { countingBytes: 1024 * 1024, agent: AGENT_FULL, control: CONTROL_FULL };
+export const BENCH_SHORT: BenchOptions = { countingBytes: 128 * 1024, agent: AGENT_SHORT, control: CONTROL_SHORT };
 
 /** Every step of the bench; resolves with the figures as results.json holds them. */
 export async function runBench(options: BenchOptions, log: (line: string) => void) {
@@ -39,7 +42,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const decision = await benchDecision(log);
   log('\nagent (embedded Temporal + MinIO, zero-latency model)');
   const agent = await benchAgent(log, options.agent);
-  return { counting, decision, agent };
+  log('\ncontrol: reaching an agent while it works (embedded Temporal + MinIO, loopback model)');
+  const control = await benchControl(log, options.control);
+  return { counting, decision, agent, control };
 }
 
 async function main(): Promise<void> {
