@@ -13,7 +13,9 @@
  *   consecutive model requests): a steer waits for the step in flight, so its latency is compared with a step's.
  * - Interrupt: Updates `interrupt` sent while a tool that honours its cancellation runs (a minute unless cancelled),
  *   at a random moment of it; from the send to the Update's answer (it answers once the turn has ended), and to the
- *   answer of the `send` that opened the turn. Then a few sent during a model call that would take a minute.
+ *   answer of the `send` that opened the turn; split at the moment the tool's abort signal fired (the cancellation
+ *   reaches an activity with the server's answer to a heartbeat). Then a few sent during a model call that would
+ *   take a minute.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -43,20 +45,23 @@ export interface ControlOptions {
   compaction: { steps: number; stepMs: number; at: number[] };
   /** `steers` steers into tool loops of `stepMs` per step. */
   steer: { steers: number; stepMs: number };
-  /** Interrupts during a tool that honours its cancellation, and during a model call. */
-  interrupt: { tool: number; model: number };
+  /**
+   * Interrupts during a tool that honours its cancellation, and during a model call; each sent at a random moment
+   * from 100 ms to `withinMs` after the call began.
+   */
+  interrupt: { tool: number; model: number; withinMs: number };
 }
 
 export const CONTROL_FULL: ControlOptions = {
   compaction: { steps: 150, stepMs: 100, at: [10, 40, 75, 110, 140] },
   steer: { steers: 40, stepMs: 300 },
-  interrupt: { tool: 20, model: 2 },
+  interrupt: { tool: 20, model: 2, withinMs: 2_500 },
 };
 
 export const CONTROL_SHORT: ControlOptions = {
   compaction: { steps: 18, stepMs: 20, at: [7, 14] },
   steer: { steers: 4, stepMs: 100 },
-  interrupt: { tool: 2, model: 1 },
+  interrupt: { tool: 2, model: 1, withinMs: 600 },
 };
 
 const SUMMARY_MODEL = 'bench-summary';
@@ -140,9 +145,9 @@ async function startModel() {
   return { server, arrivals, summaries: () => summaries };
 }
 
-/** When each call of `sleepy` began, by call id; and the calls that saw their cancellation. */
+/** When each call of `sleepy` began, and when it saw its cancellation, by call id. */
 const sleepyStarted = new Map<string, number>();
-const sleepyAborted = new Set<string>();
+const sleepyAborted = new Map<string, number>();
 
 const work = defineTool({
   name: 'work',
@@ -162,7 +167,7 @@ const sleepy = defineTool({
       const timer = setTimeout(() => resolve('slept'), 60_000);
       signal?.addEventListener('abort', () => {
         clearTimeout(timer);
-        sleepyAborted.add(callId!);
+        sleepyAborted.set(callId!, performance.now());
         reject(new Error('aborted'));
       });
     }),
@@ -285,7 +290,14 @@ async function interrupts(
   sleepyAborted.clear();
   await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
   const handle = agentHandle(client, agentId);
-  const tool = { updateMs: [] as number[], sendMs: [] as number[], cancelled: 0 };
+  const tool = {
+    updateMs: [] as number[],
+    sendMs: [] as number[],
+    /** From the send to the tool's abort signal, and from there to the Update's answer. */
+    toToolMs: [] as number[],
+    afterToolMs: [] as number[],
+    cancelled: 0,
+  };
   const modelCall = { updateMs: [] as number[], sendMs: [] as number[] };
   for (let i = 0; i < options.tool + options.model; i++) {
     const onTool = i < options.tool;
@@ -294,7 +306,7 @@ async function interrupts(
     const turn = onTool ? turnOf(client, agentId, { sleepy: i }) : turnOf(client, agentId, { slowModel: true });
     if (onTool) await until(`${callId} running`, () => sleepyStarted.has(callId));
     else await until(`the slow model call of ${agentId}`, () => model.arrivals.length > requestsBefore);
-    await sleep(100 + jitter(900)); // somewhere in the first second of the call
+    await sleep(100 + jitter(options.withinMs - 100));
     const started = performance.now();
     const result = await handle.executeUpdate(api.interruptUpdate, { args: [{}] });
     const answered = performance.now() - started;
@@ -306,7 +318,12 @@ async function interrupts(
     const figures = onTool ? tool : modelCall;
     figures.updateMs.push(answered);
     figures.sendMs.push(ended);
-    if (onTool && sleepyAborted.has(callId)) tool.cancelled++;
+    const aborted = sleepyAborted.get(callId);
+    if (onTool && aborted !== undefined) {
+      tool.cancelled++;
+      tool.toToolMs.push(aborted - started);
+      tool.afterToolMs.push(answered - (aborted - started));
+    }
   }
   await closeAgent(client, agentId);
   return { tool, modelCall };
@@ -372,7 +389,10 @@ export async function benchControl(log: (line: string) => void, options: Control
     log(
       `interrupt during a tool that honours its cancellation: ${interrupt.tool.updateMs.length} interrupts, p50 ` +
         `${ms(percentile(interrupt.tool.updateMs, 50))}; to the send's answer p99 ` +
-        `${ms(percentile(interrupt.tool.sendMs, 99))}; the tool saw its cancellation ${interrupt.tool.cancelled} times`,
+        `${ms(percentile(interrupt.tool.sendMs, 99))}; the tool saw its cancellation ${interrupt.tool.cancelled} times, ` +
+        `p50 ${ms(percentile(interrupt.tool.toToolMs, 50))} / p99 ${ms(percentile(interrupt.tool.toToolMs, 99))} after ` +
+        `the send, and the Update answered p50 ${ms(percentile(interrupt.tool.afterToolMs, 50))} / p99 ` +
+        `${ms(percentile(interrupt.tool.afterToolMs, 99))} after that`,
     );
     const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
     table(log, [
@@ -408,6 +428,9 @@ export async function benchControl(log: (line: string) => void, options: Control
       interruptSendP99Ms: percentile(interrupt.tool.sendMs, 99)!,
       interrupts: interrupt.tool.updateMs.length,
       interruptsSeenByTool: interrupt.tool.cancelled,
+      interruptToToolP50Ms: percentile(interrupt.tool.toToolMs, 50) ?? null,
+      interruptToToolP99Ms: percentile(interrupt.tool.toToolMs, 99) ?? null,
+      interruptAfterToolP99Ms: percentile(interrupt.tool.afterToolMs, 99) ?? null,
       interruptModelCallMs: interrupt.modelCall.updateMs,
       interruptModelCallSendMs: interrupt.modelCall.sendMs,
     };
