@@ -11,6 +11,8 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../config/settings.ts';
 import { AGENT_FULL, AGENT_SHORT, benchAgent } from './agent.ts';
 import type { AgentBenchOptions } from './agent.ts';
+import { benchControl, CONTROL_FULL, CONTROL_SHORT } from './control.ts';
+import type { ControlOptions } from './control.ts';
 import { benchCounting } from './counting.ts';
 import { benchDecision } from './decision.ts';
 import { stopOnSignals } from './lifecycle.ts';
@@ -24,10 +26,21 @@ export interface BenchOptions {
   countingBytes: number;
   agent: AgentBenchOptions;
   stream: StreamBenchOptions;
+  control: ControlOptions;
 }
 
-export const BENCH_FULL: BenchOptions = { countingBytes: 1024 * 1024, agent: AGENT_FULL, stream: STREAM_FULL };
-export const BENCH_SHORT: BenchOptions = { countingBytes: 128 * 1024, agent: AGENT_SHORT, stream: STREAM_SHORT };
+export const BENCH_FULL: BenchOptions = {
+  countingBytes: 1024 * 1024,
+  agent: AGENT_FULL,
+  stream: STREAM_FULL,
+  control: CONTROL_FULL,
+};
+export const BENCH_SHORT: BenchOptions = {
+  countingBytes: 128 * 1024,
+  agent: AGENT_SHORT,
+  stream: STREAM_SHORT,
+  control: CONTROL_SHORT,
+};
 
 /** Every step of the bench; resolves with the figures as results.json holds them. */
 export async function runBench(options: BenchOptions, log: (line: string) => void) {
@@ -44,7 +57,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const agent = await benchAgent(log, options.agent);
   log('\nstream (the live stream: embedded Temporal + MinIO, a streamed reply on loopback)');
   const stream = await benchStream(log, options.stream);
-  return { counting, decision, agent, stream };
+  log('\ncontrol: reaching an agent while it works (embedded Temporal + MinIO, loopback model)');
+  const control = await benchControl(log, options.control);
+  return { counting, decision, agent, stream, control };
 }
 
 async function main(): Promise<void> {

@@ -26,7 +26,7 @@ describe('the bench, short', () => {
   it('runs every step and measures every figure, history per turn and step latency beside a compaction included', async () => {
     const lines: string[] = [];
     const started = performance.now();
-    const { counting, decision, agent, stream } = await runBench(BENCH_SHORT, (line) => lines.push(line));
+    const { counting, decision, agent, stream, control } = await runBench(BENCH_SHORT, (line) => lines.push(line));
     const log = lines.join('\n');
     expect(performance.now() - started, log).toBeLessThan(120_000);
     expect(counting.ratios.productionVsJsTiktoken, log).toBeGreaterThan(0);
@@ -44,6 +44,19 @@ describe('the bench, short', () => {
     expect(agent.stepLatency.background.stepsDuringCompaction, log).toBeGreaterThan(0);
     expect(agent.stepLatencyDuringCompactionP99Ms, log).toBeGreaterThan(0);
     expect(agent.stepLatencyBlockingCompactionP99Ms, log).toBeGreaterThan(0);
+    // Reaching the agent while it works: every send measured, each compaction carried by a step after the send.
+    expect(control.forcedCompactions, log).toHaveLength(BENCH_SHORT.control.compaction.at.length);
+    for (const send of control.forcedCompactions) {
+      expect(send.appliedAtStep, log).toBeGreaterThan(send.sentAtStep);
+    }
+    expect(control.forcedCompactionSteps, log).toBeGreaterThanOrEqual(0);
+    expect(control.steers, log).toBe(BENCH_SHORT.control.steer.steers);
+    expect(control.steerLatencyP99Ms, log).toBeGreaterThan(0);
+    expect(control.stepP99Ms, log).toBeGreaterThan(0);
+    expect(control.interrupts, log).toBe(BENCH_SHORT.control.interrupt.tool);
+    expect(control.interruptsSeenByTool, log).toBe(control.interrupts); // the tool's cancellation reached it each time
+    expect(control.interruptLatencyP99Ms, log).toBeGreaterThan(0);
+    expect(control.interruptModelCallMs, log).toHaveLength(BENCH_SHORT.control.interrupt.model);
   }, 180_000);
 
   it('stops at once on SIGTERM in the middle of its agent step, and its servers with it', async () => {
