@@ -35,7 +35,7 @@ import type {
   ViolationInput,
 } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
-import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
+import { interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { readModelReply } from './model-reply.ts';
 import { createCompletion } from './model-stream.ts';
@@ -130,6 +130,7 @@ export function createActivities({
     // The call and the reading of its reply, measured (activities/telemetry.ts): a reply that cannot be kept is a
     // failed call. The call streams: its output reaches the agent's live stream as it arrives.
     const context = Context.current();
+    const interrupt = interruptSignal(context);
     const output = stream.modelCall(agent, { call: replyId, attempt: context.info.attempt });
     output.start(model);
     const { completion, content, text, toolCalls } = await observeModelCall(
@@ -150,14 +151,14 @@ export function createActivities({
                 tools: tools.schemas(),
                 ...(toolChoice ? { tool_choice: toolChoice } : {}),
               },
-              { stream: streamModel, signal: context.cancellationSignal, onDelta: (delta) => output.delta(delta) },
+              { stream: streamModel, signal: interrupt, onDelta: (delta) => output.delta(delta) },
             ),
           ));
         } catch (error) {
-          const cancelled = context.cancellationSignal.aborted;
+          const cancelled = interrupt.aborted;
           output.interrupted(cancelled ? 'cancelled' : `the call failed: ${String((error as Error).message ?? error)}`);
           await output.flush();
-          if (cancelled) throw context.cancellationSignal.reason ?? error;
+          if (cancelled) throw interrupt.reason ?? error;
           throw modelFailure(error, model);
         }
         const choice = completion.choices[0];

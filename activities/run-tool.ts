@@ -21,7 +21,7 @@ import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { kindOf } from './model-reply.ts';
-import { untilStored, withHeartbeat } from './stored.ts';
+import { interruptSignal, untilStored, withHeartbeat } from './stored.ts';
 import { asksApproval, contextReload, TOOL_CANCEL_GRACE_MS, ToolInputError } from './tools.ts';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './tools.ts';
 import type { AgentStream } from './stream.ts';
@@ -107,6 +107,7 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
     }
     await stream.announce(agent, input.announce);
     const context = Context.current();
+    const interrupt = interruptSignal(context);
     const earlier = context.info.heartbeatDetails as ToolProgress | undefined;
     let progress: ToolProgress | undefined = earlier?.callId === call.id ? earlier : undefined;
     /** What the tool returned after the call was cancelled: kept apart, never under the result's id. */
@@ -123,12 +124,12 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
             ...agent,
             store,
             callId: call.id,
-            signal: context.cancellationSignal,
+            signal: interrupt,
           });
-          content = await unlessCancelled(running, context, keepLate);
+          content = await unlessCancelled(running, interrupt, keepLate);
           if (content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS) progress = { callId: call.id, content };
         }
-        if (context.cancellationSignal.aborted) {
+        if (interrupt.aborted) {
           await keepLate(content);
           throw new CancelledFailure('the turn was interrupted: the result is kept apart, not used');
         }
@@ -148,19 +149,19 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
  */
 async function unlessCancelled(
   running: Promise<string>,
-  context: Context,
+  interrupt: AbortSignal,
   keepLate: (content: string) => Promise<void>,
 ): Promise<string> {
-  const cancelled = context.cancelled.then(
-    () => false,
-    () => true,
-  );
+  const cancelled = new Promise<void>((resolve) => {
+    if (interrupt.aborted) resolve();
+    else interrupt.addEventListener('abort', () => resolve(), { once: true });
+  });
   // A tool that honours the cancellation rejects at once: that is the cancellation, not a failure of the tool.
   const first = await Promise.race([
     running.then(
       (content) => ({ content }),
       (error: unknown) => {
-        if (context.cancellationSignal.aborted) return undefined;
+        if (interrupt.aborted) return undefined;
         throw error;
       },
     ),

@@ -144,3 +144,20 @@ export function storedObjects(store: BlobStore) {
     },
   };
 }
+
+/**
+ * The activity's cancellation as an interrupt: aborted when the workflow cancels the activity (an `interrupt`), not
+ * when the worker shuts down (the SDK cancels running activities then too, with the reason `WORKER_SHUTDOWN`: a
+ * stopping worker waits for its model calls and tools to finish, as it did, and a second Ctrl-C abandons them).
+ */
+export function interruptSignal(context: Context): AbortSignal {
+  const source = context.cancellationSignal;
+  const controller = new AbortController();
+  const forward = () => {
+    const reason: unknown = source.reason;
+    if (!(reason instanceof Error && reason.message === 'WORKER_SHUTDOWN')) controller.abort(reason);
+  };
+  if (source.aborted) forward();
+  else source.addEventListener('abort', forward, { once: true });
+  return controller.signal;
+}
