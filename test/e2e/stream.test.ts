@@ -165,12 +165,14 @@ describe('a worker killed mid-stream', () => {
     try {
       const first = await startWorker();
       const agentId = newAgentId('streamcrash');
-      await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
+      const handle = await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
       const turn = sendMessage(client, agentId, 'How is the trail to the hut?');
       const controller = new AbortController();
       const seen: StreamedItem[] = [];
       let killed = false;
-      for await (const item of streamAgent(client, store, agentId, { signal: controller.signal, pollMs: 20 })) {
+      // The life is the agent's first run: read without asking the agent (its worker may not have polled yet).
+      const life = { agentId, life: (await handle.describe()).runId };
+      for await (const item of streamAgent(client, store, agentId, { signal: controller.signal, pollMs: 20, life })) {
         seen.push(item);
         if (!killed && seen.filter((s) => s.kind === 'text').length >= 3) {
           first.kill('SIGKILL'); // mid-stream: some of the reply is published, the rest never comes
