@@ -169,8 +169,8 @@ export function createActivities({
       },
       ({ completion }) => ({ usage: completion.usage ?? undefined, model: completion.model }),
     );
-    output.end({
-      toolCalls: toolCalls.length,
+    // What the stream's model-end and the reply both say of the call: its usage and the model that served it.
+    const served = {
       ...(completion.usage
         ? {
             usage: {
@@ -180,7 +180,8 @@ export function createActivities({
           }
         : {}),
       ...(completion.model ? { servedBy: completion.model } : {}),
-    });
+    };
+    output.end({ toolCalls: toolCalls.length, ...served });
     await output.flush();
     const reply: ChatMessage = {
       role: 'assistant',
@@ -191,15 +192,7 @@ export function createActivities({
       record: await untilStored(() => save(agent, replyId, reply, counting)),
       content: text,
       toolCalls,
-      ...(completion.usage
-        ? {
-            usage: {
-              promptTokens: completion.usage.prompt_tokens,
-              completionTokens: completion.usage.completion_tokens,
-            },
-          }
-        : {}),
-      ...(completion.model ? { servedBy: completion.model } : {}),
+      ...served,
     };
   }
 
