@@ -119,7 +119,7 @@ function streaming(extra: Partial<StreamAgentOutcome> = {}, bodies?: (StreamItem
       { kind: 'model-end', call: 'm000002', attempt: 2, toolCalls: 1 },
       { kind: 'steer', id: 'steer-m000003', text: 's1 steer 1', turn: 1, step: 2 },
     ]
-  ).map((body, offset) => ({ ...body, offset, at: '' }) as StreamItem);
+  ).map((body, offset): StreamItem => ({ ...body, offset, at: '' }));
   const steer: SteerSent = {
     seq: 1,
     text: 's1 steer 1',
