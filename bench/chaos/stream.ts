@@ -4,7 +4,8 @@
  * the model (model.ts `streamingResponder`) writes each step's text and tool call in chunks `chunkDelayMs` apart, so
  * the output is mid-flight most of the time. Meanwhile each agent is steered, one steer after the other, each with
  * its sequence number in its text, while its turn has steps to go; and the worker is killed (SIGKILL) `kills` times,
- * each time 20–80 % into a reply being streamed, then started again as the rest of the run does. At each kill, the
+ * each time 20–80 % into a reply being streamed and while a steer's Update is in flight, then started again as the
+ * rest of the run does. At each kill, the
  * steers whose Updates are in flight are sent again with the same Update id (what a client that lost its wait does).
  *
  * What it returns is read from what was stored (S3 and the workflows), not from logs: each agent's transcript,
@@ -154,13 +155,15 @@ export async function runStreamPhase(
         }
       }),
     );
-    // The kills: each 20–80 % into a reply being streamed (one that began after the worker last started).
+    // The kills: each 20–80 % into a reply being streamed (one that began after the worker last started), while a
+    // steer's Update is in flight.
     const firing = (async () => {
       let since = Date.now();
       while (!killsDone()) {
         const share = 0.2 + draw() * 0.6;
         let target: number | undefined;
-        while (target === undefined || Date.now() < target) {
+        // …and a steer's Update in flight (it is sent again after the kill).
+        while (target === undefined || Date.now() < target || inFlight.size === 0) {
           await sleep(10, undefined, { signal });
           const now = Date.now();
           const live = streaming.filter((s) => s.since >= since && s.since + s.ms > now && s.ms >= 200);
