@@ -9,7 +9,8 @@
  * down for `storageDownMs`; F6 the model failing `modelFaultRate` of its requests (model.ts); F7 one more agent
  * sent 16 messages at once, more Updates than the server lets in flight (10); F8 the clients'
  * Updates go on through F4 (the client library's reconnection). Each of F4, F5 and F3 once, at a quarter, half and
- * three quarters of the kills.
+ * three quarters of the kills. Then a third run on the same servers, F9 (stream.ts): agents in streaming turns,
+ * steered, the worker killed `stream.kills` times mid-output; its invariants are I7 and I8.
  *
  * The driver itself must not die: an uncaught exception or unhandled rejection during the run (capture.ts), or an
  * error that ends a phase (a server that does not start again, a worker that exits before it polls), stops the run,
@@ -158,7 +159,7 @@ const NO_STREAM: StreamFigures = {
   steers: { sent: 0, answered: 0, applied: 0, resent: 0, lost: 0, duplicated: 0 },
 };
 
-/** The Temporal server, MinIO, the workflow bundle and the scratch folder both runs share. */
+/** The Temporal server, MinIO, the workflow bundle and the scratch folder the runs share. */
 export interface Stack {
   dir: string;
   temporalOptions: TemporalDevServerOptions;
