@@ -120,10 +120,14 @@ export interface StreamPosition {
   of: number;
 }
 
-/** A streamed reply in progress: since when (ms since the epoch) and how long its chunks take (ms). */
+/**
+ * A streamed reply: since when (ms since the epoch), how long its chunks take (ms), and which reply of the script it
+ * is (`<agent> task <n> step <s>`, or the task's answer): the same for every attempt of one model call.
+ */
 export interface Streaming {
   since: number;
   ms: number;
+  reply: string;
 }
 
 /**
@@ -148,15 +152,17 @@ export function streamingResponder(options: { chunkDelayMs: number }): {
     if (summary || 'status' in reply || !('content' in reply)) return reply;
     const call = reply.toolCalls?.[0];
     let content = reply.content;
+    let which = content ?? '';
     if (call) {
       const args = JSON.parse(call.function.arguments) as { agent: string; task: number; step: number; of: number };
       positions.set(args.agent, { task: args.task, step: args.step, of: args.of });
       content = stepText(args.agent, args.task, args.step, args.of);
+      which = `${args.agent} task ${args.task} step ${args.step}`;
     }
     const ms = (content ?? '').split(' ').length * options.chunkDelayMs;
     if (request.body.stream === true) {
       const now = Date.now();
-      streaming.push({ since: now, ms });
+      streaming.push({ since: now, ms, reply: which });
       while (streaming.length > 64 || (streaming.length > 0 && streaming[0]!.since + streaming[0]!.ms < now - 60_000)) {
         streaming.shift();
       }

@@ -155,8 +155,10 @@ export async function runStreamPhase(
         }
       }),
     );
-    // The kills: each 20–80 % into a reply being streamed (one that began after the worker last started), while a
-    // steer's Update is in flight.
+    // The kills: each 20–80 % into a reply being streamed (one that began after the worker last started, of a model
+    // call no kill has cut yet: a call killed at every attempt would end its turn after its 8 attempts, by design),
+    // while a steer's Update is in flight.
+    const cut = new Set<string>();
     const firing = (async () => {
       let since = Date.now();
       while (!killsDone()) {
@@ -166,12 +168,15 @@ export async function runStreamPhase(
         while (target === undefined || Date.now() < target || inFlight.size === 0) {
           await sleep(10, undefined, { signal });
           const now = Date.now();
-          const live = streaming.filter((s) => s.since >= since && s.since + s.ms > now && s.ms >= 200);
+          const live = streaming.filter(
+            (s) => s.since >= since && s.since + s.ms > now && s.ms >= 200 && !cut.has(s.reply),
+          );
           const chosen = live.at(-1);
           if (target === undefined && chosen) target = chosen.since + share * chosen.ms;
           if (target !== undefined && !live.some((s) => s.since + s.ms > target!)) target = undefined; // it ended
         }
         kills.push(Date.now());
+        for (const s of streaming) if (s.since + s.ms > Date.now()) cut.add(s.reply);
         await worker.kill();
         // The steers whose Updates are in flight, sent again with the same id: applied once all the same.
         for (const [name, steer] of inFlight) {
