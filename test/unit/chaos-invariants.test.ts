@@ -163,6 +163,31 @@ describe('chaos invariants of the streaming run (F9)', () => {
     expect(steersOnce([streaming()])).toMatchObject({ passed: true, sent: 1, answered: 1, applied: 1, lost: 0 });
   });
 
+  it("I7 takes a tool call's id in each attempt's first argument piece for no duplicate, a piece twice for one", () => {
+    const head = (attempt: number) =>
+      ({
+        kind: 'tool-call-delta',
+        call: 'm000002',
+        attempt,
+        index: 0,
+        id: 's1-t1-s1',
+        name: 'work',
+        arguments: '',
+      }) as const;
+    const retried = streaming({}, [
+      { kind: 'model-start', call: 'm000002', attempt: 1, model: 'x' },
+      head(1),
+      { kind: 'superseded', call: 'm000002', attempt: 2 },
+      { kind: 'model-start', call: 'm000002', attempt: 2, model: 'x' },
+      { kind: 'text', call: 'm000002', attempt: 2, text: 'hello world' },
+      head(2),
+      { kind: 'model-end', call: 'm000002', attempt: 2, toolCalls: 1 },
+    ]);
+    expect(streamWhole([retried])).toMatchObject({ passed: true, duplicates: 0 });
+    const twice = streaming({}, [...retried.segments.flatMap((s) => s.items), head(2)]);
+    expect(streamWhole([twice]).violations).toEqual(['s1: tool call head m000002#2#0 is in the stream twice']);
+  });
+
   it('I7 counts a gap and an overlap between segments', () => {
     const clean = streaming();
     const [first, second] = clean.segments as [StreamAgentOutcome['segments'][0], StreamAgentOutcome['segments'][0]];
