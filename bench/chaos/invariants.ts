@@ -6,6 +6,9 @@
 import { pairViewOf, toolPairViolations } from '../../engine/tool-pairs.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
+import { currentText, SupersededCalls } from '../../contract/stream.ts';
+import type { StreamItem } from '../../contract/stream.ts';
+import type { SteerResult } from '../../contract/results.ts';
 
 /** One agent's outcome, as read after the run. */
 export interface AgentOutcome {
@@ -17,7 +20,7 @@ export interface AgentOutcome {
   /** Every stored message of the agent's life, by sequence number (message id `m000001`, …). */
   transcript: { id: string; message: ChatMessage }[];
   /** The final working context: each record's id, its storage key, and what it refers to. */
-  context: { id: string; key: string; ref?: string; kind?: string }[];
+  context: { id: string; key: string; ref?: string; kind?: string; steer?: true }[];
   /** The manifest the context starts from, if a compaction made one. */
   base?: string;
   /** Every compaction event in S3, oldest first: its sequence number, what it did, and what it removed. */
@@ -208,5 +211,237 @@ export function sameAsWithoutFaults(faulty: readonly AgentOutcome[], clean: read
     name: 'I6 transcript equal to the run without faults',
     passed: violations.length === 0,
     violations: limited(violations),
+  };
+}
+
+/** A steer the streaming fault (F9) sent: its text (with its sequence number), its Update id and what came back. */
+export interface SteerSent {
+  seq: number;
+  text: string;
+  updateId: string;
+  /** Where it landed, as its Update answered. */
+  answered?: SteerResult;
+  /** Why its Update failed, when it did. */
+  error?: string;
+  /** What the same Update (same id) sent again at a worker kill answered: each must be {@link answered}. */
+  resent: { answered?: SteerResult; error?: string }[];
+}
+
+/** An agent of the streaming fault: its outcome, the segments of its stream as stored, and the steers sent to it. */
+export interface StreamAgentOutcome extends AgentOutcome {
+  /** Every segment of the agent's stream as stored: the offset its key names, and its items. */
+  segments: { start: number; items: StreamItem[] }[];
+  steers: SteerSent[];
+}
+
+/** The stream of `agent` in offset order, each offset once (the first segment that holds it). */
+function streamItems(agent: StreamAgentOutcome): StreamItem[] {
+  const byOffset = new Map<number, StreamItem>();
+  for (const segment of [...agent.segments].sort((a, b) => a.start - b.start)) {
+    for (const item of segment.items) if (!byOffset.has(item.offset)) byOffset.set(item.offset, item);
+  }
+  return [...byOffset.values()].sort((a, b) => a.offset - b.offset);
+}
+
+/**
+ * I7: each agent's stream, as stored, is whole: its segments cover offsets 0 to n-1, each once and each item at the
+ * offset its segment says (no gap, no duplicate offset); no item id, model call attempt's start or end appears twice
+ * (no duplicate item); every attempt after a model call's first begins with its `superseded` item, and the text a
+ * reader shows of every stored reply (`currentText`: the newest attempt's) is that reply's content, whole once. Counts
+ * the items, the gaps and duplicates, and the attempts superseded (the kills that landed mid-output).
+ */
+export function streamWhole(
+  agents: readonly StreamAgentOutcome[],
+): InvariantResult & { items: number; gaps: number; duplicates: number; supersededAttempts: number } {
+  const violations: string[] = [];
+  let [items, gaps, duplicates, supersededAttempts] = [0, 0, 0, 0];
+  for (const agent of agents) {
+    const say = (line: string) => violations.push(`${agent.name}: ${line}`);
+    let end = 0;
+    for (const segment of [...agent.segments].sort((a, b) => a.start - b.start)) {
+      if (segment.start > end) {
+        gaps += segment.start - end;
+        say(`offsets ${end} to ${segment.start - 1} are in no segment`);
+      }
+      if (segment.start < end) {
+        duplicates += Math.min(end, segment.start + segment.items.length) - segment.start;
+        say(`the segment at ${segment.start} overlaps the offsets before ${end}`);
+      }
+      segment.items.forEach((item, i) => {
+        if (item.offset !== segment.start + i)
+          say(`the segment at ${segment.start} holds offset ${item.offset} at ${i}`);
+      });
+      end = Math.max(end, segment.start + segment.items.length);
+    }
+    const stream = streamItems(agent);
+    items += stream.length;
+    if (stream.length === 0) say('its stream is empty');
+    const once = (what: string, keys: string[]) => {
+      const seen = new Set<string>();
+      for (const key of keys) {
+        if (seen.has(key)) {
+          duplicates++;
+          say(`${what} ${key} is in the stream twice`);
+        }
+        seen.add(key);
+      }
+    };
+    // A tool call's first argument piece carries the tool call's own `id` (contract/stream.ts), the same in every
+    // attempt of its model call: it is not an item id, and it is held to once per attempt and index instead.
+    once(
+      'item id',
+      stream.flatMap((item) => (item.id && item.kind !== 'tool-call-delta' ? [item.id] : [])),
+    );
+    once(
+      'tool call head',
+      stream.flatMap((item) =>
+        item.kind === 'tool-call-delta' && item.id ? [`${item.call}#${item.attempt}#${item.index}`] : [],
+      ),
+    );
+    for (const kind of ['model-start', 'model-end', 'superseded'] as const) {
+      once(
+        kind,
+        stream.flatMap((item) => (item.kind === kind ? [`${item.call}#${item.attempt}`] : [])),
+      );
+    }
+    // Every attempt after the first is announced superseded before its own output; a reader marks the earlier
+    // attempts' output that comes after that (SupersededCalls), and shows the newest attempt's text only.
+    const supersededAt = new Map<string, number>();
+    const calls = new SupersededCalls();
+    for (const item of stream) {
+      const marked = calls.see(item);
+      if (item.kind === 'superseded') {
+        supersededAttempts++;
+        supersededAt.set(`${item.call}#${item.attempt}`, item.offset);
+      }
+      if ((item.kind === 'model-start' || item.kind === 'text') && item.attempt > 1) {
+        const at = supersededAt.get(`${item.call}#${item.attempt}`);
+        if (at === undefined)
+          say(`attempt ${item.attempt} of ${item.call} writes at ${item.offset}, not superseded first`);
+      }
+      if (item.kind === 'text' && !marked) {
+        const newer = [...supersededAt.keys()].some((k) => {
+          const [call, attempt] = k.split('#');
+          return call === item.call && Number(attempt) > item.attempt;
+        });
+        if (newer) say(`text of superseded attempt ${item.attempt} of ${item.call} at ${item.offset} is not marked`);
+      }
+    }
+    for (const { id, message } of agent.transcript) {
+      if (message.role !== 'assistant') continue;
+      const ends = stream.filter((item) => item.kind === 'model-end' && item.call === id);
+      if (ends.length === 0) {
+        say(`the stored reply ${id} has no model-end in the stream`);
+        continue;
+      }
+      const shown = currentText(stream, id);
+      const stored = message.content === null ? '' : textOf(message.content);
+      if (shown !== stored)
+        say(
+          `reply ${id}: the stream shows ${JSON.stringify(shown.slice(0, 80))}, stored ${JSON.stringify(stored.slice(0, 80))}`,
+        );
+    }
+  }
+  return {
+    name: 'I7 every stream whole: offsets 0..n-1, no duplicate, retried output superseded',
+    passed: violations.length === 0,
+    violations: limited(violations),
+    items,
+    gaps,
+    duplicates,
+    supersededAttempts,
+  };
+}
+
+/**
+ * I8: every steer whose Update answered is applied exactly once, where the answer says, in the order sent: one user
+ * message with its text in the transcript (at the answer's message id), its context record marked `steer: true` (or
+ * removed into a summary), and one `steer` item in the stream (at the answer's turn and step); the same Update sent
+ * again (same id) answers the same. A steer whose Update failed is applied at most once. Counts them.
+ */
+export function steersOnce(agents: readonly StreamAgentOutcome[]): InvariantResult & {
+  sent: number;
+  answered: number;
+  applied: number;
+  resent: number;
+  lost: number;
+  duplicated: number;
+} {
+  const violations: string[] = [];
+  let [sent, answered, applied, resent, lost, duplicated] = [0, 0, 0, 0, 0, 0];
+  for (const agent of agents) {
+    const say = (line: string) => violations.push(`${agent.name}: ${line}`);
+    const stream = streamItems(agent);
+    const summarized = new Set(
+      agent.events.flatMap((e) => e.removed.filter((r) => r.replacedBy === 'summary').map((r) => r.id)),
+    );
+    const records = new Map(agent.context.map((r) => [r.id, r]));
+    const landed: { seq: number; id: string }[] = [];
+    for (const steer of agent.steers) {
+      sent++;
+      resent += steer.resent.length;
+      const messages = agent.transcript.filter(
+        (m) => m.message.role === 'user' && textOf(m.message.content) === steer.text,
+      );
+      const items = stream.filter((item) => item.kind === 'steer' && item.text === steer.text);
+      if (messages.length > 1) {
+        duplicated += messages.length - 1;
+        say(`${steer.text} is in the transcript ${messages.length} times`);
+      }
+      if (items.length > 1) say(`${steer.text} is in the stream ${items.length} times`);
+      if (messages.length > 0) {
+        applied++;
+        landed.push({ seq: steer.seq, id: messages[0]!.id });
+      }
+      for (const again of steer.resent) {
+        if (steer.answered && again.answered && again.answered.messageId !== steer.answered.messageId) {
+          say(`${steer.text} sent again answered ${again.answered.messageId}, first ${steer.answered.messageId}`);
+        }
+      }
+      const result = steer.answered ?? steer.resent.find((r) => r.answered)?.answered;
+      if (!result) continue; // failed: at most once (above)
+      answered++;
+      if (messages.length === 0) {
+        lost++;
+        say(`${steer.text} was answered (${result.messageId}) and is not in the transcript`);
+        continue;
+      }
+      if (messages[0]!.id !== result.messageId)
+        say(`${steer.text} is ${messages[0]!.id}, answered ${result.messageId}`);
+      // A steer that came to an idle agent opened a turn: a message like any, not marked, not a steer item.
+      const record = records.get(result.messageId);
+      if (record && !result.opened && record.steer !== true)
+        say(`${result.messageId} (${steer.text}) is not marked steer`);
+      if (!record && !summarized.has(result.messageId))
+        say(`${result.messageId} (${steer.text}) is nowhere in the context`);
+      const want = result.opened ? 0 : 1;
+      if (items.length !== want) say(`${steer.text}: ${items.length} steer items in the stream, want ${want}`);
+      const item = items[0];
+      if (item?.kind === 'steer' && (item.turn !== result.turn || item.step !== result.step)) {
+        say(
+          `${steer.text}: the stream says turn ${item.turn} step ${item.step}, the Update ${result.turn}/${result.step}`,
+        );
+      }
+    }
+    // In the order sent: by message id (the order stored) and by stream offset.
+    const byId = [...landed].sort((a, b) => a.id.localeCompare(b.id)).map((l) => l.seq);
+    if (byId.some((seq, i) => i > 0 && seq < byId[i - 1]!)) say(`steers applied in the order ${byId.join(', ')}`);
+    const inStream = stream.flatMap((item) => {
+      const seq = item.kind === 'steer' ? agent.steers.find((s) => s.text === item.text)?.seq : undefined;
+      return seq === undefined ? [] : [seq];
+    });
+    if (inStream.some((seq, i) => i > 0 && seq < inStream[i - 1]!))
+      say(`steers streamed in the order ${inStream.join(', ')}`);
+  }
+  return {
+    name: 'I8 every steer applied exactly once, in order, in the transcript and the stream',
+    passed: violations.length === 0,
+    violations: limited(violations),
+    sent,
+    answered,
+    applied,
+    resent,
+    lost,
+    duplicated,
   };
 }

@@ -1,5 +1,6 @@
 /**
- * `npm run chaos [-- --short] [--kills N] [--agents N] [--tasks N] [--out FILE]`: the chaos run (run.ts). Prints
+ * `npm run chaos [-- --short] [--kills N] [--stream-kills N] [--agents N] [--tasks N] [--out FILE]`: the chaos run
+ * (run.ts; `--stream-kills`: the worker kills mid-stream of F9, stream.ts). Prints
  * its progress and a table, writes the results as JSON (default bench/chaos-results.json), exits 1 when an invariant
  * broke.
  */
@@ -13,6 +14,7 @@ const { values } = parseArgs({
   options: {
     short: { type: 'boolean', default: false },
     kills: { type: 'string' },
+    'stream-kills': { type: 'string' },
     agents: { type: 'string' },
     tasks: { type: 'string' },
     out: { type: 'string', default: join(PROJECT_ROOT, 'bench', 'chaos-results.json') },
@@ -39,6 +41,7 @@ const result = await runChaos({
   kills: count('kills', values.kills, base.kills),
   agents: count('agents', values.agents, base.agents),
   tasks: count('tasks', values.tasks, base.tasks),
+  stream: { ...base.stream, kills: count('stream-kills', values['stream-kills'], base.stream.kills) },
   log: (line) => console.log(`${line} (${((Date.now() - started) / 1000).toFixed(0)} s)`),
 });
 console.log(`\n${chaosTable(result)}`);

@@ -101,3 +101,73 @@ export function chaosResponder(options: { rate: number; seed: number; hangMs: nu
   };
   return { responder, injected };
 }
+
+/** The steer number `seq` to agent `agent` in the streaming fault (F9): its sequence number is in its text. */
+export const steerMessage = (agent: string, seq: number) => `${agent} steer ${seq}`;
+/** A steer's text: the agent and its sequence number. */
+export const STEER = /^(\S+) steer (\d+)$/;
+
+/** The text a streamed step writes before its tool call: about forty words that name the step. */
+export function stepText(agent: string, task: number, step: number, of: number): string {
+  const words = Array.from({ length: 36 }, (_, i) => `w${(agent.length * 31 + task * 7 + step * 3 + i) % 97}`);
+  return `${agent} task ${task} step ${step} of ${of}: ${words.join(' ')}.`;
+}
+
+/** Where an agent's turn is, as its latest model request shows: the step asked for, of how many. */
+export interface StreamPosition {
+  task: number;
+  step: number;
+  of: number;
+}
+
+/**
+ * A streamed reply: since when (ms since the epoch), how long its chunks take (ms), and which reply of the script it
+ * is (`<agent> task <n> step <s>`, or the task's answer): the same for every attempt of one model call.
+ */
+export interface Streaming {
+  since: number;
+  ms: number;
+  reply: string;
+}
+
+/**
+ * The model of the streaming fault (F9): the same script as {@link scriptedReply}, steers skipped (a steer is a user
+ * message after a step's tool results, and the task goes on), every step's reply written as text and a tool call and
+ * streamed `chunkDelayMs` apart, so that a worker killed meanwhile is killed mid-output. It tells where each agent's
+ * turn is (`positions`) and which replies are being streamed now (`streaming`).
+ */
+export function streamingResponder(options: { chunkDelayMs: number }): {
+  responder: Responder;
+  positions: Map<string, StreamPosition>;
+  streaming: Streaming[];
+} {
+  const positions = new Map<string, StreamPosition>();
+  const streaming: Streaming[] = [];
+  const responder: Responder = (request) => {
+    const messages = request.body.messages.filter(
+      (m) => !(m.role === 'user' && STEER.test(textOf(m.content as never))),
+    );
+    const summary = request.body.response_format !== undefined;
+    const reply = scriptedReply(messages, summary);
+    if (summary || 'status' in reply || !('content' in reply)) return reply;
+    const call = reply.toolCalls?.[0];
+    let content = reply.content;
+    let which = content ?? '';
+    if (call) {
+      const args = JSON.parse(call.function.arguments) as { agent: string; task: number; step: number; of: number };
+      positions.set(args.agent, { task: args.task, step: args.step, of: args.of });
+      content = stepText(args.agent, args.task, args.step, args.of);
+      which = `${args.agent} task ${args.task} step ${args.step}`;
+    }
+    const ms = (content ?? '').split(' ').length * options.chunkDelayMs;
+    if (request.body.stream === true) {
+      const now = Date.now();
+      streaming.push({ since: now, ms, reply: which });
+      while (streaming.length > 64 || (streaming.length > 0 && streaming[0]!.since + streaming[0]!.ms < now - 60_000)) {
+        streaming.shift();
+      }
+    }
+    return { ...reply, content, chunkDelayMs: options.chunkDelayMs };
+  };
+  return { responder, positions, streaming };
+}

@@ -9,7 +9,8 @@
  * down for `storageDownMs`; F6 the model failing `modelFaultRate` of its requests (model.ts); F7 one more agent
  * sent 16 messages at once, more Updates than the server lets in flight (10); F8 the clients'
  * Updates go on through F4 (the client library's reconnection). Each of F4, F5 and F3 once, at a quarter, half and
- * three quarters of the kills.
+ * three quarters of the kills. Then a third run on the same servers, F9 (stream.ts): agents in streaming turns,
+ * steered, the worker killed `stream.kills` times mid-output; its invariants are I7 and I8.
  *
  * The driver itself must not die: an uncaught exception or unhandled rejection during the run (capture.ts), or an
  * error that ends a phase (a server that does not start again, a worker that exits before it polls), stops the run,
@@ -24,10 +25,6 @@ import type { Client } from '@temporalio/client';
 import { closeAgentAndWait, sendMessage, startAgent } from '../../client/agents.ts';
 import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
-import { agentWorkflowId } from '../../contract/agent.ts';
-import type { AgentState } from '../../contract/state.ts';
-import type { CompactionEvent } from '../../contract/results.ts';
-import { lifePrefix } from '../../contract/keys.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
@@ -43,6 +40,9 @@ import type { RunningTemporal, TemporalDevServerOptions } from '../../stack/temp
 import { S3BlobStore } from '../../storage/s3.ts';
 import { bundleWorkflows } from '../../worker/worker.ts';
 import { percentile } from '../stats.ts';
+import { listAll, outcomeOf } from './outcome.ts';
+import { runStreamPhase } from './stream.ts';
+import type { StreamFaultOptions } from './stream.ts';
 import {
   eventsInStep,
   everyMessageOnce,
@@ -50,6 +50,8 @@ import {
   referencedKeysExist,
   requestsValidAndCovered,
   sameAsWithoutFaults,
+  steersOnce,
+  streamWhole,
 } from './invariants.ts';
 import type { AgentOutcome, InvariantResult } from './invariants.ts';
 import { chaosResponder, MODEL_FAULTS, taskMessage } from './model.ts';
@@ -69,9 +71,11 @@ export interface ChaosOptions {
   window: number;
   /** History events after which the server suggests continue-as-new (so runs are crossed often). */
   continueAsNewEvents: number;
+  /** F9, a run of its own after the others: worker kills while model output streams, with steers (stream.ts). */
+  stream: Omit<StreamFaultOptions, 'seed'>;
   log: (line: string) => void;
   /** Called as each run starts (tests inject a fault of the driver's own there). */
-  onPhase?: (phase: 'clean' | 'faulty') => void;
+  onPhase?: (phase: 'clean' | 'faulty' | 'stream') => void;
 }
 
 export const FULL: Omit<ChaosOptions, 'log'> = {
@@ -84,6 +88,7 @@ export const FULL: Omit<ChaosOptions, 'log'> = {
   seed: 7,
   window: 6_000,
   continueAsNewEvents: 300,
+  stream: { agents: 2, kills: 20, steps: 12, chunkDelayMs: 25, window: 24_000 },
 };
 
 export const SHORT: Omit<ChaosOptions, 'log'> = {
@@ -94,6 +99,7 @@ export const SHORT: Omit<ChaosOptions, 'log'> = {
   freezeMs: 3_000,
   storageDownMs: 3_000,
   modelFaultRate: 0.15, // so that each kind of model fault comes up in a short run
+  stream: { ...FULL.stream, kills: 2 },
 };
 
 export interface FaultFigures {
@@ -124,13 +130,37 @@ export interface ChaosResult {
   toolEffects: number;
   runsCrossed: number;
   compactions: number;
-  durationMs: { clean: number; faulty: number };
+  /** F9: the streaming run's figures (I7, I8). */
+  stream: StreamFigures;
+  durationMs: { clean: number; faulty: number; stream: number };
   /** What broke {@link DRIVER_INVARIANT}: each error with its stack (empty when it held). */
   errors: string[];
 }
 
-/** The Temporal server, MinIO, the workflow bundle and the scratch folder both runs share. */
-interface Stack {
+/** What the streaming run (F9) counted, from what it stored. */
+export interface StreamFigures {
+  kills: number;
+  turns: number;
+  /** Stream items stored, offsets missing (gaps), offsets or items twice (duplicates), model attempts superseded. */
+  items: number;
+  gaps: number;
+  duplicates: number;
+  supersededAttempts: number;
+  steers: { sent: number; answered: number; applied: number; resent: number; lost: number; duplicated: number };
+}
+
+const NO_STREAM: StreamFigures = {
+  kills: 0,
+  turns: 0,
+  items: 0,
+  gaps: 0,
+  duplicates: 0,
+  supersededAttempts: 0,
+  steers: { sent: 0, answered: 0, applied: 0, resent: 0, lost: 0, duplicated: 0 },
+};
+
+/** The Temporal server, MinIO, the workflow bundle and the scratch folder the runs share. */
+export interface Stack {
   dir: string;
   temporalOptions: TemporalDevServerOptions;
   minioOptions: MinioOptions;
@@ -139,7 +169,7 @@ interface Stack {
   bundlePath: string;
 }
 
-async function startStack(options: ChaosOptions): Promise<Stack> {
+export async function startStack(options: ChaosOptions): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'longrun-chaos-'));
   const settings = loadSettings(process.env);
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
@@ -325,79 +355,6 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-/** Every key under `prefix` (S3 lists a thousand at a time). */
-async function listAll(store: S3BlobStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for (;;) {
-    const page = await store.list(prefix, { ...(keys.length ? { startAfter: keys.at(-1)! } : {}), limit: 1_000 });
-    keys.push(...page);
-    if (page.length < 1_000) return keys;
-  }
-}
-
-/** What an agent left: its transcript, context, events and runs. */
-async function outcomeOf(
-  client: Client,
-  store: S3BlobStore,
-  name: string,
-  script: string[],
-  final: AgentState,
-): Promise<AgentOutcome> {
-  const prefix = lifePrefix(final);
-  const keys = await listAll(store, prefix);
-  const load = async <T>(key: string) => JSON.parse((await store.get(key))!) as T;
-  const messageKeys = keys.filter((k) => k.startsWith(`${prefix}messages/`)).sort();
-  const transcript = await Promise.all(
-    messageKeys.map(async (key) => ({
-      id: key.slice(key.lastIndexOf('/') + 1, -'.json'.length),
-      message: await load<ChatMessage>(key),
-    })),
-  );
-  const eventKeys = keys.filter((k) => k.endsWith('/event.json')).sort();
-  const events = await Promise.all(
-    eventKeys.map(async (key) => {
-      const event = await load<CompactionEvent>(key);
-      const removedText = (await store.get(event.keys.removed)) ?? '';
-      const removed = removedText
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as { id: string; replacedBy?: string });
-      return {
-        seq: event.seq,
-        trigger: event.trigger,
-        strategies: [...event.strategies],
-        tokensBefore: event.tokensBefore,
-        tokensAfter: event.tokensAfter,
-        removed: removed.map(({ id, replacedBy }) => ({ id, ...(replacedBy ? { replacedBy } : {}) })),
-      };
-    }),
-  );
-  const runs: AgentOutcome['runs'] = [];
-  for await (const run of client.workflow.list({ query: `WorkflowId = "${agentWorkflowId(final.agentId)}"` })) {
-    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-    runs.push({
-      status: run.status.name,
-      workflowTaskFailures: (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length,
-    });
-  }
-  return {
-    name,
-    script,
-    transcript,
-    context: final.messages.map(({ id, key, ref, kind }) => ({
-      id,
-      key,
-      ...(ref ? { ref } : {}),
-      ...(kind ? { kind } : {}),
-    })),
-    ...(final.base ? { base: final.base } : {}),
-    events,
-    stateEvents: (final.events ?? []).map(({ seq, tokensAfter }) => ({ seq, tokensAfter })),
-    stateCompactions: final.compactions ?? 0,
-    runs,
-  };
-}
-
 /** Recovery of each injection: the time to the next turn completed after it. */
 function recoveries(injections: number[], turnsDone: number[]): number[] {
   return injections.flatMap((at) => {
@@ -441,7 +398,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       toolEffects: 0,
       runsCrossed: 0,
       compactions: 0,
-      durationMs: { clean: 0, faulty: Date.now() - started },
+      stream: NO_STREAM,
+      durationMs: { clean: 0, faulty: Date.now() - started, stream: 0 },
       ...driverFailure(errors),
     };
   } finally {
@@ -525,9 +483,17 @@ async function chaosRun(options: ChaosOptions, signal: AbortSignal, kills: numbe
     };
     options.onPhase?.('faulty');
     const faulty = await runPhase(stack, 'faulty', options, signal, fire);
-    log(`[chaos] run 2 done in ${(faulty.durationMs / 1000).toFixed(0)} s; checking the invariants`);
+    log(
+      `[chaos] run 2 done in ${(faulty.durationMs / 1000).toFixed(0)} s; run 3, streaming turns and steers ` +
+        `(${options.stream.kills} kills mid-output)`,
+    );
+    options.onPhase?.('stream');
+    const streamed = await runStreamPhase(stack, { ...options.stream, seed: options.seed }, signal);
+    log(`[chaos] run 3 done in ${(streamed.durationMs / 1000).toFixed(0)} s; checking the invariants`);
 
     const i1 = everyMessageOnce(faulty.agents);
+    const i7 = streamWhole(streamed.agents);
+    const i8 = steersOnce(streamed.agents);
     const invariants: InvariantResult[] = [
       i1,
       requestsValidAndCovered(faulty.agents, faulty.requests),
@@ -535,7 +501,19 @@ async function chaosRun(options: ChaosOptions, signal: AbortSignal, kills: numbe
       noFailedWorkflow(faulty.agents),
       referencedKeysExist(faulty.agents, faulty.stored),
       sameAsWithoutFaults(faulty.agents, clean.agents),
+      i7,
+      i8,
     ];
+    // The streaming run holds the invariants its script allows too (I1 and I6 compare with a script it does not
+    // follow: its tasks go on until the kills are done, and steers are user messages too).
+    for (const result of [
+      requestsValidAndCovered(streamed.agents, streamed.requests),
+      eventsInStep(streamed.agents),
+      noFailedWorkflow(streamed.agents),
+      referencedKeysExist(streamed.agents, streamed.stored),
+    ]) {
+      if (!result.passed) invariants.push({ ...result, name: `${result.name} (streaming run)` });
+    }
     // The run without faults must hold them too (else the comparison proves nothing).
     const baseline = [
       everyMessageOnce(clean.agents),
@@ -580,6 +558,18 @@ async function chaosRun(options: ChaosOptions, signal: AbortSignal, kills: numbe
       figures('F5 MinIO down', others['F5 storage down'], { ms: options.storageDownMs }),
       { name: 'F6 model faults', passed: allHeld && modelFaults > 0, count: modelFaults, ...faulty.injected },
       { name: 'F7 more Updates in flight than allowed', passed: allHeld, count: BURST },
+      {
+        ...figures('F9 worker kill -9 mid-stream, with steers', streamed.kills, {
+          supersededAttempts: i7.supersededAttempts,
+          steers: i8.sent,
+        }),
+        // Recovered from: each kill to the next turn completed in the streaming run.
+        ...(() => {
+          const r = recoveries(streamed.kills, streamed.turnsDone);
+          return r.length ? { recoveryP50Ms: percentile(r, 50), recoveryP99Ms: percentile(r, 99) } : {};
+        })(),
+        passed: allHeld && streamed.kills.length > 0 && i7.supersededAttempts > 0,
+      },
     ];
     const runsCrossed = faulty.agents.reduce((sum, a) => sum + a.runs.length - 1, 0);
     return {
@@ -596,7 +586,23 @@ async function chaosRun(options: ChaosOptions, signal: AbortSignal, kills: numbe
       toolEffects,
       runsCrossed,
       compactions: faulty.agents.reduce((sum, a) => sum + a.events.length, 0),
-      durationMs: { clean: clean.durationMs, faulty: faulty.durationMs },
+      stream: {
+        kills: streamed.kills.length,
+        turns: streamed.turnsDone.length,
+        items: i7.items,
+        gaps: i7.gaps,
+        duplicates: i7.duplicates,
+        supersededAttempts: i7.supersededAttempts,
+        steers: {
+          sent: i8.sent,
+          answered: i8.answered,
+          applied: i8.applied,
+          resent: i8.resent,
+          lost: i8.lost,
+          duplicated: i8.duplicated,
+        },
+      },
+      durationMs: { clean: clean.durationMs, faulty: faulty.durationMs, stream: streamed.durationMs },
       errors: [],
     };
   } finally {
@@ -623,6 +629,11 @@ export function chaosTable(result: ChaosResult): string {
     `turns ${result.turns}, lost ${result.lost}, duplicated ${result.duplicated}, kills ${result.kills}, ` +
       `runs crossed (continue-as-new) ${result.runsCrossed}, compactions ${result.compactions}`,
     `tool runs ${result.toolRuns} for ${result.toolCalls} calls, effects applied ${result.toolEffects}`,
+    `streaming run: kills ${result.stream.kills} mid-output, turns ${result.stream.turns}, stream items ` +
+      `${result.stream.items}, gaps ${result.stream.gaps}, duplicates ${result.stream.duplicates}, attempts ` +
+      `superseded ${result.stream.supersededAttempts}; steers sent ${result.stream.steers.sent}, answered ` +
+      `${result.stream.steers.answered}, applied ${result.stream.steers.applied}, sent again (same id) ` +
+      `${result.stream.steers.resent}, lost ${result.stream.steers.lost}, duplicated ${result.stream.steers.duplicated}`,
     ...Object.entries(result.invariants).map(([name, held]) => `${held ? 'held  ' : 'BROKEN'} ${name}`),
     ...Object.entries(result.violations).flatMap(([name, lines]) => [`${name}:`, ...lines.map((l) => `  ${l}`)]),
   ].join('\n');

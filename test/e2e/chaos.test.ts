@@ -1,6 +1,8 @@
 /**
  * `npm run chaos` in its short mode, on every `npm test`: two agents, worker kills, a frozen worker, the Temporal
- * server and MinIO killed, model faults, a burst of messages to a third agent; every invariant must hold (the full run, ≥ 100 kills: RELIABILITY.md).
+ * server and MinIO killed, model faults, a burst of messages to a third agent; then two agents in streaming turns,
+ * steered while the worker is killed mid-output (F9); every invariant must hold (the full run, ≥ 100 kills and 20
+ * mid-stream: RELIABILITY.md).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,12 +16,12 @@ import { onCluster } from '../support/stack-kind.ts';
 // kills and starts again; it has no cluster mode, so there it would repeat what `npm test` runs. The cluster's own
 // server crash: crashes.test.ts.
 describe.skipIf(onCluster)('the chaos run, short', () => {
-  it('keeps every invariant under worker kills, a freeze, server and storage kills, model faults and a burst of Updates', async () => {
+  it('keeps every invariant under worker kills, a freeze, server and storage kills, model faults, a burst of Updates, and kills mid-stream with steers', async () => {
     const lines: string[] = [];
     const result = await runChaos({ ...SHORT, log: (line) => lines.push(line) });
     const table = chaosTable(result);
     expect(result.invariants, table).toEqual(Object.fromEntries(Object.keys(result.invariants).map((k) => [k, true])));
-    expect(Object.keys(result.invariants)).toHaveLength(7);
+    expect(Object.keys(result.invariants)).toHaveLength(9);
     expect(result.invariants[DRIVER_INVARIANT]).toBe(true);
     expect(result.errors).toEqual([]);
     expect(result.kills).toBe(SHORT.kills);
@@ -28,7 +30,16 @@ describe.skipIf(onCluster)('the chaos run, short', () => {
     for (const fault of result.faults) expect(fault.passed, `${fault.name}\n${table}`).toBe(true);
     expect(result.compactions).toBeGreaterThan(0);
     expect(result.runsCrossed).toBeGreaterThan(0);
-  }, 300_000);
+    // F9: every kill landed mid-output (an attempt superseded each time), the streams whole, every steer once.
+    expect(result.stream.kills, table).toBe(SHORT.stream.kills);
+    expect(result.stream).toMatchObject({ gaps: 0, duplicates: 0 });
+    expect(result.stream.supersededAttempts, table).toBeGreaterThanOrEqual(SHORT.stream.kills);
+    expect(result.stream.items).toBeGreaterThan(0);
+    const { steers } = result.stream;
+    expect(steers.sent, table).toBeGreaterThanOrEqual(2 * SHORT.stream.agents);
+    expect(steers, table).toMatchObject({ answered: steers.sent, applied: steers.sent, lost: 0, duplicated: 0 });
+    expect(steers.resent, table).toBeGreaterThan(0);
+  }, 360_000);
 
   // In a Node process of its own: the test runner would take the uncaught error as its own.
   it('reports an uncaught error of the driver as a failed run with its stack, and stops the run', async () => {
