@@ -5,9 +5,10 @@
  * Which recorded reply answers a request is read from the request itself, so a retried request gets the same answer
  * and compaction inside a turn (older steps dropped or summarized, a summary and the task ledger inserted as user
  * messages) does not shift it ({@link locateRecordedReply}): a request that continues a turn is placed by the tool
- * call ids of its newest step, and gets the next assistant message recorded in that turn; a turn's first call is
- * placed by the user's message, matched against the recording's user messages in order
- * ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for that position, or a message the
+ * call ids of its newest step, and gets the next assistant message recorded in that turn (where the recording makes
+ * an id more than once, as providers that number calls per turn or per reply do, by that step's place among the
+ * request's messages, {@link placeCaller}); a turn's first call is placed by the user's message, matched against the
+ * recording's user messages in order ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for that position, or a message the
  * recording does not have) it never fails: it answers honestly, in text and without tool calls, that it is the
  * offline model and cannot answer, quoting the message it got (see {@link offlineReply}), for any number of turns.
  *

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { LEDGER_HEADER } from '../../engine/ledger.ts';
+import { textOf } from '../../engine/messages.ts';
 import type { ScriptedReply } from '../../llm/chat-server.ts';
 import { indexRecording, locateRecordedReply, RecordingReplayer, replayResponder } from '../../llm/replay.ts';
 import { answersLine } from '../../commands/replay.ts';
@@ -102,7 +103,7 @@ async function runLoop(
 describe('replaying a recording whose tool call ids repeat', () => {
   const session = reusedIdsRecording();
   const recorded = session.filter((m) => m.role === 'assistant');
-  const recordedResults = session.filter((m) => m.role === 'tool').map((m) => m.content);
+  const recordedResults = session.filter((m) => m.role === 'tool').map((m) => textOf(m.content));
 
   it('indexes every step that made an id, in order', () => {
     const index = indexRecording(session);
@@ -130,7 +131,7 @@ describe('replaying a recording whose tool call ids repeat', () => {
       const { sent } = await runLoop(
         session,
         (messages) => responder({ path: '/v1/chat/completions', headers: {}, body: { model: 'm', messages } }, 0),
-        () => String(recordedResults[next++] ?? 'none'),
+        () => recordedResults[next++] ?? 'none',
         compact,
       );
       expect(sent.map((m) => m.content)).toEqual(recorded.map((m) => m.content));
@@ -173,7 +174,7 @@ describe('replaying a recording whose tool call ids repeat', () => {
           ? { content: located.reply.content as string | null, toolCalls: located.reply.tool_calls }
           : { content: '(none)' };
       },
-      () => String(recordedResults[next++] ?? 'none'),
+      () => recordedResults[next++] ?? 'none',
     );
     expect(sent).toHaveLength(recorded.length);
     expect(placed).toEqual(index.turns.flatMap((t, turn) => t.replies.map((_, step) => `${turn}.${step}`)));
