@@ -6,8 +6,9 @@
  *
  * Every recorded step is replayed: the agent's step budget covers the longest recorded turn, and each request is
  * answered by locating it in the recording (llm/replay.ts locateRecordedReply: by its newest step's tool call ids,
- * so compaction inside a turn does not shift it). The report says how many recorded steps were replayed and, for a
- * turn cut short, why.
+ * so compaction inside a turn does not shift it, and by its place in the request where the recording reuses ids),
+ * its tool calls by the results recorded after that step (llm/replay.ts RecordingReplayer). The report says how many
+ * recorded steps were replayed, which one answered each request and, for a turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
 import { readNamedFile } from './cli/parse.ts';
@@ -25,8 +26,8 @@ import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { ScriptedReply } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { indexRecording, locateRecordedReply, parseSessionJsonl, replyOf, SessionFormatError } from '../llm/replay.ts';
-import type { RecordingIndex } from '../llm/replay.ts';
+import { indexRecording, parseSessionJsonl, RecordingReplayer, SessionFormatError } from '../llm/replay.ts';
+import type { RecordedAnswer, RecordingIndex } from '../llm/replay.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { compactionKey } from '../contract/keys.ts';
@@ -68,6 +69,12 @@ export interface ReplayReport {
   recordedSteps: number;
   /** Model calls answered with a recorded assistant message (each recorded message counted once). */
   replayedSteps: number;
+  /**
+   * Per request, in the order the model server received them (as `requestTokens`): the recorded step that answered
+   * it (turn and step 1-based, `message` its 1-based place in the recording, how it was placed), null for a request
+   * the recording had no reply for. A step answering more than one request (a retried call) is counted once above.
+   */
+  answeredWith: (RecordedAnswer | null)[];
   /** The step budget the agent ran under: the longest recorded turn, plus a margin. */
   stepBudget: number;
   /** Turns not replayed in full (replayedSteps < recordedSteps), each with its reason. */
@@ -139,29 +146,20 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     throw new SessionFormatError(undefined, `${options.file}: the recording has no user message (each one is a turn)`);
   }
   const system = session.find((m) => m.role === 'system');
-  const results = new Map(session.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id!, textOf(m.content)]));
   const window = options.window ?? 128_000;
   const preset = options.preset ?? 'default';
   const stepBudget = Math.max(...turns.map((t) => t.replies.length)) + STEP_MARGIN;
 
   // The recorded replies answer the agent, each request placed in the recording by its newest step (a turn's first
-  // call by the turn being sent); the recorded results answer its tool calls.
+  // call by the turn being sent); the recorded results of the step sent answer its tool calls.
   let turn = 0;
-  /** Recorded replies sent, by turn: the steps of each recorded turn that were replayed. */
-  const replayed = turns.map(() => new Set<number>());
-  /** Requests that could not be placed in the recording, by turn. */
-  const unplaced = turns.map(() => 0);
-  const model = await startChatServer((request): ScriptedReply => {
-    const located = locateRecordedReply(recording, request.body.messages, () => turn);
-    if (!located?.reply) {
-      if (located?.placedBy === 'count') unplaced[turn] = (unplaced[turn] ?? 0) + 1;
-      return { content: '(the recording has no further reply in this turn)' };
-    }
-    replayed[located.at.turn]?.add(located.at.step);
-    return replyOf(located.reply);
-  });
+  const replayer = new RecordingReplayer(recording);
+  const { replayed, unplaced } = replayer;
+  const model = await startChatServer((request, index): ScriptedReply =>
+    replayer.answer(request.body.messages, turn, index),
+  );
   const tools = new ToolRegistry([], {
-    fallback: (_args, context) => Promise.resolve(results.get(context.callId ?? '') ?? 'error: no recorded result'),
+    fallback: (_args, context) => Promise.resolve(replayer.resultOf(context.callId)),
   });
 
   const settings = loadSettings();
@@ -223,7 +221,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       stepBudget,
       cutShort,
       recordedSteps: session.filter((m) => m.role === 'assistant').length,
-      replayedSteps: replayed.reduce((n, steps) => n + steps.size, 0),
+      replayedSteps: replayer.replayedSteps,
+      answeredWith: model.requests.map((_, i) => replayer.answers[i] ?? null),
       requests: model.requests.map((r) => r.body.messages),
       session,
       schemas: tools.schemas(),
@@ -251,6 +250,7 @@ async function report(
     cutShort: CutShort[];
     recordedSteps: number;
     replayedSteps: number;
+    answeredWith: (RecordedAnswer | null)[];
     requests: ChatMessage[][];
     session: ChatMessage[];
     schemas: unknown[];
@@ -323,6 +323,7 @@ async function report(
     modelCalls: run.requests.length,
     recordedSteps: run.recordedSteps,
     replayedSteps: run.replayedSteps,
+    answeredWith: run.answeredWith,
     stepBudget: run.stepBudget,
     cutShort: run.cutShort,
     compactions,
@@ -338,6 +339,19 @@ async function report(
   };
 }
 
+/**
+ * How the requests were answered: with a recorded step (how many distinct, how many again: a retried call or a
+ * request placed where an earlier one was) or with none.
+ */
+export function answersLine(r: Pick<ReplayReport, 'answeredWith' | 'modelCalls'>): string {
+  const answered = r.answeredWith.filter((a) => a !== null);
+  const distinct = new Set(answered.map((a) => a.message)).size;
+  return (
+    `requests answered with a recorded step: ${answered.length} of ${r.modelCalls} ` +
+    `(${distinct} distinct, ${answered.length - distinct} again); ${r.modelCalls - answered.length} with none`
+  );
+}
+
 /** The report as a few readable lines. */
 export function renderReplay(r: ReplayReport): string {
   const lines = [
@@ -350,6 +364,7 @@ export function renderReplay(r: ReplayReport): string {
       (c) =>
         `  ${c.turn === 0 ? 'before turn 1' : `turn ${c.turn}`}: ${c.replayed} of ${c.recorded} steps replayed: ${c.reason}`,
     ),
+    answersLine(r),
     `largest request ${r.maxRequestTokens} tokens of ${r.window}; tokens sent ${r.tokensSent} vs ${r.tokensSentWithoutCompaction} without compaction`,
     `tool-pair violations: ${r.toolPairViolations}; history ${r.historyBytes} bytes over ${r.continueAsNew + 1} run(s)`,
   ];

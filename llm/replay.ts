@@ -5,9 +5,10 @@
  * Which recorded reply answers a request is read from the request itself, so a retried request gets the same answer
  * and compaction inside a turn (older steps dropped or summarized, a summary and the task ledger inserted as user
  * messages) does not shift it ({@link locateRecordedReply}): a request that continues a turn is placed by the tool
- * call ids of its newest step, and gets the next assistant message recorded in that turn; a turn's first call is
- * placed by the user's message, matched against the recording's user messages in order
- * ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for that position, or a message the
+ * call ids of its newest step, and gets the next assistant message recorded in that turn (where the recording makes
+ * an id more than once, as providers that number calls per turn or per reply do, by that step's place among the
+ * request's messages, {@link placeCaller}); a turn's first call is placed by the user's message, matched against the
+ * recording's user messages in order ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for that position, or a message the
  * recording does not have) it never fails: it answers honestly, in text and without tool calls, that it is the
  * offline model and cannot answer, quoting the message it got (see {@link offlineReply}), for any number of turns.
  *
@@ -183,49 +184,165 @@ export interface RecordedStep {
   step: number;
 }
 
+/** A recorded turn: its user message, the assistant messages recorded after it, and what answered their calls. */
+export interface RecordedTurn {
+  user: ChatMessage;
+  replies: ChatMessage[];
+  /** Per reply: the tool results recorded after it (before the next assistant or user message), by call id. */
+  results: Map<string, ChatMessage>[];
+  /** Per reply: where it is in the recording (0-based, among all its messages). */
+  positions: number[];
+}
+
 /** A recording indexed for replay. */
 export interface RecordingIndex {
   /** Each user message, in order, with the assistant messages recorded after it and before the next one. */
-  turns: { user: ChatMessage; replies: ChatMessage[] }[];
-  /** Where each tool call id was made: the recorded assistant message that asked for it. */
-  calls: Map<string, RecordedStep>;
+  turns: RecordedTurn[];
+  /**
+   * Where each tool call id was made: every recorded assistant message that asked for it, in recording order. An id
+   * is made more than once where the provider numbers its calls per turn or per reply (`call_0` again and again).
+   */
+  calls: Map<string, RecordedStep[]>;
 }
 
-/** Indexes a recording by turn and by tool call id (assistant messages before the first user message are left out). */
+/**
+ * Indexes a recording by turn and by tool call id (assistant messages before the first user message are left out,
+ * and so are tool results not recorded after a reply that made their call).
+ */
 export function indexRecording(session: ChatMessage[]): RecordingIndex {
-  const turns: RecordingIndex['turns'] = [];
-  const calls = new Map<string, RecordedStep>();
-  for (const message of session) {
-    if (message.role === 'user') turns.push({ user: message, replies: [] });
+  const turns: RecordedTurn[] = [];
+  const calls = new Map<string, RecordedStep[]>();
+  for (const [position, message] of session.entries()) {
+    if (message.role === 'user') turns.push({ user: message, replies: [], results: [], positions: [] });
     else if (message.role === 'assistant' && turns.length > 0) {
       const turn = turns.at(-1)!;
-      for (const call of message.tool_calls ?? []) {
-        if (!calls.has(call.id)) calls.set(call.id, { turn: turns.length - 1, step: turn.replies.length });
+      const at = { turn: turns.length - 1, step: turn.replies.length };
+      for (const id of new Set((message.tool_calls ?? []).map((call) => call.id))) {
+        calls.set(id, [...(calls.get(id) ?? []), at]);
       }
       turn.replies.push(message);
+      turn.results.push(new Map());
+      turn.positions.push(position);
+    } else if (message.role === 'tool' && turns.length > 0) {
+      const turn = turns.at(-1)!;
+      const made = turn.replies.at(-1)?.tool_calls?.some((call) => call.id === message.tool_call_id);
+      const results = turn.results.at(-1);
+      if (made && results && !results.has(message.tool_call_id!)) results.set(message.tool_call_id!, message);
     }
   }
   return { turns, calls };
+}
+
+/** What identifies a step's calls beyond their ids: each call's function name and arguments, in order. */
+function callsSignature(message: ChatMessage): string {
+  return JSON.stringify((message.tool_calls ?? []).map((call) => [call.function.name, call.function.arguments]));
+}
+
+/** Whether `a` comes after `b` in the recording (`b` absent: everything does). */
+function isAfter(a: RecordedStep, b: RecordedStep | undefined): boolean {
+  return b === undefined || a.turn > b.turn || (a.turn === b.turn && a.step > b.step);
+}
+
+/**
+ * The recorded step an assistant message with tool calls of a request stands for, given where the request's earlier
+ * messages placed it (`after`) and the turn it is known to be in (`turnHint`, if any). With unique ids, the step
+ * that made them. An id made more than once (ids numbered per turn or per reply) is placed by position: among the
+ * steps that made the same ids, those with the same calls (names and arguments), then those whose recorded results
+ * are the request's `answers` (the tool messages right after it; a result cut or masked since matches none, and is
+ * passed over), then those after `after` (a request's steps are in recording order), then those in `turnHint`; the
+ * first one left (each filter applies only where it leaves one). Undefined when the recording never made these ids.
+ * The same calls with the same results, with nothing before them in the request to tell them apart, take the first.
+ */
+function placeCaller(
+  index: RecordingIndex,
+  message: ChatMessage,
+  answers: ChatMessage[],
+  after: RecordedStep | undefined,
+  turnHint: number | undefined,
+): RecordedStep | undefined {
+  const ids = [...new Set(message.tool_calls!.map((call) => call.id))];
+  const stepOf = (at: RecordedStep) => index.turns[at.turn]!.replies[at.step]!;
+  const sameIds = (at: RecordedStep) => {
+    const made = new Set(stepOf(at).tool_calls!.map((call) => call.id));
+    return made.size === ids.length && ids.every((id) => made.has(id));
+  };
+  // The steps that made the first id the recording has (as before), those that made exactly these ids first.
+  const made = ids.map((id) => index.calls.get(id)).find(Boolean);
+  if (!made) return undefined;
+  if (made.length === 1) return made[0];
+  let candidates = made;
+  const narrow = (keep: (at: RecordedStep) => boolean) => {
+    const kept = candidates.filter(keep);
+    if (kept.length > 0) candidates = kept;
+  };
+  narrow(sameIds);
+  const signature = callsSignature(message);
+  narrow((at) => callsSignature(stepOf(at)) === signature);
+  // The same calls made again (the same command run twice) may have had different results.
+  narrow((at) =>
+    answers.every((answer) => {
+      const result = index.turns[at.turn]!.results[at.step]!.get(answer.tool_call_id!);
+      return result !== undefined && textOf(result.content) === textOf(answer.content);
+    }),
+  );
+  narrow((at) => isAfter(at, after));
+  if (turnHint !== undefined) narrow((at) => at.turn === turnHint);
+  return candidates[0];
+}
+
+/**
+ * Places a request's messages in the recording, walking them in order (a request's messages keep the recording's
+ * order; compaction only drops some and inserts its own): a user message of the user's own at the next recorded turn
+ * after the walk's place with the same text (`step` -1: before the turn's first reply; undefined for a text the
+ * recording has no further turn of), an assistant message with tool calls at the step that made its calls
+ * ({@link placeCaller}), a text reply at the step after the walk's place. Other messages are not placed.
+ */
+function placeRequest(index: RecordingIndex, messages: ChatMessage[], turnHint?: number): (RecordedStep | undefined)[] {
+  let at: RecordedStep | undefined;
+  return messages.map((message, i): RecordedStep | undefined => {
+    if (message.role === 'user' && !isCompactionMessage(message)) {
+      const text = textOf(message.content);
+      const turn = index.turns.findIndex((t, i) => i > (at?.turn ?? -1) && textOf(t.user.content) === text);
+      if (turn === -1) return undefined;
+      at = { turn, step: -1 };
+      return at;
+    }
+    if (message.role !== 'assistant') return undefined;
+    if ((message.tool_calls?.length ?? 0) > 0) {
+      const answers = [];
+      for (const next of messages.slice(i + 1)) {
+        if (next.role !== 'tool') break;
+        answers.push(next);
+      }
+      const placed = placeCaller(index, message, answers, at, turnHint);
+      if (placed) at = placed;
+      return placed;
+    }
+    if (at) at = { turn: at.turn, step: at.step + 1 };
+    return undefined;
+  });
 }
 
 /** Where a request sits in the recording, the reply it gets (if the recording has one), and how it was placed. */
 export interface LocatedReply {
   at: RecordedStep;
   reply?: ChatMessage;
-  /** `tool-calls`: by its newest step's call ids; `first-call`: a turn's first call; `count`: ids not recorded. */
+  /** `tool-calls`: by its newest step's calls; `first-call`: a turn's first call; `count`: ids not recorded. */
   placedBy: 'tool-calls' | 'first-call' | 'count';
 }
 
 /**
- * The recorded reply that answers a request, robust to compaction inside the turn. Compaction may drop or
- * summarize older steps of the turn in progress and insert a summary and the task ledger as user messages, so
- * neither counting user messages nor counting assistant messages after the last one places a request. The newest
- * step is always kept, so:
+ * The recorded reply that answers a request, robust to compaction inside the turn and to tool call ids that repeat
+ * across turns and replies. Compaction may drop or summarize older steps of the turn in progress and insert a
+ * summary and the task ledger as user messages, so neither counting user messages nor counting assistant messages
+ * after the last one places a request. The newest step is always kept, so:
  *
  * - when the request's last assistant message with tool calls comes after its last user message of the user's own
  *   (not a summary or the ledger, {@link isCompactionMessage}), the request continues a turn: the recorded assistant
- *   message that made the same tool call ids is found, and the next assistant message recorded in its turn answers
- *   (`reply` absent when the turn has no further one);
+ *   message that made the same tool calls is found, and the next assistant message recorded in its turn answers
+ *   (`reply` absent when the turn has no further one). Where the recording made those ids more than once, the
+ *   request's messages, walked in order, say which one ({@link placeCaller}): the one after the steps and the user
+ *   message before it, in the turn `firstCallTurn` names when nothing before it places it;
  * - otherwise it is a turn's first call (no assistant message after the turn's user message, or that message is the
  *   last one): `firstCallTurn` says which turn, and the turn's first recorded reply answers;
  * - tool call ids the recording does not have: the turn from `firstCallTurn`, the step by counting the assistant
@@ -245,7 +362,9 @@ export function locateRecordedReply(
     return { at, placedBy, ...(reply ? { reply } : {}) };
   };
   if (lastCaller > lastUser) {
-    const made = messages[lastCaller]!.tool_calls!.map((call) => index.calls.get(call.id)).find(Boolean);
+    const ids = messages[lastCaller]!.tool_calls!.map((call) => call.id);
+    const reused = ids.some((id) => (index.calls.get(id)?.length ?? 0) > 1);
+    const made = placeRequest(index, messages, reused ? firstCallTurn() : undefined)[lastCaller];
     if (made) return located({ turn: made.turn, step: made.step + 1 }, 'tool-calls');
     const turn = firstCallTurn();
     if (turn === undefined) return undefined;
@@ -258,27 +377,15 @@ export function locateRecordedReply(
 
 /**
  * The recorded turn a request's first call belongs to, without a counter (the offline model serves any client): its
- * last user message of the user's own, matched against the recording's user messages in order. Where the recording
- * has that text more than once, the newest step before it that the recording made (a tool call id) bounds the turns
- * it can be, and the k-th occurrence of the text in the request since then picks the k-th recorded one. Undefined
- * for a message the recording does not have there.
+ * last user message of the user's own, matched against the recording's user messages in order. The request's
+ * messages are walked in order: each user message takes the next recorded turn with its text, each step the
+ * recording made moves the walk to it, so where the recording has a text more than once, the steps and messages
+ * before it say which one. Undefined for a message the recording does not have there.
  */
 export function turnOfUserMessage(index: RecordingIndex, messages: ChatMessage[]): number | undefined {
-  const users = messages.flatMap((m, i) => (m.role === 'user' && !isCompactionMessage(m) ? [i] : []));
-  const last = users.at(-1);
-  if (last === undefined) return undefined;
-  const text = textOf(messages[last]!.content);
-  let afterTurn = -1;
-  let from = -1;
-  for (let i = last - 1; i >= 0 && from === -1; i--) {
-    const made = messages[i]!.tool_calls?.map((call) => index.calls.get(call.id)).find(Boolean);
-    if (made) [afterTurn, from] = [made.turn, i];
-  }
-  const candidates = index.turns.flatMap((t, turn) =>
-    turn > afterTurn && textOf(t.user.content) === text ? [turn] : [],
-  );
-  const occurrence = users.filter((i) => i > from && textOf(messages[i]!.content) === text).length;
-  return candidates[occurrence - 1];
+  const last = messages.findLastIndex((m) => m.role === 'user' && !isCompactionMessage(m));
+  if (last === -1) return undefined;
+  return placeRequest(index, messages)[last]?.turn;
 }
 
 /**
@@ -297,4 +404,75 @@ export function replayResponder(session: ChatMessage[], options: ReplayOptions =
     }
     return { ...replyOf(reply), model };
   };
+}
+
+/** Which recorded step answered a request (`longrun replay --json`, per request): 1-based, as a reader counts. */
+export interface RecordedAnswer {
+  /** The recorded turn (1-based). */
+  turn: number;
+  /** The assistant message of that turn (1-based). */
+  step: number;
+  /** The assistant message's place in the recording (1-based, among its messages: its line, without blank lines). */
+  message: number;
+  /** How the request was placed ({@link LocatedReply}). */
+  placedBy: LocatedReply['placedBy'];
+}
+
+/**
+ * The recording's side of `longrun replay` (commands/replay.ts), apart from the servers so it can be tested alone:
+ * it answers each request the model server gets with the recorded reply at its place ({@link locateRecordedReply},
+ * the turn of a first call by the turn the replay is sending), answers the tool calls of that reply with the tool
+ * results recorded after it (by call id within that step, so ids that repeat across steps get their own step's
+ * results), and keeps count: the steps of each turn replayed, the requests it could not place, and which recorded
+ * step answered each request.
+ */
+export class RecordingReplayer {
+  /** The steps of each recorded turn that answered a request (0-based). */
+  readonly replayed: Set<number>[];
+  /** Requests that could not be placed in the recording, by turn. */
+  readonly unplaced: number[];
+  /** Per request, by the model server's count (0-based): the recorded step that answered it, null for none. */
+  readonly answers: (RecordedAnswer | null)[] = [];
+  /** The tool results recorded after the step last sent. */
+  private results = new Map<string, ChatMessage>();
+
+  readonly index: RecordingIndex;
+
+  constructor(index: RecordingIndex) {
+    this.index = index;
+    this.replayed = index.turns.map(() => new Set<number>());
+    this.unplaced = index.turns.map(() => 0);
+  }
+
+  /** The reply to the `request`-th request (0-based) of `messages`, sent while the replay sends turn `turn`. */
+  answer(messages: ChatMessage[], turn: number, request = this.answers.length): ScriptedReply {
+    const located = locateRecordedReply(this.index, messages, () => turn);
+    if (!located?.reply) {
+      if (located?.placedBy === 'count') this.unplaced[turn] = (this.unplaced[turn] ?? 0) + 1;
+      this.answers[request] = null;
+      return { content: '(the recording has no further reply in this turn)' };
+    }
+    const { at, placedBy } = located;
+    const recorded = this.index.turns[at.turn]!;
+    this.replayed[at.turn]!.add(at.step);
+    this.results = recorded.results[at.step]!;
+    this.answers[request] = {
+      turn: at.turn + 1,
+      step: at.step + 1,
+      message: recorded.positions[at.step]! + 1,
+      placedBy,
+    };
+    return replyOf(located.reply);
+  }
+
+  /** The recorded result of call `callId` of the step last sent; an error text the model can read when none. */
+  resultOf(callId: string | undefined): string {
+    const result = this.results.get(callId ?? '');
+    return result ? textOf(result.content) : 'error: no recorded result';
+  }
+
+  /** Recorded steps that answered a request, each counted once. */
+  get replayedSteps(): number {
+    return this.replayed.reduce((n, steps) => n + steps.size, 0);
+  }
 }

@@ -310,10 +310,11 @@ describe('longrun CLI', () => {
       lines.push({ role: 'tool', tool_call_id: id, content: log });
       lines.push({ role: 'assistant', content: `Page ${page} read: all requests answered 200.` });
     }
-    // An agent loop: 30 tool steps under one user message (more than the old cap of 8 model calls a turn).
+    // An agent loop: 30 tool steps under one user message (more than the old cap of 8 model calls a turn), whose
+    // provider numbers calls per reply: every step's call is `call_0`, each with its own result.
     lines.push({ role: 'user', content: 'Check the 30 archives one by one.' });
     for (let archive = 1; archive <= 30; archive++) {
-      const id = `archive_${archive}`;
+      const id = 'call_0';
       const args = `{"archive":${archive}}`;
       lines.push({
         role: 'assistant',
@@ -332,6 +333,10 @@ describe('longrun CLI', () => {
     const report = JSON.parse(run.stdout) as ReplayReport;
     expect(report).toMatchObject({ messages: 159, turns: 25, modelCalls: 79, window: 4096, toolPairViolations: 0 });
     expect(report).toMatchObject({ recordedSteps: 79, replayedSteps: 79, stepBudget: 41, cutShort: [] });
+    // Which recorded step answered each request: each assistant message of the recording once, in order.
+    const recordedAt = lines.flatMap((line, i) => ((line as { role: string }).role === 'assistant' ? [i + 1] : []));
+    expect(report.answeredWith.map((a) => a?.message)).toEqual(recordedAt);
+    expect(report.answeredWith.at(-2)).toEqual({ turn: 25, step: 30, message: 157, placedBy: 'tool-calls' });
     expect(report.agentId).toMatch(/^replay-/);
     expect(report.deletion).toMatchObject({ workflowId: `agent-${report.agentId}`, gone: true, stillListed: [] });
     expect(report.storagePrefix).toMatch(new RegExp(`^agents/${report.agentId}/[^/]+/$`));
@@ -347,13 +352,17 @@ describe('longrun CLI', () => {
     expect(report.maxRequestTokens).toBeLessThanOrEqual(4096);
     expect(report.tokensSent).toBeLessThan(report.tokensSentWithoutCompaction);
     expect(report.historyBytes).toBeGreaterThan(0);
-    expect(report.finalView.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'archive_30' });
+    expect(report.finalView.at(-1)).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'call_0',
+      content: 'archive 30: intact',
+    });
 
     const bad = await longrunReplay(file, '--preset', 'nope');
     expect(bad.code).toBe(2);
     const table = await longrunReplay(file, '--window', '4096');
     expect(table.stdout).toMatch(
-      /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default, window 4096\)\nreplayed all 79 recorded steps/,
+      /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default, window 4096\)\nreplayed all 79 recorded steps.*\nrequests answered with a recorded step: 79 of 79 \(79 distinct, 0 again\); 0 with none\n/,
     );
     expect(table.stdout).toMatch(
       /\nreplay agent deleted: \d+ run\(s\) of workflow agent-replay-\S+, none listed in namespace /,
