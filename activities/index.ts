@@ -38,6 +38,7 @@ import { createCompactionActivities } from './compaction/index.ts';
 import { storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { readModelReply } from './model-reply.ts';
+import { readUsage } from './usage.ts';
 import { createCompletion } from './model-stream.ts';
 import type { AssembledCompletion } from './model-stream.ts';
 import { createAgentStream, retrying } from './stream.ts';
@@ -168,16 +169,10 @@ export function createActivities({
       },
       ({ completion }) => ({ usage: completion.usage ?? undefined, model: completion.model }),
     );
+    const usage = readUsage(completion.usage);
     output.end({
       toolCalls: toolCalls.length,
-      ...(completion.usage
-        ? {
-            usage: {
-              promptTokens: completion.usage.prompt_tokens,
-              completionTokens: completion.usage.completion_tokens,
-            },
-          }
-        : {}),
+      ...(usage ? { usage } : {}),
       ...(completion.model ? { servedBy: completion.model } : {}),
     });
     await output.flush();
@@ -190,14 +185,7 @@ export function createActivities({
       record: await untilStored(() => save(agent, replyId, reply, counting)),
       content: text,
       toolCalls,
-      ...(completion.usage
-        ? {
-            usage: {
-              promptTokens: completion.usage.prompt_tokens,
-              completionTokens: completion.usage.completion_tokens,
-            },
-          }
-        : {}),
+      ...(usage ? { usage } : {}),
       ...(completion.model ? { servedBy: completion.model } : {}),
     };
   }
