@@ -38,6 +38,7 @@ import { createCompactionActivities } from './compaction/index.ts';
 import { interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { readModelReply } from './model-reply.ts';
+import { readUsage } from './usage.ts';
 import { createCompletion } from './model-stream.ts';
 import type { AssembledCompletion } from './model-stream.ts';
 import { createAgentStream, retrying } from './stream.ts';
@@ -170,15 +171,9 @@ export function createActivities({
       ({ completion }) => ({ usage: completion.usage ?? undefined, model: completion.model }),
     );
     // What the stream's model-end and the reply both say of the call: its usage and the model that served it.
+    const usage = readUsage(completion.usage);
     const served = {
-      ...(completion.usage
-        ? {
-            usage: {
-              promptTokens: completion.usage.prompt_tokens,
-              completionTokens: completion.usage.completion_tokens,
-            },
-          }
-        : {}),
+      ...(usage ? { usage } : {}),
       ...(completion.model ? { servedBy: completion.model } : {}),
     };
     output.end({ toolCalls: toolCalls.length, ...served });

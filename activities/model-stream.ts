@@ -21,7 +21,8 @@ export type ReplyDelta =
 /** The completion as the call that is not streamed has it (the parts longrun reads). */
 export interface AssembledCompletion {
   choices: { message: { content: unknown; tool_calls?: unknown } }[];
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens?: number } | null;
+  /** As the provider sent it: OpenAI's fields, and what else it has (`prompt_tokens_details`, …; activities/usage.ts). */
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens?: number; [field: string]: unknown } | null;
   model?: string;
 }
 

@@ -92,7 +92,11 @@ export class ModelCallStream {
   }
 
   /** The reply is complete. */
-  end(details: { toolCalls: number; usage?: { promptTokens: number; completionTokens: number }; servedBy?: string }) {
+  end(details: {
+    toolCalls: number;
+    usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number };
+    servedBy?: string;
+  }) {
     this.add({ kind: 'model-end', ...details, ...this.ref });
   }
 

@@ -81,12 +81,24 @@ export interface NewMessage {
   steer?: true;
 }
 
+/** Tokens a model call used, as the provider reported them (activities/usage.ts reads them). */
+export interface ModelUsage {
+  /** Input tokens, cached ones included. */
+  promptTokens: number;
+  completionTokens: number;
+  /**
+   * Of `promptTokens`, those the provider served from its prompt cache (billed at a fraction); absent when the
+   * provider reports nothing about caching.
+   */
+  cachedTokens?: number;
+}
+
 export interface ModelReply {
   record: ContextRecord;
   content: string;
   /** Tool calls the model asked for, to run before the next model call. */
   toolCalls: ToolCall[];
-  usage?: { promptTokens: number; completionTokens: number };
+  usage?: ModelUsage;
   /**
    * The model that served the reply, as the provider names it (the completion's `model`, e.g. a dated version of
    * the requested one; `replayed:<model>` from the offline replayed model). Absent when the provider names none.

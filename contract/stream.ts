@@ -40,7 +40,8 @@ export type StreamItemBody =
   | ({
       kind: 'model-end';
       toolCalls: number;
-      usage?: { promptTokens: number; completionTokens: number };
+      /** The provider's usage; `cachedTokens` when it reports a prompt cache's share (contract/activities.ts). */
+      usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number };
       servedBy?: string;
     } & ModelCallRef)
   /**

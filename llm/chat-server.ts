@@ -7,12 +7,25 @@
  * `chat.completion.chunk` objects, the text and each tool call's arguments in pieces, the usage last with
  * `stream_options.include_usage`, then `data: [DONE]` (chat-stream.ts); `chunkDelayMs` spaces them in time. Scripted
  * errors are JSON errors either way, as a provider answers a stream it refuses.
+ *
+ * It caches prompts as OpenAI does (prompt-cache.ts): every completion's usage has
+ * `prompt_tokens_details.cached_tokens`, the longest prefix shared with an earlier request within the time to live,
+ * from 1,024 tokens in steps of 128, never more than the reported `prompt_tokens`. The reported prompt and completion
+ * tokens are the scripted reply's `usage`, or 0 without one (longrun then counts the request itself, as it does for a
+ * provider that reports none), unless the server is started with `countUsage: true`: then a reply without a scripted
+ * usage reports the request's and the reply's tokens as the cache counts them. A scripted `usage` that has its own
+ * `prompt_tokens_details` is sent as it is.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import { loadTokenCounter } from '../engine/tokens.ts';
+import type { TokenCounter } from '../engine/tokens.ts';
 import { completionChunks, SSE_DONE, sseEvent } from './chat-stream.ts';
+import type { StreamedReply } from './chat-stream.ts';
+import { cachedTokensFor, PromptCache, requestTokenIds } from './prompt-cache.ts';
+import type { PromptCacheOptions } from './prompt-cache.ts';
 
 /** A request as the server received it. */
 export interface RecordedRequest {
@@ -26,7 +39,7 @@ export type ScriptedReply =
   | {
       content: string | null;
       toolCalls?: ToolCall[];
-      usage?: { prompt_tokens: number; completion_tokens: number };
+      usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
       /** The model the completion says served it, as a provider names it (default: the requested model). */
       model?: string;
       /** Answer only after this many ms (to test the client's timeout); streamed, the first chunk waits as long. */
@@ -73,12 +86,45 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
 
 type CompletionReply = Extract<ScriptedReply, { content: string | null }>;
 
-function usageOf(reply: CompletionReply) {
-  const usage = reply.usage ?? { prompt_tokens: 0, completion_tokens: 0 };
-  return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+/** What the server knows of a request's tokens: its token ids' count and the prefix the cache found. */
+interface PromptTokens {
+  tokens: number;
+  prefix: number;
 }
 
-function completion(requested: string, index: number, reply: CompletionReply) {
+/**
+ * The completion's usage: the scripted one (with the cached tokens the cache found, capped at its prompt tokens,
+ * unless it gives its own), or the server's count with `countUsage`, or zeros.
+ */
+function usageOf(
+  reply: CompletionReply,
+  prompt: PromptTokens,
+  completionTokens: number | undefined,
+): StreamedReply['usage'] {
+  const usage = reply.usage ?? {
+    prompt_tokens: completionTokens === undefined ? 0 : prompt.tokens,
+    completion_tokens: completionTokens ?? 0,
+  };
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    prompt_tokens_details: usage.prompt_tokens_details ?? {
+      cached_tokens: cachedTokensFor(prompt.prefix, usage.prompt_tokens),
+    },
+  };
+}
+
+/** Tokens of a reply as the cache counts them (its text and each tool call's name and arguments). */
+function replyTokens(counter: TokenCounter, reply: CompletionReply): number {
+  let tokens = reply.content ? counter.count(reply.content) : 0;
+  for (const call of reply.toolCalls ?? []) {
+    tokens += counter.count(call.function.name) + counter.count(call.function.arguments);
+  }
+  return tokens;
+}
+
+function completion(requested: string, index: number, reply: CompletionReply, usage: StreamedReply['usage']) {
   const message = {
     role: 'assistant',
     content: reply.content,
@@ -90,7 +136,7 @@ function completion(requested: string, index: number, reply: CompletionReply) {
     created: 0,
     model: reply.model ?? requested,
     choices: [{ index: 0, message, finish_reason: reply.toolCalls?.length ? 'tool_calls' : 'stop' }],
-    usage: usageOf(reply),
+    usage,
   };
 }
 
@@ -105,6 +151,7 @@ async function streamCompletion(
   body: RecordedRequest['body'],
   index: number,
   reply: CompletionReply,
+  usage: StreamedReply['usage'],
 ): Promise<void> {
   const gap = reply.chunkDelayMs ?? 0;
   if (!Number.isFinite(gap) || gap < 0) {
@@ -117,7 +164,7 @@ async function streamCompletion(
   const options = body.stream_options as { include_usage?: unknown } | undefined;
   const chunks = completionChunks(
     { id: `chatcmpl-${index + 1}`, model: reply.model ?? body.model },
-    { content: reply.content, toolCalls: reply.toolCalls, usage: usageOf(reply) },
+    { content: reply.content, toolCalls: reply.toolCalls, usage },
     options?.include_usage === true,
   );
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
@@ -140,12 +187,31 @@ async function streamCompletion(
   response.socket?.destroy();
 }
 
-/**
- * Starts the server on 127.0.0.1 and a free port. `record: false` keeps no request (`requests` stays empty): a long
- * benchmark sends more than memory should hold.
- */
-export async function startChatServer(responder: Responder, options: { record?: boolean } = {}): Promise<ChatServer> {
+export interface ChatServerOptions {
+  /** `false` keeps no request (`requests` stays empty): a long benchmark sends more than memory should hold. */
+  record?: boolean;
+  /** The prompt cache's options (its time to live; prompt-cache.ts). */
+  promptCache?: PromptCacheOptions;
+  /** A reply without a scripted usage reports the request's and the reply's tokens as counted (default: zeros). */
+  countUsage?: boolean;
+}
+
+/** Starts the server on 127.0.0.1 and a free port. */
+export async function startChatServer(responder: Responder, options: ChatServerOptions = {}): Promise<ChatServer> {
   const requests: RecordedRequest[] = [];
+  const cache = new PromptCache(options.promptCache);
+  // Every request goes through the cache in the order it arrived, whatever its tokenizing awaits.
+  let counted: Promise<unknown> = Promise.resolve();
+  const promptTokens = (body: RecordedRequest['body']): Promise<PromptTokens> => {
+    const result = counted.then(async () => {
+      const counter = await loadTokenCounter('o200k_base');
+      const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+      const ids = requestTokenIds(counter, Array.isArray(body.messages) ? body.messages : [], tools);
+      return { tokens: ids.length, prefix: cache.use(ids) };
+    });
+    counted = result.catch(() => undefined);
+    return result;
+  };
   let received = 0;
   const server = createServer((request, response) => {
     void (async () => {
@@ -161,6 +227,8 @@ export async function startChatServer(responder: Responder, options: { record?: 
       const recorded: RecordedRequest = { path, headers: request.headers, body };
       const index = received++;
       if (options.record !== false) requests.push(recorded);
+      const prompt = promptTokens(body);
+      prompt.catch(() => undefined);
       const reply = await responder(recorded, index);
       if ('reset' in reply) {
         request.socket.destroy();
@@ -172,8 +240,10 @@ export async function startChatServer(responder: Responder, options: { record?: 
       } else {
         if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
         if (response.destroyed) return;
-        if (streamed) await streamCompletion(response, body, index, reply);
-        else sendJson(response, 200, completion(body.model, index, reply));
+        const counter = options.countUsage ? await loadTokenCounter('o200k_base') : undefined;
+        const usage = usageOf(reply, await prompt, counter ? replyTokens(counter, reply) : undefined);
+        if (streamed) await streamCompletion(response, body, index, reply, usage);
+        else sendJson(response, 200, completion(body.model, index, reply, usage));
       }
     })().catch((error: unknown) => {
       // The client may be gone (a reset, a timeout) or the answer begun: then there is nobody to tell, and a write

@@ -31,7 +31,13 @@ export const SSE_DONE = 'data: [DONE]\n\n';
 export interface StreamedReply {
   content: string | null;
   toolCalls?: ToolCall[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    /** Tokens of the prompt served from the cache (prompt-cache.ts), as OpenAI reports them. */
+    prompt_tokens_details?: { cached_tokens: number };
+  };
 }
 
 /** One `chat.completion.chunk`. */

@@ -148,7 +148,12 @@ describe('the chat server, streaming', () => {
   it('sends the usage last with stream_options.include_usage, as the completion not streamed counts it', async () => {
     const client = await serve(() => ({ content: TEXT, usage: USAGE, model: 'served-model' }));
     const chunks = (await chunksOf(client, { stream_options: { include_usage: true } })).map(({ chunk }) => chunk);
-    const usage = { ...USAGE, total_tokens: USAGE.prompt_tokens + USAGE.completion_tokens };
+    // The prompt is shorter than 1,024 tokens: nothing of it is cached (test/unit/prompt-cache.test.ts).
+    const usage = {
+      ...USAGE,
+      total_tokens: USAGE.prompt_tokens + USAGE.completion_tokens,
+      prompt_tokens_details: { cached_tokens: 0 },
+    };
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(chunks.at(-1)!.usage).toEqual(usage);
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
@@ -260,7 +265,8 @@ describe('the chat server, streaming', () => {
       '{"id":"chatcmpl-1","object":"chat.completion","created":0,"model":"gpt-4o-mini","choices":[{"index":0,' +
         '"message":{"role":"assistant","content":"Hi","tool_calls":[{"id":"call_weather","type":"function",' +
         '"function":{"name":"weather","arguments":"{\\"city\\":\\"Chamonix\\",\\"days\\":3}"}}]},' +
-        '"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":120,"completion_tokens":34,"total_tokens":154}}',
+        '"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":120,"completion_tokens":34,"total_tokens":154,' +
+        '"prompt_tokens_details":{"cached_tokens":0}}}',
     );
   });
 });
