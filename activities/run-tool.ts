@@ -11,7 +11,8 @@
  * its late-result key, apart: the turn answered the call as interrupted, and nothing is written under its result id.
  */
 import { Context, log } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { FAILURE, TOOL_ERROR_ATTEMPTS } from '../contract/failures.ts';
 import { agentLife, lateResultKey } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
@@ -21,7 +22,7 @@ import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { kindOf } from './model-reply.ts';
-import { interruptSignal, untilStored, withHeartbeat } from './stored.ts';
+import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
 import { asksApproval, contextReload, TOOL_CANCEL_GRACE_MS, ToolInputError } from './tools.ts';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './tools.ts';
 import type { AgentStream } from './stream.ts';
@@ -29,7 +30,10 @@ import type { AgentStream } from './stream.ts';
 /** A tool call's result kept on the activity's heartbeats, so that a retry stores it instead of running it again. */
 interface ToolProgress {
   callId: string;
-  content: string;
+  /** The tool's result, once it has answered. */
+  content?: string;
+  /** Attempts of this call that the tool itself failed (not the ones a dead or frozen worker cost). */
+  toolErrors?: number;
 }
 
 /** Tool results up to this many characters ride on the heartbeats (a heartbeat's details stay well under 2 MB). */
@@ -126,7 +130,14 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
             callId: call.id,
             signal: interrupt,
           });
-          content = await unlessCancelled(running, interrupt, keepLate);
+          try {
+            content = await unlessCancelled(running, interrupt, keepLate);
+          } catch (error) {
+            if (error instanceof CancelledFailure) throw error;
+            const toolErrors = (progress?.toolErrors ?? 0) + 1;
+            progress = { callId: call.id, toolErrors };
+            throw toolFailure(error, call, toolErrors);
+          }
           if (content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS) progress = { callId: call.id, content };
         }
         if (interrupt.aborted) {
@@ -188,6 +199,26 @@ async function unlessCancelled(
     });
   }
   throw new CancelledFailure('the turn was interrupted: the tool call was cancelled');
+}
+
+/**
+ * A tool's own error: retried (Temporal's next attempt) until it is the call's {@link TOOL_ERROR_ATTEMPTS}th, then
+ * not retried again. The count rides on the heartbeat, so attempts that a worker's death or freeze cost are not
+ * counted against the tool.
+ */
+function toolFailure(error: unknown, call: ToolCall, toolErrors: number): unknown {
+  if (toolErrors < TOOL_ERROR_ATTEMPTS) {
+    heartbeatNow({ callId: call.id, toolErrors } satisfies ToolProgress);
+    return error;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return ApplicationFailure.create({
+    message,
+    type: FAILURE.toolFailed,
+    nonRetryable: true,
+    details: [{ tool: call.function.name, callId: call.id, attempts: toolErrors }],
+    ...(error instanceof Error ? { cause: error } : {}),
+  });
 }
 
 /** A tool that failed after its call was cancelled: nothing to keep. */

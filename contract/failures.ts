@@ -39,9 +39,21 @@ export const FAILURE = {
   agentClosed: 'AgentClosed',
   /** The `send` Update: the turn could not finish (retries exhausted); its cause is the activity's failure. */
   turnFailed: 'TurnFailed',
+  /**
+   * `runTool`: the tool itself threw (not a `ToolInputError`) at {@link TOOL_ERROR_ATTEMPTS} attempts. Not retried
+   * again; attempts lost to a worker that died or froze (heartbeat timeouts) do not count toward it.
+   */
+  toolFailed: 'ToolFailed',
   /** The `compact` Update: the compaction could not finish; its cause is the activity's failure. */
   compactionFailed: 'CompactionFailed',
 } as const;
+
+/**
+ * A tool's own errors are retried until this many of the call's attempts have failed with one (1 s, 2 s apart).
+ * The activity may take more attempts than that in all (`runTool`'s retry policy allows 10), for the attempts that a
+ * worker's death or freeze cost: those are faults of the machine, not of the tool.
+ */
+export const TOOL_ERROR_ATTEMPTS = 3;
 
 export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];
 

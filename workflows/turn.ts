@@ -47,19 +47,21 @@ export const STORE_OPTIONS: ActivityOptions = {
  */
 const MODEL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '10 seconds', // the activity heartbeats every 2 s while the request is out
+  heartbeatTimeout: '10 seconds', // the activity heartbeats every 0.5 s while the request is out
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 8 },
 };
 /**
  * Tool calls: each may do real work; a tool's own input errors come back as results, not failures. Any other error
- * is retried (1 s, 2 s), then fails the turn, and the unanswered call leaves the context. The activity heartbeats
- * every 2 s while the tool runs: a worker that dies meanwhile is noticed within 15 s, and the call runs again on
- * another worker (tools are called at least once; `callId` tells a retry apart).
+ * of the tool is retried (1 s, 2 s) until its third (`TOOL_ERROR_ATTEMPTS`: the activity then fails it for good),
+ * and fails the turn; the unanswered call leaves the context. The activity heartbeats every 0.5 s while the tool
+ * runs: a worker that dies or freezes meanwhile is noticed within 15 s, and the call runs again on another worker
+ * (tools are called at least once; `callId` tells a retry apart). Such lost attempts are not the tool's errors: up to
+ * 10 attempts in all.
  */
 const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 3 },
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 10 },
 };
 const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
