@@ -16,7 +16,7 @@ import OpenAI from 'openai';
 /** A piece of the reply as it arrives. */
 export type ReplyDelta =
   | { kind: 'text'; text: string }
-  | { kind: 'tool-call-delta'; index: number; id?: string; name?: string; arguments: string };
+  | { kind: 'tool-call-delta'; index: number; callId?: string; name?: string; arguments: string };
 
 /** The completion as the call that is not streamed has it (the parts longrun reads). */
 export interface AssembledCompletion {
@@ -94,7 +94,7 @@ export class CompletionAssembler {
       {
         kind: 'tool-call-delta',
         index: at,
-        ...(typeof id === 'string' ? { id } : {}),
+        ...(typeof id === 'string' ? { callId: id } : {}),
         ...(typeof name === 'string' ? { name } : {}),
         arguments: text,
       },

@@ -51,7 +51,7 @@ export function coalesce(bodies: readonly Body[]): Body[] {
       last.call === body.call &&
       last.attempt === body.attempt &&
       last.index === body.index &&
-      body.id === undefined &&
+      body.callId === undefined &&
       body.name === undefined
     ) {
       out[out.length - 1] = { ...last, arguments: last.arguments + body.arguments };

@@ -34,8 +34,11 @@ export type StreamItemBody =
   | ({ kind: 'model-start'; model: string } & ModelCallRef)
   /** Model output text, as the provider wrote it (deltas, batched: a few tokens per item while text flows). */
   | ({ kind: 'text'; text: string } & ModelCallRef)
-  /** Tool call arguments as the provider wrote them: `index` of the reply's calls; `id` and `name` on its first piece. */
-  | ({ kind: 'tool-call-delta'; index: number; id?: string; name?: string; arguments: string } & ModelCallRef)
+  /**
+   * Tool call arguments as the provider wrote them: `index` of the reply's calls; the tool call's id (`callId`) and
+   * `name` on its first piece. (`callId`, not `id`: an item's `id` is its dedupe key in the log.)
+   */
+  | ({ kind: 'tool-call-delta'; index: number; callId?: string; name?: string; arguments: string } & ModelCallRef)
   /** The model call's reply is complete (it is stored next). */
   | ({
       kind: 'model-end';

@@ -286,16 +286,16 @@ export function streamWhole(
         seen.add(key);
       }
     };
-    // A tool call's first argument piece carries the tool call's own `id` (contract/stream.ts), the same in every
-    // attempt of its model call: it is not an item id, and it is held to once per attempt and index instead.
     once(
       'item id',
-      stream.flatMap((item) => (item.id && item.kind !== 'tool-call-delta' ? [item.id] : [])),
+      stream.flatMap((item) => (item.id ? [item.id] : [])),
     );
+    // A tool call's first argument piece names the tool call (`callId`, the same in every attempt of its model call):
+    // held to once per attempt and index.
     once(
       'tool call head',
       stream.flatMap((item) =>
-        item.kind === 'tool-call-delta' && item.id ? [`${item.call}#${item.attempt}#${item.index}`] : [],
+        item.kind === 'tool-call-delta' && item.callId ? [`${item.call}#${item.attempt}#${item.index}`] : [],
       ),
     );
     for (const kind of ['model-start', 'model-end', 'superseded'] as const) {

@@ -163,14 +163,14 @@ describe('chaos invariants of the streaming run (F9)', () => {
     expect(steersOnce([streaming()])).toMatchObject({ passed: true, sent: 1, answered: 1, applied: 1, lost: 0 });
   });
 
-  it("I7 takes a tool call's id in each attempt's first argument piece for no duplicate, a piece twice for one", () => {
+  it("I7 takes a tool call's callId in each attempt's first argument piece for no duplicate, a piece twice for one", () => {
     const head = (attempt: number) =>
       ({
         kind: 'tool-call-delta',
         call: 'm000002',
         attempt,
         index: 0,
-        id: 's1-t1-s1',
+        callId: 's1-t1-s1',
         name: 'work',
         arguments: '',
       }) as const;

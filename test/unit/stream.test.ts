@@ -100,7 +100,7 @@ describe('a streamed reply assembled', () => {
       'calls.',
     ]);
     const calls = deltas.filter((d) => d.kind === 'tool-call-delta');
-    expect(calls[0]).toEqual({ kind: 'tool-call-delta', index: 0, id: 'c1', name: 'add', arguments: '' });
+    expect(calls[0]).toEqual({ kind: 'tool-call-delta', index: 0, callId: 'c1', name: 'add', arguments: '' });
     expect(calls.map((d) => (d.kind === 'tool-call-delta' ? d.arguments : '')).join('')).toBe('{"a":1,"b":22}');
     expect(assembler.completion().usage).toBeUndefined();
   });
@@ -134,16 +134,16 @@ describe('batching and superseded output', () => {
       coalesce([
         { kind: 'text', text: 'a', ...ref },
         { kind: 'text', text: 'b', ...ref },
-        { kind: 'tool-call-delta', index: 0, id: 'c', name: 'f', arguments: '', ...ref },
+        { kind: 'tool-call-delta', index: 0, callId: 'c', name: 'f', arguments: '', ...ref },
         { kind: 'tool-call-delta', index: 0, arguments: '{"x"', ...ref },
         { kind: 'tool-call-delta', index: 0, arguments: ':1}', ...ref },
-        { kind: 'tool-call-delta', index: 1, id: 'd', name: 'g', arguments: '', ...ref },
+        { kind: 'tool-call-delta', index: 1, callId: 'd', name: 'g', arguments: '', ...ref },
         { kind: 'text', text: 'c', call: 'm1', attempt: 2 },
       ]),
     ).toEqual([
       { kind: 'text', text: 'ab', ...ref },
-      { kind: 'tool-call-delta', index: 0, id: 'c', name: 'f', arguments: '{"x":1}', ...ref },
-      { kind: 'tool-call-delta', index: 1, id: 'd', name: 'g', arguments: '', ...ref },
+      { kind: 'tool-call-delta', index: 0, callId: 'c', name: 'f', arguments: '{"x":1}', ...ref },
+      { kind: 'tool-call-delta', index: 1, callId: 'd', name: 'g', arguments: '', ...ref },
       { kind: 'text', text: 'c', call: 'm1', attempt: 2 },
     ]);
   });
