@@ -97,7 +97,9 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
     const { call, resultId, counting } = input;
     const agent = agentLife(input);
     const tool = tools.get(call.function.name);
-    if (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call))) {
+    const asked =
+      input.approval === 'required' || (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call)));
+    if (asked) {
       await stream.announce(agent, [
         {
           kind: 'approval-asked',

@@ -128,9 +128,11 @@ export interface RunToolInput extends AgentLife {
   counting: Counting;
   /**
    * `ask`: a call of a tool whose own rule asks for approval is not run; the activity answers {@link ApprovalNeeded}
-   * and the turn waits for a person. `granted`: run it. Absent (runs of before): run it.
+   * and the turn waits for a person. `required`: the agent's `toolApproval` names the tool: not run, the activity
+   * says in the live stream that the call waits, and answers {@link ApprovalNeeded}. `granted`: run it. Absent (runs
+   * of before): run it.
    */
-  approval?: 'ask' | 'granted';
+  approval?: 'ask' | 'required' | 'granted';
   /** Published to the agent's live stream before the call runs (its approval answered). */
   announce?: StreamAnnouncement[];
 }

@@ -69,6 +69,12 @@ const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
  * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
  * store can come after the turn has moved on (workflows/turn-control.ts).
  */
+/**
+ * Since this patch, a call that waits for approval because the agent's `toolApproval` names its tool goes through the
+ * `runTool` activity first (approval `required`), which publishes `approval-asked` to the live stream, as a tool's own
+ * rule always did. Histories of before waited with no activity (docs/changing-workflows.md).
+ */
+export const APPROVAL_ASKED_BY_NAME_PATCH = 'approval-asked-by-name';
 const UNTIL_CANCELLED = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 /** What reaches a turn while it works (issue 28), from the agent's loop (agent.ts). */
@@ -353,7 +359,7 @@ async function answerCall(
   resultId: string,
   step: number,
 ): Promise<ContextRecord> {
-  const run = (approval: 'ask' | 'granted') =>
+  const run = (approval: 'ask' | 'required' | 'granted') =>
     reach.control.run(() =>
       runTool.executeWithOptions(
         { ...TOOL_OPTIONS, ...UNTIL_CANCELLED, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
@@ -382,11 +388,12 @@ async function answerCall(
       ),
     );
   const byName = reach.approval.tools.has(call.function.name);
-  let decided = byName ? await approvalFor(conversation, reach, call) : undefined;
-  if (decided !== undefined && decided !== true) return standIn(conversation, call, resultId, decided, step);
-  let result = await run(byName ? 'granted' : 'ask');
-  if ('approvalNeeded' in result) {
-    decided = await approvalFor(conversation, reach, call);
+  // A call the agent's `toolApproval` names asks through the activity too, which says so in the live stream; runs of
+  // before this waited without it (APPROVAL_ASKED_BY_NAME_PATCH).
+  const asks = !byName || patched(APPROVAL_ASKED_BY_NAME_PATCH);
+  let result = asks ? await run(byName ? 'required' : 'ask') : undefined;
+  if (result === undefined || 'approvalNeeded' in result) {
+    const decided = await approvalFor(conversation, reach, call);
     if (decided !== true) return standIn(conversation, call, resultId, decided, step);
     result = await run('granted');
   }

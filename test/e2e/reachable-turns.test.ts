@@ -365,6 +365,12 @@ describe('tool approval', () => {
     });
     const result = await startTurn(agentId, { loop: 1, tag: agentId });
     expect(result.reply).toBe('looped 1 steps');
+    // The live stream says the call waited, as it does for a tool's own rule, and that the timeout approved it.
+    const approvals = (await streamOf(agentId)).filter((i) => i.kind.startsWith('approval'));
+    expect(approvals).toMatchObject([
+      { kind: 'approval-asked', name: 'work' },
+      { kind: 'approval-answered', approved: true },
+    ]);
     await closeAgent(h.client, agentId);
   });
 });
