@@ -170,7 +170,8 @@ export function replacementBody(
 /**
  * The working context after `plan`: kept messages as they were, replaced ones by their `replacements` (same id,
  * new key and tokens, `ref` to the original), the summary where the plan puts it, and the task ledger (if given)
- * in place of the previous one, after the system prompt. Throws if the result breaks a
+ * in place of the previous one, right after the summary (after the system prompt when there is none). Throws if the
+ * result breaks a
  * tool pair (a bug, never an input problem: every plan keeps atomic groups whole).
  */
 export function applyPlan(
@@ -201,9 +202,11 @@ export function applyPlan(
   }
   if (summary && placement?.mode === 'message' && placement.beforeId === undefined) out.push(summary);
   if (ledger) {
-    // The new ledger replaces the old one, right after the system prompt.
+    // The new ledger replaces the old one, right after the summary (each summary replaces both): what never changes
+    // (the system prompt, the goal) stays before them, a prefix the provider's prompt cache keeps across compactions.
     const rest = out.filter((m) => kindOf(m) !== 'ledger');
-    const at = rest.findIndex((m) => m.role !== 'system');
+    const summaryAt = rest.findLastIndex((m) => kindOf(m) === 'summary');
+    const at = summaryAt !== -1 ? summaryAt + 1 : rest.findIndex((m) => m.role !== 'system');
     rest.splice(at === -1 ? rest.length : at, 0, ledger);
     out.splice(0, out.length, ...rest);
   }

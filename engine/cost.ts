@@ -1,10 +1,24 @@
 /**
- * The cost-aware decision, with Octomind's arithmetic: is a compaction worth what it costs? Without it, each
- * remaining model call reads the whole current context at the full input price; with it, the summary call is paid
- * once and each remaining call reads the smaller context. The remaining calls are the cost model's fixed estimate, or
- * the session's pace: the calls it took to fill the context since the last compaction, which a compacted context
- * serves again before the next one.
+ * The cost-aware decision: is a compaction worth what it costs? Octomind's arithmetic, with the provider's prompt
+ * cache. Without it, each remaining model call reads the whole current context, all of it a cached prefix (the
+ * context only grows at its end). With it, the summary call is paid once; the next call reads the messages before the
+ * first one the compaction changes from the cache and everything from there on at the full input price (the cached
+ * prefix it throws away); each later call reads the smaller context from the cache. What the agent adds meanwhile is
+ * the same either way, so it is not priced. The remaining calls are the cost model's fixed estimate, or the session's
+ * pace: the calls it took to fill the context since the last compaction, which a compacted context serves again
+ * before the next one.
+ *
+ * With `cachedInputPerMillion` equal to `inputPerMillion` (nothing is cached) this is Octomind's arithmetic as its
+ * document gives it: the remaining calls at the full input price without and with the compaction, plus the summary.
+ *
+ * @example
+ *   // 40,000 tokens → 30,000, of which the first 2,000 stay cached, at the pace of 12 calls:
+ *   estimateCost({ inputPerMillion: 3, summaryOutputPerMillion: 15 }, 40_000, 30_000, 0, 0, 12, {
+ *     cachedPrefixTokens: 2_000,
+ *   }).netBenefit;
+ *   // 12 × 10,000 × 0.3 − 28,000 × 2.7 (per million): < 0, the pass waits
  */
+import { DEFAULT_CACHED_INPUT_SHARE } from './policy.ts';
 import type { CostModel } from './policy.ts';
 
 export interface CostEstimate {
@@ -17,9 +31,26 @@ export interface CostEstimate {
   /** The remaining calls priced, and where the figure came from. */
   remainingTurns: number;
   remainingFrom: 'policy' | 'pace';
+  /**
+   * Tokens of the request that stay a cached prefix across the compaction: the tool schemas and the messages before
+   * the first one it changes (absent in estimates made before the prompt cache was priced).
+   */
+  cachedPrefixTokens?: number;
+  /** Tokens at the end of the context no request carried yet: read at the full price with or without compacting. */
+  unsentTokens?: number;
+  /**
+   * Tokens of the prompt cache the compaction throws away: what earlier requests carried from its first change on,
+   * which the next call reads at the full input price.
+   */
+  invalidatedTokens?: number;
 }
 
 const PER_MILLION = 1_000_000;
+
+/** The price per million cached input tokens: the model's, else {@link DEFAULT_CACHED_INPUT_SHARE} of the input's. */
+export function cachedInputPerMillionOf(model: CostModel): number {
+  return model.cachedInputPerMillion ?? model.inputPerMillion * DEFAULT_CACHED_INPUT_SHARE;
+}
 
 /** The remaining calls to price: the policy's figure, else the session's pace (at least 1). */
 export function remainingTurnsOf(
@@ -30,9 +61,19 @@ export function remainingTurnsOf(
   return { turns: Math.max(1, callsSinceCompaction ?? 1), from: 'pace' };
 }
 
+/** What the plan knows of the prompt cache: the prefix it keeps, and the newest tokens no request has sent yet. */
+export interface CacheSpan {
+  /** Tokens of the request before the first message the compaction changes (tool schemas included). */
+  cachedPrefixTokens?: number;
+  /** Tokens at the end of the context no request carried yet (the last reply and what came after it). */
+  unsentTokens?: number;
+}
+
 /**
  * Costs of compacting `tokensBefore` down to `tokensAfter`, when the summarizer reads `summaryInputTokens` and
- * writes `summaryOutputTokens` (0 and 0 for deterministic steps), over the remaining calls.
+ * writes `summaryOutputTokens` (0 and 0 for deterministic steps), over the remaining calls. `cache`: the first
+ * `cachedPrefixTokens` of the request stay as they were (default 0: the compaction changes it from its start), and
+ * the last `unsentTokens` of the context were never sent (default 0), so they are read at the full price either way.
  */
 export function estimateCost(
   model: CostModel,
@@ -41,20 +82,34 @@ export function estimateCost(
   summaryInputTokens: number,
   summaryOutputTokens: number,
   callsSinceCompaction?: number,
+  cache: CacheSpan = {},
 ): CostEstimate {
   const input = model.inputPerMillion / PER_MILLION;
+  const cached = cachedInputPerMillionOf(model) / PER_MILLION;
   const { turns, from } = remainingTurnsOf(model, callsSinceCompaction);
-  const withoutCompaction = turns * tokensBefore * input;
+  const unsent = Math.max(0, Math.min(cache.unsentTokens ?? 0, tokensBefore));
+  const sent = tokensBefore - unsent;
+  // Of the prefix the compaction keeps, what an earlier request carried, so the cache holds it.
+  const kept = Math.max(0, Math.min(cache.cachedPrefixTokens ?? 0, sent, tokensAfter));
   const summaryCall =
     (summaryInputTokens * (model.summaryInputPerMillion ?? model.inputPerMillion) +
       summaryOutputTokens * model.summaryOutputPerMillion) /
     PER_MILLION;
-  const withCompaction = summaryCall + turns * tokensAfter * input;
+  // The next call: without compacting, what was sent from the cache and the new tokens at the full price; with it,
+  // the kept prefix from the cache and everything after it at the full price. The later calls: all from the cache.
+  const next = turns > 0 ? 1 : 0;
+  const later = Math.max(0, turns - 1);
+  const withoutCompaction = next * (sent * cached + unsent * input) + later * tokensBefore * cached;
+  const withCompaction =
+    summaryCall + next * (kept * cached + (tokensAfter - kept) * input) + later * tokensAfter * cached;
   return {
     withoutCompaction,
     withCompaction,
     netBenefit: withoutCompaction - withCompaction,
     remainingTurns: turns,
     remainingFrom: from,
+    cachedPrefixTokens: kept,
+    unsentTokens: unsent,
+    invalidatedTokens: sent - kept,
   };
 }

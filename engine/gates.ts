@@ -93,3 +93,24 @@ export function gateAfterMaskSkip(
   const gate = gateOf(policy, window, cooldown);
   return gate.mask ? { ...gate, mask: { ...gate.mask, floor: Math.ceil(tokens * (1 + growth)) } } : gate;
 }
+
+/**
+ * The gate after a plan of an automatic trigger was skipped at `tokens` (`plan`: what it was): a masking pass holds
+ * back only itself ({@link gateAfterMaskSkip}); a tool-result cut (one that could not be made, or would not pay for
+ * the prompt cache it invalidates) waits for the next compaction, which cuts it with the rest: the gate is the
+ * cooldown's, without the tool-result check; anything else holds until growth ({@link gateAfterSkip}).
+ */
+export function gateAfterPlanSkip(
+  policy: CompactionPolicy,
+  window: number,
+  cooldown: CooldownState,
+  plan: { maskPass?: true; toolResultCut?: true; tokens: number },
+  growth: number,
+): Gate {
+  if (plan.maskPass) return gateAfterMaskSkip(policy, window, cooldown, plan.tokens, growth);
+  if (plan.toolResultCut) {
+    const { toolResults: _, ...gate } = gateOf(policy, window, cooldown);
+    return gate;
+  }
+  return gateAfterSkip(policy, window, plan.tokens, growth, cooldown);
+}

@@ -61,10 +61,19 @@ export const DEFAULT_REVIEW: ReviewPolicy = { automatic: false, timeoutSeconds: 
 /** The longest a draft may wait for review: 30 days (a turn's longest time budget too). */
 export const MAX_REVIEW_SECONDS = 2_592_000;
 
-/** Prices per million tokens, for the cost-aware decision (Octomind's arithmetic, see cost.ts). */
+/**
+ * Prices per million tokens, for the cost-aware decision (Octomind's arithmetic with the provider's prompt cache,
+ * see cost.ts).
+ */
 export interface CostModel {
   /** Price per million input tokens of the agent's model. */
   inputPerMillion: number;
+  /**
+   * Price per million input tokens read from the provider's prompt cache (a request's prefix equal to an earlier
+   * request's). Default {@link DEFAULT_CACHED_INPUT_SHARE} × `inputPerMillion`; equal to it prices every call as if
+   * nothing were cached (Octomind's document).
+   */
+  cachedInputPerMillion?: number;
   /** Price per million output tokens of the summary model. */
   summaryOutputPerMillion: number;
   /** Price per million input tokens of the summary model (default: the agent's input price). */
@@ -75,6 +84,9 @@ export interface CostModel {
    */
   expectedRemainingTurns?: number;
 }
+
+/** What cached input costs by default, as a share of the input price (OpenAI's cached input of most models). */
+export const DEFAULT_CACHED_INPUT_SHARE = 0.1;
 
 export interface CompactionPolicy {
   /** The preset this policy came from. */
@@ -179,7 +191,11 @@ export interface CompactionPolicy {
     /** Turns dropped per step, oldest first. */
     perStep: number;
   };
-  /** Optional cost-aware decision: skip when compaction would cost more than it saves (until the hard limit). */
+  /**
+   * The cost-aware decision: an automatic compaction (the trigger, the soft threshold, the masking pass, a tool-result
+   * cut) is skipped when what it saves over the calls it expects costs less than the cached prefix it throws away and
+   * its summary call; until the hard limit or the message bound. Absent: off.
+   */
   cost?: CostModel;
   /** Above this share of the window, compact whatever the cost and cooldown say. */
   hardLimitRatio: number;
@@ -201,8 +217,13 @@ export class PolicyError extends Error {
 
 /** Partial policy for overrides: nested groups may be given in part. */
 export type PolicyOverrides = Partial<
-  Omit<CompactionPolicy, 'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio' | 'loopGuard' | 'review'>
+  Omit<
+    CompactionPolicy,
+    'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio' | 'loopGuard' | 'review' | 'cost'
+  >
 > & {
+  /** `null` turns the cost-aware decision off. */
+  cost?: CostModel | null;
   /** `null` turns review of automatic compactions off; fields given in part take {@link DEFAULT_REVIEW}'s. */
   review?: Partial<ReviewPolicy> | null;
   /** `null` turns background compaction off. */
@@ -221,6 +242,7 @@ export type PolicyOverrides = Partial<
 export function mergePolicy(base: CompactionPolicy, overrides: PolicyOverrides): CompactionPolicy {
   const merged = { ...base, ...overrides } as CompactionPolicy;
   if (overrides.backgroundRatio === null) delete merged.backgroundRatio;
+  if (overrides.cost === null) delete merged.cost;
   if (overrides.loopGuard === null) delete merged.loopGuard;
   else if (overrides.loopGuard !== undefined) {
     merged.loopGuard = { ...(base.loopGuard ?? DEFAULT_LOOP_GUARD), ...overrides.loopGuard };
@@ -367,7 +389,13 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   if (policy.review !== undefined) validateReview(policy.review);
   if (policy.cost !== undefined) {
     const cost = policy.cost;
-    const known = ['inputPerMillion', 'summaryOutputPerMillion', 'summaryInputPerMillion', 'expectedRemainingTurns'];
+    const known = [
+      'inputPerMillion',
+      'cachedInputPerMillion',
+      'summaryOutputPerMillion',
+      'summaryInputPerMillion',
+      'expectedRemainingTurns',
+    ];
     const unknown = Object.keys(cost).find((key) => !known.includes(key));
     if (unknown) {
       throw new PolicyError(
@@ -378,6 +406,9 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
     }
     ratio('cost.inputPerMillion', cost.inputPerMillion, 0, 10_000, false);
     ratio('cost.summaryOutputPerMillion', cost.summaryOutputPerMillion, 0, 10_000, false);
+    if (cost.cachedInputPerMillion !== undefined) {
+      ratio('cost.cachedInputPerMillion', cost.cachedInputPerMillion, 0, cost.inputPerMillion, false);
+    }
     if (cost.summaryInputPerMillion !== undefined) {
       ratio('cost.summaryInputPerMillion', cost.summaryInputPerMillion, 0, 10_000, false);
     }

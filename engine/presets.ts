@@ -9,6 +9,12 @@
 import { DEFAULT_LOOP_GUARD, MAX_CONTEXT_MESSAGES, mergePolicy, PolicyError, validatePolicy } from './policy.ts';
 import type { CompactionPolicy, PolicyOverrides } from './policy.ts';
 
+/**
+ * The default preset's prices per million tokens: GPT-5's list prices (input 1.25, cached input 0.125, the default
+ * 0.1×, output 10). An agent's own prices override them (`compaction.cost`).
+ */
+const DEFAULT_COST = { inputPerMillion: 1.25, summaryOutputPerMillion: 10 };
+
 /** Ours: cheap deterministic steps first (masking old tool output matches LLM summaries at half the cost), then a
  * structured summary that keeps the user's words, then truncation; the newest 4 steps and the last 3 exchanges of
  * the conversation protected; a cooldown against loops; the hard limit. */
@@ -48,6 +54,10 @@ const DEFAULT: CompactionPolicy = {
   hardLimitRatio: 0.95,
   // Ours, and kept by every seed preset below (a safety net no seed documents): 3 ineffective compactions at most.
   loopGuard: DEFAULT_LOOP_GUARD,
+  // Ours: every automatic compaction (the trigger, the soft threshold, the masking pass, a cut) priced against the
+  // prompt cache it invalidates (cost.ts), cached input at 0.1× (the default); the decision depends on the ratios
+  // of the prices, not on their level. The seed presets below other than octomind have none.
+  cost: DEFAULT_COST,
 };
 
 /** AstrBot: 82% of the window before every request; an LLM summary keeping the last 4 rounds, falling back to
@@ -55,6 +65,7 @@ const DEFAULT: CompactionPolicy = {
  * halving until it fits. */
 const ASTRBOT: CompactionPolicy = {
   ...DEFAULT,
+  cost: undefined, // no cost decision in its document
   preset: 'astrbot',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.82,
@@ -77,6 +88,7 @@ const ASTRBOT: CompactionPolicy = {
  * (the oldest half of the turns). */
 const CHATGPT_ON_WECHAT: CompactionPolicy = {
   ...DEFAULT,
+  cost: undefined, // no cost decision in its document
   preset: 'chatgpt-on-wechat',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.9,
@@ -114,6 +126,7 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
  * reserve_ratio × window kept. */
 const AGENTSCOPE: CompactionPolicy = {
   ...DEFAULT,
+  cost: undefined, // no cost decision in its document
   preset: 'agentscope',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.8,
@@ -143,6 +156,7 @@ const AGENTSCOPE: CompactionPolicy = {
  * current round summarized down to its newest step, then halving; the latest final answer protected. */
 const AGENTSCOPE_JAVA: CompactionPolicy = {
   ...DEFAULT,
+  cost: undefined, // no cost decision in its document
   preset: 'agentscope-java',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.75,
@@ -186,6 +200,8 @@ const OCTOMIND: CompactionPolicy = {
   summary: { ...DEFAULT.summary, keepUserTokens: 0 },
   cost: {
     inputPerMillion: 3,
+    // Octomind's document prices every remaining call at the full input price (no prompt cache).
+    cachedInputPerMillion: 3,
     summaryOutputPerMillion: 15,
   },
 };

@@ -106,6 +106,7 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
           llm?.promptTokens ?? 0,
           llm?.completionTokens ?? 0,
           plan.cost?.remainingTurns, // the pace the plan priced
+          plan.cost, // and the prompt cache it keeps
         )
       : undefined;
     // The loop guard's verdict (policy `loopGuard`): ineffective or not, how many in a row, a pause. A plan stored

@@ -5,7 +5,7 @@
  */
 import { planCompaction } from '../../engine/planner/index.ts';
 import type { SummarySpec } from '../../engine/planner/index.ts';
-import { gateAfterMaskSkip, gateAfterSkip } from '../../engine/gates.ts';
+import { gateAfterPlanSkip } from '../../engine/gates.ts';
 import { holdGrowth } from '../../engine/trigger.ts';
 import { agentLife, compactionKey } from '../../contract/keys.ts';
 import { keyedRecord } from '../../contract/records.ts';
@@ -51,9 +51,8 @@ export function createPlanActivities(shared: CompactionShared) {
     };
     if (plan.action === 'skip') {
       const growth = holdGrowth(input.policy);
-      const gate = plan.maskPass
-        ? gateAfterMaskSkip(input.policy, input.window, input.cooldown, plan.before.tokens, growth)
-        : gateAfterSkip(input.policy, input.window, plan.before.tokens, growth, input.cooldown);
+      const skipped = { ...plan, tokens: plan.before.tokens };
+      const gate = gateAfterPlanSkip(input.policy, input.window, input.cooldown, skipped, growth);
       return { ...outcome, gate };
     }
     const planKey = compactionKey(agent, seq, 'plan.json');

@@ -2,7 +2,7 @@
  * The orchestration: what fired and the target, then the steps in order (a tool-result cut or a masking pass alone;
  * else the loop guard's offloading or the policy's strategies, cheapest first, until the target is met), the
  * hard-limit fit, the summary spec, and the last word (a compaction that would not shrink the context, or would cost
- * more than it saves, is a skip).
+ * more than it saves with the prompt cache it invalidates, is a skip).
  */
 import { estimateCost } from '../cost.ts';
 import type { CostEstimate } from '../cost.ts';
@@ -16,6 +16,7 @@ import type { Target } from '../target.ts';
 import { Board } from './board.ts';
 import type { Planning, StepResult } from './board.ts';
 import { fitWindow, truncateOversized } from './fit.ts';
+import { cachedPrefixOf, unsentTokensOf } from './prefix.ts';
 import { offloadLargest } from './replacing.ts';
 import { removedOf, shortfallOf } from './report.ts';
 import { strategiesOf } from './strategies.ts';
@@ -99,6 +100,7 @@ export function planCompaction(input: PlanInput): Plan {
     return {
       ...base,
       action: 'skip',
+      ...(oversized ? { toolResultCut: true as const } : {}),
       reason: `nothing to compact: ${fired}, but no strategy of [${order.join(', ')}] applies (protected messages hold ${protectedTokens} tokens)`,
       after,
       reachedTarget,
@@ -121,6 +123,7 @@ export function planCompaction(input: PlanInput): Plan {
     return {
       ...base,
       action: 'skip',
+      ...(oversized ? { toolResultCut: true as const } : {}),
       reason: isAutomatic(trigger)
         ? `would not shrink the context: ${before.tokens} tokens, ${after.tokens} expected after [${strategies}]`
         : noGainReason(before.tokens, after.tokens, strategies),
@@ -133,25 +136,36 @@ export function planCompaction(input: PlanInput): Plan {
 
   let cost: CostEstimate | undefined;
   if (policy.cost) {
-    const summaryIn = summary ? board.summarizedTokens : 0;
+    // The summary call costs what the summary model reads and writes; the extractive summarizer costs nothing.
+    const summaryCall = summary?.writer === 'model';
     cost = estimateCost(
       policy.cost,
       before.tokens,
       after.tokens,
-      summaryIn,
-      summary?.estimatedTokens ?? 0,
+      summaryCall ? board.summarizedTokens : 0,
+      summaryCall ? summary.estimatedTokens : 0,
       input.callsSinceCompaction,
+      { cachedPrefixTokens: cachedPrefixOf(slots, input.fixedTokens, summary), unsentTokens: unsentTokensOf(slots) },
     );
-    // The hard limit and the bound on the context's messages override the cost decision.
-    const bounded = before.tokens >= hardLimit || before.messages > (policy.maxMessages ?? MAX_CONTEXT_MESSAGES);
+    // The hard limit, the bound on the context's messages and a message or turn limit that fired override the cost
+    // decision: a request that would not fit is never sent. Below them, an automatic compaction that does not pay
+    // waits (a masking pass or a cut goes with the next compaction that does).
+    const bounded =
+      before.tokens >= hardLimit ||
+      before.messages > (policy.maxMessages ?? MAX_CONTEXT_MESSAGES) ||
+      target.messages !== undefined ||
+      target.turns !== undefined;
     if (decides && isAutomatic(trigger) && cost.netBenefit < 0 && !bounded) {
       return {
         ...base,
         action: 'skip',
+        ...(maskPass ? { maskPass: true as const } : {}),
+        ...(oversized ? { toolResultCut: true as const } : {}),
         reason:
           `not worth it: compacting would cost ${cost.withCompaction.toFixed(4)} against ` +
           `${cost.withoutCompaction.toFixed(4)} without over ${cost.remainingTurns} remaining calls ` +
-          `(${cost.remainingFrom === 'pace' ? "the session's pace" : 'the policy'}; below the hard limit of ${hardLimit} tokens)`,
+          `(${cost.remainingFrom === 'pace' ? "the session's pace" : 'the policy'}; ${cost.invalidatedTokens} tokens ` +
+          `out of the prompt cache from its first change on; below the hard limit of ${hardLimit} tokens)`,
         after: before,
         reachedTarget: false,
         operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),

@@ -74,7 +74,8 @@ export const context = () => new ContextBuilder();
 
 /**
  * The plan for `c` under `policy` at `window`: an automatic compaction with no cooldown, a summary model, the first
- * user message as the goal, and `extra` on top.
+ * user message as the goal, the pace of a first compaction (the calls it took to fill the context: one per assistant
+ * message, as the workflow counts them), and `extra` on top.
  */
 export function planFor(
   c: ContextBuilder,
@@ -91,6 +92,10 @@ export function planFor(
     cooldown: NO_COOLDOWN,
     summarizer: 'available',
     goalId: c.messages.find((m) => m.role === 'user')!.id,
+    callsSinceCompaction: callsOf(c),
     ...extra,
   });
 }
+
+/** The model calls that made `c`: one per assistant message (the pace the workflow passes at a first compaction). */
+export const callsOf = (c: ContextBuilder): number => c.messages.filter((m) => m.role === 'assistant').length;

@@ -193,8 +193,10 @@ describe('two ineffective in a row: the largest items offloaded; three: paused u
 });
 
 describe('the planner under the guard', () => {
+  // Unpriced: at a first compaction's pace, offloading from the start of the context would not pay for the prompt
+  // cache it throws away (the cost decision has its own tests, cost-cache.test.ts).
   const plan = (c: ContextBuilder, extra: Partial<PlanInput> = {}, window = WINDOW) =>
-    planFor(c, resolvePolicy({ mask: { fromRatio: null } }), window, extra);
+    planFor(c, resolvePolicy({ mask: { fromRatio: null }, cost: null }), window, extra);
 
   it("after two ineffective ones, offloads the largest items (recent ones too) instead of the policy's strategies", () => {
     // Over the trigger (51,200): five results of 9,000 to 13,000 tokens, the newest step a small one.

@@ -4,12 +4,15 @@ import type { PlanInput } from '../../../engine/planner/index.ts';
 import type { PolicyOverrides } from '../../../engine/policy.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import { NO_COOLDOWN } from '../../../engine/trigger.ts';
-import { context } from '../../support/contexts.ts';
+import { callsOf, context } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
 export const WINDOW = 64_000;
 
-/** The plan for `c` under the policy `overrides` give: automatic, no cooldown, the first user message the goal. */
+/**
+ * The plan for `c` under the policy `overrides` give: automatic, no cooldown, the first user message the goal, the
+ * pace of a first compaction (one call per assistant message).
+ */
 export function plan(
   c: ContextBuilder,
   overrides: PolicyOverrides & { preset?: string } = {},
@@ -25,6 +28,7 @@ export function plan(
     cooldown: NO_COOLDOWN,
     summarizer: 'available',
     ...(firstUser ? { goalId: firstUser.id } : {}),
+    callsSinceCompaction: callsOf(c),
     ...extra,
   });
 }

@@ -198,7 +198,11 @@ describe('agentscope-java in the current round', () => {
 describe('octomind', () => {
   it("prices the remaining calls at the session's pace: a context that refilled fast is worth compacting", () => {
     const c = context().system().user().turns(20, 3_000);
-    const policy = resolvePolicy({ preset: 'octomind', cost: { inputPerMillion: 3, summaryOutputPerMillion: 300 } });
+    // Octomind's arithmetic: every call at the full input price (cached input priced as input).
+    const policy = resolvePolicy({
+      preset: 'octomind',
+      cost: { inputPerMillion: 3, cachedInputPerMillion: 3, summaryOutputPerMillion: 300 },
+    });
     const at = (callsSinceCompaction: number) =>
       planCompaction({
         context: c.messages,
@@ -279,7 +283,11 @@ describe('configuration', () => {
     [{ summary: { placement: 'top' } }, 'summary.placement: "top" is not allowed (one of message, first-kept-user)'],
     [
       { cost: { inputPerMillion: 3, summaryOutputPerMillion: 15, cacheReadMultiplier: 0.1 } },
-      'cost.cacheReadMultiplier: 0.1 is not allowed (not a cost field (inputPerMillion, summaryOutputPerMillion, summaryInputPerMillion, expectedRemainingTurns))',
+      'cost.cacheReadMultiplier: 0.1 is not allowed (not a cost field (inputPerMillion, cachedInputPerMillion, summaryOutputPerMillion, summaryInputPerMillion, expectedRemainingTurns))',
+    ],
+    [
+      { cost: { inputPerMillion: 3, cachedInputPerMillion: 4, summaryOutputPerMillion: 15 } },
+      'cost.cachedInputPerMillion: 4 is not allowed (a number ≥ 0 and ≤ 3)',
     ],
     [{ keepSteps: -1 }, 'keepSteps: -1 is not allowed (an integer from 0 to 10000)'],
     [
