@@ -199,21 +199,25 @@ describe('the task ledger', () => {
     expect(ledger.pending).toEqual(['The remaining pages']);
     expect(ledger.nextAction).toBe('Fetch the next page.');
 
-    // The ledger is a message of its own right after the system prompt, protected from every strategy.
+    // The ledger is a message of its own right after the summary, protected from every strategy; the system prompt
+    // and the goal stay first (the prefix the provider's prompt cache keeps across compactions).
     for (let page = 5; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
     await compactAgent(h.client, agentId, { strategy: 'summarize' });
     const state = await agentState(h.client, agentId);
     expect(state.messages[0]!.role).toBe('system');
-    expect(state.messages[1]!.kind).toBe('ledger');
+    expect(state.messages[1]!.id).toBe(state.goalId);
+    const at = state.messages.findIndex((m) => m.kind === 'ledger');
+    expect(state.messages[at - 1]!.kind).toBe('summary');
     expect(state.messages.filter((m) => m.kind === 'ledger')).toHaveLength(1);
-    const body = JSON.parse((await h.store.get(state.messages[1]!.key))!) as ChatMessage;
+    const body = JSON.parse((await h.store.get(state.messages[at]!.key))!) as ChatMessage;
     expect(body.content).toContain('## Constraints\n- Never skip a page.');
     expect(body.content).toContain('## Goal\nAudit the server log for slow requests.');
     expect((await agentLedger(h.client, agentId)).done).toHaveLength(2); // appended by each summary
     // The model sees it on the next call.
     await sendMessage(h.client, agentId, 'Read page 9 of the log.');
     const last = h.model.requests.filter((r) => r.body.messages[0]?.content === 'You read server logs.').at(-1)!;
-    expect(last.body.messages[1]!.content).toContain('Never skip a page.');
+    expect(last.body.messages[1]!.content).toBe('Audit the server log for slow requests.');
+    expect(last.body.messages[at]!.content).toContain('Never skip a page.');
   });
 });
 

@@ -118,6 +118,43 @@ describe('the masking pass below the trigger, priced', () => {
   });
 });
 
+describe('a tool result over the limit, priced', () => {
+  // Cut once the loop has moved on (chatgpt-on-wechat's timing): a 20,000-token result, then one more step.
+  const cutPolicy = resolvePolicy({ toolResults: { olderTurnsOnly: true } });
+  const c = context().system().user().tools(1_000).tools(20_000).tools(500);
+  const cutPlan = (calls: number) =>
+    planCompaction({
+      context: c.messages,
+      policy: cutPolicy,
+      window: WINDOW,
+      fixedTokens: 0,
+      trigger: 'auto',
+      cooldown: NO_COOLDOWN,
+      summarizer: 'available',
+      goalId: c.messages[1]!.id,
+      callsSinceCompaction: calls,
+    });
+
+  it('waits for the next compaction when the cache it breaks costs more than the calls it saves', () => {
+    const p = cutPlan(1);
+    expect(p.action).toBe('skip');
+    expect(p.toolResultCut).toBe(true);
+    expect(p.reason).toMatch(/^not worth it: /);
+    // The gate stops looking for results to cut until the next compaction; the trigger stays where it was.
+    const gate = gateAfterPlanSkip(cutPolicy, WINDOW, NO_COOLDOWN, { ...p, tokens: c.tokens }, holdGrowth(cutPolicy));
+    expect(gate.toolResults).toBeUndefined();
+    const { toolResults: _, ...unchanged } = gateOf(cutPolicy, WINDOW, NO_COOLDOWN);
+    expect(gate).toEqual(unchanged);
+  });
+
+  it('is cut when it pays', () => {
+    const p = cutPlan(40);
+    expect(p.action).toBe('compact');
+    expect(p.toolResultCut).toBe(true);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['truncate-tool-results']);
+  });
+});
+
 describe('the hard limit', () => {
   // Turns of a user message, a 2,000-token result and a reply (2,160 tokens each).
   const turns = (n: number) => context().system().user().turns(n, 2_000);
