@@ -38,6 +38,9 @@ describe('automatic compaction in a long session', () => {
       systemPrompt: 'You read server logs.',
       modelOverride: { window: WINDOW },
       taskQueue: h.taskQueue,
+      // Unpriced: the soft threshold's and the trigger's timing as set (priced, a compaction at the soft threshold
+      // that would not pay for the prompt cache it breaks waits for the trigger: cost-cache.test.ts).
+      compaction: { cost: null },
     });
     const turns = 120;
     for (let page = 1; page <= turns; page++) {
@@ -125,6 +128,8 @@ describe("the turn's own message", () => {
       model: 'gpt-4o-mini',
       modelOverride: { window: WINDOW },
       taskQueue: h.taskQueue,
+      // Unpriced: after four model calls, this compaction would not pay for the prompt cache it breaks.
+      compaction: { cost: null },
     });
     for (let page = 1; page <= 2; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
     const before = await agentState(h.client, agentId);

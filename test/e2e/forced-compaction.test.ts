@@ -150,14 +150,22 @@ describe('forced compaction', () => {
     });
     for (let page = 1; page <= 8; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
     const { event } = await compactAgent(h.client, agentId, { strategy: 'summarize' });
+    // Priced with the prompt cache (cached input at 0.1× by default): the tool schemas and the goal stay a cached
+    // prefix; what earlier requests carried from the first change on is read at the full price at the next call.
+    const { cachedPrefixTokens, unsentTokens } = event!.cost!;
+    expect(cachedPrefixTokens).toBeGreaterThan(0);
+    expect(cachedPrefixTokens).toBeLessThan(event!.tokensAfter);
     const expected = estimateCost(
       cost,
       event!.tokensBefore,
       event!.tokensAfter,
       event!.llm!.promptTokens,
       event!.llm!.completionTokens,
+      undefined,
+      { cachedPrefixTokens, unsentTokens },
     );
     expect(event!.cost).toEqual(expected);
+    expect(expected.invalidatedTokens).toBe(event!.tokensBefore - unsentTokens! - cachedPrefixTokens!);
     expect(expected.netBenefit).toBeGreaterThan(0);
     expect((await compactionStats(h.client, agentId)).costSaved).toBeCloseTo(expected.netBenefit, 10);
   });
