@@ -30,9 +30,11 @@ const TASK = (steps: number) =>
 
 /**
  * The default preset, without its masking pass below the trigger (from 50% of the window it masks old tool results,
- * cheaply and blocking, which in this loop keeps the context under the soft threshold most of the time).
+ * cheaply and blocking, which in this loop keeps the context under the soft threshold most of the time), and
+ * unpriced (priced, a compaction at the soft threshold that would not pay for the prompt cache it breaks waits for
+ * the trigger: cost-cache.test.ts).
  */
-const MASKING_OFF = { mask: { fromRatio: null } };
+const MASKING_OFF = { mask: { fromRatio: null }, cost: null };
 
 const isSummaryRequest = (request: RecordedRequest) => request.body.model === 'summary-model';
 
