@@ -284,6 +284,8 @@ describe('automatic compactions that wait for review', () => {
         maxTurns: undefined,
         backgroundRatio: 0.3,
         review: { automatic: true, timeoutSeconds: 600 },
+        // Unpriced: a summary at the soft threshold, this early, would not pay for the prompt cache it breaks.
+        cost: null,
       },
     });
     let sent = 0;
