@@ -13,7 +13,7 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FAILURE, TOOL_ERROR_ATTEMPTS } from '../contract/failures.ts';
-import { agentLife, lateResultKey } from '../contract/keys.ts';
+import { agentLife, lateResultKey, originalResultKey } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ApprovalNeeded, RunToolInput } from '../contract/activities.ts';
@@ -23,7 +23,9 @@ import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { kindOf } from './model-reply.ts';
 import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
-import { asksApproval, contextReload, TOOL_CANCEL_GRACE_MS, ToolInputError } from './tools.ts';
+import { loadTokenCounter } from '../engine/tokens.ts';
+import { cutAtEntry, resourceOf } from './tool-results.ts';
+import { asksApproval, contextReload, definedLimits, TOOL_CANCEL_GRACE_MS, ToolInputError } from './tools.ts';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './tools.ts';
 import type { AgentStream } from './stream.ts';
 
@@ -93,8 +95,41 @@ export interface RunToolDeps {
 }
 
 export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
+  /**
+   * Stores a tool's result as it enters the context: cut to its tool's `maxResultTokens` (the policy's, over the
+   * definition's) with the whole stored apart, and its record naming the tool and the resource the call read.
+   */
+  async function enter(
+    agent: AgentLife,
+    resultId: string,
+    message: ChatMessage & { content: string },
+    { call, counting, limits: policyLimits }: RunToolInput,
+    tool: ToolDefinition | undefined,
+  ): Promise<ContextRecord> {
+    if (tool === contextReload) return { ...(await save(agent, resultId, message, counting)), reload: true };
+    const own = tool ? definedLimits(tool) : {};
+    const limits = { ...own, ...policyLimits };
+    const resource = resourceOf(call);
+    const marks = {
+      tool: call.function.name,
+      ...(resource !== undefined ? { resource } : {}),
+      ...(own.neverMask ? { neverMask: true as const } : {}),
+      ...(own.preview !== undefined ? { resultPreview: own.preview } : {}),
+    };
+    const originalKey = originalResultKey(agent, resultId);
+    const cut =
+      limits.maxResultTokens === undefined
+        ? undefined
+        : cutAtEntry(message, limits, originalKey, await loadTokenCounter(counting.encoding), counting.margin);
+    if (cut === undefined) return { ...(await save(agent, resultId, message, counting)), ...marks };
+    // The whole result first: the cut names it, and nothing the model reads may point at what is not stored yet.
+    await store.put(originalKey, JSON.stringify(message), 'application/json');
+    const record = await save(agent, resultId, cut, counting);
+    return { ...record, kind: 'truncated', ref: originalKey, ...marks };
+  }
+
   return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded> {
-    const { call, resultId, counting } = input;
+    const { call, resultId } = input;
     const agent = agentLife(input);
     const tool = tools.get(call.function.name);
     const asked =
@@ -147,9 +182,9 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
           throw new CancelledFailure('the turn was interrupted: the result is kept apart, not used');
         }
         const message = { role: 'tool' as const, tool_call_id: call.id, content };
-        const record = await untilStored(() => save(agent, resultId, message, counting));
+        const record = await untilStored(() => enter(agent, resultId, message, input, tool));
         await stream.toolResult(agent, call, content);
-        return tool === contextReload ? { ...record, reload: true } : record;
+        return record;
       },
       () => progress,
     );

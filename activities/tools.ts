@@ -15,6 +15,8 @@
 import type { BlobStore } from '../storage/s3.ts';
 import { lifePrefix } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
+import { TOOL_NAME_PATTERN, validateToolLimits } from '../engine/policy.ts';
+import type { ToolLimits } from '../engine/policy.ts';
 import { safeSlice } from '../engine/text.ts';
 
 /**
@@ -57,6 +59,15 @@ export interface ToolDefinition {
    * over the call's arguments (true: ask). An agent can ask for more by name (its input's `toolApproval.tools`).
    */
   approval?: 'always' | ((args: Record<string, unknown>) => boolean);
+  /**
+   * A result over this many tokens is cut as it arrives, before the model first reads it: head and tail around a
+   * notice naming the stored whole result (`context_reload` reads it). An agent's policy (`tools`) may set its own.
+   */
+  maxResultTokens?: number;
+  /** Tokens of a result that stay when it is cut or masked (default: a cut keeps `maxResultTokens`, a mask none). */
+  preview?: number;
+  /** This tool's results are never masked or superseded by a newer result of the same call. */
+  neverMask?: boolean;
 }
 
 /** The tool schema as the Chat Completions API takes it. */
@@ -65,10 +76,12 @@ export interface ToolSchema {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
+/**
+ * Checks a tool's definition and returns it: a bad name, approval rule or limit (`maxResultTokens`, `preview`,
+ * `neverMask`) throws, naming the tool, the field and what is allowed.
+ */
 export function defineTool(tool: ToolDefinition): ToolDefinition {
-  if (!TOOL_NAME.test(tool.name)) {
+  if (!TOOL_NAME_PATTERN.test(tool.name)) {
     throw new Error(`tool name ${JSON.stringify(tool.name)}: must be 1 to 64 letters, digits, underscores or hyphens`);
   }
   const approval: unknown = tool.approval;
@@ -77,7 +90,21 @@ export function defineTool(tool: ToolDefinition): ToolDefinition {
       `tool ${tool.name}: approval must be 'always' or a function of the arguments (got ${typeof approval})`,
     );
   }
+  validateToolLimits(
+    definedLimits(tool),
+    (field, value, allowed) =>
+      new Error(`tool ${tool.name}: ${field} ${JSON.stringify(value)} is not allowed (${allowed})`),
+  );
   return tool;
+}
+
+/** The limits a tool's definition sets (only those it sets). */
+export function definedLimits(tool: Pick<ToolDefinition, 'maxResultTokens' | 'preview' | 'neverMask'>): ToolLimits {
+  return {
+    ...(tool.maxResultTokens !== undefined ? { maxResultTokens: tool.maxResultTokens } : {}),
+    ...(tool.preview !== undefined ? { preview: tool.preview } : {}),
+    ...(tool.neverMask !== undefined ? { neverMask: tool.neverMask } : {}),
+  };
 }
 
 /** Whether a call of `tool` with `args` waits for approval by the tool's own rule (a rule that throws: it waits). */

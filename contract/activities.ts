@@ -11,7 +11,7 @@ import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner/index.ts';
-import type { CompactionPolicy, PolicyOverrides } from '../engine/policy.ts';
+import type { CompactionPolicy, PolicyOverrides, ToolLimits } from '../engine/policy.ts';
 import type { CooldownState, Gate, GateCheck } from '../engine/trigger.ts';
 
 export interface StoreMessageInput extends AgentLife {
@@ -135,6 +135,11 @@ export interface RunToolInput extends AgentLife {
   approval?: 'ask' | 'required' | 'granted';
   /** Published to the agent's live stream before the call runs (its approval answered). */
   announce?: StreamAnnouncement[];
+  /**
+   * The agent's policy's limits for this call's tool (`tools`), over the tool definition's own. Absent: none (and in
+   * runs of before).
+   */
+  limits?: ToolLimits;
 }
 
 /** What `runTool` answers for a call that waits for approval by its tool's own rule (nothing run, nothing stored). */

@@ -3,6 +3,7 @@
  * retried activity overwrites the same object instead of writing a second one, and nothing else ever writes it.
  *
  *   agents/<agentId>/<life>/messages/<messageId>.json                 one chat message, as sent to the model
+ *   agents/<agentId>/<life>/originals/<messageId>.json                a tool result cut as it arrived: the whole one
  *   agents/<agentId>/<life>/compactions/<seq>/plan.json               the plan and the context it was made over
  *   agents/<agentId>/<life>/compactions/<seq>/summary.json            the summary message (a chat message)
  *   agents/<agentId>/<life>/compactions/<seq>/summary-edited.json     a reviewer's edit of it (approve with a summary)
@@ -45,6 +46,14 @@ export function lifePrefix(agent: AgentLife): string {
 
 export function messageKey(agent: AgentLife, messageId: string): string {
   return `${lifePrefix(agent)}messages/${messageId}.json`;
+}
+
+/**
+ * Where the whole result of a tool call is kept when it was cut as it arrived (over its tool's `maxResultTokens`):
+ * the cut one, which the model reads, is the message under `messageKey(agent, messageId)`.
+ */
+export function originalResultKey(agent: AgentLife, messageId: string): string {
+  return `${lifePrefix(agent)}originals/${messageId}.json`;
 }
 
 /**

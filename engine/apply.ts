@@ -123,6 +123,35 @@ export function maskText(original: MessageMeta, ref: string, errors: readonly st
   );
 }
 
+/**
+ * The marker that stands for a superseded tool result: the newer result of the same call that stands for it now, and
+ * where this one is stored.
+ */
+export function supersededText(original: MessageMeta, ref: string, newerId: string): string {
+  const tool = original.tool !== undefined ? `${original.tool} ` : '';
+  return (
+    `[superseded: the tool ${tool}was called again with the same arguments; its newer result is message ${newerId}. ` +
+    `This older result (${original.tokens} tokens) is stored: context_reload("${ref}")]`
+  );
+}
+
+/**
+ * The mask stub after the head of `text` that fits `previewTokens` (the tool's `preview`): the message as replaced
+ * counts at most the stub's tokens and the preview's, by counting.
+ */
+function previewedMask(
+  message: ChatMessage,
+  text: string,
+  stub: string,
+  previewTokens: number,
+  counting: ReplacementCounting,
+): string {
+  const stubTokens = countMessage(counting.counter, { ...message, content: stub }, counting.margin ?? 1);
+  // Head only (share 1): the text's head, the stub after it (its key holds no `{ref}` or `{omitted}` to fill).
+  const cut = truncateToTokens(message, text, stubTokens + previewTokens, 1, stub, '', counting);
+  return cut === text ? `${text}\n${stub}` : cut.trimEnd();
+}
+
 /** A preview of an offloaded message, how to read the rest, and the error lines past the preview. */
 export function offloadText(text: string, previewChars: number, ref: string): string {
   const preview = headOf(text, previewChars);
@@ -157,7 +186,12 @@ export function replacementBody(
 ): ChatMessage {
   const ref = originalKeyOf(meta);
   const text = replaceableText(original.content, ref);
-  if (op.op === 'mask') return { ...original, content: maskText(meta, ref, reportedErrors(text, ref)) };
+  if (op.op === 'mask') {
+    if (op.supersededBy !== undefined) return { ...original, content: supersededText(meta, ref, op.supersededBy) };
+    const stub = maskText(meta, ref, reportedErrors(text, ref));
+    if (!op.previewTokens) return { ...original, content: stub };
+    return { ...original, content: previewedMask(original, text, stub, op.previewTokens, counting) };
+  }
   if (op.op === 'offload') return { ...original, content: offloadText(text, op.previewChars, ref) };
   if (op.maxTokens === undefined) {
     return { ...original, content: truncateText(text, op.headChars, op.tailChars, marker, ref) };

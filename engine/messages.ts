@@ -116,6 +116,18 @@ export interface MessageMeta {
   reload?: true;
   /** A user message that steered a turn in progress (`steer`): inside the turn, not the start of one. */
   steer?: true;
+  /** Tool messages: the name of the tool that answered (absent in records stored before it was kept). */
+  tool?: string;
+  /**
+   * Tool messages: what the call read or did, as a hash of the tool's name and its arguments in canonical JSON
+   * (`resourceOf`, activities): a newer result with the same `resource` supersedes this one. Absent when the
+   * arguments were not a JSON object, and in records stored before.
+   */
+  resource?: string;
+  /** Tool messages: the tool's results are never masked or superseded (`neverMask`, its definition or the policy). */
+  neverMask?: true;
+  /** Tool messages: tokens of the result a cut or a mask keeps (`preview`, its definition or the policy). */
+  resultPreview?: number;
 }
 
 /** The kind of a message, `normal` when unset. */

@@ -9,6 +9,7 @@
 
 /** The compaction strategies, cheapest first (the default order). */
 export const STRATEGIES = [
+  'supersede-tool-results',
   'truncate-tool-results',
   'mask-tool-results',
   'offload-large',
@@ -87,6 +88,34 @@ export interface CostModel {
 
 /** What cached input costs by default, as a share of the input price (OpenAI's cached input of most models). */
 export const DEFAULT_CACHED_INPUT_SHARE = 0.1;
+
+/**
+ * Limits of one tool's results (policy `tools`, by tool name; a tool's definition may set them too, `defineTool`, and
+ * the policy's win). docs/compaction.md, Per-tool limits.
+ */
+export interface ToolLimits {
+  /**
+   * A result over this many tokens is cut as it arrives, before it is first sent: its head and tail kept around a
+   * notice that names the stored original (reloadable with `context_reload`). No cached prefix is rewritten.
+   */
+  maxResultTokens?: number;
+  /**
+   * Tokens of a result that stay when it is cut (at entry, or by `truncate-tool-results`) or masked (the stub keeps
+   * this much of its head). Default: a cut keeps `maxResultTokens`; a mask keeps none.
+   */
+  preview?: number;
+  /** This tool's results are never masked or superseded (what it returns stays readable, e.g. a plan or a spec). */
+  neverMask?: boolean;
+}
+
+/** The fields of {@link ToolLimits}, as validation names them. */
+export const TOOL_LIMIT_FIELDS = ['maxResultTokens', 'preview', 'neverMask'] as const;
+
+/** The least `maxResultTokens` (and `preview`) may be: a cut keeps head, tail and the notice. */
+export const MIN_RESULT_TOKENS = 16;
+
+/** A tool's name as the Chat Completions API takes it. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export interface CompactionPolicy {
   /** The preset this policy came from. */
@@ -191,6 +220,8 @@ export interface CompactionPolicy {
     /** Turns dropped per step, oldest first. */
     perStep: number;
   };
+  /** Per-tool limits by tool name ({@link ToolLimits}). Absent: none (and in policies stored before). */
+  tools?: Record<string, ToolLimits>;
   /**
    * The cost-aware decision: an automatic compaction (the trigger, the soft threshold, the masking pass, a tool-result
    * cut) is skipped when what it saves over the calls it expects costs less than the cached prefix it throws away and
@@ -219,7 +250,7 @@ export class PolicyError extends Error {
 export type PolicyOverrides = Partial<
   Omit<
     CompactionPolicy,
-    'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio' | 'loopGuard' | 'review' | 'cost'
+    'toolResults' | 'mask' | 'offload' | 'summary' | 'backgroundRatio' | 'loopGuard' | 'review' | 'tools' | 'cost'
   >
 > & {
   /** `null` turns the cost-aware decision off. */
@@ -231,6 +262,8 @@ export type PolicyOverrides = Partial<
   /** `null` turns the loop guard off; fields given in part keep the others. */
   loopGuard?: Partial<LoopGuard> | null;
   toolResults?: Partial<CompactionPolicy['toolResults']>;
+  /** Per-tool limits, merged by tool name field by field; a tool given `null` drops its limits. */
+  tools?: Record<string, ToolLimits | null>;
   /** `fromRatio: null` turns the masking pass below the trigger off. */
   mask?: Partial<Omit<CompactionPolicy['mask'], 'fromRatio'>> & { fromRatio?: number | null };
   offload?: Partial<CompactionPolicy['offload']>;
@@ -256,12 +289,30 @@ export function mergePolicy(base: CompactionPolicy, overrides: PolicyOverrides):
         : (overrides.review as ReviewPolicy);
   }
   merged.toolResults = { ...base.toolResults, ...overrides.toolResults };
+  if (overrides.tools !== undefined) merged.tools = mergeToolLimits(base.tools, overrides.tools);
   const { fromRatio, ...mask } = { ...base.mask, ...overrides.mask };
   merged.mask =
     fromRatio === null ? { minTokens: mask.minTokens } : { ...mask, ...(fromRatio !== undefined ? { fromRatio } : {}) };
   merged.offload = { ...base.offload, ...overrides.offload };
   merged.summary = { ...base.summary, ...overrides.summary };
   merged.truncateRounds = { ...base.truncateRounds, ...overrides.truncateRounds };
+  return merged;
+}
+
+/** Per-tool limits merged by name, field by field (not an object: kept as given, for validation to refuse). */
+function mergeToolLimits(
+  base: CompactionPolicy['tools'],
+  overrides: NonNullable<PolicyOverrides['tools']>,
+): CompactionPolicy['tools'] {
+  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) {
+    return overrides as CompactionPolicy['tools'];
+  }
+  const merged: Record<string, ToolLimits> = { ...base };
+  for (const [name, limits] of Object.entries(overrides)) {
+    if (limits === null) delete merged[name];
+    else if (typeof limits === 'object' && !Array.isArray(limits)) merged[name] = { ...base?.[name], ...limits };
+    else merged[name] = limits;
+  }
   return merged;
 }
 
@@ -385,6 +436,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   oneOf('summary.withoutModel', policy.summary.withoutModel, ['extractive', 'fallback']);
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
+  if (policy.tools !== undefined) validateToolLimitsByName(policy.tools);
   if (policy.loopGuard !== undefined) validateLoopGuard(policy.loopGuard);
   if (policy.review !== undefined) validateReview(policy.review);
   if (policy.cost !== undefined) {
@@ -449,4 +501,48 @@ function validateReview(review: ReviewPolicy): void {
   flag('review.automatic', review.automatic);
   count('review.timeoutSeconds', review.timeoutSeconds, 1, MAX_REVIEW_SECONDS);
   oneOf('review.onTimeout', review.onTimeout, ['apply', 'discard']);
+}
+
+function validateToolLimitsByName(tools: Record<string, ToolLimits>): void {
+  if (tools === null || typeof tools !== 'object' || Array.isArray(tools)) {
+    throw new PolicyError('tools', tools, 'an object of per-tool limits by tool name');
+  }
+  for (const [name, limits] of Object.entries(tools)) {
+    if (!TOOL_NAME_PATTERN.test(name)) {
+      throw new PolicyError(`tools.${name}`, limits, 'a tool name of 1 to 64 letters, digits, underscores or hyphens');
+    }
+    validateToolLimits(
+      limits,
+      (field, value, allowed) => new PolicyError(`tools.${name}${field ? `.${field}` : ''}`, value, allowed),
+    );
+  }
+}
+
+/**
+ * Checks one tool's limits (in a policy's `tools`, or a tool's definition); the first field out of range becomes
+ * `error(field, value, allowed)` (`field` empty: the limits are not an object).
+ */
+export function validateToolLimits(
+  limits: ToolLimits,
+  error: (field: string, value: unknown, allowed: string) => Error,
+): void {
+  if (limits === null || typeof limits !== 'object' || Array.isArray(limits)) {
+    throw error('', limits, `an object {${TOOL_LIMIT_FIELDS.join(', ')}}`);
+  }
+  const unknown = Object.keys(limits).find((key) => !(TOOL_LIMIT_FIELDS as readonly string[]).includes(key));
+  if (unknown) {
+    const value = (limits as Record<string, unknown>)[unknown];
+    throw error(unknown, value, `not a tool limit (${TOOL_LIMIT_FIELDS.join(', ')})`);
+  }
+  const { maxResultTokens, preview, neverMask } = limits;
+  const integer = (value: unknown, min: number, max: number) =>
+    Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+  if (maxResultTokens !== undefined && !integer(maxResultTokens, MIN_RESULT_TOKENS, MAX_TOKENS)) {
+    throw error('maxResultTokens', maxResultTokens, `an integer from ${MIN_RESULT_TOKENS} to ${MAX_TOKENS}`);
+  }
+  if (preview !== undefined && !integer(preview, 0, maxResultTokens ?? MAX_TOKENS)) {
+    const upTo = maxResultTokens !== undefined ? `maxResultTokens (${maxResultTokens})` : String(MAX_TOKENS);
+    throw error('preview', preview, `an integer from 0 to ${upTo}`);
+  }
+  if (neverMask !== undefined && typeof neverMask !== 'boolean') throw error('neverMask', neverMask, 'true or false');
 }

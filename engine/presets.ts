@@ -15,7 +15,8 @@ import type { CompactionPolicy, PolicyOverrides } from './policy.ts';
  */
 const DEFAULT_COST = { inputPerMillion: 1.25, summaryOutputPerMillion: 10 };
 
-/** Ours: cheap deterministic steps first (masking old tool output matches LLM summaries at half the cost), then a
+/** Ours: cheap deterministic steps first (a tool result superseded by a newer one of the same call becomes a marker
+ * naming it; masking old tool output matches LLM summaries at half the cost), then a
  * structured summary that keeps the user's words, then truncation; the newest 4 steps and the last 3 exchanges of
  * the conversation protected; a cooldown against loops; the hard limit. */
 const DEFAULT: CompactionPolicy = {
@@ -30,7 +31,15 @@ const DEFAULT: CompactionPolicy = {
   keepMessages: 6,
   reserveRatio: 0.1,
   cooldown: [0.1, 0.2, 0.4, 0.8, 1],
-  strategies: ['truncate-tool-results', 'mask-tool-results', 'offload-large', 'summarize', 'truncate-rounds', 'halve'],
+  strategies: [
+    'supersede-tool-results',
+    'truncate-tool-results',
+    'mask-tool-results',
+    'offload-large',
+    'summarize',
+    'truncate-rounds',
+    'halve',
+  ],
   oneStrategyPerCheck: false,
   toolResults: {
     maxTokens: 8_000,
@@ -223,7 +232,7 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   const base = PRESETS[name];
   if (!base) throw new PolicyError('preset', name, `one of ${PRESET_NAMES.join(', ')}`);
   const unknown = Object.keys(config).filter(
-    (key) => !(key in DEFAULT) && !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review'].includes(key),
+    (key) => !(key in DEFAULT) && !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review', 'tools'].includes(key),
   );
   if (unknown.length > 0)
     throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');

@@ -15,6 +15,7 @@ import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ModelReply, NewMessage } from '../contract/activities.ts';
 import type { ToolCall } from '../engine/messages.ts';
+import type { ToolLimits } from '../engine/policy.ts';
 import { TOOL_RESULT_PREVIEW_CHARS } from '../contract/stream.ts';
 import type { StreamAnnouncement } from '../contract/stream.ts';
 import { DEFAULT_APPROVAL_SECONDS } from '../contract/inputs.ts';
@@ -264,7 +265,15 @@ export async function runTurn(
           const resultId = conversation.newMessageId();
           return runTool.executeWithOptions(
             { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
-            [{ ...conversation.life, call, resultId, counting: conversation.counting }],
+            [
+              {
+                ...conversation.life,
+                call,
+                resultId,
+                counting: conversation.counting,
+                ...toolLimits(conversation, call),
+              },
+            ],
           );
         }),
       );
@@ -351,6 +360,12 @@ function standIn(conversation: Conversation, call: ToolCall, resultId: string, c
   return storeStandIn(conversation, call, resultId, content, items);
 }
 
+/** The policy's limits for a call's tool (`tools`), for `runTool`: none (nothing added) when it sets none. */
+function toolLimits(conversation: Conversation, call: ToolCall): { limits?: ToolLimits } {
+  const limits = conversation.state.policy?.tools?.[call.function.name];
+  return limits ? { limits } : {};
+}
+
 /** One tool call of a reachable turn: approval first when it needs one, then the tool, cancellable. */
 async function answerCall(
   conversation: Conversation,
@@ -369,6 +384,7 @@ async function answerCall(
             call,
             resultId,
             counting: conversation.counting,
+            ...toolLimits(conversation, call),
             approval,
             // An approved call says so in the live stream as it runs.
             ...(approval === 'granted'

@@ -9,8 +9,8 @@
  * prompt, task ledger, summaries, the user's first message — the goal — and the message that opened the turn in
  * progress) is never touched by a regular strategy; `newest` (the newest step: results the model has not seen yet)
  * only by truncating tool results, with a reload reference; `recent` (the newest N steps, the last N messages, the
- * reserve, the user's messages and final answers of the last N turns) only by truncation and offloading; the rest by
- * everything. Strategies that remove messages remove whole steps, so no plan separates a tool call from its result,
+ * reserve, the user's messages and final answers of the last N turns) only by truncation, offloading and supersession
+ * (a tool result replaced by a marker naming a newer result of the same call); the rest by everything. Strategies that remove messages remove whole steps, so no plan separates a tool call from its result,
  * and whatever they remove goes into one summary (the model's, or the extractive one) that names what it covers:
  * nothing leaves the context without a trace. When the plan still falls short of the hard limit, the older steps
  * are summarized down to the newest one, and if that is not enough the largest messages are cut to fit.
@@ -29,7 +29,9 @@ export {
   STUB_TOKENS,
   SUMMARY_FRAME_TOKENS,
   SUMMARY_WINDOW_SHARE,
+  SUPERSEDED_TOKENS,
 } from './sizes.ts';
+export { toolLimitsOf } from './replacing.ts';
 export { REPLACED_KIND } from './types.ts';
 export type {
   Operation,

@@ -2,7 +2,8 @@
  * Protection levels, strongest first: `fixed` (system prompt, task ledger, summaries, the goal, the request of the
  * turn in progress) is never touched by a regular strategy; `newest` (the newest step) only by truncating tool
  * results; `recent` (the newest N steps, the last N messages, the reserve, the user's words and final answers of the
- * last N turns) only by truncation and offloading; `none` by everything.
+ * last N turns) only by truncation, offloading and supersession (a newer result of the same call is in the context);
+ * `none` by everything.
  */
 import { kindOf } from '../messages.ts';
 import type { MessageMeta } from '../messages.ts';

@@ -1,17 +1,61 @@
 /**
- * The strategies that replace a message in place, each with a reloadable reference to its original: tool results cut
- * to head and tail, old tool results masked, large messages offloaded to a preview, and the loop guard's offloading of
+ * The strategies that replace a message in place, each with a reloadable reference to its original: superseded tool
+ * results replaced by a marker naming the newer one, tool results cut to head and tail, old tool results masked, large messages offloaded to a preview, and the loop guard's offloading of
  * the largest items. Nothing leaves the context's order; the step layout stays as it was.
  */
 import { kindOf } from '../messages.ts';
-import type { Planning, StepResult } from './board.ts';
+import type { MessageMeta } from '../messages.ts';
+import type { CompactionPolicy, ToolLimits } from '../policy.ts';
+import type { Planning, Slot, StepResult } from './board.ts';
 import { RANK } from './protection.ts';
 import type { Protection } from './protection.ts';
-import { MASK_TOKENS, STUB_TOKENS } from './sizes.ts';
+import { MASK_TOKENS, STUB_TOKENS, SUPERSEDED_TOKENS } from './sizes.ts';
 
 /**
- * The tool results over the policy's limit (tokens or characters) cut to head and tail, the newest step's included
- * unless the policy cuts older results only.
+ * A tool result's limits: the policy's for its tool (`tools`), over what its definition set when it arrived (kept on
+ * the record: `neverMask`, `resultPreview`).
+ */
+export function toolLimitsOf(policy: CompactionPolicy, meta: MessageMeta): ToolLimits {
+  const own = meta.tool !== undefined ? policy.tools?.[meta.tool] : undefined;
+  const preview = own?.preview ?? meta.resultPreview;
+  return {
+    ...(own?.maxResultTokens !== undefined ? { maxResultTokens: own.maxResultTokens } : {}),
+    ...(preview !== undefined ? { preview } : {}),
+    neverMask: own?.neverMask ?? meta.neverMask === true,
+  };
+}
+
+/**
+ * The tool results older than a newer result of the same tool with the same arguments (the same `resource`: a file
+ * read again, a status checked again), each replaced by a marker that names the newer one and the stored original;
+ * all of them at once (the compaction rewrites the context once). Never a result of the newest step, a fixed one, or
+ * one of a tool whose results are never masked; the call keeps its result (the marker is the result).
+ */
+export function supersedeToolResults({ board, input }: Planning): StepResult {
+  const newest = new Map<string, Slot>();
+  for (const slot of board.slots) {
+    if (slot.op.op !== 'drop' && slot.meta.role === 'tool' && slot.meta.resource !== undefined) {
+      newest.set(slot.meta.resource, slot);
+    }
+  }
+  const ids: string[] = [];
+  for (const slot of board.slots) {
+    const m = slot.meta;
+    if (m.role !== 'tool' || m.resource === undefined || slot.op.op !== 'keep') continue;
+    const newer = newest.get(m.resource);
+    if (newer === undefined || newer === slot || RANK[slot.protect] > RANK.recent) continue;
+    const kind = kindOf(m);
+    if ((kind !== 'normal' && kind !== 'truncated') || m.reload || toolLimitsOf(input.policy, m).neverMask) continue;
+    if (slot.tokens <= SUPERSEDED_TOKENS) continue;
+    board.replace(slot, { op: 'mask', id: m.id, supersededBy: newer.meta.id }, SUPERSEDED_TOKENS);
+    ids.push(m.id);
+  }
+  return { ids };
+}
+
+/**
+ * The tool results over the policy's limit (tokens or characters, or the tool's own `maxResultTokens`) cut to head
+ * and tail, the newest step's included unless the policy cuts older results only.
  */
 export function truncateToolResults({ board, input }: Planning): StepResult {
   const { maxTokens, maxChars, headChars, tailChars, olderTurnsOnly } = input.policy.toolResults;
@@ -21,12 +65,16 @@ export function truncateToolResults({ board, input }: Planning): StepResult {
     if (slot.op.op === 'drop') continue;
     const m = slot.meta;
     if (m.role !== 'tool' || slot.op.op !== 'keep' || kindOf(m) !== 'normal') continue;
-    if (RANK[slot.protect] > RANK[limit] || (m.chars <= maxChars && slot.tokens <= maxTokens)) continue;
+    const own = toolLimitsOf(input.policy, m);
+    const limitTokens = Math.min(maxTokens, own.maxResultTokens ?? Infinity);
+    if (RANK[slot.protect] > RANK[limit] || (m.chars <= maxChars && slot.tokens <= limitTokens)) continue;
     // A reloaded page is cut only once the model has seen it (a cut would point back to itself).
     if (m.reload && RANK[slot.protect] > RANK.none) continue;
+    // What the cut may keep: the per-result limit, or the tool's preview and the marker.
+    const keepTokens = own.preview !== undefined ? Math.min(limitTokens, own.preview + STUB_TOKENS) : limitTokens;
     // Keep head + tail: at most the characters the policy allows and the tokens of the per-result limit.
-    const budget = Math.min(maxTokens, Math.ceil((slot.tokens * (headChars + tailChars)) / Math.max(1, m.chars)));
-    const tokens = Math.min(maxTokens, budget + STUB_TOKENS);
+    const budget = Math.min(keepTokens, Math.ceil((slot.tokens * (headChars + tailChars)) / Math.max(1, m.chars)));
+    const tokens = Math.min(keepTokens, budget + STUB_TOKENS);
     if (tokens >= slot.tokens) continue;
     const keepChars = Math.min(headChars + tailChars, Math.floor((m.chars * budget) / Math.max(1, slot.tokens)));
     const head = Math.round((keepChars * headChars) / Math.max(1, headChars + tailChars));
@@ -51,8 +99,16 @@ export function maskToolResults({ board, input, maskPass, met }: Planning): Step
     const kind = kindOf(slot.meta);
     if (slot.meta.role !== 'tool' || slot.protect !== 'none' || (kind !== 'normal' && kind !== 'truncated')) continue;
     if (slot.op.op === 'mask' || slot.op.op === 'offload' || slot.tokens < input.policy.mask.minTokens) continue;
-    if (slot.tokens <= MASK_TOKENS) continue;
-    board.replace(slot, { op: 'mask', id: slot.meta.id }, MASK_TOKENS);
+    const own = toolLimitsOf(input.policy, slot.meta);
+    if (own.neverMask) continue;
+    // The tool's preview: the stub keeps that much of the result's head.
+    const tokens = MASK_TOKENS + (own.preview ?? 0);
+    if (slot.tokens <= tokens) continue;
+    board.replace(
+      slot,
+      { op: 'mask', id: slot.meta.id, ...(own.preview ? { previewTokens: own.preview } : {}) },
+      tokens,
+    );
     ids.push(slot.meta.id);
   }
   return { ids };

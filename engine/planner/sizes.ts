@@ -7,6 +7,11 @@
 export const STUB_TOKENS = 40;
 /** Tokens a mask stub is planned at: the stub and the error lines and paths it keeps (`REPORTED_CHARS`, apply.ts). */
 export const MASK_TOKENS = STUB_TOKENS + 100;
+/**
+ * Tokens a superseded result's marker is planned at: what it names (the tool, the newer result's id, the stored
+ * original's key) in about 300 characters.
+ */
+export const SUPERSEDED_TOKENS = 80;
 /** The emergency step leaves at least this many tokens of a message it cuts. */
 export const EMERGENCY_MIN_TOKENS = 256;
 /** Tokens the summary's own frame adds: its header, what it covers, where the loop stands, the removed ids. */

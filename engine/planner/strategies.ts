@@ -6,11 +6,12 @@
 import type { StrategyName } from '../policy.ts';
 import type { Planning, StepResult } from './board.ts';
 import { compactTurns, halve, summarize, summarizeCurrentTurn, truncateRounds } from './removing.ts';
-import { maskToolResults, offloadLarge, truncateToolResults } from './replacing.ts';
+import { maskToolResults, offloadLarge, supersedeToolResults, truncateToolResults } from './replacing.ts';
 
 /** The strategies over one plan's board. */
 export function strategiesOf(p: Planning): Record<StrategyName, () => StepResult> {
   return {
+    'supersede-tool-results': () => supersedeToolResults(p),
     'truncate-tool-results': () => truncateToolResults(p),
     'mask-tool-results': () => maskToolResults(p),
     'offload-large': () => offloadLarge(p),

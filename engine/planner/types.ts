@@ -80,7 +80,18 @@ export type Operation =
        */
       maxTokens?: number;
     }
-  | { op: 'mask'; id: string; tokens: number }
+  | {
+      op: 'mask';
+      id: string;
+      tokens: number;
+      /**
+       * Superseded (`supersede-tool-results`): the newer result of the same tool with the same arguments, which the
+       * marker names instead of a stub.
+       */
+      supersededBy?: string;
+      /** Tokens of the result's head the stub keeps (the tool's `preview`). */
+      previewTokens?: number;
+    }
   | { op: 'offload'; id: string; previewChars: number; tokens: number };
 
 /** What a summary covers, for its header: the message ids, and the steps of the turn in progress. */

@@ -34,6 +34,17 @@ const add = defineTool({
   run: ({ a, b }) => Promise.resolve(String(Number(a) + Number(b))),
 });
 
+/** A tool whose output can be huge: it cuts its results over 300 tokens as they arrive. */
+const dump = defineTool({
+  name: 'dump',
+  description: 'Prints numbered rows',
+  parameters: { type: 'object', properties: { rows: { type: 'integer' } }, required: ['rows'] },
+  maxResultTokens: 300,
+  run: ({ rows }) => Promise.resolve(dumpOutput(Number(rows))),
+});
+const dumpOutput = (rows: number) =>
+  Array.from({ length: rows }, (_, i) => `row ${i}: ${'abcdefghij'.slice(0, i % 10)}`).join('\n');
+
 /** Every tool call in a request is answered by a tool message, and every tool message answers a call. */
 function toolPairViolations(messages: ChatMessage[]): string[] {
   const calls = new Set(messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
@@ -92,7 +103,7 @@ function requestsWith(text: string): RecordedRequest[] {
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness(script, [add, broken]);
+  h = await startHarness(script, [add, broken, dump]);
 });
 afterAll(async () => {
   await h?.close();
@@ -112,7 +123,7 @@ describe('tool calls', () => {
     });
     const result = await sendMessage(h.client, agentId, text);
     expect(result.reply).toBe(
-      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, add, broken) | ' +
+      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, add, broken, dump) | ' +
         'error: arguments of add must be a JSON object',
     );
     expect(result.toolCalls).toBe(4);
@@ -121,7 +132,7 @@ describe('tool calls', () => {
     expect(requests).toHaveLength(2);
     for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
     const schemas = requests[0]!.body.tools as { function: { name: string } }[];
-    expect(schemas.map((t) => t.function.name).sort()).toEqual(['add', 'broken', 'context_reload']);
+    expect(schemas.map((t) => t.function.name).sort()).toEqual(['add', 'broken', 'context_reload', 'dump']);
 
     const state = await agentState(h.client, agentId);
     expect(state.messages.map((m) => m.role)).toEqual([
@@ -177,6 +188,79 @@ describe('tool calls', () => {
     expect(results[4]).toBe(`error: reference ${JSON.stringify(other)} is not stored content of this agent`);
     expect(results[5]).toBe(`error: reference ${JSON.stringify(otherLife)} is not stored content of this agent`);
     await closeAgent(h.client, agentId);
+  });
+
+  it('a result over its tool’s maxResultTokens is cut as it arrives (the policy’s limit over the definition’s): the model never reads it whole, the whole is stored and reloads; each result names what it read', async () => {
+    const whole = dumpOutput(4_000);
+    for (const [limit, compaction] of [
+      [300, undefined],
+      [120, { tools: { dump: { maxResultTokens: 120 } } }],
+    ] as const) {
+      const agentId = newAgentId('cut');
+      await startAgent(h.client, {
+        agentId,
+        model: 'gpt-4o-mini',
+        taskQueue: h.taskQueue,
+        ...(compaction ? { compaction } : {}),
+      });
+      const text = JSON.stringify({
+        agentId, // each agent's text its own
+        calls: [
+          ['d1', 'dump', { rows: 4_000 }],
+          ['a1', 'add', { a: 1, b: 2 }],
+          ['a2', 'add', { b: 2, a: 1 }],
+          ['a3', 'add', { a: 2, b: 1 }],
+        ],
+      });
+      await sendMessage(h.client, agentId, text);
+      const state = await agentState(h.client, agentId);
+      const { storagePrefix } = state;
+      const results = state.messages.filter((m) => m.role === 'tool');
+      const cut = results[0]!;
+      const originalKey = `${storagePrefix}originals/${cut.id}.json`;
+      expect(cut).toMatchObject({ kind: 'truncated', ref: originalKey, tool: 'dump' });
+      expect(cut.tokens).toBeLessThanOrEqual(limit);
+      expect(cut.tokens).toBeGreaterThan(limit * 0.8);
+      // What the model was sent: the cut, never the whole.
+      const sent = requestsWith(text)
+        .flatMap((r) => r.body.messages)
+        .filter((m) => m.tool_call_id === 'd1')
+        .map((m) => textOf(m.content));
+      expect(sent.length).toBeGreaterThan(0);
+      for (const content of sent) {
+        expect(content.startsWith('row 0: \nrow 1: a\n')).toBe(true);
+        expect(content.endsWith('row 3999: abcdefghi')).toBe(true);
+        expect(content).toContain(
+          `characters cut as this result arrived (over the tool’s limit of ${limit} tokens); the whole result is stored: context_reload("${originalKey}")`,
+        );
+        expect(content.length).toBeLessThan(whole.length / 10);
+      }
+      // The whole result, stored before the cut that names it.
+      expect(JSON.parse((await h.store.get(originalKey))!)).toEqual({
+        role: 'tool',
+        tool_call_id: 'd1',
+        content: whole,
+      });
+      // The same call in another key order reads the same resource; other arguments another.
+      const [a1, a2, a3] = results.slice(1);
+      expect(a1!.resource).toMatch(/^[0-9a-f]{16}$/);
+      expect(a2!.resource).toBe(a1!.resource);
+      expect(a3!.resource).not.toBe(a1!.resource);
+      // context_reload reads the whole back.
+      await sendMessage(
+        h.client,
+        agentId,
+        JSON.stringify({ calls: [['r1', 'context_reload', { reference: originalKey }]] }),
+      );
+      const reloaded = (await agentState(h.client, agentId)).messages.filter((m) => m.role === 'tool').at(-1)!;
+      const page = textOf((JSON.parse((await h.store.get(reloaded.key))!) as ChatMessage).content);
+      expect(page).toMatch(
+        new RegExp(
+          `^\\[${originalKey} · page 1 of \\d+\\]\\n\\{"role":"tool","tool_call_id":"d1","content":"row 0: \\\\nrow 1: a`,
+        ),
+      );
+      await closeAgent(h.client, agentId);
+    }
   });
 
   it('a turn of 60 tool steps runs to its answer: no step cap', async () => {

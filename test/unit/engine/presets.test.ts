@@ -274,7 +274,7 @@ describe('configuration', () => {
     ],
     [
       { strategies: ['fold'] },
-      'strategies[0]: "fold" is not allowed (one of truncate-tool-results, mask-tool-results, offload-large, summarize, summarize-current-turn, compact-turns, truncate-rounds, halve)',
+      'strategies[0]: "fold" is not allowed (one of supersede-tool-results, truncate-tool-results, mask-tool-results, offload-large, summarize, summarize-current-turn, compact-turns, truncate-rounds, halve)',
     ],
     [{ targetRatio: 0.85 }, 'targetRatio: 0.85 is not allowed (a number > 0 and ≤ 0.8)'],
     [{ triggerRatio: 0.5 }, 'targetRatio: 0.5 is not allowed (below triggerRatio (0.5))'],
