@@ -5,11 +5,22 @@
  * gate before every model call is the conversation's `compactionDue`. Who runs it, and when: compaction.ts (blocking
  * and in the background), reviews.ts (a draft kept for review instead of stored).
  */
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { ApplyOutcome, NoGainOutcome } from '../contract/activities.ts';
-import { cooldownAfter } from '../engine/trigger.ts';
+import type {
+  ApplyOutcome,
+  ContextRef,
+  NoGainOutcome,
+  PlanCompactionInput,
+  SummarizeRequest,
+} from '../contract/activities.ts';
+import { applyDelta, recordsDigest } from '../contract/context-delta.ts';
+import { seqOf } from '../contract/keys.ts';
+import type { AgentLife } from '../contract/keys.ts';
+import type { WorkflowState } from '../contract/state.ts';
+import { gateAfterMaskSkip, gateOf } from '../engine/gates.ts';
+import { compactionDue, cooldownAfter, gateFiresWith as dueWith, holdGrowth } from '../engine/trigger.ts';
 import type { Gate, Trigger } from '../engine/trigger.ts';
 import { recordKey } from '../contract/records.ts';
 import { summaryOfEvent } from '../contract/results.ts';
@@ -21,6 +32,68 @@ import type { Conversation } from './conversation.ts';
 import { showCompaction, showProgress } from './visibility.ts';
 
 export type Activities = ReturnType<typeof activities.createActivities>;
+
+/**
+ * Since this patch the compaction activities take references and return deltas (docs/compaction.md, History): the
+ * plan reads the context's records from storage ({@link contextRefOf}), the ledger goes by its key, the summarizer
+ * reads its span from the stored plan, apply takes the summary's key and returns what changed; and a masking pass
+ * that the workflow can tell finds nothing is not planned ({@link nothingToMask}). Histories of before sent the
+ * whole context to the plan and took it back from apply, and planned every masking pass. Release 0.2.0
+ * (docs/changing-workflows.md).
+ */
+export const COMPACTION_REFS_PATCH = 'compaction-refs';
+
+/**
+ * The working context by reference (contract/activities.ts `ContextRef`): the records of the last compaction's context
+ * by their key (inline, once, when that compaction stored none), then the messages since by their sequence numbers,
+ * with the digest of the records held for them.
+ */
+export function contextRefOf(state: WorkflowState): ContextRef {
+  const baseLength = state.baseLength ?? 0;
+  const tail = state.messages.slice(baseLength);
+  const firstSeq = state.tailFromSeq ?? 1;
+  const steerIds = tail.filter((m) => m.steer === true).map((m) => m.id);
+  return {
+    ...(baseLength > 0
+      ? state.baseRecords
+        ? { baseRecords: state.baseRecords }
+        : { base: state.messages.slice(0, baseLength) }
+      : {}),
+    baseLength,
+    firstSeq,
+    lastSeq: tail.length > 0 ? seqOf(tail.at(-1)!.id) : firstSeq - 1,
+    ...(steerIds.length ? { steerIds } : {}),
+    tailDigest: recordsDigest(tail),
+  };
+}
+
+/**
+ * A masking pass below the trigger that the plan would skip, told without planning: it is due only as the masking
+ * pass, and the tool results it could mask (normal, at least the policy's `mask.minTokens`, not a reloaded page,
+ * not of the newest step, which the model has not seen) hold fewer tokens than it must save. Then the gate moves as
+ * after the plan's skip. Undefined when a plan might find something.
+ */
+export function nothingToMask(conversation: Conversation): Skipped | undefined {
+  const { state } = conversation;
+  const check = conversation.gateCheck();
+  if (!check || !state.policy || dueWith(check, [], state.messages)?.kind !== 'mask') return undefined;
+  // As the plan decides it: on the policy's gate under the cooldown, over the context's own counts.
+  const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
+  const gate = gateOf(state.policy, conversation.window, cooldown);
+  const stats = { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 };
+  const due = compactionDue(gate, stats, cooldown.consecutive === 0, state.messages);
+  const atLeast = gate.mask?.atLeast;
+  if (due?.kind !== 'mask' || atLeast === undefined) return undefined;
+  const newest = state.messages.findLastIndex((m) => m.role === 'assistant');
+  const minTokens = state.policy.mask.minTokens;
+  const maskable = state.messages
+    .slice(0, Math.max(0, newest))
+    .filter((m) => m.role === 'tool' && (m.kind ?? 'normal') === 'normal' && m.reload !== true && m.tokens >= minTokens)
+    .reduce((sum, m) => sum + m.tokens, 0);
+  if (maskable >= atLeast) return undefined;
+  const held = gateAfterMaskSkip(state.policy, conversation.window, cooldown, state.contextTokens, holdGrowth(state.policy));
+  return { skipped: `${due.reason}: masking could save at most ${maskable} tokens, less than ${atLeast}`, gate: held };
+}
 
 /**
  * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
@@ -76,7 +149,18 @@ export async function prepare(
   const startedAt = Date.now();
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
   const made = conversation.snapshot();
-  const context = [...state.messages]; // as it is now: the agent may add to it while this runs
+  const refs = patched(COMPACTION_REFS_PATCH);
+  // The context as it is now (the agent may add to it while this runs): by reference since `compaction-refs`.
+  let context: Pick<PlanCompactionInput, 'context' | 'contextRef'> = refs
+    ? { contextRef: contextRefOf(state) }
+    : { context: [...state.messages] };
+  if (refs && trigger === 'auto') {
+    const nothing = nothingToMask(conversation);
+    if (nothing) {
+      conversation.planAvoided(nothing.gate);
+      return nothing;
+    }
+  }
   let summarizerFailed = false;
   const goal = state.messages.find((m) => m.id === state.goalId);
   const goalKey = goal && recordKey(life, goal);
@@ -88,7 +172,7 @@ export async function prepare(
         {
           ...life,
           seq,
-          context,
+          ...context,
           policy: state.policy!,
           window: state.modelInfo!.window,
           fixedTokens: state.fixedTokens ?? 0,
@@ -102,12 +186,18 @@ export async function prepare(
           ...(request.evenIfLarger || request.review ? { evenIfLarger: true } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
           ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
-          // Stored with the plan, for a revert to before this compaction.
-          ...(state.ledger ? { ledger: state.ledger } : {}),
+          // Stored with the plan, for a revert to before this compaction: by its key once a summary stored it.
+          ...(refs && state.ledgerKey ? { ledgerKey: state.ledgerKey } : state.ledger ? { ledger: state.ledger } : {}),
           tailFromSeq,
         },
       ],
     );
+    if (plan.recordsDiffer && context.contextRef) {
+      // The records it derived from the stored bodies are not the ones held here: plan again with them sent.
+      context = { contextRef: { ...context.contextRef, tail: state.messages.slice(context.contextRef.baseLength) } };
+      continue;
+    }
+    conversation.planned(plan.action === 'skip');
     if (plan.action === 'skip') {
       return {
         skipped: plan.reason,
@@ -117,32 +207,40 @@ export async function prepare(
     }
     // This plan's objects share the pending draft's seq: the draft cannot be applied any more.
     if (state.draft) conversation.draftEnded(`${state.draft.info.id} replaced by a compaction prepared after it`);
-    if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
-    stepOf(conversation, seq, trigger, 'summarizing', plan.summary.spanKeys.length);
+    const byRef = refs ? { refs: true as const } : {};
+    if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq, ...byRef };
+    const span = plan.summary.spanKeys?.length ?? plan.summary.spanLength ?? 0;
+    stepOf(conversation, seq, trigger, 'summarizing', span);
     // The bound the summary is held to (the timeline shows it: the plan's estimate is in the plan).
     const maxTokens = plan.summary.maxTokens ?? state.policy!.summary.maxTokens;
+    // A plan of before `compaction-refs` names the span; since, the summarizer reads it from the stored plan.
+    const spanOf: Omit<SummarizeRequest, keyof AgentLife | 'seq' | 'maxTokens' | 'counting'> = plan.summary.spanKeys
+      ? {
+          spanKeys: plan.summary.spanKeys,
+          keptKeys: plan.summary.keptKeys ?? [],
+          ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
+          ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
+          ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
+          ...(state.ledger ? { ledger: state.ledger } : {}),
+        }
+      : { planKey: plan.planKey! };
     try {
       const summary = await summarizeSpan.executeWithOptions(
-        { ...SUMMARIZE_OPTIONS, summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${maxTokens} tok` },
+        { ...SUMMARIZE_OPTIONS, summary: `summarize ${span} msgs → ≤${maxTokens} tok` },
         [
           {
             ...life,
             seq,
-            spanKeys: plan.summary.spanKeys,
-            keptKeys: plan.summary.keptKeys,
-            ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
+            ...spanOf,
             ...(request.instructions ? { instructions: request.instructions } : {}),
             maxTokens,
             counting,
             ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
-            ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
-            ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
-            ...(state.ledger ? { ledger: state.ledger } : {}),
             ...(goalKey ? { goalKey } : {}),
           },
         ],
       );
-      return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq };
+      return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq, ...byRef };
     } catch (error) {
       if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;
       summarizerFailed = true; // plan again: the fallback replaces the summary
@@ -174,7 +272,9 @@ export async function store(
         ...life,
         seq,
         planKey: plan.planKey!,
-        ...(summary ? { summary } : {}),
+        // The summary by its key when the summarizer stored it (`compaction-refs`); else inline, as it was.
+        ...(summary?.summaryKey ? { summaryKey: summary.summaryKey } : summary ? { summary } : {}),
+        ...(prepared.refs ? { delta: true as const } : {}),
         at: new Date(Date.now()).toISOString(),
         ...(request.instructions ? { instructions: request.instructions } : {}),
         counting,
@@ -200,9 +300,13 @@ export async function commit(
 ): Promise<CompactResult> {
   const { state } = conversation;
   const event = summaryOfEvent(applied.event); // (a result recorded before summaries listed the removed items)
+  // The whole new context (applies of before `compaction-refs`), or what changed in the context it was made for.
+  const context = applied.context ?? applyDelta(state.messages.slice(0, prepared.made.messages), applied.delta!);
   conversation.compacted({
     made: prepared.made,
-    context: applied.context,
+    context,
+    ...(applied.baseRecords ? { baseRecords: applied.baseRecords } : {}),
+    ...(prepared.summary?.ledgerKey ? { ledgerKey: prepared.summary.ledgerKey } : {}),
     event,
     tailFromSeq: prepared.tailFromSeq,
     cooldown: prepared.cooldown,
