@@ -22,12 +22,7 @@ import { unkeyedRecord } from '../../contract/records.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import { summaryOfEvent } from '../../contract/results.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
-import type {
-  ApplyCompactionInput,
-  ApplyOutcome,
-  NoGainOutcome,
-  SummaryOutcome,
-} from '../../contract/activities.ts';
+import type { ApplyCompactionInput, ApplyOutcome, NoGainOutcome, SummaryOutcome } from '../../contract/activities.ts';
 import { recordCompaction } from '../telemetry.ts';
 import { withHeartbeat } from '../stored.ts';
 import { eventKeys, tokensOf } from './shared.ts';
@@ -66,13 +61,7 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
         ref,
       });
     }
-    const next = applyPlan(
-      context,
-      plan,
-      replacements,
-      summary?.record,
-      summary?.ledgerRecord,
-    ) as MessageRecord[];
+    const next = applyPlan(context, plan, replacements, summary?.record, summary?.ledgerRecord) as MessageRecord[];
     // The coverage invariant: each message of the context it was made for is kept or removed, exactly once.
     const violations = compactionCoverage(context, next, plan.removed);
     if (violations.length > 0 && strictInvariants) {

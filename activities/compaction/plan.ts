@@ -167,7 +167,15 @@ export function createPlanActivities(shared: CompactionShared) {
 
   /** Nothing planned: the workflow sends the records of the messages since the last compaction and plans again. */
   function recordsDiffer(): PlanOutcome {
-    return { action: 'skip', reason: 'records differ', recordsDiffer: true, steps: [], tokensBefore: 0, tokensAfter: 0, targetTokens: 0 };
+    return {
+      action: 'skip',
+      reason: 'records differ',
+      recordsDiffer: true,
+      steps: [],
+      tokensBefore: 0,
+      tokensAfter: 0,
+      targetTokens: 0,
+    };
   }
 
   return {

@@ -6,12 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { agentLife, compactionKey } from '../../contract/keys.ts';
-import type {
-  SummarizeInput,
-  SummarizeProgress,
-  SummarizeRequest,
-  SummaryOutcome,
-} from '../../contract/activities.ts';
+import type { SummarizeInput, SummarizeProgress, SummarizeRequest, SummaryOutcome } from '../../contract/activities.ts';
 import { modelFailure } from '../model-errors.ts';
 import { heartbeatNow, withHeartbeat } from '../stored.ts';
 import { createAsking, readSummary } from './ask.ts';
