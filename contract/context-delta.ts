@@ -12,8 +12,12 @@
  */
 import type { ContextRecord } from './records.ts';
 
-/** One piece of the new context: a range `[from, to)` of the old context kept as it was, or a record it made. */
-export type DeltaPiece = { keep: [from: number, to: number] } | { record: ContextRecord };
+/**
+ * One piece of the new context: a range `[from, to)` of the old context kept as it was (with `every`: every
+ * `every`-th record of it from `from`, as when a summary keeps each user message of a chat verbatim), or a record it
+ * made.
+ */
+export type DeltaPiece = { keep: [from: number, to: number]; every?: number } | { record: ContextRecord };
 
 export interface ContextDelta {
   /** The length of the context the delta applies to (the context the plan was made for). */
@@ -52,7 +56,35 @@ export function deltaOf<T extends ContextRecord>(
     if (last && 'keep' in last && last.keep[1] === i) last.keep[1] = i + 1;
     else pieces.push({ keep: [i, i + 1] });
   }
-  return { from: old.length, pieces };
+  return { from: old.length, pieces: strided(pieces) };
+}
+
+/** Runs of single kept records at a constant distance, as one piece each (`every`). */
+function strided(pieces: DeltaPiece[]): DeltaPiece[] {
+  const single = (p: DeltaPiece | undefined): p is { keep: [number, number] } =>
+    p !== undefined && 'keep' in p && p.keep[1] - p.keep[0] === 1;
+  const out: DeltaPiece[] = [];
+  for (let i = 0; i < pieces.length;) {
+    const piece = pieces[i]!;
+    const next = pieces[i + 1];
+    if (!single(piece) || !single(next) || next.keep[0] - piece.keep[0] < 2) {
+      out.push(piece);
+      i++;
+      continue;
+    }
+    const every = next.keep[0] - piece.keep[0];
+    let j = i + 1;
+    while (
+      single(pieces[j + 1]) &&
+      (pieces[j + 1] as { keep: [number, number] }).keep[0] - (pieces[j] as { keep: [number, number] }).keep[0] ===
+        every
+    )
+      j++;
+    const lastAt = (pieces[j] as { keep: [number, number] }).keep[0];
+    out.push({ keep: [piece.keep[0], lastAt + 1], every });
+    i = j + 1;
+  }
+  return out;
 }
 
 /** `old` with `delta` applied: the new context, its kept records the very objects of `old`. */
@@ -67,10 +99,16 @@ export function applyDelta<T extends ContextRecord>(old: readonly T[], delta: Co
       continue;
     }
     const [from, to] = piece.keep;
-    if (!(Number.isInteger(from) && Number.isInteger(to) && from >= 0 && from < to && to <= old.length)) {
-      throw new DeltaMismatchError(`the delta keeps [${from}, ${to}) of a context of ${old.length} records`);
+    const every = piece.every ?? 1;
+    if (
+      !(Number.isInteger(from) && Number.isInteger(to) && from >= 0 && from < to && to <= old.length) ||
+      !(Number.isInteger(every) && every >= 1)
+    ) {
+      throw new DeltaMismatchError(
+        `the delta keeps [${from}, ${to})${every !== 1 ? ` every ${every}` : ''} of a context of ${old.length} records`,
+      );
     }
-    next.push(...old.slice(from, to));
+    for (let i = from; i < to; i += every) next.push(old[i]!);
   }
   return next;
 }

@@ -57,7 +57,9 @@ function agentLoop(steps: number): ChatMessage[] {
       {
         role: 'tool',
         tool_call_id: id,
-        content: Array.from({ length: 30 }, (_, i) => `request ${i + 1}: GET /api/cart ${step} answered 200`).join('\n'),
+        content: Array.from({ length: 30 }, (_, i) => `request ${i + 1}: GET /api/cart ${step} answered 200`).join(
+          '\n',
+        ),
       },
       { role: 'assistant', content: `Page ${step}: all 30 requests answered 200; checkout not seen yet.` },
       { role: 'user', content: `Go on with page ${step + 1}.` },

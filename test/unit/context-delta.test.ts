@@ -59,6 +59,18 @@ describe('a context delta', () => {
     expect(applyDelta(old, delta)).toEqual(next);
   });
 
+  it('keeps every user message of a chat as one piece: its size does not grow with how many stay', () => {
+    const old = context(2_000);
+    const next = [summary(1), ...old.filter((r, i) => i >= 1_600 && (r.role === 'user' || i >= 1_990))];
+    const delta = deltaOf(old, next);
+    expect(delta.pieces).toEqual([
+      { record: summary(1) },
+      { keep: [1_600, 1_989], every: 2 },
+      { keep: [1_990, 2_000] },
+    ]);
+    expect(applyDelta(old, delta)).toEqual(next);
+  });
+
   it('keeps the very records the workflow holds, and records made new by `toRecord`', () => {
     const old = context(3);
     const next = [old[0]!, { ...old[1]!, key: 'k' }, old[2]!];
@@ -71,7 +83,7 @@ describe('a context delta', () => {
 
   it('matches the old context + delta to the new context for any kept subsequence and any new records', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let trial = 0; trial < 200; trial++) {
       const old = context(1 + Math.floor(random() * 60));
       const next: ContextRecord[] = [];
@@ -90,6 +102,9 @@ describe('a context delta', () => {
     );
     expect(() => applyDelta(context(5), { from: 5, pieces: [{ keep: [2, 9] }] })).toThrow(
       new DeltaMismatchError('the delta keeps [2, 9) of a context of 5 records'),
+    );
+    expect(() => applyDelta(context(5), { from: 5, pieces: [{ keep: [0, 5], every: 0 }] })).toThrow(
+      new DeltaMismatchError('the delta keeps [0, 5) every 0 of a context of 5 records'),
     );
   });
 });
