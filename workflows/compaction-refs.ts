@@ -8,7 +8,10 @@ import { recordsDigest } from '../contract/context-delta.ts';
 import { seqOf } from '../contract/keys.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { gateAfterMaskSkip, gateOf } from '../engine/gates.ts';
+import { protectionOf } from '../engine/planner/index.ts';
+import { MASK_TOKENS } from '../engine/planner/sizes.ts';
 import { compactionDue, gateFiresWith as dueWith, holdGrowth } from '../engine/trigger.ts';
+import { keyedRecord } from '../contract/records.ts';
 import type { Conversation } from './conversation.ts';
 import type { Skipped } from './compaction-pipeline.ts';
 
@@ -37,35 +40,35 @@ export function contextRefOf(state: WorkflowState): ContextRef {
 }
 
 /**
- * A masking pass below the trigger that the plan would skip, told without planning: it is due only as the masking
- * pass, and the tool results it could mask (normal, at least the policy's `mask.minTokens`, not a reloaded page,
- * not of the newest step, which the model has not seen) hold fewer tokens than it must save. Then the gate moves as
- * after the plan's skip. Undefined when a plan might find something.
+ * A masking pass below the trigger that the plan would skip, told without planning: it is due as the masking pass
+ * (on the workflow's gate, and on the policy's gate under the cooldown, as the plan decides it), and what masking
+ * every tool result it may mask would save is less than the pass must save. What it may mask and what that saves are
+ * the planner's (engine/planner/replacing.ts `maskToolResults`: an unprotected tool result, normal or truncated, of
+ * at least `mask.minTokens` and more than a stub, becomes a stub of `MASK_TOKENS`), over the same protection
+ * (`protectionOf`): a change to either changes which plans are scheduled, and goes behind a patch of its own. Then
+ * the gate moves as after the plan's skip. Undefined when a plan might find something.
  */
 export function nothingToMask(conversation: Conversation): Skipped | undefined {
   const { state } = conversation;
   const check = conversation.gateCheck();
-  if (!check || !state.policy || dueWith(check, [], state.messages)?.kind !== 'mask') return undefined;
-  // As the plan decides it: on the policy's gate under the cooldown, over the context's own counts.
+  const policy = state.policy;
+  if (!check || !policy || dueWith(check, [], state.messages)?.kind !== 'mask') return undefined;
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
-  const gate = gateOf(state.policy, conversation.window, cooldown);
+  const gate = gateOf(policy, conversation.window, cooldown);
   const stats = { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 };
   const due = compactionDue(gate, stats, cooldown.consecutive === 0, state.messages);
   const atLeast = gate.mask?.atLeast;
   if (due?.kind !== 'mask' || atLeast === undefined) return undefined;
-  const newest = state.messages.findLastIndex((m) => m.role === 'assistant');
-  const minTokens = state.policy.mask.minTokens;
-  const maskable = state.messages
-    .slice(0, Math.max(0, newest))
-    .filter((m) => m.role === 'tool' && (m.kind ?? 'normal') === 'normal' && m.reload !== true && m.tokens >= minTokens)
-    .reduce((sum, m) => sum + m.tokens, 0);
-  if (maskable >= atLeast) return undefined;
-  const held = gateAfterMaskSkip(
-    state.policy,
-    conversation.window,
-    cooldown,
-    state.contextTokens,
-    holdGrowth(state.policy),
-  );
-  return { skipped: `${due.reason}: masking could save at most ${maskable} tokens, less than ${atLeast}`, gate: held };
+  const context = state.messages.map((record) => keyedRecord(conversation.life, record));
+  const protect = protectionOf(context, policy, conversation.window, state.goalId);
+  let saves = 0;
+  context.forEach((m, i) => {
+    const kind = m.kind ?? 'normal';
+    if (m.role !== 'tool' || protect[i] !== 'none' || (kind !== 'normal' && kind !== 'truncated')) return;
+    if (m.tokens < policy.mask.minTokens || m.tokens <= MASK_TOKENS) return;
+    saves += m.tokens - MASK_TOKENS;
+  });
+  if (saves >= atLeast) return undefined;
+  const held = gateAfterMaskSkip(policy, conversation.window, cooldown, state.contextTokens, holdGrowth(policy));
+  return { skipped: `${due.reason}: masking would save ${saves} tokens, less than ${atLeast}`, gate: held };
 }

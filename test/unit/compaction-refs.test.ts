@@ -12,15 +12,17 @@ import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../../activities/index.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { gateOf } from '../../engine/gates.ts';
+import { gateAfterMaskSkip, gateOf } from '../../engine/gates.ts';
+import { planCompaction } from '../../engine/planner/index.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import type { PolicyOverrides } from '../../engine/policy.ts';
-import { NO_COOLDOWN } from '../../engine/trigger.ts';
+import { holdGrowth, NO_COOLDOWN } from '../../engine/trigger.ts';
 import type { Trigger } from '../../engine/trigger.ts';
 import type { BlobStore } from '../../storage/s3.ts';
 import type { ApplyOutcome, ContextRef, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
 import { applyDelta, recordsDigest } from '../../contract/context-delta.ts';
 import { messageIdOf, messageKey } from '../../contract/keys.ts';
+import { keyedRecord } from '../../contract/records.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import { Conversation } from '../../workflows/conversation.ts';
 import { contextRefOf, nothingToMask } from '../../workflows/compaction-refs.ts';
@@ -277,6 +279,7 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     ...(seq % 2 === 0 ? { toolCallIds: [`c${seq}`] } : { toolCallId: `c${seq - 1}` }),
   });
 
+  const STEPS = 20;
   function conversationAt(toolTokens: number) {
     const c = Conversation.begin({ agentId: 'a1', model: 'gpt-4o-mini' }, undefined, 'run-1');
     const policy = resolvePolicy({});
@@ -286,9 +289,11 @@ describe('a masking pass the workflow can tell would find nothing', () => {
       policy,
       gate: gateOf(policy, 10_000),
     });
+    // 6,000 tokens in all: past the masking pass (5,000), below the background threshold and the trigger.
     c.newMessageId();
-    c.append({ id: messageIdOf(1), role: 'user', tokens: 5_100, chars: 20_000, preview: '' });
-    for (let seq = 2; seq <= 11; seq++) {
+    const userTokens = 6_000 - STEPS * (10 + toolTokens);
+    c.append({ id: messageIdOf(1), role: 'user', tokens: userTokens, chars: userTokens * 4, preview: '' });
+    for (let seq = 2; seq <= 2 * STEPS + 1; seq++) {
       c.newMessageId();
       c.append(step(seq, seq % 2 === 0 ? 10 : toolTokens));
     }
@@ -299,12 +304,58 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     const c = conversationAt(150); // under the policy's mask.minTokens (200): nothing worth masking
     expect(c.compactionDue()).toMatch(/mask/);
     const skipped = nothingToMask(c);
-    expect(skipped?.skipped).toMatch(/masking could save at most 0 tokens, less than 1000/);
+    expect(skipped?.skipped).toMatch(/masking would save 0 tokens, less than 1000/);
     expect(skipped?.gate?.mask?.floor).toBeGreaterThan(c.state.contextTokens);
   });
 
-  it('is planned when they might be enough', () => {
-    expect(nothingToMask(conversationAt(400))).toBeUndefined();
+  it('is planned when they are enough, and not when only the protected newest steps hold enough', () => {
+    const enough = conversationAt(300);
+    expect(enough.compactionDue()).toMatch(/mask/);
+    expect(nothingToMask(enough)).toBeUndefined();
+    // The same results, but only the newest four steps' are large: protected, the plan would mask nothing.
+    const protectedOnly = conversationAt(150);
+    for (const m of protectedOnly.state.messages.slice(-8)) if (m.role === 'tool') m.tokens = 600;
+    expect(nothingToMask(protectedOnly)?.skipped).toMatch(/masking would save 0 tokens/);
+  });
+
+  it('skips exactly the masking passes whose plan would skip for too little saved, over random loops', () => {
+    let seed = 29;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let skipped = 0;
+    let planned = 0;
+    for (let trial = 0; trial < 150; trial++) {
+      const c = conversationAt(150);
+      for (const m of c.state.messages) if (m.role === 'tool') m.tokens = 100 + Math.floor(random() * 260);
+      c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
+      if (c.compactionDue() === undefined || !/mask/.test(c.compactionDue()!)) continue;
+      const verdict = nothingToMask(c);
+      const plan = planCompaction({
+        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
+        policy: c.state.policy!,
+        window: c.window,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: c.state.cooldown!,
+        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
+        summarizer: 'none',
+      });
+      const planSkips = plan.action === 'skip' && plan.maskPass === true;
+      expect(verdict !== undefined, `trial ${trial}: ${verdict?.skipped ?? plan.reason}`).toBe(planSkips);
+      if (verdict)
+        expect(verdict.gate).toEqual(
+          gateAfterMaskSkip(
+            c.state.policy!,
+            c.window,
+            c.state.cooldown!,
+            c.state.contextTokens,
+            holdGrowth(c.state.policy!),
+          ),
+        );
+      if (verdict) skipped++;
+      else planned++;
+    }
+    expect(skipped).toBeGreaterThan(3);
+    expect(planned).toBeGreaterThan(3);
   });
 
   it('the context by reference: the base by its key once stored, the tail by its sequence numbers and digest', () => {
@@ -312,7 +363,7 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     expect(contextRefOf(c.state)).toEqual({
       baseLength: 0,
       firstSeq: 1,
-      lastSeq: 11,
+      lastSeq: 41,
       tailDigest: recordsDigest(c.state.messages),
     });
     c.state.base = 'compactions/1/context.json';
@@ -325,7 +376,7 @@ describe('a masking pass the workflow can tell would find nothing', () => {
       baseRecords: 'compactions/1/records.json',
       baseLength: 2,
       firstSeq: 3,
-      lastSeq: 11,
+      lastSeq: 41,
       tailDigest: recordsDigest(c.state.messages.slice(2)),
     });
   });
