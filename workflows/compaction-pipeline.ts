@@ -11,9 +11,10 @@ import type * as activities from '../activities/index.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanCompactionInput, SummarizeRequest } from '../contract/activities.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
-import type { Gate, Trigger } from '../engine/trigger.ts';
+import type { Trigger } from '../engine/trigger.ts';
 import { applyDelta } from '../contract/context-delta.ts';
 import { contextRefOf, nothingToMask } from './compaction-refs.ts';
+import type { Skipped } from './compaction-refs.ts';
 import { recordKey } from '../contract/records.ts';
 import { summaryOfEvent } from '../contract/results.ts';
 import type { CompactInput } from '../contract/inputs.ts';
@@ -54,13 +55,7 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
 const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
-/** A plan that found nothing to do (or a compaction that, written, would not shrink the context): why, the gate. */
-export interface Skipped {
-  skipped: string;
-  gate?: Gate;
-  /** It would not shrink the context: the tokens before and after (`estimated`: as the plan expected them). */
-  noGain?: { tokensBefore: number; tokensAfter: number; estimated: boolean };
-}
+export type { Skipped } from './compaction-refs.ts';
 
 /** The skip a compaction that, as written, would not shrink the context comes to (nothing was committed). */
 export function skippedOf(outcome: NoGainOutcome): Skipped {

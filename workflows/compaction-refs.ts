@@ -8,12 +8,12 @@ import { recordsDigest } from '../contract/context-delta.ts';
 import { seqOf } from '../contract/keys.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { gateAfterMaskSkip, gateOf } from '../engine/gates.ts';
-import { protectionOf } from '../engine/planner/index.ts';
+import { protectionOf } from '../engine/planner/protection.ts';
 import { MASK_TOKENS } from '../engine/planner/sizes.ts';
 import { compactionDue, gateFiresWith as dueWith, holdGrowth } from '../engine/trigger.ts';
 import { keyedRecord } from '../contract/records.ts';
 import type { Conversation } from './conversation.ts';
-import type { Skipped } from './compaction-pipeline.ts';
+import type { Gate } from '../engine/trigger.ts';
 
 /**
  * The working context by reference (contract/activities.ts `ContextRef`): the records of the last compaction's context
@@ -71,4 +71,12 @@ export function nothingToMask(conversation: Conversation): Skipped | undefined {
   if (saves >= atLeast) return undefined;
   const held = gateAfterMaskSkip(policy, conversation.window, cooldown, state.contextTokens, holdGrowth(policy));
   return { skipped: `${due.reason}: masking would save ${saves} tokens, less than ${atLeast}`, gate: held };
+}
+
+/** A plan that found nothing to do (or a compaction that, written, would not shrink the context): why, the gate. */
+export interface Skipped {
+  skipped: string;
+  gate?: Gate;
+  /** It would not shrink the context: the tokens before and after (`estimated`: as the plan expected them). */
+  noGain?: { tokensBefore: number; tokensAfter: number; estimated: boolean };
 }
