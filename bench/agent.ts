@@ -22,6 +22,8 @@ import { resolveModelInfo } from '../engine/models.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 import { benchBackground, BACKGROUND_FULL, BACKGROUND_SHORT } from './background.ts';
 import type { BackgroundOptions } from './background.ts';
+import { historyBytesPerCompaction } from './compaction-history.ts';
+import type { CompactionHistoryFigures } from './compaction-history.ts';
 import { onStop } from './lifecycle.ts';
 import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';
@@ -44,6 +46,8 @@ export interface AgentBenchOptions {
   cycles: number;
   /** The history step: the model of its agents, and the context sizes (tokens) at which one turn is measured. */
   history: { model: string; tokens: number[] };
+  /** The history-per-compaction step: the context sizes (messages) at which one forced compaction is measured. */
+  compactionHistory: { messages: number[] };
   background: BackgroundOptions;
 }
 
@@ -55,6 +59,7 @@ export const AGENT_FULL: AgentBenchOptions = {
   turns: 60,
   cycles: 12,
   history: { model: 'gpt-4.1', tokens: [10_000, 100_000] },
+  compactionHistory: { messages: [20, 2_000] },
   background: BACKGROUND_FULL,
 };
 
@@ -62,6 +67,7 @@ export const AGENT_SHORT: AgentBenchOptions = {
   turns: 12,
   cycles: 3,
   history: { model: 'gpt-4o-mini', tokens: [2_000, 10_000] },
+  compactionHistory: { messages: [20, 200] },
   background: BACKGROUND_SHORT,
 };
 
@@ -204,6 +210,33 @@ async function historyBytesPerTurn(client: Client, taskQueue: string, model: str
   }
 }
 
+/**
+ * History bytes per compaction at each context size (`historyBytesPerCompaction.at20` …), their spread against the
+ * smallest, and the plans the agents made and how many found nothing (`plans`).
+ */
+async function compactionHistoryStep(
+  client: Client,
+  taskQueue: string,
+  sizes: readonly number[],
+  log: (line: string) => void,
+): Promise<{ historyBytesPerCompaction: Record<string, number | null>; plans: CompactionHistoryFigures['plans'] }> {
+  const bytes: Record<string, number | null> = {};
+  const plans = { made: 0, empty: 0 };
+  for (const messages of sizes) {
+    const r = await historyBytesPerCompaction(client, taskQueue, messages);
+    bytes[`at${messages}`] = r.historyBytes;
+    plans.made += r.plans.made;
+    plans.empty += r.plans.empty;
+    log(`history bytes per compaction at ${messages} messages: ${r.historyBytes ?? 'n/a (continued as new)'}`);
+  }
+  const first = bytes[`at${sizes[0]}`];
+  const last = bytes[`at${sizes.at(-1)}`];
+  if (first && last)
+    log(`history per compaction at ${sizes.at(-1)} / at ${sizes[0]} messages: ${(last / first).toFixed(2)}×`);
+  log(`plans: ${plans.made} made, ${plans.empty} found nothing`);
+  return { historyBytesPerCompaction: bytes, plans };
+}
+
 /** A worker for the floor workflow on a task queue of its own, and one running workflow to send Updates to. */
 async function startFloor(temporal: TemporalTarget, client: Client) {
   const connection = await NativeConnection.connect(temporal.connectionOptions);
@@ -236,44 +269,8 @@ export async function benchAgent(log: (line: string) => void, options: AgentBenc
   if (options.cycles <= WARM_UP_CYCLES)
     throw new Error(`cycles: ${options.cycles}, more than ${WARM_UP_CYCLES} needed`);
   checkHistoryTargets(options.history.model, options.history.tokens); // before anything starts
-  // Without the runtime's own SIGINT / SIGTERM handling (it stops the workers and the bench waits for them forever):
-  // lifecycle.ts stops the bench. Already installed (a test file that ran a worker first): kept.
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  } catch {
-    // installed before
-  }
-  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
-  const stackStopped = onStop(() => stack.stop());
-  log(`stack: Temporal ${stack.temporal!.address}, MinIO ${stack.minio!.endpoint}`);
-  // Zero latency for both: the agent's model answers 'ok', the summary model a fixed five-field summary.
-  const summary = JSON.stringify({
-    task_overview: 'Benchmark the agent.',
-    current_state: 'Messages read.',
-    important_discoveries: 'The retry loop is in the queue consumer.',
-    next_steps: 'Go on.',
-    context_to_preserve: 'queue consumer',
-  });
-  const model = await startChatServer(
-    (request) => (request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' }),
-    { record: false },
-  );
-  const modelClosed = onStop(() => model.close());
-  const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
-  const store = new S3BlobStore(stack.minio!.target);
-  const agents = await startInProcessAgents({
-    temporal,
-    taskQueue: `bench-${randomUUID()}`,
-    deps: {
-      store,
-      openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
-      summaryModel: SUMMARY_MODEL,
-    },
-  });
-  const { client, taskQueue } = agents;
-  try {
+  return withBenchStack(log, async ({ client, taskQueue, temporal, store }) => {
+    const compactionHistory = await compactionHistoryStep(client, taskQueue, options.compactionHistory.messages, log);
     const agentId = `bench-${randomUUID().slice(0, 8)}`;
     await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
     // Side by side, alternating: a turn, then the floor (an echo Update + activity on the same server and client).
@@ -333,7 +330,64 @@ export async function benchAgent(log: (line: string) => void, options: AgentBenc
       stateBytes: compaction.stateBytes,
       historyBytesPerTurn: historyBytes,
       transcriptBytes,
+      ...compactionHistory,
     };
+  });
+}
+
+/** `npm run bench -- --only agent.historyBytesPerCompaction`: that step alone, on a stack of its own. */
+export async function benchCompactionHistory(log: (line: string) => void, options: AgentBenchOptions = AGENT_FULL) {
+  return withBenchStack(log, ({ client, taskQueue }) =>
+    compactionHistoryStep(client, taskQueue, options.compactionHistory.messages, log),
+  );
+}
+
+/**
+ * Runs `steps` on an embedded stack (Temporal dev server and MinIO), a zero-latency model on loopback and an
+ * in-process worker, and stops them all after.
+ */
+async function withBenchStack<T>(
+  log: (line: string) => void,
+  steps: (ctx: { client: Client; taskQueue: string; temporal: TemporalTarget; store: S3BlobStore }) => Promise<T>,
+): Promise<T> {
+  // Without the runtime's own SIGINT / SIGTERM handling (it stops the workers and the bench waits for them forever):
+  // lifecycle.ts stops the bench. Already installed (a test file that ran a worker first): kept.
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  } catch {
+    // installed before
+  }
+  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
+  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
+  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
+  const stackStopped = onStop(() => stack.stop());
+  log(`stack: Temporal ${stack.temporal!.address}, MinIO ${stack.minio!.endpoint}`);
+  // Zero latency for both: the agent's model answers 'ok', the summary model a fixed five-field summary.
+  const summary = JSON.stringify({
+    task_overview: 'Benchmark the agent.',
+    current_state: 'Messages read.',
+    important_discoveries: 'The retry loop is in the queue consumer.',
+    next_steps: 'Go on.',
+    context_to_preserve: 'queue consumer',
+  });
+  const model = await startChatServer(
+    (request) => (request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' }),
+    { record: false },
+  );
+  const modelClosed = onStop(() => model.close());
+  const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
+  const store = new S3BlobStore(stack.minio!.target);
+  const agents = await startInProcessAgents({
+    temporal,
+    taskQueue: `bench-${randomUUID()}`,
+    deps: {
+      store,
+      openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
+      summaryModel: SUMMARY_MODEL,
+    },
+  });
+  try {
+    return await steps({ client: agents.client, taskQueue: agents.taskQueue, temporal, store });
   } finally {
     await agents.close();
     await model.close();

@@ -313,6 +313,7 @@ async function main(): Promise<void> {
     }
     console.log(renderTable(run.results));
     console.log(`\ntargets (issue 13):\n${renderTargets(run.targets)}`);
+    console.log(`\n${plansLine(run.results)}`);
     console.log(
       `\n${run.results.length} replays in ${(run.durationMs / 60_000).toFixed(1)} min on ${cpus().length} CPUs` +
         (options.out ? `; written to ${relative(process.cwd(), options.out)}` : ''),
@@ -320,6 +321,21 @@ async function main(): Promise<void> {
   } finally {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** The compaction plans of every replay: how many found nothing to do (issue 29's target: at most 10% of them). */
+export function plansLine(results: readonly RunResult[]): string {
+  const plans = { made: 0, empty: 0, avoided: 0 };
+  for (const r of results) {
+    plans.made += r.plans?.made ?? 0;
+    plans.empty += r.plans?.empty ?? 0;
+    plans.avoided += r.plans?.avoided ?? 0;
+  }
+  const share = plans.made > 0 ? ` (${((100 * plans.empty) / plans.made).toFixed(1)}%)` : '';
+  return (
+    `compaction plans: ${plans.made} made, ${plans.empty} found nothing${share}; ` +
+    `${plans.avoided} masking passes not planned (they would have found nothing)`
+  );
 }
 
 if (import.meta.main) {

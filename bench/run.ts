@@ -9,7 +9,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../config/settings.ts';
-import { AGENT_FULL, AGENT_SHORT, benchAgent } from './agent.ts';
+import { AGENT_FULL, AGENT_SHORT, benchAgent, benchCompactionHistory } from './agent.ts';
 import type { AgentBenchOptions } from './agent.ts';
 import { benchControl, CONTROL_FULL, CONTROL_SHORT } from './control.ts';
 import type { ControlOptions } from './control.ts';
@@ -62,12 +62,31 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   return { counting, decision, agent, stream, control };
 }
 
+/**
+ * The parts `--only` runs alone (`npm run bench -- --only agent.historyBytesPerCompaction`): their figures are merged
+ * into results.json under their section, beside the others' figures.
+ */
+const ONLY: Record<string, (options: BenchOptions, log: (line: string) => void) => Promise<Record<string, unknown>>> = {
+  'agent.historyBytesPerCompaction': async (options, log) => {
+    const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
+    const agent = await benchCompactionHistory(log, options.agent);
+    return { agent: { ...previous.agent, ...agent } };
+  },
+};
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { short: { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseArgs({
+    options: { short: { type: 'boolean', default: false }, only: { type: 'string' } },
+    strict: true,
+  });
   const log = (line: string) => console.log(line);
   stopOnSignals(log);
   const started = performance.now();
-  const figures = await runBench(values.short ? BENCH_SHORT : BENCH_FULL, log);
+  const options = values.short ? BENCH_SHORT : BENCH_FULL;
+  if (values.only !== undefined && !(values.only in ONLY)) {
+    throw new Error(`--only: no part ${values.only} (${Object.keys(ONLY).join(', ')})`);
+  }
+  const figures = values.only ? await ONLY[values.only]!(options, log) : await runBench(options, log);
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   if (values.short) {
     log(`\nshort run done in ${seconds} s (its figures are not written)`);

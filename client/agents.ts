@@ -518,5 +518,12 @@ export async function closeAgentAndWait(
   wait: UpdateWaitOptions = {},
 ): Promise<AgentState> {
   const handle = agentHandle(client, agentId);
-  return closedAsError(client, agentId, executeAgentUpdate(client, handle, agentId, closeUpdate, [], wait));
+  const closed = await closedAsError(
+    client,
+    agentId,
+    executeAgentUpdate(client, handle, agentId, closeUpdate, [], wait),
+  );
+  // A worker of before answered the whole state; since, the final state is only the workflow's result.
+  if ('messages' in closed) return closed;
+  return (await handle.result()) as AgentState;
 }

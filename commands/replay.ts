@@ -102,6 +102,11 @@ export interface ReplayReport {
   tokensSent: number;
   tokensSentWithoutCompaction: number;
   historyBytes: number;
+  /**
+   * Compaction plans the agent made, those that found nothing to do, and masking passes it did not plan because it
+   * could tell they would find nothing (the agent's `plans`; zeros for an agent of before they were counted).
+   */
+  plans: { made: number; empty: number; avoided: number };
   continueAsNew: number;
   finalView: ChatMessage[];
   /**
@@ -334,6 +339,7 @@ async function report(
     requestTokensWithoutCompaction: withoutCompaction,
     tokensSentWithoutCompaction: withoutCompaction.reduce((a, b) => a + b, 0),
     historyBytes,
+    plans: { made: state.plans?.made ?? 0, empty: state.plans?.empty ?? 0, avoided: state.plans?.avoided ?? 0 },
     continueAsNew: Math.max(0, runs - 1),
     finalView: run.requests.at(-1) ?? [],
   };
@@ -367,6 +373,7 @@ export function renderReplay(r: ReplayReport): string {
     answersLine(r),
     `largest request ${r.maxRequestTokens} tokens of ${r.window}; tokens sent ${r.tokensSent} vs ${r.tokensSentWithoutCompaction} without compaction`,
     `tool-pair violations: ${r.toolPairViolations}; history ${r.historyBytes} bytes over ${r.continueAsNew + 1} run(s)`,
+    `compaction plans: ${r.plans.made} made, ${r.plans.empty} found nothing; ${r.plans.avoided} masking passes not planned (they would have found nothing)`,
   ];
   for (const c of r.compactions) {
     const reloads = c.offloaded.filter((o) => o.reloadIdentical).length;

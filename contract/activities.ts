@@ -3,6 +3,7 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
+import type { ContextDelta } from './context-delta.ts';
 import type { CompactionEventSummary, Draft } from './results.ts';
 import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
 import type { AgentLife } from './keys.ts';
@@ -155,15 +156,42 @@ export interface PlanCompactionInput
    * (absent in plans scheduled by earlier releases: the planner's estimates stand).
    */
   counting?: Counting;
-  /** The working context as the workflow holds it (records without their own keys). */
-  context: ContextRecord[];
+  /**
+   * The working context as the workflow holds it (records without their own keys): plans scheduled before
+   * `compaction-refs`. Since, {@link contextRef} names it instead.
+   */
+  context?: ContextRecord[];
+  /** The working context by reference: its records read from storage, as the model call reads its bodies. */
+  contextRef?: ContextRef;
   summarizerFailed?: boolean;
   /**
    * Stored with the plan for a revert to before this compaction (absent in plans of earlier releases): the task
    * ledger then, and the sequence number of the first message after `context`.
    */
   ledger?: TaskLedger;
+  /** The task ledger by its key (`compaction-refs`): read by the plan step and stored with the plan. */
+  ledgerKey?: string;
   tailFromSeq?: number;
+}
+
+/**
+ * The working context by reference, for the plan step: the records of the last compaction's context (stored by its
+ * apply step as records.json; inline, once, for a context compacted before records were stored), then the messages
+ * with sequence numbers `firstSeq..lastSeq`, whose records the plan step derives from their stored bodies. The
+ * workflow's digest of the records it holds for them (contract/context-delta.ts `recordsDigest`) tells the plan
+ * step whether it derived the same; when not, it answers `recordsDiffer` and the workflow sends them in `tail`.
+ */
+export interface ContextRef {
+  baseRecords?: string;
+  base?: ContextRecord[];
+  baseLength: number;
+  firstSeq: number;
+  lastSeq: number;
+  /** The user messages among them that steered a turn (their records say so; their bodies do not). */
+  steerIds?: string[];
+  tailDigest: string;
+  /** The records of `firstSeq..lastSeq` as the workflow holds them, after a plan answered `recordsDiffer`. */
+  tail?: ContextRecord[];
 }
 
 /** What the workflow needs of a plan; the plan itself is stored under `planKey`. */
@@ -174,10 +202,15 @@ export interface PlanOutcome {
   maskPass?: true;
   planKey?: string;
   steps: Omit<PlanStep, 'ids' | 'summary'>[];
-  /** For the summarizer: the keys of the span's messages, in order, and where the summary goes. */
+  /**
+   * For the summarizer: the keys of the span's messages, in order, and where the summary goes (plans made before
+   * `compaction-refs`); since, only the span's length: the summarizer reads the span from the stored plan.
+   */
   summary?: {
-    spanKeys: string[];
-    keptKeys: string[];
+    spanKeys?: string[];
+    keptKeys?: string[];
+    /** The span's messages (`compaction-refs`). */
+    spanLength?: number;
     prependToKey?: string;
     estimatedTokens: number;
     /** The summary message's budget, frame and pinned facts included. */
@@ -194,10 +227,20 @@ export interface PlanOutcome {
   noGain?: { tokensBefore: number; tokensAfter: number };
   /** After a skip: the gate to check next, so that a plan that found nothing to do is not remade every step. */
   gate?: Gate;
+  /**
+   * The records the plan step derived for the messages since the last compaction differ from the workflow's (by
+   * their digest): nothing was planned; the workflow plans again with them in `contextRef.tail`.
+   */
+  recordsDiffer?: true;
 }
 
 export interface SummarizeInput extends AgentLife {
   seq: number;
+  /**
+   * The stored plan whose span this summarizes (`compaction-refs`): the span's keys, the kept user messages, the
+   * host, the coverage, the leaving ids, the ledger and the goal come from it.
+   */
+  planKey?: string;
   spanKeys: string[];
   /** The user's messages of the span that stay in the context verbatim (their facts are not at risk). */
   keptKeys?: string[];
@@ -216,6 +259,12 @@ export interface SummarizeInput extends AgentLife {
   ledger?: TaskLedger;
   goalKey?: string;
 }
+
+/**
+ * What the summarizeSpan activity takes: a {@link SummarizeInput}, or (`compaction-refs`) its stored plan's key with
+ * the span left out, which the activity reads from the plan.
+ */
+export type SummarizeRequest = Omit<SummarizeInput, 'spanKeys'> & { spanKeys?: string[] };
 
 /** What the fact check of a summary found: facts kept, lost after one re-prompt, and pinned verbatim. */
 export interface FactCheck {
@@ -247,12 +296,21 @@ export interface SummaryOutcome {
   ledger: TaskLedger;
   ledgerRecord: MessageRecord;
   llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+  /** Where this outcome is stored, for the apply step (`compaction-refs`: it is not sent again). */
+  summaryKey?: string;
+  /** Where `ledger` is stored (`compaction-refs`): the next plan takes the ledger by this key. */
+  ledgerKey?: string;
 }
 
 export interface ApplyCompactionInput extends AgentLife {
   seq: number;
   planKey: string;
+  /** The summarizer's outcome, inline (applies scheduled before `compaction-refs`). */
   summary?: SummaryOutcome;
+  /** The summarizer's outcome by its key (`compaction-refs`). */
+  summaryKey?: string;
+  /** Return what changed ({@link ApplyOutcome}'s `delta`), not the whole new context (`compaction-refs`). */
+  delta?: true;
   at: string;
   instructions?: string;
   counting: Counting;
@@ -331,8 +389,15 @@ export interface NoGainOutcome {
 }
 
 export interface ApplyOutcome {
-  /** The new working context, its records without their own keys (as the workflow holds them). */
-  context: ContextRecord[];
+  /** The new working context, its records without their own keys (as the workflow holds them); absent with `delta`. */
+  context?: ContextRecord[];
+  /**
+   * What changed, when asked (`compaction-refs`): the ranges of the context the plan was made for that stay, and the
+   * records the compaction made, in order (contract/context-delta.ts).
+   */
+  delta?: ContextDelta;
+  /** Where the new context's records are stored (the next plan reads them there). */
+  baseRecords?: string;
   /** Breaks of the coverage invariant the compaction made (recorded, LONGRUN_STRICT_INVARIANTS off); absent: none. */
   violations?: string[];
   /** The event without its removed items (stored in full at `event.keys.event`). */

@@ -55,8 +55,21 @@ export const sendUpdate = defineUpdate<SendResult, [SendInput]>('send');
 export const messageSignal = defineSignal<[SendInput]>('message');
 /** Close the agent: it finishes the queued input, then completes. */
 export const closeSignal = defineSignal('close');
-/** Close the agent and wait until the queued input is done; resolves to the final state. */
-export const closeUpdate = defineUpdate<AgentState, []>('close');
+/**
+ * What the `close` Update answers once the agent is closed: who, and how far it got. The final state itself is the
+ * workflow's result, recorded once (`closeAgentAndWait` reads it); a worker of before answered the whole state here.
+ */
+export interface AgentClosed {
+  agentId: string;
+  life?: string;
+  status: 'closed';
+  turns: number;
+  /** Messages in the working context at the end. */
+  messageCount: number;
+}
+
+/** Close the agent and wait until the queued input is done; answers {@link AgentClosed}. */
+export const closeUpdate = defineUpdate<AgentClosed | AgentState, []>('close');
 /** The agent's state: status, turn count and stored messages (previews only). */
 export const stateQuery = defineQuery<AgentState>('state');
 /** Force a compaction now (bypasses the trigger and resets the cooldown). */
@@ -129,7 +142,9 @@ export const HANDLER_DESCRIPTIONS = {
     'Queue a user message without waiting (input {"text": "..."}); answered in order. Invalid input is dropped and ' +
     'counted in state.droppedSignals.message.',
   closeSignal: 'Close the agent: it finishes the queued input, then completes.',
-  closeUpdate: 'Close the agent and wait until the queued input is done. Returns the final state.',
+  closeUpdate:
+    'Close the agent and wait until the queued input is done. Returns {agentId, status, turns, messageCount}; the ' +
+    'final state is the workflow result.',
   compactSignal:
     'Ask for a compaction after the queued input. Input {"instructions"?: "..." (up to 4,000 characters), ' +
     '"strategy"?: name, "force"?: false (only if due), "evenIfLarger"?: true (apply even if it grows the context)}. ' +

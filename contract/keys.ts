@@ -77,6 +77,10 @@ export type CompactionObject =
   | 'ledger.json'
   | 'removed.jsonl'
   | 'context.json'
+  | 'records.json'
+  | 'summary-outcome.json'
+  | 'summary-edited-outcome.json'
+  | 'task-ledger.json'
   | 'event.json';
 
 export function compactionKey(agent: AgentLife, seq: number, object: CompactionObject): string {

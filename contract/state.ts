@@ -41,6 +41,8 @@ export interface Prepared {
   /** The context it was made for; its tail (what is added after it) starts at `tailFromSeq`. */
   made: Snapshot;
   tailFromSeq: number;
+  /** Prepared by reference (`compaction-refs`): apply returns what changed, not the whole context. */
+  refs?: true;
 }
 
 /** The `stats` query's answer: the counts, and the loop guard's pause while it holds. */
@@ -154,6 +156,19 @@ export interface AgentState {
   /** The last compaction events, without their removed items (the full events are in S3: `keys.event`). */
   events?: CompactionEventSummary[];
   stats?: CompactionStats;
+  /**
+   * The compaction plans this agent made and how many of them found nothing to do (absent before plans were
+   * counted): a plan that finds nothing costs an activity and its history for no change. `avoided`: masking passes
+   * the workflow could tell would find nothing, not planned.
+   */
+  plans?: { made: number; empty: number; avoided?: number };
+  /**
+   * Where the records of the last compaction's context are stored (its records.json): the plan reads them there
+   * (`compaction-refs`). Absent: none stored (a compaction of before, a revert), and the plan gets them inline.
+   */
+  baseRecords?: string;
+  /** Where {@link ledger} is stored, once a summary stored it (`compaction-refs`): the plan takes it by this key. */
+  ledgerKey?: string;
   /**
    * Breaks of the coverage invariant found (engine/coverage.ts: every message reaches the model exactly once), when
    * the worker records them rather than failing (LONGRUN_STRICT_INVARIANTS off): how many, and the last one. Absent

@@ -19,6 +19,10 @@ export const WORKFLOW_ENGINE_MODULES = [
   'engine/facts.ts', // through ledger.ts: the facts kept from the user's messages
   'engine/summary.ts', // through ledger.ts: the summary's JSON and the ledger's fields
   'engine/text.ts', // through ledger.ts, messages.ts and facts.ts: cutting text at a character boundary
+  'engine/gates.ts', // the gate after a masking pass that would find nothing (workflows/compaction-refs.ts)
+  'engine/planner/protection.ts', // which tool results that masking pass may mask (workflows/compaction-refs.ts)
+  'engine/planner/sizes.ts', // what a masked result's stub counts (workflows/compaction-refs.ts)
+  'engine/turns.ts', // through protection.ts: the steps and turns of the context
 ];
 
 const LISTED = WORKFLOW_ENGINE_MODULES.map((path) => `^${path.replace(/\./g, '\\.')}$`);

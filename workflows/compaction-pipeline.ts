@@ -5,12 +5,16 @@
  * gate before every model call is the conversation's `compactionDue`. Who runs it, and when: compaction.ts (blocking
  * and in the background), reviews.ts (a draft kept for review instead of stored).
  */
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { ApplyOutcome, NoGainOutcome } from '../contract/activities.ts';
+import type { ApplyOutcome, NoGainOutcome, PlanCompactionInput, SummarizeRequest } from '../contract/activities.ts';
+import type { AgentLife } from '../contract/keys.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
-import type { Gate, Trigger } from '../engine/trigger.ts';
+import type { Trigger } from '../engine/trigger.ts';
+import { applyDelta } from '../contract/context-delta.ts';
+import { contextRefOf, nothingToMask } from './compaction-refs.ts';
+import type { Skipped } from './compaction-refs.ts';
 import { recordKey } from '../contract/records.ts';
 import { summaryOfEvent } from '../contract/results.ts';
 import type { CompactInput } from '../contract/inputs.ts';
@@ -21,6 +25,16 @@ import type { Conversation } from './conversation.ts';
 import { showCompaction, showProgress } from './visibility.ts';
 
 export type Activities = ReturnType<typeof activities.createActivities>;
+
+/**
+ * Since this patch the compaction activities take references and return deltas (docs/compaction.md, History): the
+ * plan reads the context's records from storage ({@link contextRefOf}), the ledger goes by its key, the summarizer
+ * reads its span from the stored plan, apply takes the summary's key and returns what changed; and a masking pass
+ * that the workflow can tell finds nothing is not planned ({@link nothingToMask}). Histories of before sent the
+ * whole context to the plan and took it back from apply, and planned every masking pass. Release 0.2.0
+ * (docs/changing-workflows.md).
+ */
+export const COMPACTION_REFS_PATCH = 'compaction-refs';
 
 /**
  * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
@@ -41,13 +55,7 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
 const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
-/** A plan that found nothing to do (or a compaction that, written, would not shrink the context): why, the gate. */
-export interface Skipped {
-  skipped: string;
-  gate?: Gate;
-  /** It would not shrink the context: the tokens before and after (`estimated`: as the plan expected them). */
-  noGain?: { tokensBefore: number; tokensAfter: number; estimated: boolean };
-}
+export type { Skipped } from './compaction-refs.ts';
 
 /** The skip a compaction that, as written, would not shrink the context comes to (nothing was committed). */
 export function skippedOf(outcome: NoGainOutcome): Skipped {
@@ -76,7 +84,18 @@ export async function prepare(
   const startedAt = Date.now();
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
   const made = conversation.snapshot();
-  const context = [...state.messages]; // as it is now: the agent may add to it while this runs
+  const refs = patched(COMPACTION_REFS_PATCH);
+  // The context as it is now (the agent may add to it while this runs): by reference since `compaction-refs`.
+  let context: Pick<PlanCompactionInput, 'context' | 'contextRef'> = refs
+    ? { contextRef: contextRefOf(state) }
+    : { context: [...state.messages] };
+  if (refs && trigger === 'auto') {
+    const nothing = nothingToMask(conversation);
+    if (nothing) {
+      conversation.planAvoided(nothing.gate);
+      return nothing;
+    }
+  }
   let summarizerFailed = false;
   const goal = state.messages.find((m) => m.id === state.goalId);
   const goalKey = goal && recordKey(life, goal);
@@ -88,7 +107,7 @@ export async function prepare(
         {
           ...life,
           seq,
-          context,
+          ...context,
           policy: state.policy!,
           window: state.modelInfo!.window,
           fixedTokens: state.fixedTokens ?? 0,
@@ -102,12 +121,18 @@ export async function prepare(
           ...(request.evenIfLarger || request.review ? { evenIfLarger: true } : {}),
           ...(trigger === 'overflow' ? { attempt } : {}),
           ...(state.callsSinceCompaction !== undefined ? { callsSinceCompaction: state.callsSinceCompaction } : {}),
-          // Stored with the plan, for a revert to before this compaction.
-          ...(state.ledger ? { ledger: state.ledger } : {}),
+          // Stored with the plan, for a revert to before this compaction: by its key once a summary stored it.
+          ...(refs && state.ledgerKey ? { ledgerKey: state.ledgerKey } : state.ledger ? { ledger: state.ledger } : {}),
           tailFromSeq,
         },
       ],
     );
+    if (plan.recordsDiffer && context.contextRef) {
+      // The records it derived from the stored bodies are not the ones held here: plan again with them sent.
+      context = { contextRef: { ...context.contextRef, tail: state.messages.slice(context.contextRef.baseLength) } };
+      continue;
+    }
+    conversation.planned(plan.action === 'skip');
     if (plan.action === 'skip') {
       return {
         skipped: plan.reason,
@@ -117,32 +142,40 @@ export async function prepare(
     }
     // This plan's objects share the pending draft's seq: the draft cannot be applied any more.
     if (state.draft) conversation.draftEnded(`${state.draft.info.id} replaced by a compaction prepared after it`);
-    if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq };
-    stepOf(conversation, seq, trigger, 'summarizing', plan.summary.spanKeys.length);
+    const byRef = refs ? { refs: true as const } : {};
+    if (!plan.summary) return { seq, trigger, request, startedAt, cooldown, plan, made, tailFromSeq, ...byRef };
+    const span = plan.summary.spanKeys?.length ?? plan.summary.spanLength ?? 0;
+    stepOf(conversation, seq, trigger, 'summarizing', span);
     // The bound the summary is held to (the timeline shows it: the plan's estimate is in the plan).
     const maxTokens = plan.summary.maxTokens ?? state.policy!.summary.maxTokens;
+    // A plan of before `compaction-refs` names the span; since, the summarizer reads it from the stored plan.
+    const spanOf: Omit<SummarizeRequest, keyof AgentLife | 'seq' | 'maxTokens' | 'counting'> = plan.summary.spanKeys
+      ? {
+          spanKeys: plan.summary.spanKeys,
+          keptKeys: plan.summary.keptKeys ?? [],
+          ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
+          ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
+          ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
+          ...(state.ledger ? { ledger: state.ledger } : {}),
+        }
+      : { planKey: plan.planKey! };
     try {
       const summary = await summarizeSpan.executeWithOptions(
-        { ...SUMMARIZE_OPTIONS, summary: `summarize ${plan.summary.spanKeys.length} msgs → ≤${maxTokens} tok` },
+        { ...SUMMARIZE_OPTIONS, summary: `summarize ${span} msgs → ≤${maxTokens} tok` },
         [
           {
             ...life,
             seq,
-            spanKeys: plan.summary.spanKeys,
-            keptKeys: plan.summary.keptKeys,
-            ...(plan.summary.prependToKey ? { prependToKey: plan.summary.prependToKey } : {}),
+            ...spanOf,
             ...(request.instructions ? { instructions: request.instructions } : {}),
             maxTokens,
             counting,
             ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
-            ...(plan.summary.coverage ? { coverage: plan.summary.coverage } : {}),
-            ...(plan.summary.leavingIds ? { leavingIds: plan.summary.leavingIds } : {}),
-            ...(state.ledger ? { ledger: state.ledger } : {}),
             ...(goalKey ? { goalKey } : {}),
           },
         ],
       );
-      return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq };
+      return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq, ...byRef };
     } catch (error) {
       if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;
       summarizerFailed = true; // plan again: the fallback replaces the summary
@@ -174,7 +207,9 @@ export async function store(
         ...life,
         seq,
         planKey: plan.planKey!,
-        ...(summary ? { summary } : {}),
+        // The summary by its key when the summarizer stored it (`compaction-refs`); else inline, as it was.
+        ...(summary?.summaryKey ? { summaryKey: summary.summaryKey } : summary ? { summary } : {}),
+        ...(prepared.refs ? { delta: true as const } : {}),
         at: new Date(Date.now()).toISOString(),
         ...(request.instructions ? { instructions: request.instructions } : {}),
         counting,
@@ -200,9 +235,13 @@ export async function commit(
 ): Promise<CompactResult> {
   const { state } = conversation;
   const event = summaryOfEvent(applied.event); // (a result recorded before summaries listed the removed items)
+  // The whole new context (applies of before `compaction-refs`), or what changed in the context it was made for.
+  const context = applied.context ?? applyDelta(state.messages.slice(0, prepared.made.messages), applied.delta!);
   conversation.compacted({
     made: prepared.made,
-    context: applied.context,
+    context,
+    ...(applied.baseRecords ? { baseRecords: applied.baseRecords } : {}),
+    ...(prepared.summary?.ledgerKey ? { ledgerKey: prepared.summary.ledgerKey } : {}),
     event,
     tailFromSeq: prepared.tailFromSeq,
     cooldown: prepared.cooldown,

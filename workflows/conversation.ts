@@ -288,6 +288,19 @@ export class Conversation {
     );
   }
 
+  /** A compaction was planned; `empty`: the plan found nothing to do. */
+  planned(empty: boolean): void {
+    const plans = this.state.plans ?? { made: 0, empty: 0 };
+    this.state.plans = { ...plans, made: plans.made + 1, empty: plans.empty + (empty ? 1 : 0) };
+  }
+
+  /** A masking pass that would find nothing was not planned (compaction-pipeline.ts `nothingToMask`): its gate. */
+  planAvoided(gate: Gate | undefined): void {
+    const plans = this.state.plans ?? { made: 0, empty: 0 };
+    this.state.plans = { ...plans, avoided: (plans.avoided ?? 0) + 1 };
+    this.skipped(gate);
+  }
+
   /** A compaction's plan skipped: it may have moved the gate. */
   skipped(gate: Gate | undefined): void {
     if (gate) this.state.gate = gate;
@@ -341,6 +354,10 @@ export class Conversation {
     maskPass: boolean | undefined;
     gate: Gate;
     ledger: TaskLedger | undefined;
+    /** Where the new context's records are stored (`compaction-refs`). */
+    baseRecords?: string;
+    /** Where `ledger` is stored (`compaction-refs`). */
+    ledgerKey?: string;
   }): void {
     const { context, event } = done;
     const state = this.state;
@@ -350,6 +367,8 @@ export class Conversation {
     state.contextTurns = state.messages.filter(isUserTurn).length;
     state.base = event.keys.context;
     state.baseLength = context.length;
+    if (done.baseRecords) state.baseRecords = done.baseRecords;
+    else delete state.baseRecords;
     state.tailFromSeq = done.tailFromSeq;
     state.compactions = event.seq;
     state.callsSinceCompaction = 0;
@@ -379,7 +398,11 @@ export class Conversation {
     // The user spoke while it was prepared: the cooldown starts over, as a user message makes it.
     if (since.some(isUserTurn)) state.cooldown = { ...state.cooldown, consecutive: 0 };
     state.gate = done.gate;
-    if (done.ledger) state.ledger = done.ledger;
+    if (done.ledger) {
+      state.ledger = done.ledger;
+      if (done.ledgerKey) state.ledgerKey = done.ledgerKey;
+      else delete state.ledgerKey;
+    }
   }
 }
 
@@ -410,6 +433,7 @@ export function revertInto(state: WorkflowState, done: Reverted): void {
   state.contextTurns = context.filter(isUserTurn).length;
   state.base = event.keys.context;
   state.baseLength = done.baseLength;
+  delete state.baseRecords; // a revert stores no records of its context: the next plan gets them inline
   state.tailFromSeq = done.tailFromSeq;
   state.compactions = event.seq;
   state.callsSinceCompaction = 0;
@@ -418,7 +442,10 @@ export function revertInto(state: WorkflowState, done: Reverted): void {
   state.stats = { ...stats, reverts: (stats.reverts ?? 0) + 1 };
   state.gate = done.gate;
   state.cooldown = done.cooldown;
-  if (done.ledger) state.ledger = done.ledger;
+  if (done.ledger) {
+    state.ledger = done.ledger;
+    delete state.ledgerKey; // the ledger of then, inline
+  }
 }
 
 /** State fields under the names they had before "compaction" became the one noun (a run of an earlier release). */

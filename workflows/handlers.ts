@@ -170,7 +170,14 @@ export function setHandlers(conversation: Conversation, inbox: Inbox, control: T
     inbox.updatesThisRun++;
     inbox.closing = true;
     await condition(() => state.status === 'closed');
-    return publicState(state);
+    // The final state is the workflow's result: recorded there once, not in this answer too.
+    return {
+      agentId: state.agentId,
+      ...(state.life !== undefined ? { life: state.life } : {}),
+      status: 'closed' as const,
+      turns: state.turns,
+      messageCount: state.messages.length,
+    };
   };
 
   const table: (() => void)[] = [

@@ -16,12 +16,13 @@ import { gateAfterSkip, gateOf } from '../../engine/gates.ts';
 import { judgeCompaction, loopGuardNote } from '../../engine/loop-guard.ts';
 import type { JudgedCompaction } from '../../engine/loop-guard.ts';
 import { FAILURE } from '../../contract/failures.ts';
-import { agentLife, replacedKey } from '../../contract/keys.ts';
+import { deltaOf } from '../../contract/context-delta.ts';
+import { agentLife, compactionKey, replacedKey } from '../../contract/keys.ts';
 import { unkeyedRecord } from '../../contract/records.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import { summaryOfEvent } from '../../contract/results.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
-import type { ApplyCompactionInput, ApplyOutcome, NoGainOutcome } from '../../contract/activities.ts';
+import type { ApplyCompactionInput, ApplyOutcome, NoGainOutcome, SummaryOutcome } from '../../contract/activities.ts';
 import { recordCompaction } from '../telemetry.ts';
 import { withHeartbeat } from '../stored.ts';
 import { eventKeys, tokensOf } from './shared.ts';
@@ -37,6 +38,8 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
     const { seq } = input;
     const agent = agentLife(input);
     const { plan, context, policy, trigger, cooldown } = await load<StoredPlan>(input.planKey);
+    // The summarizer's outcome: inline (applies scheduled before `compaction-refs`) or by its key.
+    const summary = input.summary ?? (input.summaryKey ? await load<SummaryOutcome>(input.summaryKey) : undefined);
     // Each original is read once, for its replacement and for the removed segment.
     const originals = new Map<string, Promise<ChatMessage>>();
     const original = (key: string) => {
@@ -58,13 +61,7 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
         ref,
       });
     }
-    const next = applyPlan(
-      context,
-      plan,
-      replacements,
-      input.summary?.record,
-      input.summary?.ledgerRecord,
-    ) as MessageRecord[];
+    const next = applyPlan(context, plan, replacements, summary?.record, summary?.ledgerRecord) as MessageRecord[];
     // The coverage invariant: each message of the context it was made for is kept or removed, exactly once.
     const violations = compactionCoverage(context, next, plan.removed);
     if (violations.length > 0 && strictInvariants) {
@@ -96,8 +93,12 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
       keys.context,
       next.map((m) => m.key),
     );
+    // The new context's records, as the workflow holds them: the next plan reads them here (`compaction-refs`).
+    const held = next.map((record) => unkeyedRecord(agent, record));
+    const recordsKey = compactionKey(agent, seq, 'records.json');
+    await putJson(recordsKey, held);
     // The cost decision's estimate again, from what the compaction left and what the summary call used.
-    const llm = input.summary?.llm;
+    const llm = summary?.llm;
     const cost = policy.cost
       ? estimateCost(
           policy.cost,
@@ -147,14 +148,14 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
       ...(plan.shortfall ? { shortfall: plan.shortfall } : {}),
       removedCount: plan.removed.length,
       removed: plan.removed,
-      ...(input.summary
+      ...(summary
         ? {
-            summaryTokens: input.summary.record.tokens,
-            summaryParsedAs: input.summary.parsedAs,
-            responseFormat: input.summary.responseFormat,
-            ...(input.summary.chunks && input.summary.chunks > 1 ? { summaryChunks: input.summary.chunks } : {}),
-            facts: input.summary.facts,
-            llm: input.summary.llm,
+            summaryTokens: summary.record.tokens,
+            summaryParsedAs: summary.parsedAs,
+            responseFormat: summary.responseFormat,
+            ...(summary.chunks && summary.chunks > 1 ? { summaryChunks: summary.chunks } : {}),
+            facts: summary.facts,
+            llm: summary.llm,
           }
         : {}),
       ...(cost ? { cost } : {}),
@@ -171,8 +172,10 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
       ? cooldownAfter(cooldown, { trigger, maskPass: plan.maskPass, tokensAfter, guard: verdict })
       : { consecutive: input.consecutive, lastTokensAfter: tokensAfter };
     const gate = gateOf(policy, input.window, after);
-    const held = next.map((record) => unkeyedRecord(agent, record));
-    return { context: held, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };
+    const changed = input.delta
+      ? { delta: deltaOf(context, next, (record) => unkeyedRecord(agent, record)), baseRecords: recordsKey }
+      : { context: held };
+    return { ...changed, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };
   }
 
   return {

@@ -7,10 +7,17 @@ import { planCompaction } from '../../engine/planner/index.ts';
 import type { SummarySpec } from '../../engine/planner/index.ts';
 import { gateAfterPlanSkip } from '../../engine/gates.ts';
 import { holdGrowth } from '../../engine/trigger.ts';
-import { agentLife, compactionKey } from '../../contract/keys.ts';
-import { keyedRecord } from '../../contract/records.ts';
-import type { PlanCompactionInput, PlanOutcome, SummarizeInput } from '../../contract/activities.ts';
-import type { MessageRecord } from '../../contract/records.ts';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TaskLedger } from '../../engine/ledger.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import { FAILURE } from '../../contract/failures.ts';
+import { recordsDigest } from '../../contract/context-delta.ts';
+import { agentLife, compactionKey, messageIdOf, messageKey } from '../../contract/keys.ts';
+import type { AgentLife } from '../../contract/keys.ts';
+import { keyedRecord, unkeyedRecord } from '../../contract/records.ts';
+import type { ContextRef, PlanCompactionInput, PlanOutcome, SummarizeInput } from '../../contract/activities.ts';
+import type { ContextRecord, MessageRecord } from '../../contract/records.ts';
+import { contextReload } from '../tools.ts';
 import type { Counting } from '../../engine/models.ts';
 import { withHeartbeat } from '../stored.ts';
 import { spanKeysOf } from './shared.ts';
@@ -18,22 +25,79 @@ import type { CompactionShared, StoredPlan } from './shared.ts';
 import { createWrittenSizing } from './written.ts';
 
 export function createPlanActivities(shared: CompactionShared) {
-  const { summaryModel, putJson } = shared;
+  const { summaryModel, putJson, load, measure } = shared;
   const writtenSizes = createWrittenSizing(shared);
+
+  /**
+   * The working context's records by reference: the base's as stored (or inline), then the messages since, derived
+   * from their bodies as they were stored (counted, a steer marked, a reloaded page marked). Undefined when what it
+   * derived differs from what the workflow holds (the digest): the workflow sends them then.
+   */
+  async function readContext(
+    agent: AgentLife,
+    ref: ContextRef,
+    counting: Counting | undefined,
+  ): Promise<ContextRecord[] | undefined> {
+    const base = ref.base ?? (ref.baseRecords ? await load<ContextRecord[]>(ref.baseRecords) : []);
+    if (base.length < ref.baseLength) {
+      throw ApplicationFailure.nonRetryable(
+        `contextRef: ${ref.baseRecords ?? 'the inline base'} holds ${base.length} records, fewer than baseLength ` +
+          `${ref.baseLength}`,
+        FAILURE.missingObject,
+      );
+    }
+    const head = base.slice(0, ref.baseLength);
+    if (ref.tail) return [...head, ...ref.tail];
+    if (!counting) throw ApplicationFailure.nonRetryable('contextRef: counting is required to read the tail');
+    const steers = new Set(ref.steerIds ?? []);
+    const length = Math.max(0, ref.lastSeq - ref.firstSeq + 1);
+    const bodies = await Promise.all(
+      Array.from({ length }, async (_, i) => {
+        const id = messageIdOf(ref.firstSeq + i);
+        const key = messageKey(agent, id);
+        return { id, key, message: await load<ChatMessage>(key) };
+      }),
+    );
+    const reloads = new Set(
+      bodies.flatMap(({ message }) =>
+        (message.tool_calls ?? []).filter((c) => c.function.name === contextReload.name).map((c) => c.id),
+      ),
+    );
+    const tail = await Promise.all(
+      bodies.map(async ({ id, key, message }) => {
+        const record = unkeyedRecord(agent, await measure(key, message, counting, { id }));
+        if (steers.has(id)) return { ...record, steer: true as const };
+        if (message.tool_call_id !== undefined && reloads.has(message.tool_call_id)) {
+          return { ...record, reload: true as const };
+        }
+        return record;
+      }),
+    );
+    return recordsDigest(tail) === ref.tailDigest ? [...head, ...tail] : undefined;
+  }
 
   /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
   async function plan(input: PlanCompactionInput): Promise<PlanOutcome> {
-    const { agentId, life, seq, summarizerFailed, ledger, tailFromSeq, counting, ...rest } = input;
+    const { agentId, life, seq, summarizerFailed, tailFromSeq, counting, contextRef, ledgerKey, ...rest } = input;
+    delete rest.context;
     // A plan scheduled before the rename names the pace by its former name.
     rest.callsSinceCompaction ??= (input as { callsSinceCompression?: number }).callsSinceCompression;
     const agent = agentLife({ agentId, life });
-    const context = input.context.map((record) => keyedRecord(agent, record));
+    const records = contextRef ? await readContext(agent, contextRef, counting) : input.context!;
+    if (records === undefined) return recordsDiffer();
+    const context = records.map((record) => keyedRecord(agent, record));
+    // The ledger by its key (`compaction-refs`), stored inline with the plan for the summarizer and a revert.
+    const ledger = ledgerKey !== undefined ? await load<TaskLedger>(ledgerKey) : input.ledger;
+    delete rest.ledger;
     // Without a summary model the extractive summarizer stands in (or the policy's fallback, as the policy says).
     const summarizer = summarizerFailed ? 'failed' : summaryModel ? 'available' : 'none';
     // With the agent's counting, a first pass (without the last word) finds the span; its summary and ledger are
     // counted as they will be written, and the plan is made again over the same input with them.
     const span = counting ? planCompaction({ ...rest, context, summarizer, lastWord: false }).summary : undefined;
-    const written = span && counting ? await writtenSizes(summarizeInputOf(input, span, context, counting)) : undefined;
+    const written =
+      span && counting
+        ? await writtenSizes(summarizeInputOf({ ...input, ...(ledger ? { ledger } : {}) }, span, context, counting))
+        : undefined;
     const plan = planCompaction({ ...rest, context, summarizer, ...(written ? { written } : {}) });
     const outcome: PlanOutcome = {
       action: plan.action,
@@ -68,6 +132,19 @@ export function createPlanActivities(shared: CompactionShared) {
     await putJson(planKey, stored);
     const keyOf = new Map(context.map((m) => [m.id, m.key]));
     const spec: SummarySpec | undefined = plan.summary;
+    if (contextRef && spec) {
+      // By reference: the summarizer reads its span from the stored plan; the workflow needs only the bounds.
+      return {
+        ...outcome,
+        planKey,
+        summary: {
+          spanLength: spec.spanIds.length,
+          estimatedTokens: spec.estimatedTokens,
+          maxTokens: spec.maxTokens,
+          writer: spec.writer,
+        },
+      };
+    }
     return {
       ...outcome,
       planKey,
@@ -87,6 +164,19 @@ export function createPlanActivities(shared: CompactionShared) {
     };
   }
 
+  /** Nothing planned: the workflow sends the records of the messages since the last compaction and plans again. */
+  function recordsDiffer(): PlanOutcome {
+    return {
+      action: 'skip',
+      reason: 'records differ',
+      recordsDiffer: true,
+      steps: [],
+      tokensBefore: 0,
+      tokensAfter: 0,
+      targetTokens: 0,
+    };
+  }
+
   return {
     // Planning heartbeats too: a worker that dies in the middle is noticed within the heartbeat timeout.
     planCompaction: (input: PlanCompactionInput) => withHeartbeat(() => plan(input)),
@@ -94,15 +184,15 @@ export function createPlanActivities(shared: CompactionShared) {
 }
 
 /** The messages that leave the context with the summary: not a previous summary, not a user message kept verbatim. */
-function leavingIdsOf(spec: SummarySpec, context: readonly { id: string; kind?: string }[]): string[] {
+export function leavingIdsOf(spec: SummarySpec, context: readonly { id: string; kind?: string }[]): string[] {
   const kept = new Set(spec.keptUserIds);
   const kindById = new Map(context.map((m) => [m.id, m.kind]));
   return spec.spanIds.filter((id) => !kept.has(id) && kindById.get(id) !== 'summary');
 }
 
 /** What the summarize step will be given for `spec` (the workflow passes the same from the plan's outcome). */
-function summarizeInputOf(
-  input: PlanCompactionInput,
+export function summarizeInputOf(
+  input: Pick<PlanCompactionInput, 'agentId' | 'life' | 'seq' | 'goalId' | 'ledger'>,
   spec: SummarySpec,
   context: readonly MessageRecord[],
   counting: Counting,

@@ -50,12 +50,17 @@ export function createReviewActivities({ load, save, putJson, spanOf }: Compacti
         { id: input.summary.record.id, kind: 'summary' },
       );
       const covers = input.summary.record.covers;
-      return {
+      const revised: SummaryOutcome = {
         ...input.summary,
         record: covers ? { ...stored, covers } : stored,
         parsedAs: 'edited',
         facts: factsReport(check, false, pins),
       };
+      if (!input.summary.summaryKey) return revised;
+      // Stored too, as the summarizer's outcome is (`compaction-refs`): the apply step reads the edit by its key.
+      const summaryKey = compactionKey(agent, input.seq, 'summary-edited-outcome.json');
+      await putJson(summaryKey, { ...revised, summaryKey });
+      return { ...revised, summaryKey };
     },
   };
 }

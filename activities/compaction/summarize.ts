@@ -4,21 +4,24 @@
  * stored with the task ledger. Without a summary model, or after it failed, the extractive summarizer quotes the
  * span instead.
  */
-import type { SummarizeInput, SummarizeProgress, SummaryOutcome } from '../../contract/activities.ts';
+import { ApplicationFailure } from '@temporalio/common';
+import { agentLife, compactionKey } from '../../contract/keys.ts';
+import type { SummarizeInput, SummarizeProgress, SummarizeRequest, SummaryOutcome } from '../../contract/activities.ts';
 import { modelFailure } from '../model-errors.ts';
 import { heartbeatNow, withHeartbeat } from '../stored.ts';
 import { createAsking, readSummary } from './ask.ts';
 import { createChunking, foldChunks } from './chunk.ts';
 import { createComposing } from './compose.ts';
 import { judgedReply } from './judge.ts';
-import type { CompactionShared } from './shared.ts';
+import { summarizeInputOf } from './plan.ts';
+import type { CompactionShared, StoredPlan } from './shared.ts';
 import { createSpanReading, extractiveJudged } from './written.ts';
 
 /** The `llm.model` of an event whose summary was extractive. */
 export const EXTRACTIVE_MODEL = 'extractive (no summary model)';
 
 export function createSummarizeActivities(shared: CompactionShared) {
-  const { summaryModel } = shared;
+  const { summaryModel, load, putJson } = shared;
   const readSpan = createSpanReading(shared);
   const chunkSpan = createChunking(shared);
   const askerFor = createAsking(shared);
@@ -29,8 +32,48 @@ export function createSummarizeActivities(shared: CompactionShared) {
      * Summarizes the span with the summary model: structured output (JSON schema) first; a provider that rejects
      * it gets the plain prompt, whose reply is parsed by headings. Stores the summary message and counts it.
      */
-    async summarizeSpan(input: SummarizeInput): Promise<SummaryOutcome> {
+    async summarizeSpan(request: SummarizeRequest): Promise<SummaryOutcome> {
       const started = Date.now();
+      const input = await resolve(request);
+      const outcome = await summarize(input, started);
+      if (!request.planKey || request.spanKeys) return outcome;
+      // By reference (`compaction-refs`): the outcome is stored for the apply step, the ledger for the next plan.
+      const agent = agentLife(input);
+      const summaryKey = compactionKey(agent, input.seq, 'summary-outcome.json');
+      const ledgerKey = compactionKey(agent, input.seq, 'task-ledger.json');
+      await putJson(ledgerKey, outcome.ledger);
+      const stored = { ...outcome, summaryKey, ledgerKey };
+      await putJson(summaryKey, stored);
+      return stored;
+    },
+  };
+
+  /** The summarize step's input, its span read from the stored plan when it names only the plan (`compaction-refs`). */
+  async function resolve(request: SummarizeRequest): Promise<SummarizeInput> {
+    if (request.spanKeys) return request as SummarizeInput;
+    if (!request.planKey) throw ApplicationFailure.nonRetryable('summarizeSpan: neither spanKeys nor planKey given');
+    const stored = await load<StoredPlan>(request.planKey);
+    const spec = stored.plan.summary;
+    if (!spec) throw ApplicationFailure.nonRetryable(`the plan at ${request.planKey} summarizes nothing`);
+    const { agentId, life, seq } = request;
+    const fromPlan = summarizeInputOf(
+      { agentId, ...(life !== undefined ? { life } : {}), seq, ...(stored.ledger ? { ledger: stored.ledger } : {}) },
+      spec,
+      stored.context,
+      request.counting,
+    );
+    return {
+      ...fromPlan,
+      planKey: request.planKey,
+      maxTokens: request.maxTokens,
+      ...(request.writer ? { writer: request.writer } : {}),
+      ...(request.instructions ? { instructions: request.instructions } : {}),
+      ...(request.goalKey ? { goalKey: request.goalKey } : {}),
+    };
+  }
+
+  async function summarize(input: SummarizeInput, started: number): Promise<SummaryOutcome> {
+    {
       const { frame, previousText, judge } = await readSpan(input);
       const { rest, counter } = frame;
 
@@ -82,6 +125,6 @@ export function createSummarizeActivities(shared: CompactionShared) {
         chunks: chunks.length,
         llm: { model: summaryModel, ...asker.usage, durationMs: Date.now() - started },
       });
-    },
-  };
+    }
+  }
 }

@@ -99,6 +99,8 @@ export interface ReplayFigures {
   tokensSent: number;
   tokensSentWithoutCompaction: number;
   toolPairViolations: number;
+  /** The agent's compaction plans, when the report carries them. */
+  plans?: { made: number; empty: number; avoided: number };
 }
 
 /**
@@ -156,6 +158,8 @@ export interface RunResult {
    * the report carries the requests without compaction.
    */
   tokensRatioFloor?: number;
+  /** Compaction plans made, those that found nothing, masking passes not planned (absent: not reported). */
+  plans?: { made: number; empty: number; avoided: number };
   toolPairViolations: number;
   reload: { identical: number; total: number };
   /** Set when the replay itself failed: the error message (the other figures are then zero). */
@@ -213,6 +217,7 @@ export function runResult(
         }
       : {}),
     toolPairViolations: report.toolPairViolations,
+    ...(report.plans ? { plans: report.plans } : {}),
     reload: snapshots.reduce(
       (sum, s) => ({ identical: sum.identical + s.reload.identical, total: sum.total + s.reload.total }),
       { identical: 0, total: 0 },

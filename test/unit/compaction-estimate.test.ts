@@ -237,7 +237,7 @@ describe("the plan's estimate against what the apply step leaves", () => {
     expect(event.tokensAfter).toBeLessThan(event.tokensBefore);
     expect(event.tokensAfter).toBe(first.plan.tokensAfter);
     // The second, over the context it left and 16 more steps.
-    const next = (first.applied as ApplyOutcome).context;
+    const next = (first.applied as ApplyOutcome).context!;
     const grown = [...next, ...(await agent.append(agentLoop(40).slice(agent.context.length)))];
     const second = await agent.compact(grown, { seq: 2, trigger: 'forced', window });
     expect(second.plan.action).toBe('compact');

@@ -1,0 +1,383 @@
+/**
+ * The compaction activities by reference (`compaction-refs`), through the activities over an in-memory store as the
+ * workflow's pipeline runs them: the plan reads the context's records from storage, the summarizer its span from the
+ * stored plan, apply takes the summary's key and returns a delta. The context the workflow rebuilds from the delta is
+ * the one the inline shapes return, and so is the event. Beside it, the masking pass the workflow can tell would find
+ * nothing (workflows/compaction-refs.ts).
+ */
+import { asyncLocalStorage } from '@temporalio/activity';
+import type { Context } from '@temporalio/activity';
+import { noopMetricMeter } from '@temporalio/common';
+import type OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { createActivities } from '../../activities/index.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
+import { gateAfterMaskSkip, gateOf } from '../../engine/gates.ts';
+import { planCompaction } from '../../engine/planner/index.ts';
+import { resolvePolicy } from '../../engine/presets.ts';
+import type { PolicyOverrides } from '../../engine/policy.ts';
+import { holdGrowth, NO_COOLDOWN } from '../../engine/trigger.ts';
+import type { Trigger } from '../../engine/trigger.ts';
+import type { BlobStore } from '../../storage/s3.ts';
+import type { ApplyOutcome, ContextRef, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
+import { applyDelta, recordsDigest } from '../../contract/context-delta.ts';
+import { messageIdOf, messageKey } from '../../contract/keys.ts';
+import { keyedRecord } from '../../contract/records.ts';
+import type { ContextRecord } from '../../contract/records.ts';
+import { Conversation } from '../../workflows/conversation.ts';
+import { contextRefOf, nothingToMask } from '../../workflows/compaction-refs.ts';
+
+const counting = { encoding: 'o200k_base' as const, margin: 1 };
+const activityContext = { metricMeter: noopMetricMeter, heartbeat: () => undefined } as unknown as Context;
+const inActivity = <T>(work: () => Promise<T>): Promise<T> => asyncLocalStorage.run(activityContext, work);
+
+function memoryStore(): BlobStore & { objects: Map<string, string> } {
+  const objects = new Map<string, string>();
+  return {
+    bucket: 'test',
+    objects,
+    put: (key, body) => Promise.resolve(void objects.set(key, body)),
+    get: (key) => Promise.resolve(objects.get(key)),
+    ensureBucket: () => Promise.resolve(),
+  };
+}
+
+/** An agent loop: a goal, then `steps` tool calls with pages of a log as results, each answered. */
+function agentLoop(steps: number): ChatMessage[] {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: 'You are an operations agent. You read logs with the fetch_log tool and report.' },
+    { role: 'user', content: 'Find why checkout fails since Monday. Do not restart production; report by 17:00.' },
+  ];
+  for (let step = 1; step <= steps; step++) {
+    const id = `call_${step}`;
+    messages.push(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: 'fetch_log', arguments: `{"page":${step}}` } }],
+      },
+      {
+        role: 'tool',
+        tool_call_id: id,
+        content: Array.from({ length: 30 }, (_, i) => `request ${i + 1}: GET /api/cart ${step} answered 200`).join(
+          '\n',
+        ),
+      },
+      { role: 'assistant', content: `Page ${step}: all 30 requests answered 200; checkout not seen yet.` },
+      { role: 'user', content: `Go on with page ${step + 1}.` },
+    );
+  }
+  return messages;
+}
+
+interface Compaction {
+  seq: number;
+  trigger: Trigger;
+  window: number;
+  policy: PolicyOverrides;
+}
+
+/** An agent's stored conversation and its compaction, the inline way (before `compaction-refs`) or by reference. */
+async function agentWith(messages: ChatMessage[]) {
+  const store = memoryStore();
+  const activities = createActivities({ store, openai: {} as OpenAI }); // the extractive summarizer: deterministic
+  const life = { agentId: 'refs', life: 'l1' };
+  const { fixedTokens } = await activities.describeModel({ model: 'gpt-4o-mini' });
+  const context: ContextRecord[] = [];
+  /** Stores messages after those stored so far; their records. */
+  async function append(more: ChatMessage[]): Promise<ContextRecord[]> {
+    const records: ContextRecord[] = [];
+    for (const message of more) {
+      const messageId = messageIdOf(context.length + 1);
+      context.push(await activities.storeMessage({ ...life, messageId, message, counting }));
+      records.push(context.at(-1)!);
+    }
+    return records;
+  }
+  await append(messages);
+  const goalId = context.find((m) => m.role === 'user')!.id;
+  const common = (o: Compaction) => ({
+    ...life,
+    seq: o.seq,
+    policy: resolvePolicy(o.policy),
+    window: o.window,
+    fixedTokens,
+    counting,
+    trigger: o.trigger,
+    cooldown: NO_COOLDOWN,
+    goalId,
+  });
+  const applyInput = (o: Compaction, plan: PlanOutcome) => ({
+    ...life,
+    seq: o.seq,
+    planKey: plan.planKey!,
+    at: new Date(0).toISOString(),
+    counting,
+    fixedTokens,
+    startedAt: 0,
+    consecutive: 0,
+    window: o.window,
+  });
+  const applied = (outcome: ApplyOutcome | NoGainOutcome) => {
+    if ('noGain' in outcome) throw new Error(`not applied: ${outcome.reason}`);
+    return outcome;
+  };
+
+  /** Before `compaction-refs`: the whole context in, the span's keys out, the summary inline, the context back. */
+  async function inline(at: ContextRecord[], o: Compaction) {
+    const plan = await inActivity(() => activities.planCompaction({ ...common(o), context: at }));
+    if (plan.action === 'skip') return { plan };
+    const s = plan.summary;
+    const summary = s
+      ? await inActivity(() =>
+          activities.summarizeSpan({
+            ...life,
+            seq: o.seq,
+            spanKeys: s.spanKeys!,
+            keptKeys: s.keptKeys!,
+            ...(s.prependToKey ? { prependToKey: s.prependToKey } : {}),
+            maxTokens: s.maxTokens!,
+            counting,
+            writer: s.writer!,
+            coverage: s.coverage!,
+            leavingIds: s.leavingIds!,
+            goalKey: messageKey(life, goalId),
+          }),
+        )
+      : undefined;
+    const outcome = await inActivity(() =>
+      activities.applyCompaction({ ...applyInput(o, plan), ...(summary ? { summary } : {}) }),
+    );
+    return { plan, summary, applied: applied(outcome) };
+  }
+
+  /** By reference: the context's records from storage, the span from the plan, the summary by key, a delta back. */
+  async function byRef(ref: ContextRef, o: Compaction, ledgerKey?: string) {
+    const plan = await inActivity(() =>
+      activities.planCompaction({ ...common(o), contextRef: ref, ...(ledgerKey ? { ledgerKey } : {}) }),
+    );
+    if (plan.action === 'skip') return { plan };
+    const s = plan.summary;
+    const summary = s
+      ? await inActivity(() =>
+          activities.summarizeSpan({
+            ...life,
+            seq: o.seq,
+            planKey: plan.planKey!,
+            maxTokens: s.maxTokens!,
+            counting,
+            writer: s.writer!,
+            goalKey: messageKey(life, goalId),
+          }),
+        )
+      : undefined;
+    const outcome = await inActivity(() =>
+      activities.applyCompaction({
+        ...applyInput(o, plan),
+        ...(summary ? { summaryKey: summary.summaryKey! } : {}),
+        delta: true,
+      }),
+    );
+    return { plan, summary, applied: applied(outcome) };
+  }
+  return { store, life, context, inline, byRef, append };
+}
+
+/** The reference to a context of stored messages `1..n` that no compaction has touched yet. */
+const freshRef = (records: ContextRecord[]): ContextRef => ({
+  baseLength: 0,
+  firstSeq: 1,
+  lastSeq: records.length,
+  tailDigest: recordsDigest(records),
+});
+
+const SUMMARIZE: Compaction = { seq: 1, trigger: 'forced', window: 16_000, policy: { strategies: ['summarize'] } };
+const DEFAULT_AUTO: Compaction = { seq: 1, trigger: 'auto', window: 16_000, policy: {} };
+
+describe('compaction by reference', () => {
+  it('a summary: the context rebuilt from the delta is the one the inline shapes return, and so is the event', async () => {
+    const before = await agentWith(agentLoop(30));
+    const after = await agentWith(agentLoop(30));
+    const old = await before.inline(before.context, SUMMARIZE);
+    const refs = await after.byRef(freshRef(after.context), SUMMARIZE);
+    expect(refs.plan.summary?.spanKeys).toBeUndefined(); // the span stays in the stored plan
+    expect(refs.plan.summary?.spanLength).toBe(old.plan.summary!.spanKeys!.length);
+    expect(refs.applied!.context).toBeUndefined();
+    const rebuilt = applyDelta(after.context, refs.applied!.delta!);
+    expect(rebuilt).toEqual(old.applied!.context);
+    const { durationMs: _a, ...event } = refs.applied!.event;
+    const { durationMs: _b, ...oldEvent } = old.applied!.event;
+    expect({ ...event, llm: { ...event.llm, durationMs: 0 } }).toEqual({
+      ...oldEvent,
+      llm: { ...oldEvent.llm, durationMs: 0 },
+    });
+    // The summary's outcome and its ledger are stored by key; the records of the new context too.
+    expect(refs.summary!.summaryKey).toMatch(/summary-outcome\.json$/);
+    expect(JSON.parse(after.store.objects.get(refs.summary!.ledgerKey!)!)).toEqual(refs.summary!.ledger);
+    expect(JSON.parse(after.store.objects.get(refs.applied!.baseRecords!)!)).toEqual(rebuilt);
+  });
+
+  it("the default preset's automatic compaction (masking, cuts, summary): the same context from the delta", async () => {
+    const before = await agentWith(agentLoop(40));
+    const after = await agentWith(agentLoop(40));
+    const old = await before.inline(before.context, DEFAULT_AUTO);
+    const refs = await after.byRef(freshRef(after.context), DEFAULT_AUTO);
+    expect(applyDelta(after.context, refs.applied!.delta!)).toEqual(old.applied!.context);
+    // The delta is smaller than the whole context it stands for.
+    expect(JSON.stringify(refs.applied!.delta).length).toBeLessThan(JSON.stringify(old.applied!.context).length);
+  });
+
+  it('a second compaction reads the first one’s records from storage and the ledger by its key', async () => {
+    const before = await agentWith(agentLoop(30));
+    const after = await agentWith(agentLoop(30));
+    const first = await before.inline(before.context, SUMMARIZE);
+    const firstRefs = await after.byRef(freshRef(after.context), SUMMARIZE);
+    const base = applyDelta(after.context, firstRefs.applied!.delta!);
+    const firstSeq = after.context.length + 1;
+    const more = agentLoop(50).slice(after.context.length);
+    const oldTail = await before.append(more);
+    const tail = await after.append(more);
+    const second: Compaction = { ...SUMMARIZE, seq: 2 };
+    const old = await before.inline([...first.applied!.context!, ...oldTail], second);
+    const refs = await after.byRef(
+      {
+        baseRecords: firstRefs.applied!.baseRecords!,
+        baseLength: base.length,
+        firstSeq,
+        lastSeq: firstSeq + tail.length - 1,
+        tailDigest: recordsDigest(tail),
+      },
+      second,
+      firstRefs.summary!.ledgerKey,
+    );
+    expect(refs.plan.action).toBe('compact');
+    expect(applyDelta([...base, ...tail], refs.applied!.delta!)).toEqual(old.applied!.context);
+    expect(refs.summary!.ledger).toEqual(old.summary!.ledger);
+  });
+
+  it('records it derives differently from the workflow’s are not planned over: the workflow sends them', async () => {
+    const agent = await agentWith(agentLoop(10));
+    const held = agent.context.map((r, i) => (i === 3 ? { ...r, tokens: r.tokens + 1 } : r));
+    const ref = freshRef(held);
+    const differ = await agent.byRef(ref, SUMMARIZE);
+    expect(differ.plan.recordsDiffer).toBe(true);
+    expect(differ.plan.planKey).toBeUndefined();
+    const sent = await agent.byRef({ ...ref, tail: held }, SUMMARIZE);
+    expect(sent.plan.action).toBe('compact');
+    expect(applyDelta(held, sent.applied!.delta!)[0]).toBe(held[0]);
+  });
+});
+
+describe('a masking pass the workflow can tell would find nothing', () => {
+  /** Even: an assistant message that calls a tool; odd: that call's result. */
+  const step = (seq: number, tokens: number): ContextRecord => ({
+    id: messageIdOf(seq),
+    role: seq % 2 === 0 ? 'assistant' : 'tool',
+    tokens,
+    chars: tokens * 4,
+    preview: '',
+    ...(seq % 2 === 0 ? { toolCallIds: [`c${seq}`] } : { toolCallId: `c${seq - 1}` }),
+  });
+
+  const STEPS = 20;
+  function conversationAt(toolTokens: number) {
+    const c = Conversation.begin({ agentId: 'a1', model: 'gpt-4o-mini' }, undefined, 'run-1');
+    const policy = resolvePolicy({});
+    c.describedAs({
+      info: { window: 10_000, encoding: 'o200k_base', margin: 0 } as never,
+      fixedTokens: 0,
+      policy,
+      gate: gateOf(policy, 10_000),
+    });
+    // 6,000 tokens in all: past the masking pass (5,000), below the background threshold and the trigger.
+    c.newMessageId();
+    const userTokens = 6_000 - STEPS * (10 + toolTokens);
+    c.append({ id: messageIdOf(1), role: 'user', tokens: userTokens, chars: userTokens * 4, preview: '' });
+    for (let seq = 2; seq <= 2 * STEPS + 1; seq++) {
+      c.newMessageId();
+      c.append(step(seq, seq % 2 === 0 ? 10 : toolTokens));
+    }
+    return c;
+  }
+
+  it('is not planned when the tool results it could mask hold fewer tokens than it must save; the gate moves', () => {
+    const c = conversationAt(150); // under the policy's mask.minTokens (200): nothing worth masking
+    expect(c.compactionDue()).toMatch(/mask/);
+    const skipped = nothingToMask(c);
+    expect(skipped?.skipped).toMatch(/masking would save 0 tokens, less than 1000/);
+    expect(skipped?.gate?.mask?.floor).toBeGreaterThan(c.state.contextTokens);
+  });
+
+  it('is planned when they are enough, and not when only the protected newest steps hold enough', () => {
+    const enough = conversationAt(300);
+    expect(enough.compactionDue()).toMatch(/mask/);
+    expect(nothingToMask(enough)).toBeUndefined();
+    // The same results, but only the newest four steps' are large: protected, the plan would mask nothing.
+    const protectedOnly = conversationAt(150);
+    for (const m of protectedOnly.state.messages.slice(-8)) if (m.role === 'tool') m.tokens = 600;
+    expect(nothingToMask(protectedOnly)?.skipped).toMatch(/masking would save 0 tokens/);
+  });
+
+  it('skips exactly the masking passes whose plan would skip for too little saved, over random loops', () => {
+    let seed = 29;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let skipped = 0;
+    let planned = 0;
+    for (let trial = 0; trial < 150; trial++) {
+      const c = conversationAt(150);
+      for (const m of c.state.messages) if (m.role === 'tool') m.tokens = 100 + Math.floor(random() * 260);
+      c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
+      if (c.compactionDue() === undefined || !/mask/.test(c.compactionDue()!)) continue;
+      const verdict = nothingToMask(c);
+      const plan = planCompaction({
+        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
+        policy: c.state.policy!,
+        window: c.window,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: c.state.cooldown!,
+        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
+        summarizer: 'none',
+      });
+      const planSkips = plan.action === 'skip' && plan.maskPass === true;
+      expect(verdict !== undefined, `trial ${trial}: ${verdict?.skipped ?? plan.reason}`).toBe(planSkips);
+      if (verdict)
+        expect(verdict.gate).toEqual(
+          gateAfterMaskSkip(
+            c.state.policy!,
+            c.window,
+            c.state.cooldown!,
+            c.state.contextTokens,
+            holdGrowth(c.state.policy!),
+          ),
+        );
+      if (verdict) skipped++;
+      else planned++;
+    }
+    expect(skipped).toBeGreaterThan(3);
+    expect(planned).toBeGreaterThan(3);
+  });
+
+  it('the context by reference: the base by its key once stored, the tail by its sequence numbers and digest', () => {
+    const c = conversationAt(150);
+    expect(contextRefOf(c.state)).toEqual({
+      baseLength: 0,
+      firstSeq: 1,
+      lastSeq: 41,
+      tailDigest: recordsDigest(c.state.messages),
+    });
+    c.state.base = 'compactions/1/context.json';
+    c.state.baseLength = 2;
+    c.state.tailFromSeq = 3;
+    const inline = contextRefOf(c.state);
+    expect(inline.base).toEqual(c.state.messages.slice(0, 2));
+    c.state.baseRecords = 'compactions/1/records.json';
+    expect(contextRefOf(c.state)).toEqual({
+      baseRecords: 'compactions/1/records.json',
+      baseLength: 2,
+      firstSeq: 3,
+      lastSeq: 41,
+      tailDigest: recordsDigest(c.state.messages.slice(2)),
+    });
+  });
+});
