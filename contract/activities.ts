@@ -3,7 +3,7 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
-import type { CompactionEventSummary, Draft } from './results.ts';
+import type { CompactionEventSummary, Draft, SummaryCall } from './results.ts';
 import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
 import type { AgentLife } from './keys.ts';
 import type { StreamAnnouncement } from './stream.ts';
@@ -241,7 +241,7 @@ export interface SummaryOutcome {
   /** The task ledger after this summary, and its message for the context. */
   ledger: TaskLedger;
   ledgerRecord: MessageRecord;
-  llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+  llm: SummaryCall;
 }
 
 export interface ApplyCompactionInput extends AgentLife {

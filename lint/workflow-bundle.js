@@ -19,6 +19,7 @@ export const WORKFLOW_ENGINE_MODULES = [
   'engine/facts.ts', // through ledger.ts: the facts kept from the user's messages
   'engine/summary.ts', // through ledger.ts: the summary's JSON and the ledger's fields
   'engine/text.ts', // through ledger.ts, messages.ts and facts.ts: cutting text at a character boundary
+  'engine/pricing.ts', // what the agent's model calls and compactions cost, and the cached share of its input
 ];
 
 const LISTED = WORKFLOW_ENGINE_MODULES.map((path) => `^${path.replace(/\./g, '\\.')}$`);

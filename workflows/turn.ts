@@ -573,7 +573,7 @@ async function callModelFitting(
     conversation.append(...steered(result.stored, call.steerIds));
     unstored = [];
     if (result.reply) {
-      conversation.called();
+      conversation.called(result.reply);
       return result.reply;
     }
     // The new messages made compaction due: compact, then call with them in the compacted context.
