@@ -10,6 +10,7 @@ import type { StreamAnnouncement } from './stream.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
+import type { ModelPrice } from '../engine/pricing.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner/index.ts';
 import type { CompactionPolicy, PolicyOverrides } from '../engine/policy.ts';
 import type { CooldownState, Gate, GateCheck } from '../engine/trigger.ts';
@@ -52,6 +53,8 @@ export interface CallModelInput extends AgentLife {
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
   counting: Counting;
+  /** The agent's price (its model's, or its own): the call's cost in the metrics. Absent when not known. */
+  price?: ModelPrice;
   /** The turn and step of this call: a reply without tool calls publishes the turn's end to the live stream. */
   turn?: { turn: number; step: number };
   /** Published to the agent's live stream before the call (steers that landed in this step). */

@@ -205,6 +205,24 @@ export function agentCostOf(spend: Spend): AgentCost {
   };
 }
 
+/** USD as the reports show it: cents above $1, else enough decimals to see a single call; `unknown` for null. */
+export function formatUsd(usd: number | null): string {
+  if (usd === null) return 'unknown';
+  return `$${usd >= 1 ? usd.toFixed(2) : usd >= 0.01 ? usd.toFixed(4) : usd.toFixed(6)}`;
+}
+
+/** A share (0 to 1) as a whole percent; `–` for null. */
+export function formatShare(share: number | null): string {
+  return share === null ? '–' : `${Math.round(share * 100)}%`;
+}
+
+/** The cost line of the current details and `longrun state`: the total, the summaries' part, the cached share. */
+export function costLine(spend: Spend): string {
+  const cost = agentCostOf(spend);
+  const summaries = spend.summaryCost > 0 ? ` (summaries ${formatUsd(spend.summaryCost)})` : '';
+  return `cost: ${formatUsd(cost.total)}${summaries} · cached input ${formatShare(cost.cachedInputShare)}`;
+}
+
 /** Dropped signals by name; `earlier` counts those dropped before they were counted by name. */
 export interface DroppedSignals {
   message?: number;

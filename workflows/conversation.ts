@@ -413,7 +413,8 @@ function spentOn(state: WorkflowState, event: CompactionEventSummary, after: rea
     summary,
     cache: cacheInvalidation(state.messages, after, state.fixedTokens ?? 0, sameRecord, price),
   };
-  if (llm && llm.promptTokens + llm.completionTokens > 0) state.spend = addSummary(state.spend ?? noSpend(price), summary);
+  if (llm && llm.promptTokens + llm.completionTokens > 0)
+    state.spend = addSummary(state.spend ?? noSpend(price), summary);
 }
 
 /**

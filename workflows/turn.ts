@@ -543,6 +543,7 @@ async function callModelFitting(
             view,
             replyId,
             counting: conversation.counting,
+            ...(state.modelInfo?.price ? { price: state.modelInfo.price } : {}),
             window: conversation.window,
             ...(forceText ? { toolChoice: 'none' as const } : {}),
             ...(unstored.length ? { newMessages: unstored, gateCheck: conversation.gateCheck() } : {}),
