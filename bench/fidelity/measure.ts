@@ -99,6 +99,10 @@ export interface ReplayFigures {
   tokensSent: number;
   tokensSentWithoutCompaction: number;
   toolPairViolations: number;
+  /** USD with caching, as sent and sending everything, and the cached share of input (commands/replay-cost.ts). */
+  cost?: number | null;
+  costWithoutCompaction?: number | null;
+  cachedInputShare?: number | null;
 }
 
 /**
@@ -157,6 +161,13 @@ export interface RunResult {
    */
   tokensRatioFloor?: number;
   toolPairViolations: number;
+  /**
+   * USD of the replay with prompt caching (summaries included), of sending the whole recording so far each time
+   * with caching, and the share of input tokens cached (0 to 1); null without a price or a report that has them.
+   */
+  cost: number | null;
+  costWithoutCompaction: number | null;
+  cachedInputShare: number | null;
   reload: { identical: number; total: number };
   /** Set when the replay itself failed: the error message (the other figures are then zero). */
   error?: string;
@@ -213,6 +224,9 @@ export function runResult(
         }
       : {}),
     toolPairViolations: report.toolPairViolations,
+    cost: report.cost ?? null,
+    costWithoutCompaction: report.costWithoutCompaction ?? null,
+    cachedInputShare: report.cachedInputShare ?? null,
     reload: snapshots.reduce(
       (sum, s) => ({ identical: sum.identical + s.reload.identical, total: sum.total + s.reload.total }),
       { identical: 0, total: 0 },
@@ -239,6 +253,9 @@ export function failedRun(
     requestsOverWindow: null,
     tokensRatio: 0,
     toolPairViolations: 0,
+    cost: null,
+    costWithoutCompaction: null,
+    cachedInputShare: null,
     reload: { identical: 0, total: 0 },
     error,
   };
