@@ -14,7 +14,7 @@ export const SEARCH_ATTRIBUTES = {
   lastCompactedAt: defineSearchAttributeKey('AgentLastCompactedAt', SearchAttributeType.DATETIME),
   /**
    * What the agent has cost so far in USD (model calls and summary calls at the model's price: engine/pricing.ts),
-   * e.g. `AgentCost > 5`; upserted after a turn that changed it. Absent while the model's price is not known.
+   * e.g. `AgentCost > 5`; upserted after a turn in steps of 2% of itself. Absent while the model's price is not known.
    */
   cost: defineSearchAttributeKey('AgentCost', SearchAttributeType.DOUBLE),
   /**

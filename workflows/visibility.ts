@@ -15,6 +15,8 @@ import type { Progress } from './progress.ts';
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
 const SEARCH_TOKENS_STEP = 0.02;
+/** AgentCost is upserted when the cost has grown by this share of the cost shown (or with AgentContextTokens). */
+const SEARCH_COST_STEP = 0.02;
 
 /** A new (or reopened) agent: running, on its model. */
 export function showStarted(model: string): void {
@@ -26,7 +28,8 @@ export function showStarted(model: string): void {
 
 /**
  * After a turn: the context's tokens, in steps of 2% of the window (each upsert is a visibility write, measured: see
- * BENCHMARKS.md, The agent, session 3; compactions and the details show every change), and the details.
+ * BENCHMARKS.md, The agent, session 3; compactions and the details show every change), the cost in steps of 2% of
+ * itself, and the details.
  */
 export function showTurn(state: WorkflowState, progress: Progress): void {
   const attributes = workflowInfo().typedSearchAttributes;
@@ -35,11 +38,15 @@ export function showTurn(state: WorkflowState, progress: Progress): void {
   if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
     updates.push({ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens });
   }
-  // The cost, when it is known and changed, in the same upsert (one command a turn at most).
+  // The cost, when it is known, in the same upsert (one command a turn at most): when it has grown by 2% of itself
+  // since it was shown (so an agent's upserts thin out as it ages), or rides along when the tokens are upserted.
   const cost = state.spend ? totalCostOf(state.spend) : null;
-  if (cost !== null && cost !== attributes.get(SEARCH_ATTRIBUTES.cost) && patched(COST_ATTRIBUTE_PATCH)) {
-    updates.push({ key: SEARCH_ATTRIBUTES.cost, value: cost });
-  }
+  const shownCost = attributes.get(SEARCH_ATTRIBUTES.cost);
+  const costDue =
+    cost !== null &&
+    cost !== shownCost &&
+    (shownCost === undefined || updates.length > 0 || Math.abs(cost - shownCost) >= SEARCH_COST_STEP * shownCost);
+  if (costDue && patched(COST_ATTRIBUTE_PATCH)) updates.push({ key: SEARCH_ATTRIBUTES.cost, value: cost });
   if (updates.length > 0) upsertSearchAttributes(updates);
   if (patched(TURNS_MEMO_PATCH)) upsertMemo({ [TURNS_MEMO]: state.turns });
   setCurrentDetails(currentDetails(state, progress));
