@@ -287,7 +287,14 @@ async function report(
   const counter = await loadTokenCounter(state.modelInfo!.encoding);
   const tokensOf = (messages: ChatMessage[]) => countRequest(counter, messages, run.schemas, state.modelInfo!.margin);
   const requestTokens = run.requests.map(tokensOf);
-  const counted = (message: ChatMessage) => countMessage(counter, message, state.modelInfo!.margin);
+  // Each distinct message counted once: the prefixes below sum the same messages request after request.
+  const counts = new Map<string, number>();
+  const counted = (message: ChatMessage) => {
+    const key = JSON.stringify(message);
+    let tokens = counts.get(key);
+    if (tokens === undefined) counts.set(key, (tokens = countMessage(counter, message, state.modelInfo!.margin)));
+    return tokens;
+  };
   const schemaTokens = countToolSchemas(counter, run.schemas, state.modelInfo!.margin);
   // Without compaction, each request would have carried the whole recording up to its last message (found by
   // walking the recording forward, so that repeated texts match in order).
