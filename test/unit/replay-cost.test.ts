@@ -11,6 +11,9 @@ import {
 import type { ChatMessage } from '../../engine/messages.ts';
 import { priceOf } from '../../engine/pricing.ts';
 import { priceFlag, UsageError } from '../../commands/cli/parse.ts';
+import { costLineOf } from '../../commands/replay.ts';
+import { costLine, formatShare, formatUsd } from '../../contract/state.ts';
+import { addCall, addSummary, noSpend } from '../../engine/pricing.ts';
 
 const sys: ChatMessage = { role: 'system', content: 'You are terse.' };
 const user: ChatMessage = { role: 'user', content: 'fix the bug' };
@@ -101,5 +104,47 @@ describe('--price', () => {
       expect(() => priceFlag(bad)).toThrow(UsageError);
       expect(() => priceFlag(bad)).toThrow(/--price: must be IN,CACHED,OUT/);
     }
+  });
+});
+
+describe('how the reports show it', () => {
+  it('USD to the cent above $1, else to a single call; unknown, never $0, without a price', () => {
+    expect([formatUsd(12.345), formatUsd(0.0214), formatUsd(0.000153), formatUsd(0), formatUsd(null)]).toEqual([
+      '$12.35',
+      '$0.0214',
+      '$0.000153',
+      '$0.000000',
+      'unknown',
+    ]);
+    expect([formatShare(0.834), formatShare(null)]).toEqual(['83%', '–']);
+  });
+
+  it("the state's cost line and the replay's, against sending everything with caching", () => {
+    const spend = addSummary(
+      addCall(
+        noSpend(price),
+        { promptTokens: 10_000, cachedTokens: 8_192, completionTokens: 100 },
+        { promptTokens: 0, completionTokens: 0 },
+        price,
+      ),
+      0.001,
+    );
+    expect(costLine(spend)).toBe('cost: $0.004027 (summaries $0.001000) · cached input 82%');
+    const unknown = addCall(noSpend(undefined), undefined, { promptTokens: 10, completionTokens: 1 }, undefined);
+    expect(costLine(unknown)).toBe('cost: unknown · cached input 0%');
+    const report = {
+      price,
+      cost: 0.0312,
+      costWithoutCompaction: 0.08,
+      cachedInputShare: 0.71,
+      cachedInputShareWithoutCompaction: 0.95,
+    };
+    expect(costLineOf(report)).toBe(
+      'cost $0.0312 vs $0.0800 sending everything with caching (0.39×); cached input 71% vs 95% ' +
+        '(USD per 1M tokens: input 1, cached 0.1, output 4)',
+    );
+    expect(costLineOf({ ...report, price: null, cost: null, costWithoutCompaction: null })).toBe(
+      'cost unknown (no price for the model: give one with --price); cached input 71%',
+    );
   });
 });
