@@ -169,6 +169,7 @@ export function createActivities({
         return { completion, ...readModelReply(choice.message, model) };
       },
       ({ completion }) => ({ usage: completion.usage ?? undefined, model: completion.model }),
+      input.price,
     );
     // What the stream's model-end and the reply both say of the call: its usage and the model that served it.
     const usage = readUsage(completion.usage);

@@ -12,7 +12,10 @@ import type { Span } from '@opentelemetry/api';
 import type { CompactionEvent } from '../contract/results.ts';
 import { METRICS } from '../contract/metrics.ts';
 import type { MetricDefinition, ModelCallPurpose } from '../contract/metrics.ts';
+import { costOf } from '../engine/pricing.ts';
+import type { ModelPrice } from '../engine/pricing.ts';
 import { modelErrorClass } from './model-errors.ts';
+import { readUsage } from './usage.ts';
 
 const tracer = trace.getTracer('longrun');
 
@@ -30,8 +33,8 @@ function histogram(meter: MetricMeter, metric: MetricDefinition) {
 
 /** What a model call reports of itself once it has answered. */
 export interface ModelCallReport {
-  /** Tokens of the request and of the reply, as the provider counts them. */
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | undefined;
+  /** Tokens of the request (of them, those cached) and of the reply, as the provider counts them (activities/usage.ts). */
+  usage?: unknown;
   /** The model that answered, as the provider names it. */
   model?: string | undefined;
 }
@@ -39,13 +42,14 @@ export interface ModelCallReport {
 /**
  * Runs one model call (`call`: the request and the reading of its reply, so a reply that cannot be kept counts as a
  * failed call) and measures it: latency by purpose and result, the error's class, the tokens its reply reports
- * (`report`), inside a span named as OpenTelemetry's GenAI conventions name a chat call.
+ * (`report`) and their cost at `price` (none without one), inside a span named as OpenTelemetry's GenAI conventions name a chat call.
  */
 export async function observeModelCall<T>(
   purpose: ModelCallPurpose,
   model: string,
   call: () => Promise<T>,
   report: (result: T) => ModelCallReport,
+  price?: ModelPrice,
 ): Promise<T> {
   const metrics = meter();
   const started = performance.now();
@@ -60,14 +64,18 @@ export async function observeModelCall<T>(
       try {
         const result = await call();
         latency.record(Math.round(performance.now() - started), { purpose, result: 'ok' });
-        const { usage, model: servedBy } = report(result);
+        const { usage: reported, model: servedBy } = report(result);
+        const usage = readUsage(reported);
         const tokens = counter(metrics, METRICS.modelTokens);
-        if (usage?.prompt_tokens) tokens.add(usage.prompt_tokens, { purpose, kind: 'prompt' });
-        if (usage?.completion_tokens) tokens.add(usage.completion_tokens, { purpose, kind: 'completion' });
+        if (usage?.promptTokens) tokens.add(usage.promptTokens, { purpose, kind: 'prompt' });
+        if (usage?.cachedTokens) tokens.add(usage.cachedTokens, { purpose, kind: 'cached' });
+        if (usage?.completionTokens) tokens.add(usage.completionTokens, { purpose, kind: 'completion' });
+        const cost = usage ? costOf(usage, price) : null;
+        if (cost) counter(metrics, METRICS.modelCost).add(Math.round(cost * 1e6), { purpose });
         if (servedBy) span.setAttribute('gen_ai.response.model', servedBy);
-        if (usage?.prompt_tokens !== undefined) span.setAttribute('gen_ai.usage.input_tokens', usage.prompt_tokens);
-        if (usage?.completion_tokens !== undefined) {
-          span.setAttribute('gen_ai.usage.output_tokens', usage.completion_tokens);
+        if (usage) {
+          span.setAttribute('gen_ai.usage.input_tokens', usage.promptTokens);
+          span.setAttribute('gen_ai.usage.output_tokens', usage.completionTokens);
         }
         return result;
       } catch (error) {

@@ -3,12 +3,14 @@
  * each window under each preset, on one embedded stack (Temporal dev server + MinIO, started once), and measures
  * what compaction kept: compactions by strategy, summaries written, compactions that removed messages without a
  * summary, the must-keep facts present after every compaction, the largest request against the window, tokens sent
- * against no compaction, tool-pair violations, byte-identical reloads, and recorded against replayed steps.
+ * against no compaction, the cost with prompt caching against sending everything with caching and the cached share of
+ * input (at {@link FIDELITY_PRICE} or `--price IN,CACHED,OUT`), tool-pair violations, byte-identical reloads, and
+ * recorded against replayed steps.
  *
  * Prints a table (stdout) with progress on stderr, checks the issue's targets, and writes every figure as JSON.
  *
- *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--sessions DIR] [--out FILE]
- *   npm run fidelity -- --short [--out FILE]
+ *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--sessions DIR] [--out FILE] [--price P]
+ *   npm run fidelity -- --short [--out FILE] [--price P]
  *
  * Options repeat or take comma lists. Defaults: every session, windows 16000 and 32000, every preset, sessions in
  * test/fixtures/sessions, out bench/fidelity.json (git-ignored). The recorded sessions are not in the repository (the
@@ -22,6 +24,9 @@ import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../engine/messages.ts';
+import { priceOf } from '../engine/pricing.ts';
+import type { ModelPrice } from '../engine/pricing.ts';
+import { priceFlag } from '../commands/cli/parse.ts';
 import { PRESET_NAMES, resolvePolicy } from '../engine/presets.ts';
 import { triggerTokens } from '../engine/gates.ts';
 import { DEFAULTS, loadSettings, PROJECT_ROOT } from '../config/settings.ts';
@@ -54,7 +59,19 @@ interface Options {
   windows: number[];
   presets: string[];
   out: string;
+  price: ModelPrice;
 }
+
+/**
+ * The price the table's costs are at, unless `--price IN,CACHED,OUT` gives another: gpt-4o-mini's input and output
+ * list prices (the model the replays name), cached input at 0.1 × input, as issue 29's targets price it (OpenAI
+ * lists gpt-4o-mini's cached input at 0.5 ×, its newer models' at 0.1 ×).
+ */
+export const FIDELITY_PRICE: ModelPrice = {
+  inputPerMillion: 0.15,
+  cachedInputPerMillion: 0.015,
+  outputPerMillion: 0.6,
+};
 
 /** Thrown when the run cannot start (sessions missing, bad options): its message is all the user needs. */
 export class FidelitySetupError extends Error {
@@ -81,6 +98,7 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
       preset: { type: 'string', multiple: true },
       sessions: { type: 'string' },
       out: { type: 'string' },
+      price: { type: 'string' },
     },
     strict: true,
   });
@@ -105,7 +123,17 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
     windows: windows.length ? windows : DEFAULT_WINDOWS,
     presets: presets.length ? presets : PRESET_NAMES,
     out: values.out ?? DEFAULT_OUT,
+    price: priceOption(values.price),
   };
+}
+
+/** `--price IN,CACHED,OUT` (commands/cli/parse.ts), or {@link FIDELITY_PRICE}. */
+function priceOption(raw: string | undefined): ModelPrice {
+  try {
+    return priceFlag(raw) ?? FIDELITY_PRICE;
+  } catch (error) {
+    throw new FidelitySetupError((error as Error).message);
+  }
 }
 
 /** What each compaction of a replay left in the store: its context after, its removed originals, its summary. */
@@ -179,6 +207,7 @@ export async function runFidelity(
   windows: readonly number[],
   presets: readonly string[],
   log: (line: string) => void,
+  price: ModelPrice = FIDELITY_PRICE,
 ): Promise<FidelityRun> {
   const plan = sessions.flatMap((session) =>
     windows.flatMap((window) => presets.map((preset) => ({ session, window, preset }))),
@@ -206,7 +235,7 @@ export async function runFidelity(
       const runStarted = performance.now();
       let result: RunResult;
       try {
-        const report = await runReplay({ file: session.file, window, preset });
+        const report = await runReplay({ file: session.file, window, preset, price });
         const snapshots = await snapshotsOf(store, report);
         const durationMs = performance.now() - runStarted;
         const trigger = triggerTokens(resolvePolicy({ preset }), report.window);
@@ -271,7 +300,7 @@ async function main(): Promise<void> {
   if (top.short) {
     const { values } = parseArgs({
       args: argv,
-      options: { short: { type: 'boolean' }, out: { type: 'string' } },
+      options: { short: { type: 'boolean' }, out: { type: 'string' }, price: { type: 'string' } },
       strict: true,
     });
     scratch = mkdtempSync(join(tmpdir(), 'longrun-fidelity-'));
@@ -281,6 +310,7 @@ async function main(): Promise<void> {
       windows: SHORT_WINDOWS,
       presets: SHORT_PRESETS,
       out: values.out ?? '',
+      price: priceOption(values.price),
     };
   } else {
     const dir = typeof top.sessions === 'string' ? top.sessions : SESSIONS_DIR;
@@ -289,7 +319,7 @@ async function main(): Promise<void> {
   }
   try {
     const sessions = corpus.filter((s) => options.sessions.includes(s.name));
-    const run = await runFidelity(sessions, options.windows, options.presets, log);
+    const run = await runFidelity(sessions, options.windows, options.presets, log, options.price);
     if (options.out) {
       writeFileSync(
         options.out,
@@ -311,6 +341,11 @@ async function main(): Promise<void> {
         )}\n`,
       );
     }
+    const p = priceOf(options.price);
+    console.log(
+      `costs at USD ${p.inputPerMillion} / ${p.cachedInputPerMillion} / ${p.outputPerMillion} per million tokens ` +
+        '(input / cached input / output)\n',
+    );
     console.log(renderTable(run.results));
     console.log(`\ntargets (issue 13):\n${renderTargets(run.targets)}`);
     console.log(`\n${plansLine(run.results)}`);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { loadSettings, PROJECT_ROOT } from '../config/settings.ts';
 import { flushTracing } from '../config/tracing.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
+import { PriceError } from '../engine/pricing.ts';
 import { PolicyError } from '../engine/policy.ts';
 import { SessionFormatError } from '../llm/replay.ts';
 import { InvalidAgentIdError } from '../client/agents.ts';
@@ -100,6 +101,7 @@ export function cliMain(): void {
         error instanceof UsageError ||
         error instanceof UnknownModelError ||
         error instanceof ModelOverrideError ||
+        error instanceof PriceError ||
         error instanceof PolicyError ||
         error instanceof SessionFormatError ||
         (error instanceof TypeError && 'code' in error);

@@ -10,6 +10,7 @@ import type {
   ToolDecisionResult,
 } from '../contract/results.ts';
 import type { ApprovalProgress } from '../contract/progress.ts';
+import { costLine, formatUsd } from '../contract/state.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
@@ -56,6 +57,7 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
     `context  ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
     `turns    ${state.turns}`,
     `messages ${state.messages.length}`,
+    ...(state.spend ? [`cost     ${costLine(state.spend).replace(/^cost: /, '')}`] : []),
     ...workerLines(extras.worker),
     ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
     ...draftLines(state, extras.now ?? Date.now()),
@@ -194,7 +196,10 @@ export function renderAgents(agents: AgentSummary[]): string {
   );
 }
 
-/** One line per compaction event, then the totals. */
+/**
+ * One line per compaction event, then the totals. `summary`: what its summary call cost; `cache lost`: the cached
+ * prompt tokens it invalidated, and what the next call pays more for them (engine/pricing.ts).
+ */
 export function renderEvents(events: CompactionEventSummary[], stats: CompactionStats): string {
   const rows = events.map((e) => [
     e.seq,
@@ -204,6 +209,8 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     `${e.messagesBefore} → ${e.messagesAfter}`,
     e.strategies.join(', '),
     e.removedCount,
+    e.spent ? formatUsd(e.spent.summary) : '–',
+    e.spent ? `${e.spent.cache.invalidatedTokens} (${formatUsd(e.spent.cache.nextCallCost)})` : '–',
   ]);
   const totals =
     `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved, ` +
@@ -218,7 +225,8 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
       : '');
   if (rows.length === 0)
     return `${stats.count === 0 ? 'no compaction yet' : 'no events in the range asked for'}\n${totals}`;
-  return `${table(['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed'], rows)}\n${totals}`;
+  const headers = ['seq', 'at', 'trigger', 'tokens', 'messages', 'strategies', 'removed', 'summary', 'cache lost'];
+  return `${table(headers, rows)}\n${totals}`;
 }
 
 /**

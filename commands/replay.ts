@@ -16,12 +16,15 @@ import type { Client } from '@temporalio/client';
 import { ToolRegistry } from '../activities/tools.ts';
 import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
 import { storedCompactionEvents } from '../client/reads.ts';
-import type { AgentState } from '../contract/state.ts';
+import { agentCostOf, formatShare, formatUsd } from '../contract/state.ts';
+import type { AgentCost, AgentState } from '../contract/state.ts';
+import type { ModelPrice, ResolvedPrice } from '../engine/pricing.ts';
+import { replayCost, sharedPrefixLengths } from './replay-cost.ts';
 import type { SendResult } from '../contract/results.ts';
 import { loadSettings } from '../config/settings.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';
-import { countRequest, loadTokenCounter } from '../engine/tokens.ts';
+import { countMessage, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { ScriptedReply } from '../llm/chat-server.ts';
@@ -41,6 +44,8 @@ export interface ReplayOptions {
   preset?: string;
   /** The model's window for this replay (default 128,000: gpt-4o-mini). */
   window?: number;
+  /** The price to cost the replay at (default: gpt-4o-mini's list price in the model registry). */
+  price?: ModelPrice;
   log?: (line: string) => void;
 }
 
@@ -97,6 +102,27 @@ export interface ReplayReport {
   maxRequestTokens: number;
   /** Each request's tokens, in the order the model server received them. */
   requestTokens: number[];
+  /**
+   * Of each request's tokens, those a provider's prompt cache would serve (beside `requestTokens`): its longest
+   * prefix of whole messages an earlier request began with, from 1,024 tokens in steps of 128 (commands/replay-cost.ts).
+   */
+  cachedTokens: number[];
+  /** Each request's reply: the recorded answer's tokens (0 for a request the recording had no reply for). */
+  replyTokens: number[];
+  /** The price the costs are at (USD per million tokens; the agent's), null when none is known. */
+  price: ResolvedPrice | null;
+  /** USD of the requests as sent, with caching, plus the compactions' summary calls; null without a price. */
+  cost: number | null;
+  /** USD of sending everything with caching: each request the whole transcript, the previous one its cached prefix. */
+  costWithoutCompaction: number | null;
+  /** Cached input tokens over input tokens (0 to 1), as sent, and when sending everything. */
+  cachedInputShare: number | null;
+  cachedInputShareWithoutCompaction: number | null;
+  /**
+   * The agent's own account (its state's `cost`): the usage the replay's model server reported (it caches prompts as
+   * OpenAI does, counting tokens its own way: llm/prompt-cache.ts), at the same price.
+   */
+  agentCost: AgentCost | null;
   /** What each request would have carried without compaction: the whole recording up to its last message. */
   requestTokensWithoutCompaction: number[];
   tokensSent: number;
@@ -160,8 +186,10 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   let turn = 0;
   const replayer = new RecordingReplayer(recording);
   const { replayed, unplaced } = replayer;
-  const model = await startChatServer((request, index): ScriptedReply =>
-    replayer.answer(request.body.messages, turn, index),
+  // It reports usage as it counts it, with the prompt cache's hits: the agent's own cost figures come from it.
+  const model = await startChatServer(
+    (request, index): ScriptedReply => replayer.answer(request.body.messages, turn, index),
+    { countUsage: true },
   );
   const tools = new ToolRegistry([], {
     fallback: (_args, context) => Promise.resolve(replayer.resultOf(context.callId)),
@@ -195,7 +223,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       turnBudget: { steps: stepBudget },
       ...(system?.content ? { systemPrompt: textOf(system.content) } : {}),
       taskQueue,
-      modelOverride: { window },
+      modelOverride: { window, ...(options.price ? { price: options.price } : {}) },
       compaction: { preset },
     });
     const cutShort: CutShort[] = [];
@@ -264,6 +292,15 @@ async function report(
   const counter = await loadTokenCounter(state.modelInfo!.encoding);
   const tokensOf = (messages: ChatMessage[]) => countRequest(counter, messages, run.schemas, state.modelInfo!.margin);
   const requestTokens = run.requests.map(tokensOf);
+  // Each distinct message counted once: the prefixes below sum the same messages request after request.
+  const counts = new Map<string, number>();
+  const counted = (message: ChatMessage) => {
+    const key = JSON.stringify(message);
+    let tokens = counts.get(key);
+    if (tokens === undefined) counts.set(key, (tokens = countMessage(counter, message, state.modelInfo!.margin)));
+    return tokens;
+  };
+  const schemaTokens = countToolSchemas(counter, run.schemas, state.modelInfo!.margin);
   // Without compaction, each request would have carried the whole recording up to its last message (found by
   // walking the recording forward, so that repeated texts match in order).
   const same = (a: ChatMessage, b: ChatMessage) =>
@@ -276,6 +313,17 @@ async function report(
     const system = request[0]?.role === 'system' && run.session[0]?.role !== 'system' ? [request[0]] : [];
     return tokensOf([...system, ...run.session.slice(0, position + 1)]);
   });
+  // Cost with caching (commands/replay-cost.ts): each request's prefix shared with an earlier one, its reply.
+  const shared = sharedPrefixLengths(run.requests);
+  const prefixTokens = run.requests.map((request, i) =>
+    shared[i]! === 0 ? 0 : schemaTokens + request.slice(0, shared[i]).reduce((sum, m) => sum + counted(m), 0),
+  );
+  const replyTokens = run.answeredWith.map((answer) => (answer ? counted(run.session[answer.message - 1]!) : 0));
+  const costs = replayCost(
+    { requestTokens, prefixTokens, fullTokens: withoutCompaction, replyTokens },
+    state.modelInfo?.price,
+    state.spend?.summaryCost ?? 0,
+  );
   const events = await storedCompactionEvents(
     store,
     state,
@@ -335,9 +383,17 @@ async function report(
     toolPairViolations: run.requests.reduce((n, r) => n + toolPairViolations(r.map(pairViewOf)).length, 0),
     maxRequestTokens: Math.max(0, ...requestTokens),
     requestTokens,
+    cachedTokens: costs.cachedTokens,
+    replyTokens: costs.replyTokens,
     tokensSent: requestTokens.reduce((a, b) => a + b, 0),
     requestTokensWithoutCompaction: withoutCompaction,
     tokensSentWithoutCompaction: withoutCompaction.reduce((a, b) => a + b, 0),
+    price: costs.price,
+    cost: costs.cost,
+    costWithoutCompaction: costs.costWithoutCompaction,
+    cachedInputShare: costs.cachedInputShare,
+    cachedInputShareWithoutCompaction: costs.cachedInputShareWithoutCompaction,
+    agentCost: state.cost ?? (state.spend ? agentCostOf(state.spend) : null),
     historyBytes,
     plans: { made: state.plans?.made ?? 0, empty: state.plans?.empty ?? 0, avoided: state.plans?.avoided ?? 0 },
     continueAsNew: Math.max(0, runs - 1),
@@ -358,6 +414,25 @@ export function answersLine(r: Pick<ReplayReport, 'answeredWith' | 'modelCalls'>
   );
 }
 
+/** The cost line of the report: with caching, against sending everything with caching, and the cached shares. */
+export function costLineOf(
+  r: Pick<
+    ReplayReport,
+    'price' | 'cost' | 'costWithoutCompaction' | 'cachedInputShare' | 'cachedInputShareWithoutCompaction'
+  >,
+): string {
+  if (!r.price || r.cost === null || r.costWithoutCompaction === null) {
+    return `cost unknown (no price for the model: give one with --price); cached input ${formatShare(r.cachedInputShare)}`;
+  }
+  const p = r.price;
+  const ratio = r.costWithoutCompaction > 0 ? ` (${(r.cost / r.costWithoutCompaction).toFixed(2)}×)` : '';
+  return (
+    `cost ${formatUsd(r.cost)} vs ${formatUsd(r.costWithoutCompaction)} sending everything with caching${ratio}; ` +
+    `cached input ${formatShare(r.cachedInputShare)} vs ${formatShare(r.cachedInputShareWithoutCompaction)} ` +
+    `(USD per 1M tokens: input ${p.inputPerMillion}, cached ${p.cachedInputPerMillion}, output ${p.outputPerMillion})`
+  );
+}
+
 /** The report as a few readable lines. */
 export function renderReplay(r: ReplayReport): string {
   const lines = [
@@ -372,6 +447,7 @@ export function renderReplay(r: ReplayReport): string {
     ),
     answersLine(r),
     `largest request ${r.maxRequestTokens} tokens of ${r.window}; tokens sent ${r.tokensSent} vs ${r.tokensSentWithoutCompaction} without compaction`,
+    costLineOf(r),
     `tool-pair violations: ${r.toolPairViolations}; history ${r.historyBytes} bytes over ${r.continueAsNew + 1} run(s)`,
     `compaction plans: ${r.plans.made} made, ${r.plans.empty} found nothing; ${r.plans.avoided} masking passes not planned (they would have found nothing)`,
   ];

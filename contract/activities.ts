@@ -4,13 +4,14 @@
  * (activities/) implement them.
  */
 import type { ContextDelta } from './context-delta.ts';
-import type { CompactionEventSummary, Draft } from './results.ts';
+import type { CompactionEventSummary, Draft, SummaryCall } from './results.ts';
 import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
 import type { AgentLife } from './keys.ts';
 import type { StreamAnnouncement } from './stream.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
+import type { ModelPrice } from '../engine/pricing.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner/index.ts';
 import type { CompactionPolicy, PolicyOverrides, ToolLimits } from '../engine/policy.ts';
 import type { CooldownState, Gate, GateCheck } from '../engine/trigger.ts';
@@ -53,6 +54,8 @@ export interface CallModelInput extends AgentLife {
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
   counting: Counting;
+  /** The agent's price (its model's, or its own): the call's cost in the metrics. Absent when not known. */
+  price?: ModelPrice;
   /** The turn and step of this call: a reply without tool calls publishes the turn's end to the live stream. */
   turn?: { turn: number; step: number };
   /** Published to the agent's live stream before the call (steers that landed in this step). */
@@ -295,7 +298,7 @@ export interface SummaryOutcome {
   /** The task ledger after this summary, and its message for the context. */
   ledger: TaskLedger;
   ledgerRecord: MessageRecord;
-  llm: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+  llm: SummaryCall;
   /** Where this outcome is stored, for the apply step (`compaction-refs`: it is not sent again). */
   summaryKey?: string;
   /** Where `ledger` is stored (`compaction-refs`): the next plan takes the ledger by this key. */

@@ -336,7 +336,7 @@ export function validateAgentInput(input: AgentInput): void {
   const objects: [string, unknown, string][] = [
     ['compaction', input.compaction, 'a preset and overrides of its fields'],
     ['compression', input.compression, 'the former name of compaction'],
-    ['modelOverride', input.modelOverride, '{window?, encoding?, margin?}'],
+    ['modelOverride', input.modelOverride, '{window?, encoding?, margin?, price?}'],
   ];
   for (const [field, value, what] of objects) {
     if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {

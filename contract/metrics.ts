@@ -18,8 +18,8 @@ export type MetricKind = 'counter' | 'histogram';
 export interface MetricDefinition {
   name: string;
   kind: MetricKind;
-  /** `ms`, `tokens`, `bytes`, or `1` (a count). */
-  unit: 'ms' | 'tokens' | 'bytes' | '1';
+  /** `ms`, `tokens`, `bytes`, `microusd` (millionths of a US dollar), or `1` (a count). */
+  unit: 'ms' | 'tokens' | 'bytes' | 'microusd' | '1';
   /** The labels longrun sets (each value from the list in {@link LABEL_VALUES}). */
   labels: readonly LabelName[];
   description: string;
@@ -50,8 +50,11 @@ export const LABEL_VALUES = {
     'cancelled',
     'other',
   ],
-  /** Tokens of a request (`prompt`) or of the reply (`completion`), as the provider reports them. */
-  kind: ['prompt', 'completion'],
+  /**
+   * Tokens of a request (`prompt`), of them those the provider served from its prompt cache (`cached`), or of the
+   * reply (`completion`), as the provider reports them.
+   */
+  kind: ['prompt', 'cached', 'completion'],
   /** What started a compaction (engine/trigger.ts `Trigger`). */
   trigger: ['auto', 'background', 'forced', 'overflow'],
   /** A step of a compaction: the strategies (engine/policy.ts `STRATEGIES`), the planner's last-resort cuts, the loop guard's. */
@@ -103,7 +106,19 @@ export const METRICS = {
     kind: 'counter',
     unit: 'tokens',
     labels: ['purpose', 'kind'],
-    description: 'Tokens of the requests and replies, as the provider reports them (usage).',
+    description:
+      'Tokens of the requests (and of them those served from the prompt cache) and replies, as the provider reports ' +
+      'them (usage).',
+  },
+  modelCost: {
+    name: 'longrun_model_cost_microusd',
+    kind: 'counter',
+    unit: 'microusd',
+    labels: ['purpose'],
+    description:
+      "What the model calls cost, in millionths of a US dollar: the reported usage at the agent's price (turns) or " +
+      "the summary model's list price (summaries), cached input at the cached price. Calls without a known price " +
+      'add nothing.',
   },
   compactions: {
     name: 'longrun_compactions',

@@ -7,6 +7,7 @@ import type { RemovedItem } from '../engine/planner/index.ts';
 import type { StrategyName } from '../engine/policy.ts';
 import type { LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
 import type { CostEstimate } from '../engine/cost.ts';
+import type { CacheInvalidation } from '../engine/pricing.ts';
 
 export interface SendResult {
   /** Turn number this message opened (1-based). */
@@ -115,12 +116,19 @@ export interface CompactionEventSummary {
   responseFormat?: 'json_schema' | 'text' | 'none';
   /** Must-keep facts of the removed messages: found in the summary, missing after one re-prompt, pinned verbatim. */
   facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
-  llm?: { model: string; promptTokens: number; completionTokens: number; durationMs: number };
+  llm?: SummaryCall;
   /**
    * With prices in the policy (`compaction.cost`): the estimated cost of the next turns without and with this
    * compaction (summary call included), from the tokens it actually left; `netBenefit` is what it saves.
    */
   cost?: CostEstimate;
+  /**
+   * What this compaction cost (engine/pricing.ts), set by the workflow when it commits it (absent in the stored copy
+   * of the event, `keys.event`, and in events of before): its summary call(s) in USD at the summary model's price
+   * (0 for an extractive summary or none; null when that model's price is not known), and the prompt cache it
+   * invalidated: what the next model call sends uncached that it would have found cached, and what that costs more.
+   */
+  spent?: { summary: number | null; cache: CacheInvalidation };
   /**
    * The loop guard's verdict (policy `loopGuard`): whether it saved less than the minimum share (`ineffective`, its
    * note in `notes`), the ineffective automatic compactions in a row, and the pause it set (`paused`,
@@ -131,6 +139,18 @@ export interface CompactionEventSummary {
   /** Storage keys of the event, the removed segment (JSONL) and the new context manifest. */
   keys: { event: string; removed: string; context: string };
   instructions?: string;
+}
+
+/**
+ * The summary call(s) of a compaction: the summary model, their tokens and time, and their cost in USD at that model's
+ * list price (0 for the extractive summarizer; null when the model has no known price; absent before prices).
+ */
+export interface SummaryCall {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  durationMs: number;
+  cost?: number | null;
 }
 
 /** The full compaction event, stored at `keys.event` (all of them, for as long as the agent's objects are kept). */

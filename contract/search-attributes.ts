@@ -13,6 +13,11 @@ export const SEARCH_ATTRIBUTES = {
   model: defineSearchAttributeKey('AgentModel', SearchAttributeType.KEYWORD),
   lastCompactedAt: defineSearchAttributeKey('AgentLastCompactedAt', SearchAttributeType.DATETIME),
   /**
+   * What the agent has cost so far in USD (model calls and summary calls at the model's price: engine/pricing.ts),
+   * e.g. `AgentCost > 5`; upserted after a turn in steps of 2% of itself. Absent while the model's price is not known.
+   */
+  cost: defineSearchAttributeKey('AgentCost', SearchAttributeType.DOUBLE),
+  /**
    * @deprecated `compactions` under its former name: what agents wrote before the rename (and what a history recorded
    * then replays). Still registered, so those agents stay filterable; nothing new writes it.
    */
@@ -26,9 +31,13 @@ const CLI_TYPE_NAMES = {
   [SearchAttributeType.INT]: 'Int',
   [SearchAttributeType.KEYWORD]: 'Keyword',
   [SearchAttributeType.DATETIME]: 'Datetime',
+  [SearchAttributeType.DOUBLE]: 'Double',
 } as const;
 
+/** A search attribute's type as the temporal CLI names it. */
+export type SearchAttributeTypeName = (typeof CLI_TYPE_NAMES)[keyof typeof CLI_TYPE_NAMES];
+
 /** Name → type as the temporal CLI's `--search-attribute Name=Type` and `operator search-attribute create` take it. */
-export const SEARCH_ATTRIBUTE_TYPES: Readonly<Record<string, 'Int' | 'Keyword' | 'Datetime'>> = Object.fromEntries(
+export const SEARCH_ATTRIBUTE_TYPES: Readonly<Record<string, SearchAttributeTypeName>> = Object.fromEntries(
   Object.values(SEARCH_ATTRIBUTES).map((key) => [key.name, CLI_TYPE_NAMES[key.type]]),
 );

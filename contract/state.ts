@@ -10,6 +10,8 @@ import type { ContextRecord, MessageRecord } from './records.ts';
 import { NO_COMPACTIONS } from './results.ts';
 import type { CompactionEventSummary, CompactionStats, Draft, KeptResult } from './results.ts';
 import type { ModelInfo } from '../engine/models.ts';
+import { cachedShareOf, totalCostOf } from '../engine/pricing.ts';
+import type { Spend } from '../engine/pricing.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
@@ -141,6 +143,17 @@ export interface AgentState {
   cooldown?: CooldownState;
   /** Model calls since the last compaction (or the agent's start): the pace the cost decision prices. */
   callsSinceCompaction?: number;
+  /**
+   * What the agent's model calls and its compactions' summary calls spent, tokens and USD (engine/pricing.ts): every
+   * call since prices were counted (absent in states of before). `cost` is null when the model's price is not known.
+   */
+  spend?: Spend;
+  /**
+   * Set by the `state` query from `spend`: the agent's cost so far in USD (model calls and summary calls; null when
+   * the model's price is not known) and the share of its input tokens the provider served from its prompt cache
+   * (null before any input).
+   */
+  cost?: AgentCost;
   /** The stored context manifest the working context starts with, and how many of its entries are in use. */
   base?: string;
   baseLength?: number;
@@ -186,6 +199,45 @@ export interface AgentState {
   lastDraft?: string;
 }
 
+/** The agent's cost as the `state` query shows it. */
+export interface AgentCost {
+  /** USD: model calls plus summary calls; null when the model's price is not known. */
+  total: number | null;
+  /** USD of the model calls alone, and of the summary calls alone. */
+  modelCalls: number | null;
+  summaries: number;
+  /** Cached input tokens / input tokens, 0 to 1; null before any input. */
+  cachedInputShare: number | null;
+}
+
+/** The cost figures of a spend, as the state query and the UI details show them. */
+export function agentCostOf(spend: Spend): AgentCost {
+  return {
+    total: totalCostOf(spend),
+    modelCalls: spend.cost,
+    summaries: spend.summaryCost,
+    cachedInputShare: cachedShareOf(spend),
+  };
+}
+
+/** USD as the reports show it: cents above $1, else enough decimals to see a single call; `unknown` for null. */
+export function formatUsd(usd: number | null): string {
+  if (usd === null) return 'unknown';
+  return `$${usd >= 1 ? usd.toFixed(2) : usd >= 0.01 ? usd.toFixed(4) : usd.toFixed(6)}`;
+}
+
+/** A share (0 to 1) as a whole percent; `–` for null. */
+export function formatShare(share: number | null): string {
+  return share === null ? '–' : `${Math.round(share * 100)}%`;
+}
+
+/** The cost line of the current details and `longrun state`: the total, the summaries' part, the cached share. */
+export function costLine(spend: Spend): string {
+  const cost = agentCostOf(spend);
+  const summaries = spend.summaryCost > 0 ? ` (summaries ${formatUsd(spend.summaryCost)})` : '';
+  return `cost: ${formatUsd(cost.total)}${summaries} · cached input ${formatShare(cost.cachedInputShare)}`;
+}
+
 /** Dropped signals by name; `earlier` counts those dropped before they were counted by name. */
 export interface DroppedSignals {
   message?: number;
@@ -196,7 +248,10 @@ export interface DroppedSignals {
 }
 
 /** The state as the workflow holds it and continue-as-new carries it: records without their own keys. */
-export type WorkflowState = Omit<AgentState, 'messages' | 'storagePrefix' | 'shownStatus' | 'awaitingApproval'> & {
+export type WorkflowState = Omit<
+  AgentState,
+  'messages' | 'storagePrefix' | 'shownStatus' | 'awaitingApproval' | 'cost'
+> & {
   messages: ContextRecord[];
 };
 
@@ -213,6 +268,7 @@ export function publicState(
     ...state,
     shownStatus: shownStatusOf(state, compacting, awaitingApproval.length > 0),
     ...(awaitingApproval.length > 0 ? { awaitingApproval } : {}),
+    ...(state.spend ? { cost: agentCostOf(state.spend) } : {}),
     storagePrefix: lifePrefix(state),
     messages: state.messages.map((record) => keyedRecord(state, record)),
   };

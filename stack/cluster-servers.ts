@@ -11,6 +11,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import protos from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_TYPES } from '../contract/search-attributes.ts';
+import type { SearchAttributeTypeName } from '../contract/search-attributes.ts';
 import { NAMESPACE_RETENTION_DAYS, schemaCommands, temporalServerArgs, uiServerArgs } from './cluster-config.ts';
 import { tailOfText } from './logs.ts';
 import { LOOPBACK } from './ports.ts';
@@ -75,11 +76,12 @@ const INDEXED_TYPES = {
   Int: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
   Keyword: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   Datetime: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  Double: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
 } as const;
 
 /** A visibility query that names every attribute (the frontend refuses it until it knows them all). */
-export function queryNaming(attributes: Readonly<Record<string, 'Int' | 'Keyword' | 'Datetime'>>): string {
-  const sample = { Int: '0', Keyword: '""', Datetime: '"2000-01-01T00:00:00Z"' } as const;
+export function queryNaming(attributes: Readonly<Record<string, SearchAttributeTypeName>>): string {
+  const sample = { Int: '0', Keyword: '""', Datetime: '"2000-01-01T00:00:00Z"', Double: '0' } as const;
   return Object.entries(attributes)
     .map(([name, type]) => `${name} = ${sample[type]}`)
     .join(' AND ');

@@ -19,7 +19,8 @@ import type { AgentCarry, Prepared, Snapshot, WorkflowState } from '../contract/
 import type { AgentInput } from '../contract/inputs.ts';
 import type { CompactionEventSummary, Draft } from '../contract/results.ts';
 import type { ContextRecord, ViewRef } from '../contract/records.ts';
-import type { ModelDescription } from '../contract/activities.ts';
+import type { ModelDescription, ModelReply } from '../contract/activities.ts';
+import { addCall, addSummary, cacheInvalidation, noSpend } from '../engine/pricing.ts';
 import type { ModelInfo } from '../engine/models.ts';
 import { Progress } from './progress.ts';
 import type { AgentLife } from '../contract/keys.ts';
@@ -169,9 +170,20 @@ export class Conversation {
       this.state.ledger ??= updateLedger(undefined, { goal: text, userMessages: [] });
   }
 
-  /** A model call answered (the pace the cost decision prices). */
-  called(): void {
-    this.state.callsSinceCompaction = (this.state.callsSinceCompaction ?? 0) + 1;
+  /**
+   * A model call answered (the pace the cost decision prices), and what it spent: its reported usage at the model's
+   * price, or, without one, the request as counted (the context now) and the reply.
+   */
+  called(reply: ModelReply): void {
+    const state = this.state;
+    state.callsSinceCompaction = (state.callsSinceCompaction ?? 0) + 1;
+    const price = state.modelInfo?.price;
+    state.spend = addCall(
+      state.spend ?? noSpend(price),
+      reply.usage,
+      { promptTokens: state.contextTokens, completionTokens: reply.record.tokens },
+      price,
+    );
   }
 
   turnDone(turn: number): void {
@@ -362,6 +374,7 @@ export class Conversation {
     const { context, event } = done;
     const state = this.state;
     const since = state.messages.slice(done.made.messages);
+    spentOn(state, event, [...context, ...since]);
     state.messages = [...context, ...since];
     state.contextTokens = (state.fixedTokens ?? 0) + state.messages.reduce((sum, m) => sum + m.tokens, 0);
     state.contextTurns = state.messages.filter(isUserTurn).length;
@@ -404,6 +417,27 @@ export class Conversation {
       else delete state.ledgerKey;
     }
   }
+}
+
+/** Two records are the same message as the cache sees it: the same body (key), id, kind and count. */
+const sameRecord = (a: ContextRecord, b: ContextRecord) =>
+  a.id === b.id && a.key === b.key && a.kind === b.kind && a.tokens === b.tokens && a.ref === b.ref;
+
+/**
+ * What a compaction cost, added to its event (`spent`: what the summary call cost, and the prompt cache it
+ * invalidated: the context before it, `state.messages`, against the one it leaves, `after`) and to the agent's spend.
+ */
+function spentOn(state: WorkflowState, event: CompactionEventSummary, after: readonly ContextRecord[]): void {
+  const price = state.modelInfo?.price;
+  const llm = event.llm;
+  // No summary call, or the extractive summarizer: nothing spent. A summary call recorded before prices: unknown.
+  const summary = !llm || llm.promptTokens + llm.completionTokens === 0 ? 0 : (llm.cost ?? null);
+  event.spent = {
+    summary,
+    cache: cacheInvalidation(state.messages, after, state.fixedTokens ?? 0, sameRecord, price),
+  };
+  if (llm && llm.promptTokens + llm.completionTokens > 0)
+    state.spend = addSummary(state.spend ?? noSpend(price), summary);
 }
 
 /**

@@ -71,8 +71,8 @@ export function checkConfigure(request: ConfigureInput, state: WorkflowState, cl
 }
 
 /**
- * The model and the override a `configure` asks the `describeModel` activity for: the same model keeps its encoding
- * and margin (a new window only); a new model takes its own from the registry, with `window` when given.
+ * The model and the override a `configure` asks the `describeModel` activity for: the same model keeps its encoding,
+ * margin and price (a new window only); a new model takes its own from the registry, with `window` when given.
  */
 export function configuredModel(
   request: ConfigureInput,
@@ -81,8 +81,10 @@ export function configuredModel(
   const now = state.modelInfo!;
   const model = request.model ?? state.model;
   const window = request.window !== undefined ? { window: request.window } : {};
-  const override: ModelOverride =
-    model === state.model ? { window: now.window, encoding: now.encoding, margin: now.margin, ...window } : window;
+  // (The same model keeps its price too, the agent's own included; a new model is priced by the registry.)
+  const same: ModelOverride = { window: now.window, encoding: now.encoding, margin: now.margin };
+  if (now.price) same.price = now.price;
+  const override: ModelOverride = model === state.model ? { ...same, ...window } : window;
   return { model, override };
 }
 

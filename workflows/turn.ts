@@ -559,6 +559,7 @@ async function callModelFitting(
             view,
             replyId,
             counting: conversation.counting,
+            ...(state.modelInfo?.price ? { price: state.modelInfo.price } : {}),
             window: conversation.window,
             ...(forceText ? { toolChoice: 'none' as const } : {}),
             ...(unstored.length ? { newMessages: unstored, gateCheck: conversation.gateCheck() } : {}),
@@ -589,7 +590,7 @@ async function callModelFitting(
     conversation.append(...steered(result.stored, call.steerIds));
     unstored = [];
     if (result.reply) {
-      conversation.called();
+      conversation.called(result.reply);
       return result.reply;
     }
     // The new messages made compaction due: compact, then call with them in the compacted context.

@@ -6,7 +6,8 @@
 import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CompactionEventSummary } from '../contract/results.ts';
-import { shownStatusOf } from '../contract/state.ts';
+import { costLine, shownStatusOf } from '../contract/state.ts';
+import { totalCostOf } from '../engine/pricing.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
 import { describeApproval, describeCompaction } from '../contract/progress.ts';
@@ -14,6 +15,8 @@ import type { Progress } from './progress.ts';
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
 const SEARCH_TOKENS_STEP = 0.02;
+/** AgentCost is upserted when the cost has grown by this share of the cost shown (or with AgentContextTokens). */
+const SEARCH_COST_STEP = 0.02;
 
 /** A new (or reopened) agent: running, on its model. */
 export function showStarted(model: string): void {
@@ -25,16 +28,36 @@ export function showStarted(model: string): void {
 
 /**
  * After a turn: the context's tokens, in steps of 2% of the window (each upsert is a visibility write, measured: see
- * BENCHMARKS.md, The agent, session 3; compactions and the details show every change), and the details.
+ * BENCHMARKS.md, The agent, session 3; compactions and the details show every change), the cost in steps of 2% of
+ * itself, and the details.
  */
 export function showTurn(state: WorkflowState, progress: Progress): void {
-  const shown = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.contextTokens);
+  const attributes = workflowInfo().typedSearchAttributes;
+  const shown = attributes.get(SEARCH_ATTRIBUTES.contextTokens);
+  const updates: SearchAttributeUpdatePair[] = [];
   if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens }]);
+    updates.push({ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens });
   }
+  // The cost, when it is known, in the same upsert (one command a turn at most): when it has grown by 2% of itself
+  // since it was shown (so an agent's upserts thin out as it ages), or rides along when the tokens are upserted.
+  const cost = state.spend ? totalCostOf(state.spend) : null;
+  const shownCost = attributes.get(SEARCH_ATTRIBUTES.cost);
+  const costDue =
+    cost !== null &&
+    cost !== shownCost &&
+    (shownCost === undefined || updates.length > 0 || Math.abs(cost - shownCost) >= SEARCH_COST_STEP * shownCost);
+  if (costDue && patched(COST_ATTRIBUTE_PATCH)) updates.push({ key: SEARCH_ATTRIBUTES.cost, value: cost });
+  if (updates.length > 0) upsertSearchAttributes(updates);
   if (patched(TURNS_MEMO_PATCH)) upsertMemo({ [TURNS_MEMO]: state.turns });
   setCurrentDetails(currentDetails(state, progress));
 }
+
+/**
+ * Runs recorded before the agent's cost was a search attribute upserted only the context's tokens after a turn (and
+ * only when they had moved): where such a history replays, this patch is absent and `AgentCost` is not upserted.
+ * Release 0.1.0 (docs/changing-workflows.md).
+ */
+const COST_ATTRIBUTE_PATCH = 'agent-cost-attribute';
 
 /**
  * Runs recorded before `longrun list` showed turns upserted no memo after a turn: where such a history replays, this
@@ -146,6 +169,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
     `context: ${state.contextTokens} of ${window} tokens${percent}`,
     `turns: ${state.turns} · messages in context: ${state.messages.length}`,
     `compactions: ${stats?.count ?? 0}` + (reverts > 0 ? ` · reverts: ${reverts}` : ''),
+    ...(state.spend ? [costLine(state.spend)] : []),
     ...lastLine,
     ...(state.draft?.info.waits
       ? waitingDraft(state, state.draft.info)

@@ -15,6 +15,7 @@ import {
   summaryPrompt,
 } from '../../engine/summary.ts';
 import type { SummarizeInput } from '../../contract/activities.ts';
+import { registryPrice } from '../../engine/models.ts';
 import { observeModelCall } from '../telemetry.ts';
 import { transcriptOf } from './chunk.ts';
 import type { CompactionDeps } from './shared.ts';
@@ -56,6 +57,7 @@ export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
               : {}),
           }),
         (completion) => ({ usage: completion.usage, model: completion.model }),
+        registryPrice(model),
       );
       usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
       usage.completionTokens += completion.usage?.completion_tokens ?? 0;

@@ -7,6 +7,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { agentLife, compactionKey } from '../../contract/keys.ts';
 import type { SummarizeInput, SummarizeProgress, SummarizeRequest, SummaryOutcome } from '../../contract/activities.ts';
+import { registryPrice } from '../../engine/models.ts';
+import { costOf } from '../../engine/pricing.ts';
 import { modelFailure } from '../model-errors.ts';
 import { heartbeatNow, withHeartbeat } from '../stored.ts';
 import { createAsking, readSummary } from './ask.ts';
@@ -84,7 +86,13 @@ export function createSummarizeActivities(shared: CompactionShared) {
           parsedAs: 'extractive',
           responseFormat: 'none',
           reprompted: false,
-          llm: { model: EXTRACTIVE_MODEL, promptTokens: 0, completionTokens: 0, durationMs: Date.now() - started },
+          llm: {
+            model: EXTRACTIVE_MODEL,
+            promptTokens: 0,
+            completionTokens: 0,
+            durationMs: Date.now() - started,
+            cost: 0, // no call made
+          },
         });
       }
 
@@ -123,7 +131,13 @@ export function createSummarizeActivities(shared: CompactionShared) {
         responseFormat: asker.responseFormat(),
         reprompted: summary.reprompted,
         chunks: chunks.length,
-        llm: { model: summaryModel, ...asker.usage, durationMs: Date.now() - started },
+        // Priced at the summary model's list price (engine/models.ts); null when the registry has none.
+        llm: {
+          model: summaryModel,
+          ...asker.usage,
+          durationMs: Date.now() - started,
+          cost: costOf(asker.usage, registryPrice(summaryModel)),
+        },
       });
     }
   }

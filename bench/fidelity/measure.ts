@@ -101,6 +101,10 @@ export interface ReplayFigures {
   toolPairViolations: number;
   /** The agent's compaction plans, when the report carries them. */
   plans?: { made: number; empty: number; avoided: number };
+  /** USD with caching, as sent and sending everything, and the cached share of input (commands/replay-cost.ts). */
+  cost?: number | null;
+  costWithoutCompaction?: number | null;
+  cachedInputShare?: number | null;
 }
 
 /**
@@ -161,6 +165,13 @@ export interface RunResult {
   /** Compaction plans made, those that found nothing, masking passes not planned (absent: not reported). */
   plans?: { made: number; empty: number; avoided: number };
   toolPairViolations: number;
+  /**
+   * USD of the replay with prompt caching (summaries included), of sending the whole recording so far each time
+   * with caching, and the share of input tokens cached (0 to 1); null without a price or a report that has them.
+   */
+  cost: number | null;
+  costWithoutCompaction: number | null;
+  cachedInputShare: number | null;
   reload: { identical: number; total: number };
   /** Set when the replay itself failed: the error message (the other figures are then zero). */
   error?: string;
@@ -218,6 +229,9 @@ export function runResult(
       : {}),
     toolPairViolations: report.toolPairViolations,
     ...(report.plans ? { plans: report.plans } : {}),
+    cost: report.cost ?? null,
+    costWithoutCompaction: report.costWithoutCompaction ?? null,
+    cachedInputShare: report.cachedInputShare ?? null,
     reload: snapshots.reduce(
       (sum, s) => ({ identical: sum.identical + s.reload.identical, total: sum.total + s.reload.total }),
       { identical: 0, total: 0 },
@@ -244,6 +258,9 @@ export function failedRun(
     requestsOverWindow: null,
     tokensRatio: 0,
     toolPairViolations: 0,
+    cost: null,
+    costWithoutCompaction: null,
+    cachedInputShare: null,
     reload: { identical: 0, total: 0 },
     error,
   };

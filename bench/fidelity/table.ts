@@ -14,6 +14,11 @@ function pct(value: number | null): string {
   return value === null ? '–' : `${Math.floor(value)}%`;
 }
 
+/** USD with four decimals: a replay's cost is cents. */
+function usd(value: number): string {
+  return `$${value.toFixed(4)}`;
+}
+
 /** 16000 → 16k, 128000 → 128k, 8192 → 8192. */
 export function windowLabel(window: number): string {
   return window % 1000 === 0 ? `${window / 1000}k` : String(window);
@@ -48,6 +53,20 @@ const COLUMNS: Column[] = [
     cell: (r) =>
       `${r.tokensRatio.toFixed(2)}${r.tokensRatioFloor !== undefined ? ` (${r.tokensRatioFloor.toFixed(2)})` : ''}`,
   },
+  {
+    title: 'cost (× all)',
+    align: 'right',
+    cell: (r) =>
+      r.cost === null
+        ? '–'
+        : `${usd(r.cost)}${r.costWithoutCompaction ? ` (${(r.cost / r.costWithoutCompaction).toFixed(2)})` : ''}`,
+  },
+  {
+    title: 'all+cache',
+    align: 'right',
+    cell: (r) => (r.costWithoutCompaction === null ? '–' : usd(r.costWithoutCompaction)),
+  },
+  { title: 'cached', align: 'right', cell: (r) => (r.cachedInputShare === null ? '–' : pct(r.cachedInputShare * 100)) },
   { title: 'pairs', align: 'right', cell: (r) => String(r.toolPairViolations) },
   { title: 'reload', align: 'right', cell: (r) => `${r.reload.identical}/${r.reload.total}` },
   { title: 'time', align: 'right', cell: (r) => `${(r.durationMs / 1000).toFixed(1)}s` },

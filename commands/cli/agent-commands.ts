@@ -45,7 +45,7 @@ import { watchAgent } from '../watch.ts';
 import { streamAgent } from '../../client/stream.ts';
 import { listenForStop } from '../../worker/stopping.ts';
 import { classify, waitOptions, withClient } from './connection.ts';
-import { CliExit, EXIT, intFlag, UsageError } from './parse.ts';
+import { CliExit, EXIT, intFlag, priceFlag, UsageError } from './parse.ts';
 import type { FlagValues, Invocation } from './parse.ts';
 
 export async function start({ args, values, given, settings, out }: Invocation): Promise<number> {
@@ -65,6 +65,7 @@ export async function start({ args, values, given, settings, out }: Invocation):
   }
   const turnBudget = turnBudgetFlags(values);
   const window = intFlag('window', values.window, 1);
+  const price = priceFlag(values.price);
   const compaction = {
     ...(values.preset ? { preset: values.preset } : {}),
     ...(values.background !== undefined ? { backgroundRatio: backgroundFlag(values.background) } : {}),
@@ -78,7 +79,9 @@ export async function start({ args, values, given, settings, out }: Invocation):
       taskQueue: settings.taskQueue,
       ...(values.system ? { systemPrompt: values.system } : {}),
       ...(turnBudget ? { turnBudget } : {}),
-      ...(window !== undefined ? { modelOverride: { window } } : {}),
+      ...(window !== undefined || price
+        ? { modelOverride: { ...(window !== undefined ? { window } : {}), ...(price ? { price } : {}) } }
+        : {}),
       ...(Object.keys(compaction).length > 0 ? { compaction } : {}),
     }).catch((error: unknown) => {
       // Running with other settings: exit 2 naming them, unless the only one is the model no --model asked for

@@ -5,7 +5,7 @@
  */
 import { parseOrigins } from '../../config/settings.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import { EXIT, intFlag, UsageError } from './parse.ts';
+import { EXIT, intFlag, priceFlag, UsageError } from './parse.ts';
 import type { Invocation } from './parse.ts';
 
 export async function up({ values, settings }: Invocation): Promise<number> {
@@ -18,11 +18,13 @@ export async function replay({ args, values, out }: Invocation): Promise<number>
   // A bad preset: exit 2 before anything starts.
   if (values.preset !== undefined) resolvePolicy({ preset: values.preset });
   const window = intFlag('window', values.window, 1);
+  const price = priceFlag(values.price);
   const { runReplay, renderReplay } = await import('../replay.ts');
   const report = await runReplay({
     file: args.recording!,
     ...(values.preset ? { preset: values.preset } : {}),
     ...(window !== undefined ? { window } : {}),
+    ...(price ? { price } : {}),
     log: (line) => console.error(line),
   });
   out(values.json ? JSON.stringify(report, null, 2) : renderReplay(report));

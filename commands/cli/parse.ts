@@ -2,6 +2,8 @@
  * How the `longrun` CLI reads a command line against its table (table.ts): the flags every command draws from, a
  * command's own flags and arguments, and the mistakes that are usage errors (exit 2), found before anything connects.
  */
+import { MAX_PRICE_PER_MILLION } from '../../engine/pricing.ts';
+import type { ModelPrice } from '../../engine/pricing.ts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Settings } from '../../config/settings.ts';
@@ -69,6 +71,7 @@ export const FLAGS = {
   'max-turn-tokens': { value: 'N' },
   'max-turn-seconds': { value: 'N' },
   window: { value: 'TOKENS' },
+  price: { value: 'IN,CACHED,OUT' },
   preset: { value: 'NAME' },
   background: { value: 'RATIO|off' },
   'await-review': { value: 'SECONDS' },
@@ -238,6 +241,31 @@ export function joinNegativeNumbers(args: string[]): string[] {
 }
 
 /** An integer flag within [min, max], or a usage error naming the flag, the range and the value. */
+/**
+ * `--price IN,CACHED,OUT`: USD per million tokens of input, cached input and output; CACHED may be left empty
+ * (`0.15,,0.6`: 0.1 × input). Exit 2 naming the flag for anything else.
+ */
+export function priceFlag(raw: string | undefined): ModelPrice | undefined {
+  if (raw === undefined) return undefined;
+  const parts = raw.split(',').map((part) => part.trim());
+  const bad = () =>
+    new UsageError(
+      `--price: must be IN,CACHED,OUT, USD per million tokens from 0 to ${MAX_PRICE_PER_MILLION} ` +
+        `(CACHED may be empty: 0.1 × IN), e.g. 0.15,0.075,0.6 (got ${JSON.stringify(raw)})`,
+    );
+  if (parts.length !== 3) throw bad();
+  const number = (part: string) => {
+    const value = Number(part);
+    if (part === '' || !Number.isFinite(value) || value < 0 || value > MAX_PRICE_PER_MILLION) throw bad();
+    return value;
+  };
+  return {
+    inputPerMillion: number(parts[0]!),
+    ...(parts[1] !== '' ? { cachedInputPerMillion: number(parts[1]!) } : {}),
+    outputPerMillion: number(parts[2]!),
+  };
+}
+
 export function intFlag(name: FlagName, raw: string | undefined, min = 0, max = Infinity): number | undefined {
   if (raw === undefined) return undefined;
   const value = Number(raw);

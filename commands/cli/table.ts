@@ -58,6 +58,9 @@ export const COMMANDS = {
       'max-turn-tokens': `the turn budget: tokens spent per message (at most ${n(TURN_BUDGET_MAX.tokens)})`,
       'max-turn-seconds': `the turn budget: seconds per message (at most ${n(TURN_BUDGET_MAX.seconds)})`,
       window: "the model's window, for a model the registry does not know",
+      price:
+        'the price its calls cost, USD per million tokens of input, cached input (empty: 0.1 × input) and output, ' +
+        "instead of the model's list price (engine/models.ts); the state, events and AgentCost report it",
       preset: `the compaction policy: ${PRESET_NAMES.join(', ')} (docs/compaction.md)`,
       background:
         'the share of the window from which compaction runs in the background while the agent works (' +
@@ -255,6 +258,7 @@ export const COMMANDS = {
     flags: {
       preset: 'the compaction policy to replay it under',
       window: 'the window to replay it in',
+      price: "the price to cost it at (USD per million tokens: input, cached input, output; default gpt-4o-mini's)",
       json: 'the report as JSON',
     },
     run: local.replay,

@@ -1,4 +1,5 @@
 /** The `longrun` command against the real stack: output, --json, and exit codes a script can trust. */
+import { registryPrice } from '../../engine/models.ts';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -351,6 +352,19 @@ describe('longrun CLI', () => {
     }
     expect(report.maxRequestTokens).toBeLessThanOrEqual(4096);
     expect(report.tokensSent).toBeLessThan(report.tokensSentWithoutCompaction);
+    // Cost with prompt caching (commands/replay-cost.ts), at gpt-4o-mini's list price: each request's cached tokens
+    // beside its tokens, against sending everything with caching.
+    expect(report.price).toEqual(registryPrice('gpt-4o-mini'));
+    expect(report.cachedTokens).toHaveLength(report.requestTokens.length);
+    report.cachedTokens.forEach((cached, i) => expect(cached).toBeLessThanOrEqual(report.requestTokens[i]!));
+    expect(report.cachedTokens.filter((cached) => cached >= 1_024).length).toBeGreaterThan(10);
+    expect(report.cachedInputShare).toBeGreaterThan(0);
+    expect(report.cachedInputShare).toBeLessThan(1);
+    expect(report.cost).toBeGreaterThan(0);
+    expect(report.cost).toBeLessThan(report.costWithoutCompaction!);
+    // The agent's own account, from the usage the replay's model server reported with its prompt cache.
+    expect(report.agentCost?.cachedInputShare).toBeGreaterThan(0);
+    expect(report.agentCost?.total).toBeGreaterThan(0);
     expect(report.historyBytes).toBeGreaterThan(0);
     expect(report.finalView.at(-1)).toMatchObject({
       role: 'tool',
@@ -360,9 +374,12 @@ describe('longrun CLI', () => {
 
     const bad = await longrunReplay(file, '--preset', 'nope');
     expect(bad.code).toBe(2);
-    const table = await longrunReplay(file, '--window', '4096');
+    const table = await longrunReplay(file, '--window', '4096', '--price', '0.15,,0.6');
     expect(table.stdout).toMatch(
       /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default, window 4096\)\nreplayed all 79 recorded steps.*\nrequests answered with a recorded step: 79 of 79 \(79 distinct, 0 again\); 0 with none\n/,
+    );
+    expect(table.stdout).toMatch(
+      /\ncost \$0\.\d+ vs \$0\.\d+ sending everything with caching \(0\.\d\d×\); cached input \d+% vs \d+% \(USD per 1M tokens: input 0\.15, cached 0\.015, output 0\.6\)\n/,
     );
     expect(table.stdout).toMatch(
       /\nreplay agent deleted: \d+ run\(s\) of workflow agent-replay-\S+, none listed in namespace /,

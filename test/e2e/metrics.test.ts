@@ -2,7 +2,7 @@
  * The worker's Prometheus endpoint (LONGRUN_METRICS_ADDRESS, docs/metrics.md): a worker process (worker/main.ts)
  * against the shared stack and a scripted model, scraped before, during and after turns, model errors and a forced
  * compaction. longrun's counters move by what happened (turns, model calls and their errors by class, tokens,
- * compactions by trigger and strategy, tokens saved, bytes offloaded) and the SDK's own metrics are served beside
+ * compactions by trigger and strategy, tokens saved, bytes offloaded, cost and cached tokens) and the SDK's own metrics are served beside
  * them. A bad address is refused naming the variable.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -14,12 +14,17 @@ import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parsePrometheus } from '../../bench/scale/results.ts';
 import type { Metrics } from '../../bench/scale/results.ts';
-import { closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { compactionEvents } from '../../client/reads.ts';
 import { METRIC_LIST, METRICS, SDK_METRICS } from '../../contract/metrics.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { textOf } from '../../engine/messages.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
+import { requestTokenIds } from '../../llm/prompt-cache.ts';
+import { loadTokenCounter } from '../../engine/tokens.ts';
+import { registryPrice } from '../../engine/models.ts';
+import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import type { ChatServer, ScriptedReply } from '../../llm/chat-server.ts';
 import { freePort } from '../../stack/ports.ts';
 import { newAgentId, sharedStackEnv, spawnWorker } from '../support/harness.ts';
@@ -57,6 +62,13 @@ beforeAll(async () => {
       await held.release;
     }
     const text = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
+    if (text.startsWith('cost turn')) {
+      // The request's tokens as the server's prompt cache counts them: it reports the cached part of them.
+      const counter = await loadTokenCounter('o200k_base');
+      const tools = Array.isArray(request.body.tools) ? (request.body.tools as unknown[]) : [];
+      const prompt = requestTokenIds(counter, request.body.messages, tools).length;
+      return { content: `logged: ${text.slice(0, 40)}`, usage: { prompt_tokens: prompt, completion_tokens: 9 } };
+    }
     return { content: `logged: ${text.slice(0, 40)}`, usage: { prompt_tokens: 120, completion_tokens: 9 } };
   });
   const port = await freePort();
@@ -211,6 +223,73 @@ describe('the worker serves Prometheus metrics at LONGRUN_METRICS_ADDRESS', () =
     );
     expect(served.filter((name) => !listed.has(name))).toEqual([]);
     expect(served.length).toBeGreaterThan(METRIC_LIST.length);
+  });
+
+  it("an agent's state, events, details, AgentCost and the metrics show its cost and the cached share of its input", async () => {
+    const agentId = newAgentId('cost');
+    await startAgent(client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue,
+      compaction: { reserveRatio: 0, keepTurns: 1, keepMessages: 0, summary: { keepUserTokens: 0 } },
+    });
+    const price = registryPrice('gpt-4o-mini')!;
+    const before = await scrape();
+    // Each turn's request begins as the one before it: the server's prompt cache serves that prefix (≥ 1,024 tokens).
+    for (let turn = 1; turn <= 5; turn++) {
+      await sendMessage(client, agentId, `cost turn ${turn}: ${'all is well. '.repeat(150)}`);
+    }
+    const state = await agentState(client, agentId);
+    expect(state.modelInfo?.price).toEqual(price);
+    const spend = state.spend!;
+    expect(spend).toMatchObject({ calls: 5, countedCalls: 0, completionTokens: 45 });
+    expect(spend.cachedTokens).toBeGreaterThan(3 * 1_024); // turns 3 to 5 found the turns before them cached
+    expect(spend.cachedTokens).toBeLessThan(spend.promptTokens);
+    const calls =
+      ((spend.promptTokens - spend.cachedTokens) * price.inputPerMillion +
+        spend.cachedTokens * price.cachedInputPerMillion +
+        spend.completionTokens * price.outputPerMillion) /
+      1e6;
+    expect(state.cost!.modelCalls).toBeCloseTo(calls, 12);
+    expect(state.cost!.cachedInputShare).toBeCloseTo(spend.cachedTokens / spend.promptTokens, 12);
+    const afterTurns = await scrape();
+    expect(moved(before, afterTurns, METRICS.modelTokens.name, { purpose: 'turn', kind: 'cached' })).toBe(
+      spend.cachedTokens,
+    );
+    // Each call's cost is counted in whole millionths of a dollar.
+    const counted = moved(before, afterTurns, METRICS.modelCost.name, { purpose: 'turn' });
+    expect(Math.abs(counted - calls * 1e6)).toBeLessThanOrEqual(spend.calls);
+
+    // A compaction: its summary call's cost (700 + 80 tokens at the summary model's list price) and the cache it
+    // invalidated, in its event and the agent's total.
+    const result = await compactAgent(client, agentId, { strategy: 'summarize', evenIfLarger: true });
+    expect(result.compacted, result.reason).toBe(true);
+    const summary = (700 * price.inputPerMillion + 80 * price.outputPerMillion) / 1e6;
+    const spent = result.event!.spent!;
+    expect(spent.summary).toBeCloseTo(summary, 12);
+    expect(spent.cache.invalidatedTokens).toBeGreaterThan(0);
+    expect(spent.cache.keptTokens + spent.cache.invalidatedTokens).toBe(result.event!.tokensBefore);
+    expect(spent.cache.nextCallCost).toBeCloseTo(
+      (spent.cache.rewrittenTokens * (price.inputPerMillion - price.cachedInputPerMillion)) / 1e6,
+      12,
+    );
+    expect((await compactionEvents(client, agentId)).at(-1)!.spent).toEqual(spent);
+
+    await sendMessage(client, agentId, `cost turn 6: ${'all is well. '.repeat(150)}`);
+    const after = await agentState(client, agentId);
+    expect(after.cost!.summaries).toBeCloseTo(summary, 12);
+    expect(after.cost!.total).toBeCloseTo(after.cost!.modelCalls! + summary, 12);
+    // The search attribute and the current details (what the Temporal UI shows).
+    const handle = agentHandle(client, agentId);
+    // (Upserted in steps of 2% of itself, or with the context's tokens.)
+    const shown = (await handle.describe()).typedSearchAttributes.get(SEARCH_ATTRIBUTES.cost)!;
+    expect(shown).toBeGreaterThanOrEqual(after.cost!.total! * 0.98);
+    expect(shown).toBeLessThanOrEqual(after.cost!.total!);
+    const details = (await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata')).currentDetails;
+    const share = Math.round(after.cost!.cachedInputShare! * 100);
+    expect(details).toContain(`cost: $${after.cost!.total!.toFixed(6)}`);
+    expect(details).toContain(`cached input ${share}%`);
+    await closeAgent(client, agentId);
   });
 
   it('refuses an address it cannot listen on, naming the variable', async () => {

@@ -58,7 +58,7 @@ describe('validateAgentInput: what names storage keys and what reaches the model
       'compaction: must be an object (a preset and overrides of its fields)',
     );
     expect(thrown(() => validateAgentInput(agent({ modelOverride: [] })))).toBe(
-      'modelOverride: must be an object ({window?, encoding?, margin?})',
+      'modelOverride: must be an object ({window?, encoding?, margin?, price?})',
     );
     expect(() => validateAgentInput(agent({ systemPrompt: 'x'.repeat(200_000), compaction: {} }))).not.toThrow();
   });

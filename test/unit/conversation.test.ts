@@ -137,7 +137,7 @@ describe('Conversation', () => {
     const c = described(Conversation.begin(input, undefined, 'run-1'));
     for (let seq = 1; seq <= 6; seq++) c.newMessageId();
     c.append(record(1, { role: 'user' }), ...[2, 3, 4, 5, 6].map((seq) => record(seq)));
-    c.called();
+    c.called({ record: record(6), content: '', toolCalls: [] });
     const event = {
       seq: 1,
       trigger: 'auto',
@@ -190,6 +190,68 @@ describe('Conversation', () => {
     });
     expect(c.state.stats).toMatchObject({ count: 2, tokensSaved: 30 - 14 });
     expect(c.state.stats!.averageSizeRatio).toBeCloseTo((35 / 65 + 49 / 35) / 2, 10);
+  });
+
+  it("sums each model call's usage and cost at the model's price, and counts a call without usage itself", () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    c.state.modelInfo!.price = { inputPerMillion: 1, cachedInputPerMillion: 0.1, outputPerMillion: 4 };
+    c.append(record(1, { role: 'user', tokens: 2_000 }));
+    const usage = { promptTokens: 3_000, cachedTokens: 2_048, completionTokens: 100 };
+    c.called({ record: record(2, { tokens: 50 }), content: 'x', toolCalls: [], usage });
+    // No usage reported: the request as counted (5 fixed + 2,000) and the reply's 50, nothing cached.
+    c.called({ record: record(3, { tokens: 50 }), content: 'y', toolCalls: [] });
+    expect(c.state.spend).toMatchObject({
+      calls: 2,
+      promptTokens: 5_005,
+      cachedTokens: 2_048,
+      completionTokens: 150,
+      countedCalls: 1,
+    });
+    const first = (952 * 1 + 2_048 * 0.1 + 100 * 4) / 1e6;
+    const second = (2_005 * 1 + 50 * 4) / 1e6;
+    expect(c.state.spend!.cost).toBeCloseTo(first + second, 12);
+    expect(c.state.callsSinceCompaction).toBe(2);
+  });
+
+  it('reports an unknown price as a null cost, never as 0', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1')); // modelInfo without a price
+    c.called({ record: record(1), content: '', toolCalls: [], usage: { promptTokens: 10, completionTokens: 1 } });
+    expect(c.state.spend).toMatchObject({ calls: 1, promptTokens: 10, cost: null });
+  });
+
+  it('prices a compaction: its summary call, and the cache it invalidated from the first changed message on', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    c.state.modelInfo!.price = { inputPerMillion: 2, cachedInputPerMillion: 0.5, outputPerMillion: 8 };
+    for (let seq = 1; seq <= 6; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), ...[2, 3, 4, 5, 6].map((seq) => record(seq)));
+    const event = {
+      seq: 1,
+      trigger: 'auto',
+      tokensBefore: 65,
+      tokensAfter: 45,
+      strategies: ['summarize'],
+      keys: { event: 'e', removed: 'r', context: 'ctx-1' },
+      llm: { model: 'gpt-4o-mini', promptTokens: 40, completionTokens: 10, durationMs: 1, cost: 0.25 },
+    } as unknown as CompactionEventSummary;
+    // Messages 1 and 2 stay as they were; 3-5 become a summary; 6 stays, after it.
+    const summary = record(90, { id: 'summary-1', kind: 'summary' as never, key: 'k', tokens: 20 });
+    c.compacted({
+      made: c.snapshot(),
+      context: [record(1, { role: 'user' }), record(2), summary, record(6)],
+      event,
+      tailFromSeq: 7,
+      cooldown: { consecutive: 0, lastTokensAfter: 0 },
+      trigger: 'auto',
+      maskPass: undefined,
+      gate: { tokens: 900 } as never,
+      ledger: undefined,
+    });
+    // Kept: 5 fixed + 10 + 10; the old context was 65, the new one 55.
+    expect(event.spent).toEqual({
+      summary: 0.25,
+      cache: { keptTokens: 25, invalidatedTokens: 40, rewrittenTokens: 30, nextCallCost: (30 * 1.5) / 1e6 },
+    });
+    expect(c.state.spend).toMatchObject({ summaryCost: 0.25, calls: 0, cost: 0 });
   });
 
   it('is due for compaction when the gate fires, and says nothing before the model is described', () => {

@@ -184,6 +184,22 @@ describe('table and targets', () => {
     expect(new Set([lines[1]!, lines[2]!, lines[3]!].map(at)).size).toBe(1);
   });
 
+  it('shows the cost with caching, its ratio to sending everything with caching, and the cached share', () => {
+    const priced = runResult(
+      { session: 'django-11797', preset: 'default', durationMs: 1_000 },
+      figures({ cost: 0.0123, costWithoutCompaction: 0.041, cachedInputShare: 0.8149 }),
+      [],
+      [],
+    );
+    expect(priced).toMatchObject({ cost: 0.0123, costWithoutCompaction: 0.041, cachedInputShare: 0.8149 });
+    const [header, row, none] = renderTable([priced, failed]).split('\n');
+    expect(header).toMatch(/cost \(× all\)\s+all\+cache\s+cached/);
+    expect(row).toMatch(/\$0\.0123 \(0\.30\)\s+\$0\.0410\s+81%/);
+    // A report without a price (or a failed run): no figure, never $0.
+    expect(none).not.toContain('$');
+    expect(runResult({ session: 's', preset: 'p', durationMs: 1 }, figures({}), [], []).cost).toBeNull();
+  });
+
   it('labels windows and strategies', () => {
     expect(windowLabel(16_000)).toBe('16k');
     expect(windowLabel(8192)).toBe('8192');

@@ -13,7 +13,9 @@ describe('model-window registry', () => {
     ['gpt-4-turbo-2024-04-09', 128_000, 'cl100k_base'],
     ['gpt-3.5-turbo-0125', 16_385, 'cl100k_base'],
   ])('%s: window %i, exact %s counting', (model, window, encoding) => {
-    expect(resolveModelInfo(model)).toEqual({ window, encoding, margin: 1, exact: true });
+    const { price, ...info } = resolveModelInfo(model);
+    expect(info).toEqual({ window, encoding, margin: 1, exact: true });
+    expect(price?.inputPerMillion).toBeGreaterThan(0); // every OpenAI model here has its list price
   });
 
   it.each([

@@ -18,6 +18,7 @@ describe('server command lines', () => {
       'AgentModel=Keyword',
       'AgentLastCompactedAt=Datetime',
       'AgentCompressions=Int', // the former name, still registered for agents that wrote it
+      'AgentCost=Double',
     ]) {
       expect(args.join(' ')).toContain(`--search-attribute ${attribute}`);
     }
