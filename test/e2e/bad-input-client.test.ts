@@ -243,7 +243,7 @@ function rows(): Row[] {
       case: 'signal: strategy of a wrong type',
       input: 'requestCompaction(OPEN, { strategy: 5 })',
       run: () => library(() => requestCompaction(h().client, OPEN, { strategy: 5 as never })),
-      error: ['strategy: 5 is not one of truncate-tool-results'],
+      error: ['strategy: 5 is not one of supersede-tool-results, truncate-tool-results'],
       type: 'InvalidInputError',
       state: { unchanged: OPEN },
     },

@@ -247,7 +247,7 @@ describe('longrun CLI', () => {
 
     const bad = await longrun('compact', agentId, '--strategy', 'fold');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--strategy: "fold" is not one of truncate-tool-results');
+    expect(bad.stderr).toContain('--strategy: "fold" is not one of supersede-tool-results, truncate-tool-results');
     const preset = await longrun('start', newAgentId('cli'), '--preset', 'nope');
     expect(preset.code).toBe(2);
     expect(preset.stderr).toContain('preset: "nope" is not allowed (one of default, astrbot');

@@ -62,7 +62,7 @@ export interface Row {
 export const x = (n: number) => 'x'.repeat(n);
 export const ID_10KB = `a${x(10_239)}`;
 export const ID_RULE = 'must be 1 to 64 letters, digits, dots, underscores or hyphens';
-export const STRATEGY_LIST = 'is not one of truncate-tool-results, mask-tool-results';
+export const STRATEGY_LIST = 'is not one of supersede-tool-results, truncate-tool-results, mask-tool-results';
 export const PRESET_LIST = 'one of default, astrbot, chatgpt-on-wechat, agentscope, agentscope-java, octomind';
 
 /**
