@@ -79,7 +79,13 @@ describe('one agent turn', () => {
 
     // Each message was counted once, when stored, with the model's encoding (o200k_base, exact).
     const counter = await loadTokenCounter('o200k_base');
-    expect(state.modelInfo).toEqual({ window: 128_000, encoding: 'o200k_base', margin: 1, exact: true });
+    expect(state.modelInfo).toEqual({
+      window: 128_000,
+      encoding: 'o200k_base',
+      margin: 1,
+      exact: true,
+      price: { inputPerMillion: 0.15, cachedInputPerMillion: 0.075, outputPerMillion: 0.6 },
+    });
     expect(state.messages.map((m) => m.tokens)).toEqual(bodies.map((body) => countMessage(counter, body)));
     const schemas = requests[0]!.body.tools as unknown[];
     expect(state.fixedTokens).toBe(3 + countToolSchemas(counter, schemas));

@@ -116,7 +116,7 @@ describe('the live stream', () => {
       await sendMessage(tools.client, agentId, 'weather?');
       const items = await readAll(tools, agentId);
       const deltas = items.filter((item) => item.kind === 'tool-call-delta');
-      expect(deltas[0]).toMatchObject({ index: 0, id: 'c1', name: 'missing' });
+      expect(deltas[0]).toMatchObject({ index: 0, callId: 'c1', name: 'missing' });
       expect(deltas.map((d) => (d.kind === 'tool-call-delta' ? d.arguments : '')).join('')).toBe('{"city":"Tromsø"}');
       expect(items.filter((item) => item.kind === 'model-end')).toHaveLength(2);
       await closeAgent(tools.client, agentId);
