@@ -171,8 +171,10 @@ export async function benchBackground(
   store: BlobStore,
   options: BackgroundOptions = BACKGROUND_FULL,
 ) {
-  // Summaries only (no masking pass, no cheaper strategy first): each compaction waits for the summary model.
-  const summariesOnly = { mask: { fromRatio: null }, strategies: ['summarize'] };
+  // Summaries only (no masking pass, no cheaper strategy first): each compaction waits for the summary model. Not
+  // priced (`cost: null`): the soft threshold and the trigger act where they are set, so the runs measure the
+  // mechanics, not whether a compaction pays.
+  const summariesOnly = { mask: { fromRatio: null }, strategies: ['summarize'], cost: null };
   log(
     `step latency, ${options.steps} tool steps under one message, model ${options.stepModelMs} ms per step, summary ${options.summaryMs} ms`,
   );
