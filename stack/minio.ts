@@ -55,7 +55,10 @@ export async function startMinio(options: MinioOptions): Promise<RunningMinio> {
     },
     logPath: options.logPath,
     startTimeoutMs: START_TIMEOUT_MS,
-    healthy: async () => (await fetch(`${endpoint}/minio/health/live`, { signal: AbortSignal.timeout(1_000) })).ok,
+    // Not /minio/health/live: that answers 200 while the object layer, bucket metadata and IAM are still being
+    // initialized, and the bucket request that follows then fails with XMinioServerNotInitialized (503; found by CI
+    // on a loaded machine). The cluster check answers 200 only once all three are up.
+    healthy: async () => (await fetch(`${endpoint}/minio/health/cluster`, { signal: AbortSignal.timeout(1_000) })).ok,
   });
   const target: S3Target = {
     bucket: options.bucket,
