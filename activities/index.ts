@@ -48,6 +48,7 @@ import type { CompactionPhase, PublishStreamInput } from '../contract/stream.ts'
 import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
 import { createRunTool } from './run-tool.ts';
+import { createSearchWrites } from './search-writes.ts';
 
 export { modelFailure } from './model-errors.ts';
 
@@ -81,6 +82,8 @@ export function createActivities({
   streamModel = true,
 }: ActivityDeps) {
   const objects = storedObjects(store);
+  /** The agent's search index, written as bodies are stored (activities/search-writes.ts). */
+  const search = createSearchWrites(store);
   /** The agents' live streams (docs/streaming.md); runTool publishes its call and result with `stream.toolCall/Result`. */
   const stream: AgentStream = createAgentStream(store);
   /** The record of a message of the conversation, counted once; it leaves out its own key, as the workflow holds it. */
@@ -184,8 +187,11 @@ export function createActivities({
       content,
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
+    const record = await untilStored(() => save(agent, replyId, reply, counting));
+    const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
+    await search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
     return {
-      record: await untilStored(() => save(agent, replyId, reply, counting)),
+      record,
       content: text,
       toolCalls,
       ...served,
@@ -211,11 +217,21 @@ export function createActivities({
           })),
         )
       : undefined;
+    const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
+    const indexing = storing.then(() =>
+      search.messages(
+        agent,
+        newMessages.map(({ messageId, message }) => ({ messageId, message, ...at })),
+      ),
+    );
+    indexing.catch(() => {}); // awaited below, on every path
     if (due !== undefined) {
-      await storing;
+      await indexing;
       return { stored, compactionDue: due.reason };
     }
-    const [reply] = await Promise.all([answer(input, fresh), storing]);
+    const [reply] = await Promise.all([answer(input, fresh), indexing]);
+    // The blocks of messages the reply is past: every message before it is stored (and indexed) by now.
+    await search.sealBefore(agent, input.replyId);
     if (reply.toolCalls.length === 0 && input.turn) {
       const { turn, step } = input.turn;
       await stream.announce(agent, [
@@ -232,6 +248,7 @@ export function createActivities({
   }
   const compaction = createCompactionActivities({
     store,
+    search,
     openai,
     ...(summaryModel ? { summaryModel } : {}),
     ...(summaryWindow ? { summaryWindow } : {}),
@@ -304,6 +321,7 @@ export function createActivities({
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage(input: StoreMessageInput): Promise<ContextRecord> {
       const record = await save(agentLife(input), input.messageId, input.message, input.counting);
+      await search.messages(agentLife(input), [{ messageId: input.messageId, message: input.message }]);
       await stream.announce(agentLife(input), input.announce);
       return record;
     },
@@ -350,6 +368,6 @@ export function createActivities({
      * Runs one tool call and stores its result as a tool message (activities/run-tool.ts): heartbeating, at least
      * once, cancellable by an interrupt, and asking for approval first when the tool's rule says so.
      */
-    runTool: createRunTool({ tools, store, save, stream }),
+    runTool: createRunTool({ tools, store, save, stream, search }),
   };
 }
