@@ -160,19 +160,13 @@ export const contextReload = defineTool({
 export const contextSearch = defineTool({
   name: 'context_search',
   description:
-    'Search everything this conversation stored, including what left the context (messages, tool results, their ' +
-    'whole originals, summaries) by its words. Returns the best matches with a snippet and the reference to read ' +
-    'each one whole with context_reload.',
+    'Full-text search of everything stored in this conversation, also what left the context. Returns matches with ' +
+    'a snippet and the reference for context_reload.',
   parameters: {
     type: 'object',
     properties: {
-      query: { type: 'string', description: 'Words to look for (an error message, a name, a number)' },
-      limit: {
-        type: 'integer',
-        minimum: SEARCH_LIMITS.limit.min,
-        maximum: SEARCH_LIMITS.limit.max,
-        description: `How many matches (default ${SEARCH_LIMITS.limit.default})`,
-      },
+      query: { type: 'string', description: 'The words to find' },
+      limit: { type: 'integer', minimum: SEARCH_LIMITS.limit.min, maximum: SEARCH_LIMITS.limit.max },
     },
     required: ['query'],
   },

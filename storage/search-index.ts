@@ -287,7 +287,7 @@ export function renderMatches(query: string, matches: readonly SearchMatch[]): s
   if (matches.length === 0) return `no stored content matches ${JSON.stringify(query)}`;
   const lines = matches.map((match, i) => {
     const where = [
-      match.kind === 'message' ? match.role : `${match.role} ${match.kind}`,
+      match.kind === 'message' ? match.role : match.kind === 'original' ? `${match.role}, whole original` : match.kind,
       match.turn !== undefined ? `turn ${match.turn}` : undefined,
       match.step !== undefined ? `step ${match.step}` : undefined,
     ].filter((part) => part !== undefined);

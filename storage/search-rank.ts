@@ -169,23 +169,42 @@ export function rankAcrossSegments(segments: readonly LoadedSegment[], query: st
 /** Characters of a snippet around its first match. */
 export const SNIPPET_CHARS = 200;
 
+/** Where in `lower` each of `terms` occurs as a word (at most the first 200 of each). */
+function occurrences(lower: string, terms: readonly string[]): { at: number; term: string }[] {
+  const found: { at: number; term: string }[] = [];
+  for (const term of terms) {
+    const escaped = term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'gu');
+    let count = 0;
+    for (let match = pattern.exec(lower); match && count < 200; match = pattern.exec(lower), count++) {
+      found.push({ at: match.index, term });
+    }
+  }
+  return found.sort((a, b) => a.at - b.at);
+}
+
 /**
- * A line of `text` around the first of `terms` it holds (whitespace folded, an ellipsis where it was cut); the text's
- * beginning when none of them is found as a word.
+ * A line of `text` (whitespace folded, an ellipsis where it was cut) around the place that holds the most of `terms`
+ * within `width` characters, gathered closest, centred; the text's beginning when none of them is found as a word.
  */
 export function snippetOf(text: string, terms: readonly string[], width = SNIPPET_CHARS): string {
   const folded = text.replace(/\s+/g, ' ').trim();
-  const lower = folded.toLowerCase();
-  let at = -1;
-  for (const term of terms) {
-    const pattern = new RegExp(
-      `(?<![\\p{L}\\p{N}])${term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`,
-      'u',
-    );
-    const found = pattern.exec(lower)?.index ?? -1;
-    if (found >= 0 && (at < 0 || found < at)) at = found;
+  const found = occurrences(folded.toLowerCase(), terms);
+  // The window that holds the most distinct words, and among those the one that gathers them in the shortest span.
+  let best: { at: number; count: number; span: number } | undefined;
+  for (const [i, first] of found.entries()) {
+    const seen = new Set<string>();
+    let span = 0;
+    for (let j = i; j < found.length && found[j]!.at < first.at + width; j++) {
+      if (seen.has(found[j]!.term)) continue;
+      seen.add(found[j]!.term);
+      span = found[j]!.at + found[j]!.term.length - first.at;
+    }
+    if (!best || seen.size > best.count || (seen.size === best.count && span < best.span)) {
+      best = { at: first.at, count: seen.size, span };
+    }
   }
-  const start = at < 0 ? 0 : Math.max(0, at - Math.floor(width / 3));
+  const start = best ? Math.max(0, best.at - Math.max(0, Math.floor((width - best.span) / 2))) : 0;
   const end = Math.min(folded.length, start + width);
   return `${start > 0 ? '…' : ''}${safeSlice(folded, start, end)}${end < folded.length ? '…' : ''}`;
 }

@@ -65,7 +65,7 @@ async function agentWith(messages: ChatMessage[], model?: () => string) {
     ...(model ? { summaryModel: 'summarizer' } : {}),
   });
   const life = { agentId: 'estimate', life: 'l1' };
-  // What every request adds besides its messages (the tool schemas of context_reload, the reply primer).
+  // What every request adds besides its messages (the tool schemas of context_reload and context_search, the reply primer).
   const { fixedTokens } = await activities.describeModel({ model: 'gpt-4o-mini' });
   const context: ContextRecord[] = [];
   /** Stores messages after those stored so far; their records. */
@@ -206,13 +206,13 @@ describe("the plan's estimate against what the apply step leaves", () => {
 
   it("a short chat (the demo's first three exchanges) forced: nothing to gain; evenIfLarger meets the estimate exactly", async () => {
     const agent = await agentWith(demoConversation(3));
-    expect(agent.tokens).toBe(390);
+    expect(agent.tokens).toBe(474);
     const refused = await agent.compact(agent.context, { seq: 1, trigger: 'forced', window: 128_000, policy: {} });
     expect(refused.plan.action).toBe('skip');
     expect(refused.plan.noGain).toBeDefined();
     const expected = refused.plan.noGain!.tokensAfter;
     expect(refused.plan.reason).toBe(
-      `nothing to gain (390 → ~${expected} tokens): [halve] would leave the context larger, the summary's frame and ` +
+      `nothing to gain (474 → ~${expected} tokens): [halve] would leave the context larger, the summary's frame and ` +
         'the task ledger outweighing what leaves; not compacted',
     );
     const forced = await agent.compact(agent.context, {

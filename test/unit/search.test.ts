@@ -112,6 +112,11 @@ describe('snippets', () => {
     expect(snippet.length).toBeLessThanOrEqual(82);
   });
 
+  it('shows the place that holds the most of the words, not merely the first of them', () => {
+    const text = `const value7 = compute(7); ${'filler '.repeat(30)}ERROR src/module_7.ts:17: TypeError: value7 is undefined`;
+    expect(snippetOf(text, ['value7', 'undefined'], 60)).toContain('TypeError: value7 is undefined');
+  });
+
   it('matches words, not parts of words, and shows the beginning when no word matches', () => {
     expect(snippetOf(`${'cartography '.repeat(20)}cart end`, ['cart'], 30)).toMatch(/ cart end$/);
     expect(snippetOf('short text', ['absent'])).toBe('short text');
