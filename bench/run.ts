@@ -16,6 +16,8 @@ import type { ControlOptions } from './control.ts';
 import { benchCounting } from './counting.ts';
 import { benchDecision } from './decision.ts';
 import { stopOnSignals } from './lifecycle.ts';
+import { benchSearch, SEARCH_FULL, SEARCH_SHORT } from './search.ts';
+import type { SearchBenchOptions } from './search.ts';
 import { benchStream, STREAM_FULL, STREAM_SHORT } from './stream.ts';
 import type { StreamBenchOptions } from './stream.ts';
 
@@ -27,6 +29,7 @@ export interface BenchOptions {
   agent: AgentBenchOptions;
   stream: StreamBenchOptions;
   control: ControlOptions;
+  search: SearchBenchOptions;
 }
 
 export const BENCH_FULL: BenchOptions = {
@@ -34,12 +37,14 @@ export const BENCH_FULL: BenchOptions = {
   agent: AGENT_FULL,
   stream: STREAM_FULL,
   control: CONTROL_FULL,
+  search: SEARCH_FULL,
 };
 export const BENCH_SHORT: BenchOptions = {
   countingBytes: 128 * 1024,
   agent: AGENT_SHORT,
   stream: STREAM_SHORT,
   control: CONTROL_SHORT,
+  search: SEARCH_SHORT,
 };
 
 /** Every step of the bench; resolves with the figures as results.json holds them. */
@@ -59,7 +64,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const stream = await benchStream(log, options.stream);
   log('\ncontrol: reaching an agent while it works (embedded Temporal + MinIO, loopback model)');
   const control = await benchControl(log, options.control);
-  return { counting, decision, agent, stream, control };
+  log('\nsearch: context_search over one agent’s stored bodies (embedded MinIO)');
+  const search = await benchSearch(log, options.search);
+  return { counting, decision, agent: { ...agent, search }, stream, control };
 }
 
 /**
@@ -71,6 +78,10 @@ const ONLY: Record<string, (options: BenchOptions, log: (line: string) => void) 
     const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
     const agent = await benchCompactionHistory(log, options.agent);
     return { agent: { ...previous.agent, ...agent } };
+  },
+  'agent.search': async (options, log) => {
+    const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
+    return { agent: { ...previous.agent, search: await benchSearch(log, options.search) } };
   },
 };
 
