@@ -111,15 +111,6 @@ export async function benchSearch(log: (line: string) => void, options: SearchBe
       await run(store, query);
       latencies.push(performance.now() - at);
     }
-    if (process.env.SEARCH_DEBUG) {
-      const lists: number[] = [];
-      for (let i = 0; i < 20; i++) {
-        const at = performance.now();
-        await s3.list(searchPrefix(agent), { limit: 1000 });
-        lists.push(performance.now() - at);
-      }
-      log(`LIST p50 ${percentile(lists, 50)!.toFixed(1)} ms`);
-    }
     const p50Ms = percentile(latencies, 50)!;
     const p99Ms = percentile(latencies, 99)!;
     const indexRatio = indexBytes / bodyBytes;

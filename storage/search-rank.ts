@@ -123,47 +123,93 @@ function idf(documents: number, matching: number): number {
 }
 
 /**
+ * How many of a segment's bodies hold `term`: the length of the word's posting list in MiniSearch's index (its
+ * `_index`, a map from word to field to body; read here because MiniSearch has no public call for it, and checked
+ * against a search of the word by the unit tests, with the version pinned), or a search of the word without it.
+ */
+export function documentFrequency(segment: LoadedSegment, term: string): number {
+  const internal = segment.index as unknown as {
+    _index?: { get?: (term: string) => Map<number, Map<number, number>> | undefined };
+    _fieldIds?: Record<string, number>;
+  };
+  const field = internal._fieldIds?.text;
+  if (typeof internal._index?.get !== 'function' || field === undefined) {
+    return segment.index.search(term, { prefix: false, fuzzy: false }).length;
+  }
+  return internal._index.get(term)?.get(field)?.size ?? 0;
+}
+
+/**
+ * Words held by more than this share of all bodies are left out of a query that has a rarer word (their weight is
+ * small next to a rare word's, and each would make every search walk most bodies): Lucene's and Elasticsearch's
+ * common-terms cutoff. A query of common words only searches them all.
+ */
+export const COMMON_WORD_SHARE = 0.2;
+
+/**
  * The first `limit` matches of `query` over `segments`, best first (ties: the newest first), each body once (the
- * same key in two segments: its best). Each word is searched alone in every segment (MiniSearch's BM25: its hits
- * are the word's document frequency there), then a body's score is the sum over its words of each word's score
- * weighed by its rarity over all segments against its rarity in its own segment, which is what one OR query over
- * one index of every body would sum.
+ * same key in two segments: its best). Each segment is searched with MiniSearch (BM25, the words OR-ed), every word's
+ * score weighed by the word's rarity over all segments against its rarity in that segment, so that a body scores as
+ * it would in one index of every body.
  */
 export function rankAcrossSegments(segments: readonly LoadedSegment[], query: string, limit: number): SearchHit[] {
-  const terms = queryTerms(query);
-  if (terms.length === 0 || segments.length === 0) return [];
-  const perSegment = segments.map((segment) =>
-    terms.map((term) => segment.index.search(term, { prefix: false, fuzzy: false })),
-  );
+  const all = queryTerms(query);
+  if (all.length === 0 || segments.length === 0) return [];
+  const local = segments.map((segment) => all.map((term) => documentFrequency(segment, term)));
   const total = segments.reduce((sum, segment) => sum + segment.index.documentCount, 0);
-  const frequency = terms.map((_, t) => perSegment.reduce((sum, results) => sum + results[t]!.length, 0));
-  const best = new Map<string, SearchHit>();
-  segments.forEach((segment, s) => {
-    const scored = new Map<number, { score: number; terms: string[] }>();
-    terms.forEach((term, t) => {
-      const results = perSegment[s]![t]!;
-      if (results.length === 0) return;
-      const weight = idf(total, frequency[t]!) / idf(segment.index.documentCount, results.length);
-      for (const result of results) {
-        const id = result.id as number;
-        const entry = scored.get(id) ?? { score: 0, terms: [] };
-        entry.score += weight * result.score;
-        entry.terms.push(term);
-        scored.set(id, entry);
-      }
+  const global = all.map((_, t) => local.reduce((sum, frequencies) => sum + frequencies[t]!, 0));
+  const rare = all.filter((_, t) => global[t]! > 0 && global[t]! <= COMMON_WORD_SHARE * total);
+  const terms = rare.length > 0 ? rare : all;
+  const weights = segments.map((segment, s) => {
+    const weight = new Map<string, number>();
+    all.forEach((term, t) => {
+      const df = local[s]![t]!;
+      if (df > 0) weight.set(term, idf(total, global[t]!) / idf(segment.index.documentCount, df));
     });
-    for (const [id, { score, terms: matched }] of scored) {
-      const meta = segment.docs[id];
-      if (!meta) continue;
-      const seen = best.get(meta.key);
+    return weight;
+  });
+  // Only the best candidates are kept as they come (at most 4 × limit before a cut to 2 × limit), ordered at the end.
+  const top: { score: number; segment: number; id: number; mask: number }[] = [];
+  let threshold = -Infinity;
+  const order = (a: (typeof top)[number], b: (typeof top)[number]) =>
+    b.score - a.score ||
+    segments[b.segment]!.docs[b.id]!.seq - segments[a.segment]!.docs[a.id]!.seq ||
+    (segments[a.segment]!.docs[a.id]!.key < segments[b.segment]!.docs[b.id]!.key ? -1 : 1);
+  segments.forEach((segment, s) => {
+    const weight = weights[s]!;
+    if (!terms.some((term) => weight.has(term))) return;
+    const results = segment.index.search(terms.join(' '), {
+      prefix: false,
+      fuzzy: false,
+      combineWith: 'OR',
+      boostDocument: (_id, term) => weight.get(term) ?? 0,
+    });
+    for (const result of results) {
       // Rounded: the same sum made in another order (another split into segments) ties exactly.
-      const rounded = Number(score.toPrecision(10));
-      if (!seen || rounded > seen.score) best.set(meta.key, { ...meta, score: rounded, terms: matched });
+      const score = Math.round(result.score * 1e6) / 1e6;
+      const id = result.id as number;
+      if (score <= 0 || score < threshold || segment.docs[id] === undefined) continue;
+      let mask = 0;
+      for (const term of result.terms) mask |= 1 << (terms.indexOf(term) % 32);
+      top.push({ score, segment: s, id, mask });
+      if (top.length >= 4 * limit) {
+        top.sort(order);
+        top.length = 2 * limit;
+        threshold = top.at(-1)!.score;
+      }
     }
   });
-  return [...best.values()]
-    .sort((a, b) => b.score - a.score || b.seq - a.seq || (a.key < b.key ? -1 : 1))
-    .slice(0, limit);
+  top.sort(order);
+  const hits: SearchHit[] = [];
+  const seen = new Set<string>();
+  for (const { score, segment, id, mask } of top) {
+    const meta = segments[segment]!.docs[id]!;
+    if (seen.has(meta.key)) continue; // the same body in two segments (a retried write): its best
+    seen.add(meta.key);
+    hits.push({ ...meta, score, terms: terms.filter((_, t) => mask & (1 << (t % 32))) });
+    if (hits.length === limit) break;
+  }
+  return hits;
 }
 
 /** Characters of a snippet around its first match. */

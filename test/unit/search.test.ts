@@ -19,7 +19,15 @@ import {
   validateSearch,
 } from '../../storage/search-index.ts';
 import type { SearchStore } from '../../storage/search-index.ts';
-import { queryTerms, rankAcrossSegments, readSegment, segmentOf, snippetOf } from '../../storage/search-rank.ts';
+import {
+  COMMON_WORD_SHARE,
+  documentFrequency,
+  queryTerms,
+  rankAcrossSegments,
+  readSegment,
+  segmentOf,
+  snippetOf,
+} from '../../storage/search-rank.ts';
 import type { SearchDoc } from '../../storage/search-rank.ts';
 
 const agent = { agentId: 'a1', life: 'life-1' };
@@ -94,6 +102,29 @@ describe('ranking across segments', () => {
     const hits = rankAcrossSegments([loaded([one, doc(8, 'fine')]), loaded([one])], 'ECONNREFUSED', 5);
     expect(hits.map((hit) => hit.key)).toEqual([one.key]);
     expect(hits[0]).toMatchObject({ id: 'm000007', role: 'tool', seq: 7, terms: ['econnrefused'] });
+  });
+
+  it('reads each word’s document frequency from the index as a search of the word counts it', () => {
+    const segment = loaded(corpus());
+    for (const term of queryTerms(
+      corpus()
+        .map((d) => d.text)
+        .join(' '),
+    ).concat(['absent'])) {
+      expect(documentFrequency(segment, term), term).toBe(segment.index.search(term, { prefix: false }).length);
+    }
+  });
+
+  it('leaves words in more than a fifth of the bodies out of a query that has a rarer one', () => {
+    const docs = corpus(); // "report" is in every body, "pagination" in 8 of 120
+    expect(COMMON_WORD_SHARE).toBe(0.2);
+    const segments = [loaded(docs.slice(0, 60)), loaded(docs.slice(60))];
+    const rare = rankAcrossSegments(segments, 'pagination', 50);
+    const mixed = rankAcrossSegments(segments, 'report pagination', 50);
+    expect(mixed).toEqual(rare);
+    expect(mixed).toHaveLength(8);
+    // Common words alone are searched: every body matches.
+    expect(rankAcrossSegments(segments, 'report line', 200)).toHaveLength(120);
   });
 
   it('searches the words as the index holds them: lowercased, stop words and overlong words dropped', () => {
