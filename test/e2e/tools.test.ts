@@ -132,7 +132,13 @@ describe('tool calls', () => {
     expect(requests).toHaveLength(2);
     for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
     const schemas = requests[0]!.body.tools as { function: { name: string } }[];
-    expect(schemas.map((t) => t.function.name).sort()).toEqual(['add', 'broken', 'context_reload', 'context_search', 'dump']);
+    expect(schemas.map((t) => t.function.name).sort()).toEqual([
+      'add',
+      'broken',
+      'context_reload',
+      'context_search',
+      'dump',
+    ]);
 
     const state = await agentState(h.client, agentId);
     expect(state.messages.map((m) => m.role)).toEqual([
