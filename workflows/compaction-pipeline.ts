@@ -35,6 +35,8 @@ export type Activities = ReturnType<typeof activities.createActivities>;
  * (docs/changing-workflows.md).
  */
 export const COMPACTION_REFS_PATCH = 'compaction-refs';
+/** Since: a masking pass that would not pay for the prompt cache it invalidates is not planned (compaction-refs.ts). */
+export const MASK_PASS_PRICED_PATCH = 'mask-pass-priced';
 
 /**
  * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
@@ -90,7 +92,7 @@ export async function prepare(
     ? { contextRef: contextRefOf(state) }
     : { context: [...state.messages] };
   if (refs && trigger === 'auto') {
-    const nothing = nothingToMask(conversation);
+    const nothing = nothingToMask(conversation, patched(MASK_PASS_PRICED_PATCH));
     if (nothing) {
       conversation.planAvoided(nothing.gate);
       return nothing;

@@ -12,7 +12,7 @@ import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../../activities/index.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { gateAfterMaskSkip, gateOf } from '../../engine/gates.ts';
+import { gateAfterMaskSkip, gateAfterSkippedPlan, gateOf } from '../../engine/gates.ts';
 import { planCompaction } from '../../engine/planner/index.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import type { PolicyOverrides } from '../../engine/policy.ts';
@@ -363,6 +363,55 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     expect(skipped).toBeGreaterThan(3);
     expect(planned).toBeGreaterThan(3);
     expect(costSkips).toBeGreaterThan(0);
+  });
+
+  it('priced (patch mask-pass-priced): skips exactly the masking passes whose plan would skip, cost included', () => {
+    // The same random loops at random paces: since the patch, the workflow also prices the pass against the prompt
+    // cache as the plan does (engine/cost.ts), so it plans a masking pass only when its plan would make it.
+    let seed = 31;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let skipped = 0;
+    let planned = 0;
+    let forCost = 0;
+    for (let trial = 0; trial < 400; trial++) {
+      const c = conversationAt(150);
+      for (const m of c.state.messages) if (m.role === 'tool') m.tokens = 100 + Math.floor(random() * 400);
+      c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
+      // Half of the loops right after a compaction (a pass saves too few calls), half far from it.
+      c.state.callsSinceCompaction = trial % 2 === 0 ? 1 + Math.floor(random() * 10) : 100 + Math.floor(random() * 500);
+      if (c.compactionDue() === undefined || !/mask/.test(c.compactionDue()!)) continue;
+      const verdict = nothingToMask(c, true);
+      const plan = planCompaction({
+        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
+        policy: c.state.policy!,
+        window: c.window,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: c.state.cooldown!,
+        callsSinceCompaction: c.state.callsSinceCompaction,
+        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
+        summarizer: 'none',
+      });
+      expect(verdict !== undefined, `trial ${trial}: ${verdict?.skipped ?? plan.reason}`).toBe(plan.action === 'skip');
+      if (verdict?.skipped.includes('not worth it')) {
+        forCost++;
+        // It holds until the pass would pay, as the plan's skip would (engine/gates.ts gateAfterSkippedPlan).
+        const held = gateAfterSkippedPlan(
+          c.state.policy!,
+          c.window,
+          c.state.cooldown!,
+          { ...plan, tokens: c.state.contextTokens },
+          'auto',
+          c.state.callsSinceCompaction,
+        );
+        expect(verdict.gate).toEqual(held);
+      }
+      if (verdict) skipped++;
+      else planned++;
+    }
+    expect(forCost).toBeGreaterThan(3);
+    expect(planned).toBeGreaterThan(3);
+    expect(skipped).toBeGreaterThanOrEqual(forCost);
   });
 
   it('the context by reference: the base by its key once stored, the tail by its sequence numbers and digest', () => {
