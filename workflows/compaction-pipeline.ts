@@ -37,6 +37,14 @@ export type Activities = ReturnType<typeof activities.createActivities>;
 export const COMPACTION_REFS_PATCH = 'compaction-refs';
 
 /**
+ * Since this patch a committed compaction's `spent` (what its summary call cost and the prompt cache it
+ * invalidated: priced as it is committed, after apply stored the event) is added to the stored event by the
+ * `recordEventSpent` activity, so `keys.event` (`longrun events`, `compactionHistory`) carries it as the state does.
+ * Histories of before scheduled nothing after the commit.
+ */
+export const EVENT_SPENT_PATCH = 'event-spent';
+
+/**
  * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
  * heartbeat every 2 s: a worker that dies in the middle is noticed within 10 s, not at the 2-minute timeout.
  */
@@ -52,7 +60,7 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
 };
 
-const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+const { planCompaction, applyCompaction, recordEventSpent, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 export type { Skipped } from './compaction-refs.ts';
@@ -252,6 +260,12 @@ export async function commit(
   });
   conversation.progress.compactionEnded();
   showCompaction(state, event, conversation.progress);
+  // The stored event gets what the commit priced (`spent`), which apply could not know.
+  if (patched(EVENT_SPENT_PATCH) && event.spent) {
+    await recordEventSpent.executeWithOptions({ ...STEP_OPTIONS, summary: `record compaction ${event.seq}'s cost` }, [
+      { ...conversation.life, seq: event.seq, spent: event.spent },
+    ]);
+  }
   const problems = [...(applied.violations ?? []), ...conversation.coverage()];
   if (problems.length > 0) await violated(conversation, `committing compaction ${event.seq}`, problems);
   return { compacted: true, reason: event.reason, event };
