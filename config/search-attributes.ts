@@ -120,7 +120,7 @@ export async function missingSearchAttributes(
   const missing: MissingSearchAttribute[] = [];
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) {
     if (!(name in known)) missing.push({ name, type });
-    else if (Number(known[name]) !== INDEXED_TYPES[type]) {
+    else if (Number(known[name]) !== Number(INDEXED_TYPES[type])) {
       missing.push({ name, type, registeredAs: TYPE_NAMES.get(Number(known[name])) ?? String(known[name]) });
     }
   }

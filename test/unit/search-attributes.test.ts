@@ -20,12 +20,11 @@ describe("longrun's search attributes", () => {
   it('docker compose registers each one with its type', () => {
     const list = /for attribute in ([^;]+);/.exec(read('docker-compose.yml'));
     expect(list, "compose's loop over the attributes").not.toBeNull();
-    const registered = Object.fromEntries(
-      list![1]!
-        .trim()
-        .split(/\s+/)
-        .map((pair) => pair.split('=')),
-    );
+    const pairs = list![1]!
+      .trim()
+      .split(/\s+/)
+      .map((pair) => pair.split('=') as [string, string]);
+    const registered: Record<string, string> = Object.fromEntries(pairs);
     expect(registered).toEqual(SEARCH_ATTRIBUTE_TYPES);
   });
 });
