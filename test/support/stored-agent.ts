@@ -10,7 +10,13 @@ import { noopMetricMeter } from '@temporalio/common';
 import type OpenAI from 'openai';
 import { createActivities } from '../../activities/index.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { messageIdOf } from '../../contract/keys.ts';
+import type { PolicyOverrides } from '../../engine/policy.ts';
+import { resolvePolicy } from '../../engine/presets.ts';
+import { NO_COOLDOWN } from '../../engine/trigger.ts';
+import type { Trigger } from '../../engine/trigger.ts';
+import type { PlanOutcome, SummarizeRequest } from '../../contract/activities.ts';
+import { messageIdOf, messageKey } from '../../contract/keys.ts';
+import type { AgentLife } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import type { BlobStore } from '../../storage/s3.ts';
 
@@ -106,5 +112,69 @@ export async function storedAgent(
   }
   await append(messages);
   const goalId = context.find((m) => m.role === 'user')!.id;
-  return { store, activities, life, fixedTokens, context, append, goalId };
+
+  /** What every plan of compaction `o.seq` takes (its context, inline or by reference, and options aside). */
+  const planInput = (o: CompactionOf) => ({
+    ...life,
+    seq: o.seq,
+    policy: resolvePolicy(o.policy),
+    window: o.window,
+    fixedTokens,
+    counting,
+    trigger: o.trigger,
+    cooldown: NO_COOLDOWN,
+    goalId,
+  });
+
+  /**
+   * The summary of a plan's span, asked as the workflow asks it: `span` names it inline (by default the plan's own
+   * keys, as before `compaction-refs`) or by the stored plan's key (`{ planKey }`).
+   */
+  const summarize = (seq: number, s: PlannedSummary, span: SpanOf = inlineSpan(s)) =>
+    inActivity(() =>
+      activities.summarizeSpan({
+        ...life,
+        seq,
+        ...span,
+        maxTokens: s.maxTokens!,
+        counting,
+        writer: s.writer!,
+        goalKey: messageKey(life, goalId),
+      }),
+    );
+
+  /** What every apply of compaction `o.seq` takes (the summary and options aside). */
+  const applyInput = (o: Pick<CompactionOf, 'seq' | 'window'>, plan: PlanOutcome) => ({
+    ...life,
+    seq: o.seq,
+    planKey: plan.planKey!,
+    at: new Date(0).toISOString(),
+    counting,
+    fixedTokens,
+    startedAt: 0,
+    consecutive: 0,
+    window: o.window,
+  });
+
+  return { store, activities, life, fixedTokens, context, append, goalId, planInput, summarize, applyInput };
 }
+
+/** A compaction as the tests ask for it. */
+export interface CompactionOf {
+  seq: number;
+  trigger: Trigger;
+  window: number;
+  policy: PolicyOverrides;
+}
+
+type PlannedSummary = NonNullable<PlanOutcome['summary']>;
+type SpanOf = Omit<SummarizeRequest, keyof AgentLife | 'seq' | 'maxTokens' | 'counting'>;
+
+/** A plan's span named inline: its keys, the summary it extends, its coverage and what leaves with it. */
+const inlineSpan = (s: PlannedSummary): SpanOf => ({
+  spanKeys: s.spanKeys!,
+  keptKeys: s.keptKeys!,
+  ...(s.prependToKey ? { prependToKey: s.prependToKey } : {}),
+  coverage: s.coverage!,
+  leavingIds: s.leavingIds!,
+});

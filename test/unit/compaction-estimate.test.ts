@@ -9,23 +9,21 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { resolvePolicy } from '../../engine/presets.ts';
 import type { PolicyOverrides } from '../../engine/policy.ts';
-import { NO_COOLDOWN } from '../../engine/trigger.ts';
 import type { Trigger } from '../../engine/trigger.ts';
 import { parseSessionJsonl } from '../../llm/replay.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
 import { MODEL_LEDGER_TOKENS } from '../../activities/compaction/written.ts';
-import { compactionKey, messageKey } from '../../contract/keys.ts';
+import { compactionKey } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';
-import { agentLoop as loopOf, counting, inActivity, storedAgent, summaryModel } from '../support/stored-agent.ts';
+import { agentLoop as loopOf, inActivity, storedAgent, summaryModel } from '../support/stored-agent.ts';
 
 /** Summaries only: the masking pass and the cheaper strategies plan their stubs by estimates of their own. */
 const SUMMARIES: PolicyOverrides = { strategies: ['summarize'], mask: { fromRatio: null } };
 
 /** An agent's stored conversation and the compaction activities over it. */
 async function agentWith(messages: ChatMessage[], model?: () => string) {
-  const { store, activities, life, fixedTokens, context, append, goalId } = await storedAgent(
+  const { store, activities, life, fixedTokens, context, append, planInput, summarize, applyInput } = await storedAgent(
     'estimate',
     messages,
     model ? summaryModel(model) : undefined,
@@ -40,52 +38,19 @@ async function agentWith(messages: ChatMessage[], model?: () => string) {
   ): Promise<{ plan: PlanOutcome; applied?: ApplyOutcome | NoGainOutcome }> {
     const plan = await inActivity(() =>
       activities.planCompaction({
-        ...life,
-        seq: o.seq,
+        ...planInput({ ...o, policy: o.policy ?? SUMMARIES }),
         context: at,
-        policy: resolvePolicy(o.policy ?? SUMMARIES),
-        window: o.window,
-        fixedTokens,
-        counting,
-        trigger: o.trigger,
-        cooldown: NO_COOLDOWN,
-        goalId,
         // The pace the workflow passes at a first compaction: the model calls that filled the context.
         callsSinceCompaction: at.filter((m) => m.role === 'assistant').length,
         ...(o.evenIfLarger ? { evenIfLarger: true } : {}),
       }),
     );
     if (plan.action === 'skip') return { plan };
-    const s = plan.summary;
-    const summary = s
-      ? await inActivity(() =>
-          activities.summarizeSpan({
-            ...life,
-            seq: o.seq,
-            spanKeys: s.spanKeys,
-            keptKeys: s.keptKeys,
-            ...(s.prependToKey ? { prependToKey: s.prependToKey } : {}),
-            maxTokens: s.maxTokens!,
-            counting,
-            writer: s.writer!,
-            coverage: s.coverage!,
-            leavingIds: s.leavingIds!,
-            goalKey: messageKey(life, goalId),
-          }),
-        )
-      : undefined;
+    const summary = plan.summary ? await summarize(o.seq, plan.summary) : undefined;
     const applied = await inActivity(() =>
       activities.applyCompaction({
-        ...life,
-        seq: o.seq,
-        planKey: plan.planKey!,
+        ...applyInput(o, plan),
         ...(summary ? { summary } : {}),
-        at: new Date(0).toISOString(),
-        counting,
-        fixedTokens,
-        startedAt: 0,
-        consecutive: 0,
-        window: o.window,
         ...(o.evenIfLarger ? { evenIfLarger: true } : {}),
       }),
     );

@@ -10,99 +10,40 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import { gateAfterMaskSkip, gateOf } from '../../engine/gates.ts';
 import { planCompaction } from '../../engine/planner/index.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import type { PolicyOverrides } from '../../engine/policy.ts';
-import { holdGrowth, NO_COOLDOWN } from '../../engine/trigger.ts';
-import type { Trigger } from '../../engine/trigger.ts';
-import type {
-  ApplyOutcome,
-  ContextRef,
-  NoGainOutcome,
-  PlanOutcome,
-  SummarizeRequest,
-} from '../../contract/activities.ts';
-import type { AgentLife } from '../../contract/keys.ts';
+import { holdGrowth } from '../../engine/trigger.ts';
+import type { ApplyOutcome, ContextRef, NoGainOutcome } from '../../contract/activities.ts';
 import { applyDelta, recordsDigest } from '../../contract/context-delta.ts';
-import { messageIdOf, messageKey } from '../../contract/keys.ts';
+import { messageIdOf } from '../../contract/keys.ts';
 import { keyedRecord } from '../../contract/records.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import { Conversation } from '../../workflows/conversation.ts';
 import { contextRefOf, nothingToMask } from '../../workflows/compaction-refs.ts';
-import { agentLoop as loopOf, counting, inActivity, storedAgent } from '../support/stored-agent.ts';
+import { agentLoop as loopOf, inActivity, storedAgent } from '../support/stored-agent.ts';
+import type { CompactionOf } from '../support/stored-agent.ts';
 
 /** An agent loop: a goal, then `steps` tool calls with pages of a log as results, each answered. */
 const agentLoop = (steps: number): ChatMessage[] =>
   loopOf(steps, (i, step) => `request ${i}: GET /api/cart ${step} answered 200`);
 
-interface Compaction {
-  seq: number;
-  trigger: Trigger;
-  window: number;
-  policy: PolicyOverrides;
-}
+type Compaction = CompactionOf;
 
 /** An agent's stored conversation and its compaction, the inline way (before `compaction-refs`) or by reference. */
 async function agentWith(messages: ChatMessage[]) {
   // The extractive summarizer: deterministic.
-  const { store, activities, life, fixedTokens, context, append, goalId } = await storedAgent('refs', messages);
-  const common = (o: Compaction) => ({
-    ...life,
-    seq: o.seq,
-    policy: resolvePolicy(o.policy),
-    window: o.window,
-    fixedTokens,
-    counting,
-    trigger: o.trigger,
-    cooldown: NO_COOLDOWN,
-    goalId,
-  });
-  const applyInput = (o: Compaction, plan: PlanOutcome) => ({
-    ...life,
-    seq: o.seq,
-    planKey: plan.planKey!,
-    at: new Date(0).toISOString(),
-    counting,
-    fixedTokens,
-    startedAt: 0,
-    consecutive: 0,
-    window: o.window,
-  });
+  const { store, activities, life, context, append, planInput, summarize, applyInput } = await storedAgent(
+    'refs',
+    messages,
+  );
   const applied = (outcome: ApplyOutcome | NoGainOutcome) => {
     if ('noGain' in outcome) throw new Error(`not applied: ${outcome.reason}`);
     return outcome;
   };
 
-  /** The summary of the plan's span (`span`: named inline, or by the stored plan's key). */
-  const summarize = (
-    o: Compaction,
-    s: NonNullable<PlanOutcome['summary']>,
-    span: Omit<SummarizeRequest, keyof AgentLife | 'seq' | 'maxTokens' | 'counting'>,
-  ) =>
-    inActivity(() =>
-      activities.summarizeSpan({
-        ...life,
-        seq: o.seq,
-        ...span,
-        maxTokens: s.maxTokens!,
-        counting,
-        writer: s.writer!,
-        goalKey: messageKey(life, goalId),
-      }),
-    );
-
   /** Before `compaction-refs`: the whole context in, the span's keys out, the summary inline, the context back. */
   async function inline(at: ContextRecord[], o: Compaction) {
-    const plan = await inActivity(() => activities.planCompaction({ ...common(o), context: at }));
+    const plan = await inActivity(() => activities.planCompaction({ ...planInput(o), context: at }));
     if (plan.action === 'skip') return { plan };
-    const s = plan.summary;
-    const summary = s
-      ? await summarize(o, s, {
-          spanKeys: s.spanKeys!,
-          keptKeys: s.keptKeys!,
-          ...(s.prependToKey ? { prependToKey: s.prependToKey } : {}),
-          coverage: s.coverage!,
-          leavingIds: s.leavingIds!,
-        })
-      : undefined;
+    const summary = plan.summary ? await summarize(o.seq, plan.summary) : undefined;
     const outcome = await inActivity(() =>
       activities.applyCompaction({ ...applyInput(o, plan), ...(summary ? { summary } : {}) }),
     );
@@ -112,11 +53,10 @@ async function agentWith(messages: ChatMessage[]) {
   /** By reference: the context's records from storage, the span from the plan, the summary by key, a delta back. */
   async function byRef(ref: ContextRef, o: Compaction, ledgerKey?: string) {
     const plan = await inActivity(() =>
-      activities.planCompaction({ ...common(o), contextRef: ref, ...(ledgerKey ? { ledgerKey } : {}) }),
+      activities.planCompaction({ ...planInput(o), contextRef: ref, ...(ledgerKey ? { ledgerKey } : {}) }),
     );
     if (plan.action === 'skip') return { plan };
-    const s = plan.summary;
-    const summary = s ? await summarize(o, s, { planKey: plan.planKey! }) : undefined;
+    const summary = plan.summary ? await summarize(o.seq, plan.summary, { planKey: plan.planKey! }) : undefined;
     const outcome = await inActivity(() =>
       activities.applyCompaction({
         ...applyInput(o, plan),

@@ -5,11 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { costOf, priceOf } from '../../engine/pricing.ts';
 import { registryPrice } from '../../engine/models.ts';
-import { resolvePolicy } from '../../engine/presets.ts';
-import { NO_COOLDOWN } from '../../engine/trigger.ts';
-import { messageKey } from '../../contract/keys.ts';
 import type { WireUsage } from '../support/stored-agent.ts';
-import { agentLoop, counting, inActivity, storedAgent, summaryModel } from '../support/stored-agent.ts';
+import { agentLoop, inActivity, storedAgent, summaryModel } from '../support/stored-agent.ts';
 
 const MODEL = 'gpt-4o-mini'; // a model with a list price
 
@@ -29,37 +26,15 @@ async function summaryCall(usage: WireUsage) {
     () => (calls++, usage),
   );
   const loop = agentLoop(12, (i, step) => `request ${i}: GET /api/cart ${step} answered 200`);
-  const { activities, life, fixedTokens, context, goalId } = await storedAgent('usage', loop, model, MODEL);
+  const { activities, context, planInput, summarize } = await storedAgent('usage', loop, model, MODEL);
   const plan = await inActivity(() =>
     activities.planCompaction({
-      ...life,
-      seq: 1,
+      ...planInput({ seq: 1, trigger: 'forced', window: 16_000, policy: { strategies: ['summarize'] } }),
       context,
-      policy: resolvePolicy({ strategies: ['summarize'] }),
-      window: 16_000,
-      fixedTokens,
-      counting,
-      trigger: 'forced',
-      cooldown: NO_COOLDOWN,
-      goalId,
     }),
   );
   if (plan.action === 'skip' || !plan.summary) throw new Error(`no summary planned: ${plan.reason}`);
-  const s = plan.summary;
-  const outcome = await inActivity(() =>
-    activities.summarizeSpan({
-      ...life,
-      seq: 1,
-      spanKeys: s.spanKeys!,
-      keptKeys: s.keptKeys!,
-      maxTokens: s.maxTokens!,
-      counting,
-      writer: s.writer!,
-      coverage: s.coverage!,
-      leavingIds: s.leavingIds!,
-      goalKey: messageKey(life, goalId),
-    }),
-  );
+  const outcome = await summarize(1, plan.summary);
   return { llm: outcome.llm, calls };
 }
 
