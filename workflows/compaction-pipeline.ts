@@ -5,7 +5,7 @@
  * gate before every model call is the conversation's `compactionDue`. Who runs it, and when: compaction.ts (blocking
  * and in the background), reviews.ts (a draft kept for review instead of stored).
  */
-import { ActivityFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanCompactionInput, SummarizeRequest } from '../contract/activities.ts';
@@ -39,8 +39,8 @@ export const COMPACTION_REFS_PATCH = 'compaction-refs';
 /**
  * Since this patch a committed compaction's `spent` (what its summary call cost and the prompt cache it
  * invalidated: priced as it is committed, after apply stored the event) is added to the stored event by the
- * `recordEventSpent` activity, so `keys.event` (`longrun events`, `compactionHistory`) carries it as the state does.
- * Histories of before scheduled nothing after the commit.
+ * `recordEventSpent` local activity, so `keys.event` (`longrun events`, `compactionHistory`) carries it as the
+ * state does. Histories of before record no marker after the commit.
  */
 export const EVENT_SPENT_PATCH = 'event-spent';
 
@@ -60,7 +60,15 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
 };
 
-const { planCompaction, applyCompaction, recordEventSpent, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+/**
+ * Adding what a compaction cost to its stored event: one read and one write, run as a local activity (a marker in
+ * the history, no task of its own), retried with backoff until it succeeds.
+ */
+const { recordEventSpent } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 export type { Skipped } from './compaction-refs.ts';
@@ -262,9 +270,7 @@ export async function commit(
   showCompaction(state, event, conversation.progress);
   // The stored event gets what the commit priced (`spent`), which apply could not know.
   if (patched(EVENT_SPENT_PATCH) && event.spent) {
-    await recordEventSpent.executeWithOptions({ ...STEP_OPTIONS, summary: `record compaction ${event.seq}'s cost` }, [
-      { ...conversation.life, seq: event.seq, spent: event.spent },
-    ]);
+    await recordEventSpent({ ...conversation.life, seq: event.seq, spent: event.spent });
   }
   const problems = [...(applied.violations ?? []), ...conversation.coverage()];
   if (problems.length > 0) await violated(conversation, `committing compaction ${event.seq}`, problems);

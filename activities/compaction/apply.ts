@@ -199,7 +199,8 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
   return {
     // Applying heartbeats too: a worker that dies in the middle is noticed within the heartbeat timeout.
     applyCompaction: (input: ApplyCompactionInput) => withHeartbeat(() => apply(input)),
-    recordEventSpent: (input: RecordSpentInput) => withHeartbeat(() => recordSpent(input)),
+    // A local activity (workflows/compaction-pipeline.ts): no heartbeats.
+    recordEventSpent: recordSpent,
   };
 }
 
