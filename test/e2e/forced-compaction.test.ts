@@ -196,7 +196,9 @@ describe('forced compaction', () => {
     const before = await agentState(h.client, agentId);
     const error = await compactAgent(h.client, agentId, { strategy: 'fold' as never }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect(String((error as Error).cause)).toContain('strategy: "fold" is not one of supersede-tool-results, truncate-tool-results');
+    expect(String((error as Error).cause)).toContain(
+      'strategy: "fold" is not one of supersede-tool-results, truncate-tool-results',
+    );
     expect(await agentState(h.client, agentId)).toEqual(before);
   });
 
