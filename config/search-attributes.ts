@@ -101,21 +101,21 @@ const TYPE_NAMES = new Map<number, string>(
 );
 
 /**
- * The search attributes longrun needs that `namespace` lacks or has with another type; `undefined` when the server
- * does not let this connection list them (Temporal Cloud's operator service answers PERMISSION_DENIED or
- * UNIMPLEMENTED to a namespace API key): then nothing can be checked.
+ * The search attributes longrun needs that `namespace` lacks or has with another type; or, when the server does not
+ * let this connection list them (Temporal Cloud's operator service may refuse a namespace API key: PERMISSION_DENIED,
+ * UNIMPLEMENTED, or another error), why nothing could be checked.
  */
 export async function missingSearchAttributes(
   connection: SearchAttributeLister,
   namespace: string,
-): Promise<MissingSearchAttribute[] | undefined> {
+): Promise<MissingSearchAttribute[] | { unchecked: string }> {
   let known: Record<string, unknown>;
   try {
     known = (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
   } catch (error) {
-    const code = (error as { code?: number }).code;
-    if (code === status.PERMISSION_DENIED || code === status.UNIMPLEMENTED) return undefined;
-    throw error;
+    const { code, details, message } = error as { code?: number; details?: string; message?: string };
+    const name = code === undefined ? undefined : status[code];
+    return { unchecked: [name, details || message || String(error)].filter(Boolean).join(': ') };
   }
   const missing: MissingSearchAttribute[] = [];
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) {
@@ -129,15 +129,16 @@ export async function missingSearchAttributes(
 
 /**
  * A worker's check at its start: throws {@link MissingSearchAttributesError} when `namespace` lacks a search
- * attribute the agent workflows upsert. Returns false when the server does not let it list them (nothing checked).
+ * attribute the agent workflows upsert. Returns why nothing was checked when the server did not let it list them
+ * (the caller says so and goes on), else undefined.
  */
 export async function checkSearchAttributes(
   connection: SearchAttributeLister,
   namespace: string,
   address: string,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const missing = await missingSearchAttributes(connection, namespace);
-  if (missing === undefined) return false;
+  if (!Array.isArray(missing)) return missing.unchecked;
   if (missing.length > 0) throw new MissingSearchAttributesError(namespace, address, missing);
-  return true;
+  return undefined;
 }

@@ -112,10 +112,12 @@ export async function createAgentWorker(
   try {
     // A namespace without longrun's search attributes would fail every workflow task that upserts one: say so now.
     const address = String(options.temporal.connectionOptions.address ?? 'localhost:7233');
-    if (!(await checkSearchAttributes(connection, options.temporal.namespace, address))) {
+    const unchecked = await checkSearchAttributes(connection, options.temporal.namespace, address);
+    if (unchecked !== undefined) {
       console.warn(
-        `[worker] this connection may not list the search attributes of namespace ${options.temporal.namespace}: ` +
-          `not checked (the agent workflows upsert ${Object.keys(SEARCH_ATTRIBUTE_TYPES).join(', ')}; docs/operations.md)`,
+        `[worker] the search attributes of namespace ${options.temporal.namespace} could not be listed (${unchecked}): ` +
+          `not checked; the agent workflows upsert ${Object.keys(SEARCH_ATTRIBUTE_TYPES).join(', ')} ` +
+          '(docs/operations.md)',
       );
     }
     // Bundled here rather than by Worker.create, which prints the bundler's module listing at INFO.
