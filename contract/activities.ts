@@ -332,6 +332,15 @@ export interface ApplyCompactionInput extends AgentLife {
   evenIfLarger?: boolean;
 }
 
+/**
+ * What a committed compaction cost (`spent`, set by the workflow as it commits it: workflows/conversation.ts), for
+ * the stored copy of its event (`keys.event`), which the apply step wrote before it was known (patch `event-spent`).
+ */
+export interface RecordSpentInput extends AgentLife {
+  seq: number;
+  spent: NonNullable<CompactionEventSummary['spent']>;
+}
+
 export interface RevertContextInput extends AgentLife {
   /** The revert's own event number (the agent's last event + 1). */
   seq: number;

@@ -123,8 +123,9 @@ export interface CompactionEventSummary {
    */
   cost?: CostEstimate;
   /**
-   * What this compaction cost (engine/pricing.ts), set by the workflow when it commits it (absent in the stored copy
-   * of the event, `keys.event`, and in events of before): its summary call(s) in USD at the summary model's price
+   * What this compaction cost (engine/pricing.ts), set by the workflow when it commits it and then added to the stored
+   * copy of the event, `keys.event` (absent in events of before, and in stored copies of before the `event-spent`
+   * patch): its summary call(s) in USD at the summary model's price
    * (0 for an extractive summary or none; null when that model's price is not known), and the prompt cache it
    * invalidated: what the next model call sends uncached that it would have found cached, and what that costs more.
    */
@@ -148,6 +149,8 @@ export interface CompactionEventSummary {
 export interface SummaryCall {
   model: string;
   promptTokens: number;
+  /** Of `promptTokens`, those the provider served from its prompt cache (priced at the cached price); absent: none reported. */
+  cachedTokens?: number;
   completionTokens: number;
   durationMs: number;
   cost?: number | null;

@@ -5,7 +5,7 @@
  * gate before every model call is the conversation's `compactionDue`. Who runs it, and when: compaction.ts (blocking
  * and in the background), reviews.ts (a draft kept for review instead of stored).
  */
-import { ActivityFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanCompactionInput, SummarizeRequest } from '../contract/activities.ts';
@@ -39,6 +39,14 @@ export const COMPACTION_REFS_PATCH = 'compaction-refs';
 export const MASK_PASS_PRICED_PATCH = 'mask-pass-priced';
 
 /**
+ * Since this patch a committed compaction's `spent` (what its summary call cost and the prompt cache it
+ * invalidated: priced as it is committed, after apply stored the event) is added to the stored event by the
+ * `recordEventSpent` local activity, so `keys.event` (`longrun events`, `compactionHistory`) carries it as the
+ * state does. Histories of before record no marker after the commit.
+ */
+export const EVENT_SPENT_PATCH = 'event-spent';
+
+/**
  * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
  * heartbeat every 2 s: a worker that dies in the middle is noticed within 10 s, not at the 2-minute timeout.
  */
@@ -55,6 +63,14 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
 };
 
 const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+/**
+ * Adding what a compaction cost to its stored event: one read and one write, run as a local activity (a marker in
+ * the history, no task of its own), retried with backoff until it succeeds.
+ */
+const { recordEventSpent } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 export type { Skipped } from './compaction-refs.ts';
@@ -254,6 +270,10 @@ export async function commit(
   });
   conversation.progress.compactionEnded();
   showCompaction(state, event, conversation.progress);
+  // The stored event gets what the commit priced (`spent`), which apply could not know.
+  if (patched(EVENT_SPENT_PATCH) && event.spent) {
+    await recordEventSpent({ ...conversation.life, seq: event.seq, spent: event.spent });
+  }
   const problems = [...(applied.violations ?? []), ...conversation.coverage()];
   if (problems.length > 0) await violated(conversation, `committing compaction ${event.seq}`, problems);
   return { compacted: true, reason: event.reason, event };
