@@ -57,7 +57,15 @@ export function budgetText(figures: BudgetFigures): string {
   return lines.join(' ');
 }
 
-/** The budget note: the figures under a tag that says what it is (not the user's words). */
+/** What every budget note starts with: it says what the note is (not the user's words). */
+export const BUDGET_NOTE_TAG = '[context budget: a note from longrun, not from the user]';
+
+/** The budget note: the figures under {@link BUDGET_NOTE_TAG}. */
 export function budgetNote(figures: BudgetFigures): string {
-  return `[context budget: a note from longrun, not from the user] ${budgetText(figures)}`;
+  return `${BUDGET_NOTE_TAG} ${budgetText(figures)}`;
+}
+
+/** Whether a request's message is a budget note (a user message that starts with the tag). */
+export function isBudgetNote(message: { role: string; content?: unknown }): boolean {
+  return message.role === 'user' && typeof message.content === 'string' && message.content.startsWith(BUDGET_NOTE_TAG);
 }

@@ -15,12 +15,17 @@
  * provider that reports none), unless the server is started with `countUsage: true`: then a reply without a scripted
  * usage reports the request's and the reply's tokens as the cache counts them. A scripted `usage` that has its own
  * `prompt_tokens_details` is sent as it is.
+ *
+ * The responder reads the conversation: a budget note at the end of a request (engine/budget-note.ts, policy
+ * `budgetNote`) is left out of the request it is handed, as a model reads it as a side note, not as the user's next
+ * words; `requests` records every request whole, the note included.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { loadTokenCounter } from '../engine/tokens.ts';
+import { isBudgetNote } from '../engine/budget-note.ts';
 import type { TokenCounter } from '../engine/tokens.ts';
 import { completionChunks, SSE_DONE, sseEvent } from './chat-stream.ts';
 import type { StreamedReply } from './chat-stream.ts';
@@ -196,6 +201,14 @@ export interface ChatServerOptions {
   countUsage?: boolean;
 }
 
+/** The request without its trailing budget note, if it has one (what the responder reads). */
+export function withoutBudgetNote(request: RecordedRequest): RecordedRequest {
+  const messages = Array.isArray(request.body.messages) ? request.body.messages : [];
+  const last = messages.at(-1);
+  if (!last || !isBudgetNote(last)) return request;
+  return { ...request, body: { ...request.body, messages: messages.slice(0, -1) } };
+}
+
 /** Starts the server on 127.0.0.1 and a free port. */
 export async function startChatServer(responder: Responder, options: ChatServerOptions = {}): Promise<ChatServer> {
   const requests: RecordedRequest[] = [];
@@ -229,7 +242,7 @@ export async function startChatServer(responder: Responder, options: ChatServerO
       if (options.record !== false) requests.push(recorded);
       const prompt = promptTokens(body);
       prompt.catch(() => undefined);
-      const reply = await responder(recorded, index);
+      const reply = await responder(withoutBudgetNote(recorded), index);
       if ('reset' in reply) {
         request.socket.destroy();
       } else if ('raw' in reply) {
