@@ -17,8 +17,8 @@
  * `prompt_tokens_details` is sent as it is.
  *
  * The responder reads the conversation: a budget note at the end of a request (engine/budget-note.ts, policy
- * `budgetNote`) is left out of the request it is handed, as a model reads it as a side note, not as the user's next
- * words; `requests` records every request whole, the note included.
+ * `budgetNote`) is taken off the request's messages into its `budgetNote`, as a model reads it as a side note, not as
+ * the user's next words (the prompt cache counts the request as it came, the note included).
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -37,6 +37,8 @@ export interface RecordedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: { model: string; messages: ChatMessage[]; [key: string]: unknown };
+  /** The budget note the request ended with, taken off `body.messages` (engine/budget-note.ts); absent: none. */
+  budgetNote?: ChatMessage;
 }
 
 /** What the responder wants sent back: a reply, or an HTTP error. */
@@ -201,12 +203,12 @@ export interface ChatServerOptions {
   countUsage?: boolean;
 }
 
-/** The request without its trailing budget note, if it has one (what the responder reads). */
+/** The request with its trailing budget note, if it has one, taken off its messages into `budgetNote`. */
 export function withoutBudgetNote(request: RecordedRequest): RecordedRequest {
   const messages = Array.isArray(request.body.messages) ? request.body.messages : [];
   const last = messages.at(-1);
   if (!last || !isBudgetNote(last)) return request;
-  return { ...request, body: { ...request.body, messages: messages.slice(0, -1) } };
+  return { ...request, body: { ...request.body, messages: messages.slice(0, -1) }, budgetNote: last };
 }
 
 /** Starts the server on 127.0.0.1 and a free port. */
@@ -237,12 +239,12 @@ export async function startChatServer(responder: Responder, options: ChatServerO
       }
       const body = JSON.parse(await readBody(request)) as RecordedRequest['body'];
       const streamed = body.stream === true;
-      const recorded: RecordedRequest = { path, headers: request.headers, body };
+      const recorded = withoutBudgetNote({ path, headers: request.headers, body });
       const index = received++;
       if (options.record !== false) requests.push(recorded);
       const prompt = promptTokens(body);
       prompt.catch(() => undefined);
-      const reply = await responder(withoutBudgetNote(recorded), index);
+      const reply = await responder(recorded, index);
       if ('reset' in reply) {
         request.socket.destroy();
       } else if ('raw' in reply) {

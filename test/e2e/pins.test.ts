@@ -120,7 +120,11 @@ async function readUntil(agentId: string, from: number, most: number, done: () =
 describe('pins survive every compaction kind verbatim', () => {
   it('pin answers the pin and the budget; the state, context and UI details show it', async () => {
     const { agentId, text, message, resultId } = await pinnedAgent('pin-shown', { cost: null });
-    expect(text).toMatchObject({ pin: { id: 'pin-1', kind: 'text', by: 'person' }, pins: 1, budget: Math.floor(WINDOW / 10) });
+    expect(text).toMatchObject({
+      pin: { id: 'pin-1', kind: 'text', by: 'person' },
+      pins: 1,
+      budget: Math.floor(WINDOW / 10),
+    });
     expect(message).toMatchObject({ pin: { id: 'pin-2', kind: 'message', messageId: resultId }, pins: 2 });
     expect(message.pinnedTokens).toBe(text.pin.tokens + message.pin.tokens);
     expect((await agentPins(h.client, agentId)).map((pin) => pin.id)).toEqual(['pin-1', 'pin-2']);
@@ -298,19 +302,19 @@ describe('the model in charge: context_pin, context_budget and the budget note',
     await compactAgent(h.client, on.agentId, { strategy: 'summarize', evenIfLarger: true });
     await sendMessage(h.client, on.agentId, 'Read page 4 of the log.');
     const requests = requestsOf(on.systemPrompt);
+    /** The request as the agent sent it: the loopback server takes the note off its messages (llm/chat-server.ts). */
+    const sent = (r: RecordedRequest) => [...r.body.messages, ...(r.budgetNote ? [r.budgetNote] : [])];
+    const noteOf = (r: RecordedRequest) => textOf(sent(r).at(-1)!.content);
     for (const request of requests) {
-      const last = request.body.messages.at(-1)!;
-      expect(isBudgetNote(last)).toBe(true);
-      expect(textOf(last.content)).toMatch(/Context: [\d,]+ of 8,192 tokens in use/);
+      expect(isBudgetNote(sent(request).at(-1)!)).toBe(true);
+      expect(noteOf(request)).toMatch(/Context: [\d,]+ of 8,192 tokens in use/);
     }
     // The note after the forced compaction says what it did, once.
-    const told = requests.filter((r) =>
-      textOf(r.body.messages.at(-1)!.content).includes('Compacted since the last note'),
-    );
+    const told = requests.filter((r) => noteOf(r).includes('Compacted since the last note'));
     expect(told).toHaveLength(1);
-    expect(textOf(told[0]!.body.messages.at(-1)!.content)).toMatch(/#1 forced \(summarize\): [\d,]+ → [\d,]+ tokens/);
+    expect(noteOf(told[0]!)).toMatch(/#1 forced \(summarize\): [\d,]+ → [\d,]+ tokens/);
     // Within a turn, the next request is the one before without its note, then the new messages.
-    const [first, second] = requests.slice(0, 2).map((r) => r.body.messages);
+    const [first, second] = requests.slice(0, 2).map(sent);
     expect(second!.slice(0, first!.length - 1)).toEqual(first!.slice(0, -1));
     // Not stored: the working context holds no note.
     const state = await agentState(h.client, on.agentId);
@@ -319,6 +323,9 @@ describe('the model in charge: context_pin, context_budget and the budget note',
     const off = await pinnedAgent('note-off', { cost: null, budgetNote: false });
     const offRequests = requestsOf(off.systemPrompt);
     expect(offRequests.length).toBeGreaterThan(0);
-    for (const request of offRequests) expect(request.body.messages.some(isBudgetNote)).toBe(false);
+    for (const request of offRequests) {
+      expect(request.budgetNote).toBeUndefined();
+      expect(request.body.messages.some(isBudgetNote)).toBe(false);
+    }
   });
 });
