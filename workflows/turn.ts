@@ -528,14 +528,7 @@ function standInItems(call: ToolCall, content: string, step: number | undefined,
       reason: `tool call ${call.id} (${call.function.name}) interrupted`,
     });
   }
-  items.push({
-    kind: 'tool-result',
-    id: `tool-result:${call.id}`,
-    callId: call.id,
-    name: call.function.name,
-    preview: content.slice(0, TOOL_RESULT_PREVIEW_CHARS),
-    chars: content.length,
-  });
+  items.push(resultItem(call, content));
   return items;
 }
 
