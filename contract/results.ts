@@ -2,6 +2,7 @@
  * What the agent's Updates return and what it records: a message's turn, a compaction (its event, draft and stats),
  * a discard and a revert.
  */
+import type { PinResult, UnpinResult } from './pins.ts';
 import type { SettingName, TurnStop } from './inputs.ts';
 import type { RemovedItem } from '../engine/planner/index.ts';
 import type { StrategyName } from '../engine/policy.ts';
@@ -89,6 +90,8 @@ export type KeptResult = UpdateResult | (Omit<SendResult, 'reply'> & { replyStor
 export interface CompactionEventSummary {
   /** 1, 2, 3, … per agent. */
   seq: number;
+  /** The pins it kept verbatim (contract/pins.ts), as the state's events list them; absent: none. */
+  pinned?: string[];
   /** What fired it; `revert` for a revert (the `revert` Update: the context as it was before an earlier event). */
   trigger: Trigger | 'revert';
   /** What fired, or the forced compaction's request. */
@@ -288,4 +291,6 @@ export type UpdateResult =
   | ConfigureResult
   | SteerResult
   | InterruptResult
-  | ToolDecisionResult;
+  | ToolDecisionResult
+  | PinResult
+  | UnpinResult;

@@ -16,6 +16,7 @@ import { applyDelta } from '../contract/context-delta.ts';
 import { contextRefOf, nothingToMask } from './compaction-refs.ts';
 import type { Skipped } from './compaction-refs.ts';
 import { recordKey } from '../contract/records.ts';
+import { pinnedIdsOf, requestFixedTokensOf } from '../contract/pins.ts';
 import { summaryOfEvent } from '../contract/results.ts';
 import type { CompactInput } from '../contract/inputs.ts';
 import type { CompactResult } from '../contract/results.ts';
@@ -128,11 +129,12 @@ export async function prepare(
           ...context,
           policy: state.policy!,
           window: state.modelInfo!.window,
-          fixedTokens: state.fixedTokens ?? 0,
+          fixedTokens: requestFixedTokensOf(state),
           counting,
           trigger,
           cooldown,
           ...(state.goalId ? { goalId: state.goalId } : {}),
+          ...pinnedIdsInput(life, state),
           ...(summarizerFailed ? { summarizerFailed } : {}),
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
           // A draft for review is made whatever its size: the person who approves it sees its tokens.
@@ -231,7 +233,7 @@ export async function store(
         at: new Date(Date.now()).toISOString(),
         ...(request.instructions ? { instructions: request.instructions } : {}),
         counting,
-        fixedTokens: state.fixedTokens ?? 0,
+        fixedTokens: requestFixedTokensOf(state),
         startedAt: prepared.startedAt,
         window: state.modelInfo!.window,
         consecutive,
@@ -303,4 +305,10 @@ export async function violated(conversation: Conversation, where: string, proble
   await reportViolation.executeWithOptions({ ...STEP_OPTIONS, summary: `coverage invariant broken ${where}` }, [
     { ...conversation.life, where, problems },
   ]);
+}
+
+/** The pinned messages of the context for the plan (nothing added without pins: plans of before stay as they were). */
+function pinnedIdsInput(life: AgentLife, state: Conversation['state']): { pinnedIds?: string[] } {
+  const ids = pinnedIdsOf(life, state.pins, state.messages);
+  return ids.length > 0 ? { pinnedIds: ids } : {};
 }

@@ -3,6 +3,7 @@
  * step takes it, by reference, and the masking pass the workflow can tell would find nothing, so it is not planned.
  * Pure: no Temporal API, no I/O, so it is unit-tested alone (test/unit/compaction-refs.test.ts).
  */
+import { pinnedIdsOf } from '../contract/pins.ts';
 import type { ContextRef } from '../contract/activities.ts';
 import { recordsDigest } from '../contract/context-delta.ts';
 import { seqOf } from '../contract/keys.ts';
@@ -61,7 +62,8 @@ export function nothingToMask(conversation: Conversation, priced = false): Skipp
   const atLeast = gate.mask?.atLeast;
   if (due?.kind !== 'mask' || atLeast === undefined) return undefined;
   const context = state.messages.map((record) => keyedRecord(conversation.life, record));
-  const protect = protectionOf(context, policy, conversation.window, state.goalId);
+  const pinned = pinnedIdsOf(conversation.life, state.pins, state.messages);
+  const protect = protectionOf(context, policy, conversation.window, state.goalId, undefined, pinned);
   let saves = 0;
   let first = -1;
   context.forEach((m, i) => {

@@ -123,7 +123,7 @@ describe('tool calls', () => {
     });
     const result = await sendMessage(h.client, agentId, text);
     expect(result.reply).toBe(
-      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, add, broken, dump) | ' +
+      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, context_pin, context_budget, add, broken, dump) | ' +
         'error: arguments of add must be a JSON object',
     );
     expect(result.toolCalls).toBe(4);
@@ -132,7 +132,14 @@ describe('tool calls', () => {
     expect(requests).toHaveLength(2);
     for (const request of requests) expect(toolPairViolations(request.body.messages)).toEqual([]);
     const schemas = requests[0]!.body.tools as { function: { name: string } }[];
-    expect(schemas.map((t) => t.function.name).sort()).toEqual(['add', 'broken', 'context_reload', 'dump']);
+    expect(schemas.map((t) => t.function.name).sort()).toEqual([
+      'add',
+      'broken',
+      'context_budget',
+      'context_pin',
+      'context_reload',
+      'dump',
+    ]);
 
     const state = await agentState(h.client, agentId);
     expect(state.messages.map((m) => m.role)).toEqual([
