@@ -9,7 +9,7 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
-import { messageKey, messageIdOf, agentLife } from '../contract/keys.ts';
+import { messageKey, messageIdOf, agentLife, pinKey } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { unkeyedRecord } from '../contract/records.ts';
@@ -32,6 +32,8 @@ import type {
   ModelReply,
   ReadReplyInput,
   StoreMessageInput,
+  StorePinInput,
+  StoredPin,
   ViolationInput,
 } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
@@ -47,6 +49,7 @@ import { PUBLISH_MAX_ITEMS } from '../contract/stream.ts';
 import type { CompactionPhase, PublishStreamInput } from '../contract/stream.ts';
 import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
+import { budgetNoteMessage, insertPinnedBlock } from './request-extras.ts';
 import { createRunTool } from './run-tool.ts';
 import { createSearchWrites } from './search-writes.ts';
 
@@ -120,6 +123,14 @@ export function createActivities({
     if (violations.length > 0) {
       throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, FAILURE.toolPairViolation);
     }
+    // The pinned block after the system prompt, the budget note last (contract/pins.ts, activities/request-extras.ts).
+    if (input.pinned?.length) {
+      const bodies = await Promise.all(
+        input.pinned.map((pin) => untilStored(() => objects.load<ChatMessage>(pin.key))),
+      );
+      insertPinnedBlock(messages, input.pinned, bodies);
+    }
+    if (input.budgetNote !== undefined) messages.push(budgetNoteMessage(input.budgetNote));
     // Invariant: no request leaves the worker over the model's window.
     if (input.window !== undefined) {
       const counter = await loadTokenCounter(counting.encoding);
@@ -316,6 +327,15 @@ export function createActivities({
       if (strictInvariants) throw ApplicationFailure.nonRetryable(message, FAILURE.invariantViolated);
       log.error(message, { agentId: input.agentId });
       return Promise.resolve();
+    },
+
+    /** Stores a pin's text under the pin's own key (idempotent) and counts it as a message of the request. */
+    async storePin(input: StorePinInput): Promise<StoredPin> {
+      const key = pinKey(agentLife(input), input.pinId);
+      const record = await untilStored(() =>
+        objects.save(key, { role: 'user', content: input.text }, input.counting, { id: input.pinId }),
+      );
+      return { key, tokens: record.tokens, preview: record.preview };
     },
 
     /** Stores one message under its idempotent key and returns its metadata. */

@@ -185,6 +185,37 @@ export const contextSearch = defineTool({
   },
 });
 
+/**
+ * The built-in tools the agent's workflow answers itself (workflows/context-tools.ts): `context_pin` and
+ * `context_budget`. Registered like any tool, so the model sees their schemas; their calls never reach `runTool` in a
+ * turn of this release. Should one come from a turn recorded before (every call ran as an activity), its result
+ * says so.
+ */
+const answeredByWorkflow = (name: string) => () =>
+  Promise.reject(new ToolInputError(`${name} is answered by the agent's workflow; this call could not reach it`));
+
+/** Built in: pins a message of the context, or a text, so every compaction keeps it verbatim. */
+export const contextPin = defineTool({
+  name: 'context_pin',
+  description:
+    'Keep something word for word through every compaction of your context. Give text, or message_id (e.g. ' +
+    'm000012). Pins count against a pin budget.',
+  parameters: {
+    type: 'object',
+    properties: { text: { type: 'string' }, message_id: { type: 'string' } },
+  },
+  run: answeredByWorkflow('context_pin'),
+});
+
+/** Built in: the budget figures (the same as the budget note's). */
+export const contextBudget = defineTool({
+  name: 'context_budget',
+  description:
+    'Your context budget: tokens used of the window, steps and tokens left in this turn, pins, last compaction.',
+  parameters: { type: 'object', properties: {} },
+  run: answeredByWorkflow('context_budget'),
+});
+
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
 
@@ -196,7 +227,7 @@ export class ToolRegistry {
    */
   constructor(tools: readonly ToolDefinition[] = [], options: { fallback?: ToolDefinition['run'] } = {}) {
     this.fallback = options.fallback;
-    for (const tool of [contextReload, contextSearch, ...tools]) {
+    for (const tool of [contextReload, contextSearch, contextPin, contextBudget, ...tools]) {
       if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is defined twice`);
       this.tools.set(tool.name, tool);
     }
@@ -208,7 +239,10 @@ export class ToolRegistry {
     return { name, description: '', parameters: { type: 'object' }, run: this.fallback };
   }
 
-  /** The names of the tools registered (context_reload and context_search first). */
+  /**
+   * The names of the tools registered (the built-in ones first: context_reload, context_search, context_pin,
+   * context_budget).
+   */
   names(): string[] {
     return [...this.tools.keys()];
   }

@@ -9,12 +9,11 @@
  * computed from the first one's growth.
  */
 import { randomUUID } from 'node:crypto';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../client/agents.ts';
 import { compactionHistory } from '../client/reads.ts';
 import type { Client } from '@temporalio/client';
-import { loadSettings, modulePath } from '../config/settings.ts';
-import { localTemporalTarget } from '../config/temporal.ts';
+import { modulePath } from '../config/settings.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { unkeyedRecord } from '../contract/records.ts';
 import { gateOf } from '../engine/gates.ts';
@@ -25,12 +24,11 @@ import type { BackgroundOptions } from './background.ts';
 import { historyBytesPerCompaction } from './compaction-history.ts';
 import type { CompactionHistoryFigures } from './compaction-history.ts';
 import { onStop } from './lifecycle.ts';
+import { onBenchStack } from './stack.ts';
+import type { BenchStack } from './stack.ts';
 import { echoUpdate } from './floor-workflow.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 
@@ -264,12 +262,22 @@ async function startFloor(temporal: TemporalTarget, client: Client) {
 /** The label of a context size in the results: `at10k`, `at100k`. */
 const sizeKey = (tokens: number) => `at${Math.round(tokens / 1000)}k`;
 
-export async function benchAgent(log: (line: string) => void, options: AgentBenchOptions = AGENT_FULL) {
+/** Throws for options the agent step cannot run with (before anything starts: run.ts checks before its stack). */
+export function checkAgentOptions(options: AgentBenchOptions): void {
   if (options.turns <= WARM_UP_TURNS) throw new Error(`turns: ${options.turns}, more than ${WARM_UP_TURNS} needed`);
   if (options.cycles <= WARM_UP_CYCLES)
     throw new Error(`cycles: ${options.cycles}, more than ${WARM_UP_CYCLES} needed`);
-  checkHistoryTargets(options.history.model, options.history.tokens); // before anything starts
-  return withBenchStack(log, async ({ client, taskQueue, temporal, store }) => {
+  checkHistoryTargets(options.history.model, options.history.tokens);
+}
+
+/** The agent step, on `stack` (`npm run bench`'s) or on one of its own. */
+export async function benchAgent(
+  log: (line: string) => void,
+  options: AgentBenchOptions = AGENT_FULL,
+  stack?: BenchStack,
+) {
+  checkAgentOptions(options); // before anything starts
+  return withBenchStack(log, stack, async ({ client, taskQueue, temporal, store }) => {
     const compactionHistory = await compactionHistoryStep(client, taskQueue, options.compactionHistory.messages, log);
     const agentId = `bench-${randomUUID().slice(0, 8)}`;
     await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
@@ -337,62 +345,50 @@ export async function benchAgent(log: (line: string) => void, options: AgentBenc
 
 /** `npm run bench -- --only agent.historyBytesPerCompaction`: that step alone, on a stack of its own. */
 export async function benchCompactionHistory(log: (line: string) => void, options: AgentBenchOptions = AGENT_FULL) {
-  return withBenchStack(log, ({ client, taskQueue }) =>
+  return withBenchStack(log, undefined, ({ client, taskQueue }) =>
     compactionHistoryStep(client, taskQueue, options.compactionHistory.messages, log),
   );
 }
 
 /**
- * Runs `steps` on an embedded stack (Temporal dev server and MinIO), a zero-latency model on loopback and an
- * in-process worker, and stops them all after.
+ * Runs `steps` on the bench's stack (`shared`, or one of its own: stack.ts), a zero-latency model on loopback and an
+ * in-process worker, and stops what it started after.
  */
 async function withBenchStack<T>(
   log: (line: string) => void,
+  shared: BenchStack | undefined,
   steps: (ctx: { client: Client; taskQueue: string; temporal: TemporalTarget; store: S3BlobStore }) => Promise<T>,
 ): Promise<T> {
-  // Without the runtime's own SIGINT / SIGTERM handling (it stops the workers and the bench waits for them forever):
-  // lifecycle.ts stops the bench. Already installed (a test file that ran a worker first): kept.
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  } catch {
-    // installed before
-  }
-  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
-  const stackStopped = onStop(() => stack.stop());
-  log(`stack: Temporal ${stack.temporal!.address}, MinIO ${stack.minio!.endpoint}`);
-  // Zero latency for both: the agent's model answers 'ok', the summary model a fixed five-field summary.
-  const summary = JSON.stringify({
-    task_overview: 'Benchmark the agent.',
-    current_state: 'Messages read.',
-    important_discoveries: 'The retry loop is in the queue consumer.',
-    next_steps: 'Go on.',
-    context_to_preserve: 'queue consumer',
+  return onBenchStack(log, shared, async ({ temporal, s3 }) => {
+    // Zero latency for both: the agent's model answers 'ok', the summary model a fixed five-field summary.
+    const summary = JSON.stringify({
+      task_overview: 'Benchmark the agent.',
+      current_state: 'Messages read.',
+      important_discoveries: 'The retry loop is in the queue consumer.',
+      next_steps: 'Go on.',
+      context_to_preserve: 'queue consumer',
+    });
+    const model = await startChatServer(
+      (request) => (request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' }),
+      { record: false },
+    );
+    const modelClosed = onStop(() => model.close());
+    const store = new S3BlobStore(s3);
+    const agents = await startInProcessAgents({
+      temporal,
+      taskQueue: `bench-${randomUUID()}`,
+      deps: {
+        store,
+        openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
+        summaryModel: SUMMARY_MODEL,
+      },
+    });
+    try {
+      return await steps({ client: agents.client, taskQueue: agents.taskQueue, temporal, store });
+    } finally {
+      await agents.close();
+      await model.close();
+      modelClosed();
+    }
   });
-  const model = await startChatServer(
-    (request) => (request.body.model === SUMMARY_MODEL ? { content: summary } : { content: 'ok' }),
-    { record: false },
-  );
-  const modelClosed = onStop(() => model.close());
-  const temporal = localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace);
-  const store = new S3BlobStore(stack.minio!.target);
-  const agents = await startInProcessAgents({
-    temporal,
-    taskQueue: `bench-${randomUUID()}`,
-    deps: {
-      store,
-      openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }),
-      summaryModel: SUMMARY_MODEL,
-    },
-  });
-  try {
-    return await steps({ client: agents.client, taskQueue: agents.taskQueue, temporal, store });
-  } finally {
-    await agents.close();
-    await model.close();
-    modelClosed();
-    await stack.stop();
-    stackStopped();
-  }
 }

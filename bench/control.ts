@@ -19,12 +19,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { defineTool, ToolRegistry } from '../activities/tools.ts';
 import { agentHandle, closeAgent, startAgent } from '../client/agents.ts';
 import type { Client } from '@temporalio/client';
-import { loadSettings } from '../config/settings.ts';
-import { localTemporalTarget } from '../config/temporal.ts';
+import type { TemporalTarget } from '../config/temporal.ts';
 import * as api from '../contract/agent.ts';
 import type { SendResult } from '../contract/results.ts';
 import type { ChatMessage } from '../engine/messages.ts';
@@ -32,12 +30,12 @@ import { textOf } from '../engine/messages.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { RecordedRequest, ScriptedReply } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore } from '../storage/s3.ts';
+import type { S3Target } from '../storage/s3.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 import { onStop } from './lifecycle.ts';
+import { onBenchStack } from './stack.ts';
+import type { BenchStack } from './stack.ts';
 import { percentile } from './stats.ts';
 
 export interface ControlOptions {
@@ -343,25 +341,23 @@ function table(log: (line: string) => void, rows: string[][]): void {
 
 const ms = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)} ms`);
 
-export async function benchControl(log: (line: string) => void, options: ControlOptions = CONTROL_FULL) {
-  // As in agent.ts: without the runtime's own signal handling (lifecycle.ts stops the bench).
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  } catch {
-    // installed before
-  }
-  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench' });
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
-  const stackStopped = onStop(() => stack.stop());
-  log(`stack: Temporal ${stack.temporal!.address}, MinIO ${stack.minio!.endpoint}`);
+/** The control step, on `stack` (`npm run bench`'s) or on one of its own. */
+export async function benchControl(
+  log: (line: string) => void,
+  options: ControlOptions = CONTROL_FULL,
+  stack?: BenchStack,
+) {
+  return onBenchStack(log, stack, ({ temporal, s3 }) => controlOn(temporal, s3, log, options));
+}
+
+async function controlOn(temporal: TemporalTarget, s3: S3Target, log: (line: string) => void, options: ControlOptions) {
   const model = await startModel();
   const modelClosed = onStop(() => model.server.close());
   const agents = await startInProcessAgents({
-    temporal: localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace),
+    temporal,
     taskQueue: `bench-ctl-${randomUUID()}`,
     deps: {
-      store: new S3BlobStore(stack.minio!.target),
+      store: new S3BlobStore(s3),
       openai: createOpenAI({ apiKey: 'bench', baseURL: model.server.baseURL, timeoutMs: 120_000 }),
       summaryModel: SUMMARY_MODEL,
       tools: new ToolRegistry([work, sleepy]),
@@ -438,7 +434,5 @@ export async function benchControl(log: (line: string) => void, options: Control
     await agents.close();
     await model.server.close();
     modelClosed();
-    await stack.stop();
-    stackStopped();
   }
 }

@@ -20,7 +20,7 @@
  * in well under a minute: `npm test` runs it (test/e2e/fidelity.test.ts); its figures say the machinery works, not
  * how well compaction keeps a real session. It writes its JSON only with --out.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -46,7 +46,7 @@ import type { CorpusSession } from './fidelity/corpus.ts';
 import { factInMatches, failedRun, FINDABLE_TOP, findableOf, messageText, runResult } from './fidelity/measure.ts';
 import type { CompactionSnapshot, RunResult } from './fidelity/measure.ts';
 import { writeSyntheticCorpus } from './fidelity/synthetic.ts';
-import { checkTargets, renderTable, renderTargets, windowLabel } from './fidelity/table.ts';
+import { checkTargets, historyLine, renderTable, renderTargets, windowLabel } from './fidelity/table.ts';
 import type { TargetCheck } from './fidelity/table.ts';
 
 export const DEFAULT_WINDOWS = [16_000, 32_000];
@@ -268,7 +268,13 @@ export async function runFidelity(
         const durationMs = performance.now() - runStarted;
         const trigger = triggerTokens(resolvePolicy({ preset }), report.window);
         result = runResult(
-          { session: session.name, preset, durationMs, triggerTokens: trigger },
+          {
+            session: session.name,
+            preset,
+            durationMs,
+            triggerTokens: trigger,
+            sessionBytes: statSync(session.file).size,
+          },
           report,
           session.facts,
           snapshots,
@@ -378,6 +384,7 @@ async function main(): Promise<void> {
     console.log(renderTable(run.results));
     console.log(`\ntargets (issue 13):\n${renderTargets(run.targets)}`);
     console.log(`\n${plansLine(run.results)}`);
+    console.log(historyLine(run.results));
     console.log(
       `\n${run.results.length} replays in ${(run.durationMs / 60_000).toFixed(1)} min on ${cpus().length} CPUs` +
         (options.out ? `; written to ${relative(process.cwd(), options.out)}` : ''),

@@ -9,7 +9,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../config/settings.ts';
-import { AGENT_FULL, AGENT_SHORT, benchAgent, benchCompactionHistory } from './agent.ts';
+import { AGENT_FULL, AGENT_SHORT, benchAgent, benchCompactionHistory, checkAgentOptions } from './agent.ts';
 import type { AgentBenchOptions } from './agent.ts';
 import { benchControl, CONTROL_FULL, CONTROL_SHORT } from './control.ts';
 import type { ControlOptions } from './control.ts';
@@ -18,6 +18,7 @@ import { benchDecision } from './decision.ts';
 import { stopOnSignals } from './lifecycle.ts';
 import { benchSearch, SEARCH_FULL, SEARCH_SHORT } from './search.ts';
 import type { SearchBenchOptions } from './search.ts';
+import { startBenchStack } from './stack.ts';
 import { benchStream, STREAM_FULL, STREAM_SHORT } from './stream.ts';
 import type { StreamBenchOptions } from './stream.ts';
 
@@ -58,15 +59,23 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   );
   log('\ndecision');
   const decision = await benchDecision(log);
-  log('\nagent (embedded Temporal + MinIO, zero-latency model)');
-  const agent = await benchAgent(log, options.agent);
-  log('\nstream (the live stream: embedded Temporal + MinIO, a streamed reply on loopback)');
-  const stream = await benchStream(log, options.stream);
-  log('\ncontrol: reaching an agent while it works (embedded Temporal + MinIO, loopback model)');
-  const control = await benchControl(log, options.control);
-  log('\nsearch: context_search over one agent’s stored bodies (embedded MinIO)');
-  const search = await benchSearch(log, options.search);
-  return { counting, decision, agent: { ...agent, search }, stream, control };
+  checkAgentOptions(options.agent); // before the stack starts
+  // One embedded stack (Temporal + MinIO) for the steps that run agents (each brings its model and worker) and search.
+  log('\nstack for the agent, stream, control and search steps (embedded Temporal + MinIO)');
+  const stack = await startBenchStack(log);
+  try {
+    log('\nagent (zero-latency model)');
+    const agent = await benchAgent(log, options.agent, stack);
+    log('\nstream (the live stream: a streamed reply on loopback)');
+    const stream = await benchStream(log, options.stream, stack);
+    log('\ncontrol: reaching an agent while it works (loopback model)');
+    const control = await benchControl(log, options.control, stack);
+    log('\nsearch: context_search over one agent’s stored bodies (MinIO)');
+    const search = await benchSearch(log, options.search, stack);
+    return { counting, decision, agent: { ...agent, search }, stream, control };
+  } finally {
+    await stack.stop();
+  }
 }
 
 /**

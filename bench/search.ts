@@ -9,23 +9,20 @@
  * repeated to the count; otherwise synthetic sessions of the same shape, a seed each. The queries are three words of a
  * random stored body each (the words a model would search with).
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { contextSearch } from '../activities/tools.ts';
 import { createSearchWrites } from '../activities/search-writes.ts';
-import { loadSettings } from '../config/settings.ts';
 import { messageIdOf, messageKey } from '../contract/keys.ts';
 import type { ChatMessage } from '../engine/messages.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
 import { CachedBlobStore } from '../storage/cache.ts';
 import { S3BlobStore } from '../storage/s3.ts';
+import type { S3Target } from '../storage/s3.ts';
 import { searchPrefix } from '../storage/search-index.ts';
 import { queryTerms, searchableText } from '../storage/search-rank.ts';
 import { seededRandom } from './corpus.ts';
 import { loadCorpus, missingSessions } from './fidelity/corpus.ts';
 import { syntheticSession } from './fidelity/synthetic.ts';
-import { onStop } from './lifecycle.ts';
+import { onBenchStack } from './stack.ts';
+import type { BenchStack } from './stack.ts';
 import { percentile } from './stats.ts';
 
 export interface SearchBenchOptions {
@@ -53,92 +50,87 @@ function bodiesOf(count: number): { messages: ChatMessage[]; corpus: string } {
   };
 }
 
-export async function benchSearch(log: (line: string) => void, options: SearchBenchOptions = SEARCH_FULL) {
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  } catch {
-    // installed before
-  }
-  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench-search' });
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
-  const stackStopped = onStop(() => stack.stop());
-  try {
-    const s3 = new S3BlobStore(stack.minio!.target);
-    await s3.ensureBucket();
-    const store = new CachedBlobStore(s3); // as the worker has it
-    const writes = createSearchWrites(store);
-    const agent = { agentId: 'bench-search', life: `life-${Date.now()}` };
-    const { messages, corpus } = bodiesOf(options.bodies);
-    let bodyBytes = 0;
-    const started = performance.now();
-    for (let from = 0; from < messages.length; from += WRITES_AT_ONCE) {
-      const batch = messages.slice(from, from + WRITES_AT_ONCE).map((message, i) => ({
-        messageId: messageIdOf(from + i + 1),
-        message,
-      }));
-      await Promise.all(
-        batch.map(async ({ messageId, message }) => {
-          const body = JSON.stringify(message);
-          bodyBytes += Buffer.byteLength(body);
-          await store.put(messageKey(agent, messageId), body);
-        }),
-      );
-      await writes.messages(agent, batch);
-      await writes.sealBefore(agent, messageIdOf(from + batch.length + 1));
-    }
-    const buildSeconds = (performance.now() - started) / 1000;
-    const keys = await s3.list(searchPrefix(agent), { limit: 1000 });
-    let indexBytes = 0;
-    for (const key of keys) indexBytes += Buffer.byteLength((await s3.get(key)) ?? '');
+/** The search step, on `stack` (`npm run bench`'s) or on one of its own. */
+export function benchSearch(
+  log: (line: string) => void,
+  options: SearchBenchOptions = SEARCH_FULL,
+  stack?: BenchStack,
+): Promise<Record<string, unknown>> {
+  return onBenchStack(log, stack, ({ s3: target }) => searchOn(target, log, options));
+}
 
-    const random = seededRandom(7);
-    const queries = Array.from({ length: options.searches }, () => {
-      const words = queryTerms(searchableText(messages[Math.floor(random() * messages.length)]!));
-      const at = Math.floor(random() * Math.max(1, words.length - 3));
-      return words.slice(at, at + 3).join(' ') || 'error';
-    });
-    const run = (on: CachedBlobStore, query: string) =>
-      contextSearch.run({ query, limit: 5 }, { store: on, agentId: agent.agentId, life: agent.life });
-    // A new worker: nothing cached, every segment read and parsed.
-    const fresh = new CachedBlobStore(s3);
-    const coldStarted = performance.now();
-    await run(fresh, queries[0]!);
-    const coldMs = performance.now() - coldStarted;
-    const latencies: number[] = [];
-    for (const query of queries) {
-      const at = performance.now();
-      await run(store, query);
-      latencies.push(performance.now() - at);
-    }
-    const p50Ms = percentile(latencies, 50)!;
-    const p99Ms = percentile(latencies, 99)!;
-    const indexRatio = indexBytes / bodyBytes;
-    log(
-      `${options.bodies.toLocaleString('en-US')} bodies of ${corpus}, stored and indexed in ${buildSeconds.toFixed(0)} s`,
+async function searchOn(target: S3Target, log: (line: string) => void, options: SearchBenchOptions) {
+  const s3 = new S3BlobStore(target);
+  await s3.ensureBucket();
+  const store = new CachedBlobStore(s3); // as the worker has it
+  const writes = createSearchWrites(store);
+  const agent = { agentId: 'bench-search', life: `life-${Date.now()}` };
+  const { messages, corpus } = bodiesOf(options.bodies);
+  let bodyBytes = 0;
+  const started = performance.now();
+  for (let from = 0; from < messages.length; from += WRITES_AT_ONCE) {
+    const batch = messages.slice(from, from + WRITES_AT_ONCE).map((message, i) => ({
+      messageId: messageIdOf(from + i + 1),
+      message,
+    }));
+    await Promise.all(
+      batch.map(async ({ messageId, message }) => {
+        const body = JSON.stringify(message);
+        bodyBytes += Buffer.byteLength(body);
+        await store.put(messageKey(agent, messageId), body);
+      }),
     );
-    log(
-      `context_search (the activity, warm worker): p50 ${p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms over ` +
-        `${latencies.length} searches (target p99 ≤ 50 ms); a new worker's first search ${coldMs.toFixed(0)} ms`,
-    );
-    log(
-      `index: ${(indexBytes / 1024).toFixed(0)} KiB in ${keys.length} segments, ${(indexRatio * 100).toFixed(1)}% of ` +
-        `the bodies' ${(bodyBytes / 1024).toFixed(0)} KiB (target ≤ 20%)`,
-    );
-    return {
-      bodies: options.bodies,
-      corpus,
-      bodyBytes,
-      indexBytes,
-      indexRatio,
-      segments: keys.length,
-      searchP50Ms: p50Ms,
-      searchP99Ms: p99Ms,
-      firstSearchNewWorkerMs: coldMs,
-      searches: latencies.length,
-    };
-  } finally {
-    await stack.stop();
-    stackStopped();
+    await writes.messages(agent, batch);
+    await writes.sealBefore(agent, messageIdOf(from + batch.length + 1));
   }
+  const buildSeconds = (performance.now() - started) / 1000;
+  const keys = await s3.list(searchPrefix(agent), { limit: 1000 });
+  let indexBytes = 0;
+  for (const key of keys) indexBytes += Buffer.byteLength((await s3.get(key)) ?? '');
+
+  const random = seededRandom(7);
+  const queries = Array.from({ length: options.searches }, () => {
+    const words = queryTerms(searchableText(messages[Math.floor(random() * messages.length)]!));
+    const at = Math.floor(random() * Math.max(1, words.length - 3));
+    return words.slice(at, at + 3).join(' ') || 'error';
+  });
+  const run = (on: CachedBlobStore, query: string) =>
+    contextSearch.run({ query, limit: 5 }, { store: on, agentId: agent.agentId, life: agent.life });
+  // A new worker: nothing cached, every segment read and parsed.
+  const fresh = new CachedBlobStore(s3);
+  const coldStarted = performance.now();
+  await run(fresh, queries[0]!);
+  const coldMs = performance.now() - coldStarted;
+  const latencies: number[] = [];
+  for (const query of queries) {
+    const at = performance.now();
+    await run(store, query);
+    latencies.push(performance.now() - at);
+  }
+  const p50Ms = percentile(latencies, 50)!;
+  const p99Ms = percentile(latencies, 99)!;
+  const indexRatio = indexBytes / bodyBytes;
+  log(
+    `${options.bodies.toLocaleString('en-US')} bodies of ${corpus}, stored and indexed in ${buildSeconds.toFixed(0)} s`,
+  );
+  log(
+    `context_search (the activity, warm worker): p50 ${p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms over ` +
+      `${latencies.length} searches (target p99 ≤ 50 ms); a new worker's first search ${coldMs.toFixed(0)} ms`,
+  );
+  log(
+    `index: ${(indexBytes / 1024).toFixed(0)} KiB in ${keys.length} segments, ${(indexRatio * 100).toFixed(1)}% of ` +
+      `the bodies' ${(bodyBytes / 1024).toFixed(0)} KiB (target ≤ 20%)`,
+  );
+  return {
+    bodies: options.bodies,
+    corpus,
+    bodyBytes,
+    indexBytes,
+    indexRatio,
+    segments: keys.length,
+    searchP50Ms: p50Ms,
+    searchP99Ms: p99Ms,
+    firstSearchNewWorkerMs: coldMs,
+    searches: latencies.length,
+  };
 }

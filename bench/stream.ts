@@ -8,19 +8,17 @@
  * the same clock.
  */
 import { randomUUID } from 'node:crypto';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { closeAgent, sendMessage, startAgent } from '../client/agents.ts';
 import { streamAgent } from '../client/stream.ts';
-import { loadSettings } from '../config/settings.ts';
-import { localTemporalTarget } from '../config/temporal.ts';
+import type { TemporalTarget } from '../config/temporal.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
 import { S3BlobStore } from '../storage/s3.ts';
+import type { S3Target } from '../storage/s3.ts';
 import { startInProcessAgents } from '../worker/in-process.ts';
 import { onStop } from './lifecycle.ts';
+import { onBenchStack } from './stack.ts';
+import type { BenchStack } from './stack.ts';
 import { percentile } from './stats.ts';
 
 /** Between two chunks of the streamed reply (so the first text piece is written this long after the answer). */
@@ -34,16 +32,21 @@ export interface StreamBenchOptions {
 export const STREAM_FULL: StreamBenchOptions = { tries: 22 };
 export const STREAM_SHORT: StreamBenchOptions = { tries: 4 };
 
-export async function benchStream(log: (line: string) => void, options: StreamBenchOptions = STREAM_FULL) {
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  } catch {
-    // installed before
-  }
-  const settings = loadSettings({ ...process.env, LONGRUN_S3_BUCKET: 'longrun-bench-stream' });
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries });
-  const stackStopped = onStop(() => stack.stop());
+/** The stream step, on `stack` (`npm run bench`'s) or on one of its own. */
+export async function benchStream(
+  log: (line: string) => void,
+  options: StreamBenchOptions = STREAM_FULL,
+  stack?: BenchStack,
+) {
+  return onBenchStack(log, stack, ({ temporal, s3 }) => streamOn(temporal, s3, log, options));
+}
+
+async function streamOn(
+  temporal: TemporalTarget,
+  s3: S3Target,
+  log: (line: string) => void,
+  options: StreamBenchOptions,
+) {
   let answeredAt = 0;
   const model = await startChatServer(
     () => {
@@ -53,9 +56,9 @@ export async function benchStream(log: (line: string) => void, options: StreamBe
     { record: false },
   );
   const modelClosed = onStop(() => model.close());
-  const store = new S3BlobStore(stack.minio!.target);
+  const store = new S3BlobStore(s3);
   const agents = await startInProcessAgents({
-    temporal: localTemporalTarget(stack.temporal!.address, stack.temporal!.namespace),
+    temporal,
     taskQueue: `bench-stream-${randomUUID()}`,
     deps: { store, openai: createOpenAI({ apiKey: 'bench', baseURL: model.baseURL, timeoutMs: 10_000 }) },
   });
@@ -90,8 +93,6 @@ export async function benchStream(log: (line: string) => void, options: StreamBe
     await agents.close();
     await model.close();
     modelClosed();
-    await stack.stop();
-    stackStopped();
   }
 }
 

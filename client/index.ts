@@ -24,6 +24,8 @@ export {
 export type { SettingDifference, StartAgentOptions, StoredLister } from './agents.ts';
 export { approveTool, awaitingApproval, denyTool, interruptAgent, steerAgent } from './control.ts';
 export type { ControlOptions } from './control.ts';
+export { agentPins, pinMessage, pinText, unpin } from './pins.ts';
+export type { Pin, PinResult, UnpinResult } from '../contract/pins.ts';
 export {
   agentContext,
   agentLedger,

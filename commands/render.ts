@@ -1,4 +1,6 @@
 /** Plain-text tables for the CLI. `--json` prints the data itself instead. */
+import { pinBudgetOf, pinnedTokensOf } from '../contract/pins.ts';
+import type { PinResult, UnpinResult } from '../contract/pins.ts';
 import type {
   CompactResult,
   ConfigureResult,
@@ -58,6 +60,12 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
     `turns    ${state.turns}`,
     `messages ${state.messages.length}`,
     ...(state.spend ? [`cost     ${costLine(state.spend).replace(/^cost: /, '')}`] : []),
+    ...(state.pins?.length
+      ? [
+          `pins     ${state.pins.map((pin) => pin.id).join(', ')} (${pinnedTokensOf(state.pins)} of ` +
+            `${pinBudgetOf(state.policy, state.modelInfo?.window ?? 0)} tokens)`,
+        ]
+      : []),
     ...workerLines(extras.worker),
     ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
     ...draftLines(state, extras.now ?? Date.now()),
@@ -174,10 +182,42 @@ function droppedLines(state: AgentState): string[] {
 }
 
 export function renderContext(state: AgentState): string {
-  return table(
-    ['ID', 'ROLE', 'TOKENS', 'REFERENCE', 'PREVIEW'],
-    state.messages.map((m) => [m.id, roleOf(m), m.tokens, m.key, m.preview.slice(0, 60)]),
+  const pins = state.pins ?? [];
+  const pinOf = new Map(pins.filter((pin) => pin.kind === 'message').map((pin) => [pin.key, pin.id]));
+  const context = table(
+    ['ID', 'ROLE', 'TOKENS', 'PIN', 'REFERENCE', 'PREVIEW'],
+    state.messages.map((m) => [m.id, roleOf(m), m.tokens, pinOf.get(m.key) ?? '', m.key, m.preview.slice(0, 60)]),
   );
+  return pins.length === 0 ? context : `${context}\n\n${renderPins(state)}`;
+}
+
+/** The pins: id, what, tokens, who pinned it, and the budget they count against. */
+export function renderPins(state: Pick<AgentState, 'pins' | 'policy' | 'modelInfo'>): string {
+  const pins = state.pins ?? [];
+  const tokens = pinnedTokensOf(pins);
+  const budget = pinBudgetOf(state.policy, state.modelInfo?.window ?? 0);
+  const rows = pins.map((pin) => [
+    pin.id,
+    pin.kind === 'text' ? 'text' : `message ${pin.messageId}`,
+    pin.tokens,
+    pin.by,
+    pin.preview.slice(0, 60),
+  ]);
+  return `pins: ${pins.length} (${tokens} of ${budget} tokens of the pin budget)\n${table(['PIN', 'WHAT', 'TOKENS', 'BY', 'PREVIEW'], rows)}`;
+}
+
+/** What a pin did. */
+export function renderPin(result: PinResult): string {
+  const what = result.pin.kind === 'text' ? 'text' : `message ${result.pin.messageId}`;
+  return (
+    `pinned ${what} as ${result.pin.id} (${result.pin.tokens} tokens); pins: ${result.pins}, ` +
+    `${result.pinnedTokens} of ${result.budget} tokens`
+  );
+}
+
+/** What an unpin did. */
+export function renderUnpin(result: UnpinResult): string {
+  return `unpinned ${result.unpinned.id}; pins: ${result.pins}, ${result.pinnedTokens} of ${result.budget} tokens`;
 }
 
 export function renderAgents(agents: AgentSummary[]): string {

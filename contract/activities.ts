@@ -3,6 +3,7 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
+import type { PinnedRef } from './pins.ts';
 import type { ContextDelta } from './context-delta.ts';
 import type { CompactionEventSummary, Draft, SummaryCall } from './results.ts';
 import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
@@ -61,6 +62,16 @@ export interface CallModelInput extends AgentLife {
   /** Published to the agent's live stream before the call (steers that landed in this step). */
   announce?: StreamAnnouncement[];
   /**
+   * The pins whose bodies are not in the view (contract/pins.ts): sent as the pinned block, one system message right
+   * after the view's leading system messages. Absent: none.
+   */
+  pinned?: PinnedRef[];
+  /**
+   * The budget note (policy `budgetNote`): appended to the request as its last message, after everything else, and
+   * never stored, so the next request's prefix still matches this one up to where the note was.
+   */
+  budgetNote?: string;
+  /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
    * instead, and the workflow compacts further before it calls again.
    */
@@ -76,6 +87,20 @@ export interface CallModelInput extends AgentLife {
    * the model is not called and the result says so: the workflow compacts, then calls again.
    */
   gateCheck?: GateCheck;
+}
+
+/** Input of `storePin`: a pin's text, stored under the pin's key and counted. */
+export interface StorePinInput extends AgentLife {
+  pinId: string;
+  text: string;
+  counting: Counting;
+}
+
+/** A pinned text as stored: its key, tokens and preview. */
+export interface StoredPin {
+  key: string;
+  tokens: number;
+  preview: string;
 }
 
 export interface NewMessage {
@@ -330,6 +355,15 @@ export interface ApplyCompactionInput extends AgentLife {
    * context is not committed ({@link NoGainOutcome}); an overflow or a message or turn limit is applied regardless.
    */
   evenIfLarger?: boolean;
+}
+
+/**
+ * What a committed compaction cost (`spent`, set by the workflow as it commits it: workflows/conversation.ts), for
+ * the stored copy of its event (`keys.event`), which the apply step wrote before it was known (patch `event-spent`).
+ */
+export interface RecordSpentInput extends AgentLife {
+  seq: number;
+  spent: NonNullable<CompactionEventSummary['spent']>;
 }
 
 export interface RevertContextInput extends AgentLife {

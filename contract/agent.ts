@@ -35,6 +35,7 @@ import type {
   ToolDecisionResult,
 } from './results.ts';
 import type { AgentProgress } from './progress.ts';
+import type { PinInput, PinResult, UnpinInput, UnpinResult } from './pins.ts';
 import type { MessageRecord } from './records.ts';
 import type { AgentState } from './state.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
@@ -128,6 +129,13 @@ export const interruptSignal = defineSignal<[InterruptInput]>('interrupt');
 export const approveToolUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('approveTool');
 /** Refuse a tool call waiting for approval: its result says so, with the reason, and the model goes on. */
 export const denyToolUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('denyTool');
+/**
+ * Pin a message of the working context (`{"messageId": "m000012"}`) or a text (`{"text": "..."}`): every compaction
+ * keeps it verbatim (contract/pins.ts). Taken at the turn's next step boundary; over the pin budget it is refused.
+ */
+export const pinUpdate = defineUpdate<PinResult, [PinInput]>('pin');
+/** Remove a pin (`{"pin": "pin-N"}`): the message is compactable again, the text leaves the pinned block. */
+export const unpinUpdate = defineUpdate<UnpinResult, [UnpinInput]>('unpin');
 
 /**
  * What each Update, Signal and Query does, as the Temporal UI and `temporal workflow metadata` show it (the workflow
@@ -201,6 +209,14 @@ export const HANDLER_DESCRIPTIONS = {
   denyTool:
     'Refuse a tool call waiting for approval: the model sees a result that says it was denied, with the reason. ' +
     'Input {"callId": "...", "reason"?: "..." (up to 4,000 characters)}. Returns {callId, tool, decision}.',
+  pin:
+    'Pin a message of the working context or a text: every compaction (forced, automatic, background, overflow) and ' +
+    'a revert keep it verbatim, a message in place, a text in the pinned block after the system prompt. Input ' +
+    '{"messageId": "m000012"} or {"text": "..."} (1 to 200,000 characters). Pins count against the pin budget ' +
+    '(policy pinRatio of the window, 0.1 by default); over it the pin is refused. Returns {pin, pins, ' +
+    'pinnedTokens, budget}.',
+  unpin:
+    'Remove a pin. Input {"pin": "pin-N"} (the state lists the pins). Returns {unpinned, pins, pinnedTokens, budget}.',
   progress:
     'What the agent is doing now: the turn in progress and its model call, the compaction in progress and its step ' +
     '(planning, summarizing, applying, ready), the draft waiting for review and its timeout, queued inputs, tokens, ' +

@@ -76,6 +76,11 @@ export function lateResultKey(agent: AgentLife, resultId: string): string {
   return `${lifePrefix(agent)}late/${resultId}.json`;
 }
 
+/** Where the text of a pin made with a text (not a message) is kept: `pin-N` of the agent's life. */
+export function pinKey(agent: AgentLife, pinId: string): string {
+  return `${lifePrefix(agent)}pins/${pinId}.json`;
+}
+
 /** The folder of one compaction's objects. */
 export function compactionPrefix(agent: AgentLife, seq: number): string {
   return `${lifePrefix(agent)}compactions/${String(seq).padStart(6, '0')}/`;

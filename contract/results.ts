@@ -2,6 +2,7 @@
  * What the agent's Updates return and what it records: a message's turn, a compaction (its event, draft and stats),
  * a discard and a revert.
  */
+import type { PinResult, UnpinResult } from './pins.ts';
 import type { SettingName, TurnStop } from './inputs.ts';
 import type { RemovedItem } from '../engine/planner/index.ts';
 import type { StrategyName } from '../engine/policy.ts';
@@ -89,6 +90,8 @@ export type KeptResult = UpdateResult | (Omit<SendResult, 'reply'> & { replyStor
 export interface CompactionEventSummary {
   /** 1, 2, 3, … per agent. */
   seq: number;
+  /** The pins it kept verbatim (contract/pins.ts), as the state's events list them; absent: none. */
+  pinned?: string[];
   /** What fired it; `revert` for a revert (the `revert` Update: the context as it was before an earlier event). */
   trigger: Trigger | 'revert';
   /** What fired, or the forced compaction's request. */
@@ -123,8 +126,9 @@ export interface CompactionEventSummary {
    */
   cost?: CostEstimate;
   /**
-   * What this compaction cost (engine/pricing.ts), set by the workflow when it commits it (absent in the stored copy
-   * of the event, `keys.event`, and in events of before): its summary call(s) in USD at the summary model's price
+   * What this compaction cost (engine/pricing.ts), set by the workflow when it commits it and then added to the stored
+   * copy of the event, `keys.event` (absent in events of before, and in stored copies of before the `event-spent`
+   * patch): its summary call(s) in USD at the summary model's price
    * (0 for an extractive summary or none; null when that model's price is not known), and the prompt cache it
    * invalidated: what the next model call sends uncached that it would have found cached, and what that costs more.
    */
@@ -148,6 +152,8 @@ export interface CompactionEventSummary {
 export interface SummaryCall {
   model: string;
   promptTokens: number;
+  /** Of `promptTokens`, those the provider served from its prompt cache (priced at the cached price); absent: none reported. */
+  cachedTokens?: number;
   completionTokens: number;
   durationMs: number;
   cost?: number | null;
@@ -285,4 +291,6 @@ export type UpdateResult =
   | ConfigureResult
   | SteerResult
   | InterruptResult
-  | ToolDecisionResult;
+  | ToolDecisionResult
+  | PinResult
+  | UnpinResult;

@@ -1,7 +1,8 @@
 /**
  * Custom search attributes of agent workflows, shown and filterable in the Temporal UI
  * (e.g. `AgentStatus = "running" AND AgentContextTokens > 100000`). They hold no message content.
- * The embedded stack and docker-compose register them; the workflow upserts them.
+ * The embedded stack and docker-compose register them; the workflow upserts them; a worker checks at its start that
+ * its namespace has them (config/search-attributes.ts).
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

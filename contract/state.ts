@@ -15,6 +15,7 @@ import type { Spend } from '../engine/pricing.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import type { CooldownState, Gate, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
+import type { Pin } from './pins.ts';
 
 /**
  * The context a compaction was made for: its first `messages` records, the last of them `lastId`, after
@@ -197,6 +198,14 @@ export interface AgentState {
   draft?: { info: Omit<Draft, 'summary'>; prepared: Prepared };
   drafts?: number;
   lastDraft?: string;
+  /** What every compaction keeps verbatim (contract/pins.ts), in the order they were made; absent: none. */
+  pins?: Pin[];
+  /** Tokens of the pinned block every request carries (counted in `contextTokens`); absent: none. */
+  pinnedBlockTokens?: number;
+  /** Pins made so far (the next id is `pin-<pinsMade + 1>`). */
+  pinsMade?: number;
+  /** With the budget note on (policy `budgetNote`): the compactions the last note told the model of. */
+  notedCompactions?: number;
 }
 
 /** The agent's cost as the `state` query shows it. */

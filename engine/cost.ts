@@ -43,6 +43,9 @@ export interface CostEstimate {
    * which the next call reads at the full input price.
    */
   invalidatedTokens?: number;
+  /** The context's tokens before and, as planned, after the compaction (absent in estimates of before). */
+  tokensBefore?: number;
+  tokensAfter?: number;
 }
 
 const PER_MILLION = 1_000_000;
@@ -67,6 +70,11 @@ export interface CacheSpan {
   cachedPrefixTokens?: number;
   /** Tokens at the end of the context no request carried yet (the last reply and what came after it). */
   unsentTokens?: number;
+  /**
+   * The tokens a call adds at the session's pace ({@link tokensPerCallOf}): with it, the remaining calls priced are at
+   * least those the context takes to grow back by what the compaction removes.
+   */
+  tokensPerCall?: number;
 }
 
 /**
@@ -86,7 +94,15 @@ export function estimateCost(
 ): CostEstimate {
   const input = model.inputPerMillion / PER_MILLION;
   const cached = cachedInputPerMillionOf(model) / PER_MILLION;
-  const { turns, from } = remainingTurnsOf(model, callsSinceCompaction);
+  const paced = remainingTurnsOf(model, callsSinceCompaction);
+  const { from } = paced;
+  // The saving lasts while the context grows back by what leaves it: after a small compaction (a masking pass) the
+  // calls since it understate that for the next, larger one.
+  const refill =
+    from === 'pace' && cache.tokensPerCall !== undefined && cache.tokensPerCall > 0
+      ? Math.floor(Math.max(0, tokensBefore - tokensAfter) / cache.tokensPerCall)
+      : 0;
+  const turns = Math.max(paced.turns, refill);
   const unsent = Math.max(0, Math.min(cache.unsentTokens ?? 0, tokensBefore));
   const sent = tokensBefore - unsent;
   // Of the prefix the compaction keeps, what an earlier request carried, so the cache holds it.
@@ -111,5 +127,43 @@ export function estimateCost(
     cachedPrefixTokens: kept,
     unsentTokens: unsent,
     invalidatedTokens: sent - kept,
+    tokensBefore,
+    tokensAfter,
   };
+}
+
+/**
+ * After an automatic compaction that did not pay, the growth of the context (a share of `tokensBefore`) to wait for
+ * before planning again: the calls it takes, at the session's pace, for the saving to cover what compacting costs
+ * (the net benefit rises by `(tokensBefore − tokensAfter)` at the cached price with each call the pace adds), times
+ * the tokens a call adds. Undefined when waiting does not change the decision (a fixed number of remaining calls, or
+ * nothing saved), it already pays, or the estimate predates its token counts. Planning again earlier only finds the same answer, at the price of a plan.
+ *
+ * @example
+ *   // 12,000 → 7,000 tokens, net benefit −0.002 USD at cached input 0.125 per million: 4 more calls of 500 tokens
+ *   growthUntilWorthIt({ netBenefit: -0.002, remainingFrom: 'pace', tokensBefore: 12_000, tokensAfter: 7_000, … },
+ *     { inputPerMillion: 1.25, summaryOutputPerMillion: 10 }, 500)
+ *   // ≈ 0.17
+ */
+export function growthUntilWorthIt(
+  estimate: CostEstimate,
+  model: CostModel,
+  tokensPerCall: number,
+): number | undefined {
+  const { tokensBefore, tokensAfter } = estimate;
+  if (tokensBefore === undefined || tokensAfter === undefined || tokensBefore <= 0) return undefined;
+  if (estimate.remainingFrom !== 'pace' || estimate.netBenefit >= 0) return undefined;
+  const perCall = ((tokensBefore - tokensAfter) * cachedInputPerMillionOf(model)) / PER_MILLION;
+  if (perCall <= 0 || tokensPerCall <= 0) return undefined;
+  const calls = Math.ceil(-estimate.netBenefit / perCall);
+  return (calls * tokensPerCall) / tokensBefore;
+}
+
+/**
+ * The tokens a model call adds to the context at the session's pace: the growth since the last compaction over the
+ * calls it took (since the agent's start, the whole context over them).
+ */
+export function tokensPerCallOf(tokens: number, lastTokensAfter: number, callsSinceCompaction: number | undefined) {
+  const calls = Math.max(1, callsSinceCompaction ?? 1);
+  return Math.max(0, tokens - lastTokensAfter) / calls;
 }

@@ -3,9 +3,11 @@
  * the agent's start, with the cooldown's floor and the loop guard's pause; after a plan that found nothing worth
  * doing; after a masking pass that found too little.
  */
+import { growthUntilWorthIt, tokensPerCallOf } from './cost.ts';
+import type { CostEstimate } from './cost.ts';
 import type { CompactionPolicy } from './policy.ts';
-import { NO_COOLDOWN, pausedGate } from './trigger.ts';
-import type { CooldownState, Gate } from './trigger.ts';
+import { holdGrowth, NO_COOLDOWN, pausedGate } from './trigger.ts';
+import type { CooldownState, Gate, Trigger } from './trigger.ts';
 
 /** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
 export function triggerTokens(policy: CompactionPolicy, window: number): number {
@@ -113,4 +115,33 @@ export function gateAfterPlanSkip(
     return gate;
   }
   return gateAfterSkip(policy, window, plan.tokens, growth, cooldown);
+}
+
+/**
+ * The gate after the plan of an automatic `trigger` was skipped at `plan.tokens`, as {@link gateAfterPlanSkip} moves
+ * it. One that did not pay (`plan.cost`, a negative net benefit) holds until it would, at the session's pace
+ * (engine/cost.ts `growthUntilWorthIt`), not for the fixed hold only: planning again sooner finds the same answer.
+ * A background compaction that did not pay is not tried again before the next compaction: the trigger's own check
+ * prices it then.
+ */
+export function gateAfterSkippedPlan(
+  policy: CompactionPolicy,
+  window: number,
+  cooldown: CooldownState,
+  plan: { maskPass?: true; toolResultCut?: true; tokens: number; cost?: CostEstimate },
+  trigger: Trigger,
+  callsSinceCompaction: number | undefined,
+): Gate {
+  const untilWorthIt =
+    plan.cost && policy.cost
+      ? growthUntilWorthIt(
+          plan.cost,
+          policy.cost,
+          tokensPerCallOf(plan.tokens, cooldown.lastTokensAfter, callsSinceCompaction),
+        )
+      : undefined;
+  const growth = Math.max(holdGrowth(policy), untilWorthIt ?? 0);
+  const gate = gateAfterPlanSkip(policy, window, cooldown, plan, growth);
+  if (trigger === 'background' && untilWorthIt !== undefined) delete gate.background;
+  return gate;
 }

@@ -234,6 +234,14 @@ export interface CompactionPolicy {
   loopGuard?: LoopGuard;
   /** Automatic compactions wait for review ({@link ReviewPolicy}). Absent (every preset): they apply at once. */
   review?: ReviewPolicy;
+  /** The pin budget: pins (contract/pins.ts) may count at most this share of the window. Absent: 0.1. */
+  pinRatio?: number;
+  /**
+   * A short note at the end of every request to the model: tokens used of the window, steps and tokens left in the
+   * turn's budget, what was compacted since the last note. Appended to the request only, never stored, so the prompt
+   * cache keeps the whole request before it. On in the default preset; absent: off.
+   */
+  budgetNote?: boolean;
 }
 
 /** Thrown for a policy value out of range; names the field, the value and the allowed range. */
@@ -437,6 +445,8 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
   if (policy.tools !== undefined) validateToolLimitsByName(policy.tools);
+  if (policy.pinRatio !== undefined) ratio('pinRatio', policy.pinRatio, 0, 0.5, false);
+  if (policy.budgetNote !== undefined) flag('budgetNote', policy.budgetNote);
   if (policy.loopGuard !== undefined) validateLoopGuard(policy.loopGuard);
   if (policy.review !== undefined) validateReview(policy.review);
   if (policy.cost !== undefined) {

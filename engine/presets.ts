@@ -216,7 +216,8 @@ const OCTOMIND: CompactionPolicy = {
 };
 
 export const PRESETS: Readonly<Record<string, CompactionPolicy>> = {
-  default: DEFAULT,
+  // Ours alone tells the model its budget at the end of each request (the seeds document no such note).
+  default: { ...DEFAULT, budgetNote: true },
   astrbot: ASTRBOT,
   'chatgpt-on-wechat': CHATGPT_ON_WECHAT,
   agentscope: AGENTSCOPE,
@@ -232,7 +233,9 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   const base = PRESETS[name];
   if (!base) throw new PolicyError('preset', name, `one of ${PRESET_NAMES.join(', ')}`);
   const unknown = Object.keys(config).filter(
-    (key) => !(key in DEFAULT) && !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review', 'tools'].includes(key),
+    (key) =>
+      !(key in DEFAULT) &&
+      !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review', 'tools', 'pinRatio', 'budgetNote'].includes(key),
   );
   if (unknown.length > 0)
     throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');

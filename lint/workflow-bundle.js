@@ -24,6 +24,8 @@ export const WORKFLOW_ENGINE_MODULES = [
   'engine/planner/sizes.ts', // what a masked result's stub counts (workflows/compaction-refs.ts)
   'engine/turns.ts', // through protection.ts: the steps and turns of the context
   'engine/pricing.ts', // what the agent's model calls and compactions cost, and the cached share of its input
+  'engine/cost.ts', // whether a masking pass pays for the prompt cache it invalidates (workflows/compaction-refs.ts)
+  'engine/budget-note.ts', // the budget note and context_budget's answer (workflows/context-tools.ts)
 ];
 
 const LISTED = WORKFLOW_ENGINE_MODULES.map((path) => `^${path.replace(/\./g, '\\.')}$`);

@@ -15,12 +15,17 @@
  * provider that reports none), unless the server is started with `countUsage: true`: then a reply without a scripted
  * usage reports the request's and the reply's tokens as the cache counts them. A scripted `usage` that has its own
  * `prompt_tokens_details` is sent as it is.
+ *
+ * The responder reads the conversation: a budget note at the end of a request (engine/budget-note.ts, policy
+ * `budgetNote`) is taken off the request's messages into its `budgetNote`, as a model reads it as a side note, not as
+ * the user's next words (the prompt cache counts the request as it came, the note included).
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { loadTokenCounter } from '../engine/tokens.ts';
+import { isBudgetNote } from '../engine/budget-note.ts';
 import type { TokenCounter } from '../engine/tokens.ts';
 import { completionChunks, SSE_DONE, sseEvent } from './chat-stream.ts';
 import type { StreamedReply } from './chat-stream.ts';
@@ -32,6 +37,8 @@ export interface RecordedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: { model: string; messages: ChatMessage[]; [key: string]: unknown };
+  /** The budget note the request ended with, taken off `body.messages` (engine/budget-note.ts); absent: none. */
+  budgetNote?: ChatMessage;
 }
 
 /** What the responder wants sent back: a reply, or an HTTP error. */
@@ -196,6 +203,14 @@ export interface ChatServerOptions {
   countUsage?: boolean;
 }
 
+/** The request with its trailing budget note, if it has one, taken off its messages into `budgetNote`. */
+export function withoutBudgetNote(request: RecordedRequest): RecordedRequest {
+  const messages = Array.isArray(request.body.messages) ? request.body.messages : [];
+  const last = messages.at(-1);
+  if (!last || !isBudgetNote(last)) return request;
+  return { ...request, body: { ...request.body, messages: messages.slice(0, -1) }, budgetNote: last };
+}
+
 /** Starts the server on 127.0.0.1 and a free port. */
 export async function startChatServer(responder: Responder, options: ChatServerOptions = {}): Promise<ChatServer> {
   const requests: RecordedRequest[] = [];
@@ -224,7 +239,7 @@ export async function startChatServer(responder: Responder, options: ChatServerO
       }
       const body = JSON.parse(await readBody(request)) as RecordedRequest['body'];
       const streamed = body.stream === true;
-      const recorded: RecordedRequest = { path, headers: request.headers, body };
+      const recorded = withoutBudgetNote({ path, headers: request.headers, body });
       const index = received++;
       if (options.record !== false) requests.push(recorded);
       const prompt = promptTokens(body);

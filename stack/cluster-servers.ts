@@ -10,6 +10,7 @@ import { status } from '@grpc/grpc-js';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import protos from '@temporalio/proto';
+import { INDEXED_TYPES } from '../config/search-attributes.ts';
 import { SEARCH_ATTRIBUTE_TYPES } from '../contract/search-attributes.ts';
 import type { SearchAttributeTypeName } from '../contract/search-attributes.ts';
 import { NAMESPACE_RETENTION_DAYS, schemaCommands, temporalServerArgs, uiServerArgs } from './cluster-config.ts';
@@ -71,13 +72,6 @@ export async function startTemporalServer(binary: string, root: string, env: Rec
     },
   });
 }
-
-const INDEXED_TYPES = {
-  Int: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
-  Keyword: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-  Datetime: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
-  Double: protos.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
-} as const;
 
 /** A visibility query that names every attribute (the frontend refuses it until it knows them all). */
 export function queryNaming(attributes: Readonly<Record<string, SearchAttributeTypeName>>): string {

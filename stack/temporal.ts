@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../contract/search-attributes.ts';
+import type { SearchAttributeTypeName } from '../contract/search-attributes.ts';
 import { LOOPBACK } from './ports.ts';
 import { ServerProcess } from './process.ts';
 
@@ -20,6 +21,8 @@ export interface TemporalDevServerOptions {
   namespace: string;
   /** The codec server the UI asks to decode payloads (encryption on), as the browser reaches it. */
   uiCodecEndpoint?: string;
+  /** The search attributes registered at its start (default: longrun's; tests leave some out). */
+  searchAttributes?: Readonly<Record<string, SearchAttributeTypeName>>;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -45,7 +48,9 @@ export function temporalArgs(options: TemporalDevServerOptions): string[] {
   args.push('--ui-port', String(options.uiPort), '--namespace', options.namespace, '--log-level', 'warn');
   if (options.dbFile) args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
   if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [name, type] of Object.entries(options.searchAttributes ?? SEARCH_ATTRIBUTE_TYPES)) {
+    args.push('--search-attribute', `${name}=${type}`);
+  }
   for (const [key, value] of Object.entries({ ...DEFAULT_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }

@@ -11,6 +11,8 @@ export type { ActivityDeps } from '../activities/index.ts';
 export { loadSettings, SettingsError } from '../config/settings.ts';
 export type { Settings } from '../config/settings.ts';
 export { loadTemporalTarget, TemporalNotAnsweringError } from '../config/temporal.ts';
+export { MissingSearchAttributesError } from '../config/search-attributes.ts';
+export type { MissingSearchAttribute } from '../config/search-attributes.ts';
 export type { TemporalTarget } from '../config/temporal.ts';
 export { createOpenAI } from '../llm/openai.ts';
 export type { ModelEndpoint } from '../llm/openai.ts';

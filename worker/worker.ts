@@ -12,7 +12,9 @@ import { createOpenAI } from '../llm/openai.ts';
 import type { ModelEndpoint } from '../llm/openai.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { DEFAULTS, modulePath } from '../config/settings.ts';
+import { checkSearchAttributes } from '../config/search-attributes.ts';
 import { probeTemporal, TemporalNotAnsweringError } from '../config/temporal.ts';
+import { SEARCH_ATTRIBUTE_TYPES } from '../contract/search-attributes.ts';
 import type { TemporalTarget } from '../config/temporal.ts';
 import { CachedBlobStore } from '../storage/cache.ts';
 import { ownAgentOnly } from './own-agent.ts';
@@ -108,6 +110,16 @@ export async function createAgentWorker(
   // Traces on (the target's tracing): spans of each activity and, through a sink, of the workflow.
   const tracing = options.temporal.tracing ? workerTracing(options.temporal.tracing) : undefined;
   try {
+    // A namespace without longrun's search attributes would fail every workflow task that upserts one: say so now.
+    const address = String(options.temporal.connectionOptions.address ?? 'localhost:7233');
+    const unchecked = await checkSearchAttributes(connection, options.temporal.namespace, address);
+    if (unchecked !== undefined) {
+      console.warn(
+        `[worker] the search attributes of namespace ${options.temporal.namespace} could not be listed (${unchecked}): ` +
+          `not checked; the agent workflows upsert ${Object.keys(SEARCH_ATTRIBUTE_TYPES).join(', ')} ` +
+          '(docs/operations.md)',
+      );
+    }
     // Bundled here rather than by Worker.create, which prints the bundler's module listing at INFO.
     const workflowBundle =
       options.workflowBundle ??

@@ -22,6 +22,7 @@ import { dispatch, Inbox, pendingOf } from './inbox.ts';
 import type { DispatchTable, PendingOf } from './inbox.ts';
 import { checkAgentInput } from './inputs.ts';
 import { configure } from './settings.ts';
+import { pinItem, unpinItem } from './pins.ts';
 import { approvalOf, runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
 import type { TurnReach } from './turn.ts';
 import { TurnControl } from './turn-control.ts';
@@ -156,6 +157,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     discard: (pending) => inbox.runNow(pending, () => reviews.discard(pending.input), compactionFailed),
     configure: (pending) =>
       inbox.run(pending, () => configure(conversation, compactions, input, pending.input), compactionFailed),
+    pin: (pending) => inbox.run(pending, () => pinItem(conversation, pending.input, 'person'), compactionFailed),
+    unpin: (pending) => inbox.runNow(pending, () => unpinItem(conversation, pending.input), compactionFailed),
   };
   // One predicate for the whole run, made outside the loop: the SDK keeps every condition's predicate until the run
   // ends, and one made in the loop's body would keep that iteration's input (its message) with it.

@@ -5,7 +5,7 @@
  * gate before every model call is the conversation's `compactionDue`. Who runs it, and when: compaction.ts (blocking
  * and in the background), reviews.ts (a draft kept for review instead of stored).
  */
-import { ActivityFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanCompactionInput, SummarizeRequest } from '../contract/activities.ts';
@@ -16,6 +16,7 @@ import { applyDelta } from '../contract/context-delta.ts';
 import { contextRefOf, nothingToMask } from './compaction-refs.ts';
 import type { Skipped } from './compaction-refs.ts';
 import { recordKey } from '../contract/records.ts';
+import { pinnedIdsOf, requestFixedTokensOf } from '../contract/pins.ts';
 import { summaryOfEvent } from '../contract/results.ts';
 import type { CompactInput } from '../contract/inputs.ts';
 import type { CompactResult } from '../contract/results.ts';
@@ -35,6 +36,16 @@ export type Activities = ReturnType<typeof activities.createActivities>;
  * (docs/changing-workflows.md).
  */
 export const COMPACTION_REFS_PATCH = 'compaction-refs';
+/** Since: a masking pass that would not pay for the prompt cache it invalidates is not planned (compaction-refs.ts). */
+export const MASK_PASS_PRICED_PATCH = 'mask-pass-priced';
+
+/**
+ * Since this patch a committed compaction's `spent` (what its summary call cost and the prompt cache it
+ * invalidated: priced as it is committed, after apply stored the event) is added to the stored event by the
+ * `recordEventSpent` local activity, so `keys.event` (`longrun events`, `compactionHistory`) carries it as the
+ * state does. Histories of before record no marker after the commit.
+ */
+export const EVENT_SPENT_PATCH = 'event-spent';
 
 /**
  * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
@@ -53,6 +64,14 @@ const SUMMARIZE_OPTIONS: ActivityOptions = {
 };
 
 const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
+/**
+ * Adding what a compaction cost to its stored event: one read and one write, run as a local activity (a marker in
+ * the history, no task of its own), retried with backoff until it succeeds.
+ */
+const { recordEventSpent } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
 const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 export type { Skipped } from './compaction-refs.ts';
@@ -90,7 +109,7 @@ export async function prepare(
     ? { contextRef: contextRefOf(state) }
     : { context: [...state.messages] };
   if (refs && trigger === 'auto') {
-    const nothing = nothingToMask(conversation);
+    const nothing = nothingToMask(conversation, patched(MASK_PASS_PRICED_PATCH));
     if (nothing) {
       conversation.planAvoided(nothing.gate);
       return nothing;
@@ -110,11 +129,12 @@ export async function prepare(
           ...context,
           policy: state.policy!,
           window: state.modelInfo!.window,
-          fixedTokens: state.fixedTokens ?? 0,
+          fixedTokens: requestFixedTokensOf(state),
           counting,
           trigger,
           cooldown,
           ...(state.goalId ? { goalId: state.goalId } : {}),
+          ...pinnedIdsInput(life, state),
           ...(summarizerFailed ? { summarizerFailed } : {}),
           ...(request.strategy ? { strategies: [request.strategy] } : {}),
           // A draft for review is made whatever its size: the person who approves it sees its tokens.
@@ -213,7 +233,7 @@ export async function store(
         at: new Date(Date.now()).toISOString(),
         ...(request.instructions ? { instructions: request.instructions } : {}),
         counting,
-        fixedTokens: state.fixedTokens ?? 0,
+        fixedTokens: requestFixedTokensOf(state),
         startedAt: prepared.startedAt,
         window: state.modelInfo!.window,
         consecutive,
@@ -252,6 +272,10 @@ export async function commit(
   });
   conversation.progress.compactionEnded();
   showCompaction(state, event, conversation.progress);
+  // The stored event gets what the commit priced (`spent`), which apply could not know.
+  if (patched(EVENT_SPENT_PATCH) && event.spent) {
+    await recordEventSpent({ ...conversation.life, seq: event.seq, spent: event.spent });
+  }
   const problems = [...(applied.violations ?? []), ...conversation.coverage()];
   if (problems.length > 0) await violated(conversation, `committing compaction ${event.seq}`, problems);
   return { compacted: true, reason: event.reason, event };
@@ -281,4 +305,10 @@ export async function violated(conversation: Conversation, where: string, proble
   await reportViolation.executeWithOptions({ ...STEP_OPTIONS, summary: `coverage invariant broken ${where}` }, [
     { ...conversation.life, where, problems },
   ]);
+}
+
+/** The pinned messages of the context for the plan (nothing added without pins: plans of before stay as they were). */
+function pinnedIdsInput(life: AgentLife, state: Conversation['state']): { pinnedIds?: string[] } {
+  const ids = pinnedIdsOf(life, state.pins, state.messages);
+  return ids.length > 0 ? { pinnedIds: ids } : {};
 }

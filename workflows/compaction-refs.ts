@@ -3,10 +3,12 @@
  * step takes it, by reference, and the masking pass the workflow can tell would find nothing, so it is not planned.
  * Pure: no Temporal API, no I/O, so it is unit-tested alone (test/unit/compaction-refs.test.ts).
  */
+import { pinnedIdsOf } from '../contract/pins.ts';
 import type { ContextRef } from '../contract/activities.ts';
 import { recordsDigest } from '../contract/context-delta.ts';
 import { seqOf } from '../contract/keys.ts';
 import type { WorkflowState } from '../contract/state.ts';
+import { estimateCost, growthUntilWorthIt, tokensPerCallOf } from '../engine/cost.ts';
 import { gateAfterMaskSkip, gateOf } from '../engine/gates.ts';
 import { protectionOf } from '../engine/planner/protection.ts';
 import { MASK_TOKENS } from '../engine/planner/sizes.ts';
@@ -48,7 +50,7 @@ export function contextRefOf(state: WorkflowState): ContextRef {
  * (`protectionOf`): a change to either changes which plans are scheduled, and goes behind a patch of its own. Then
  * the gate moves as after the plan's skip. Undefined when a plan might find something.
  */
-export function nothingToMask(conversation: Conversation): Skipped | undefined {
+export function nothingToMask(conversation: Conversation, priced = false): Skipped | undefined {
   const { state } = conversation;
   const check = conversation.gateCheck();
   const policy = state.policy;
@@ -60,17 +62,47 @@ export function nothingToMask(conversation: Conversation): Skipped | undefined {
   const atLeast = gate.mask?.atLeast;
   if (due?.kind !== 'mask' || atLeast === undefined) return undefined;
   const context = state.messages.map((record) => keyedRecord(conversation.life, record));
-  const protect = protectionOf(context, policy, conversation.window, state.goalId);
+  const pinned = pinnedIdsOf(conversation.life, state.pins, state.messages);
+  const protect = protectionOf(context, policy, conversation.window, state.goalId, undefined, pinned);
   let saves = 0;
+  let first = -1;
   context.forEach((m, i) => {
     const kind = m.kind ?? 'normal';
     if (m.role !== 'tool' || protect[i] !== 'none' || (kind !== 'normal' && kind !== 'truncated')) return;
     if (m.tokens < policy.mask.minTokens || m.tokens <= MASK_TOKENS) return;
     saves += m.tokens - MASK_TOKENS;
+    if (first < 0) first = i;
   });
-  if (saves >= atLeast) return undefined;
-  const held = gateAfterMaskSkip(policy, conversation.window, cooldown, state.contextTokens, holdGrowth(policy));
-  return { skipped: `${due.reason}: masking would save ${saves} tokens, less than ${atLeast}`, gate: held };
+  if (saves < atLeast) {
+    const held = gateAfterMaskSkip(policy, conversation.window, cooldown, state.contextTokens, holdGrowth(policy));
+    return { skipped: `${due.reason}: masking would save ${saves} tokens, less than ${atLeast}`, gate: held };
+  }
+  if (!priced || !policy.cost) return undefined;
+  // Since `mask-pass-priced`: the pass's price against the prompt cache, as the plan prices it (engine/planner/plan.ts:
+  // the tool schemas and the messages before the first one masked stay cached; what the last reply brought was never
+  // sent), at the session's pace.
+  const tokens = state.contextTokens;
+  const cachedPrefixTokens = (state.fixedTokens ?? 0) + sumTokens(context.slice(0, first));
+  const lastReply = context.findLastIndex((m) => m.role === 'assistant');
+  const unsentTokens = sumTokens(context.slice(Math.max(0, lastReply)));
+  const tokensPerCall = tokensPerCallOf(tokens, cooldown.lastTokensAfter, state.callsSinceCompaction);
+  const cost = estimateCost(policy.cost, tokens, tokens - saves, 0, 0, state.callsSinceCompaction, {
+    cachedPrefixTokens,
+    unsentTokens,
+    tokensPerCall,
+  });
+  if (cost.netBenefit >= 0) return undefined;
+  const growth = Math.max(holdGrowth(policy), growthUntilWorthIt(cost, policy.cost, tokensPerCall) ?? 0);
+  return {
+    skipped:
+      `${due.reason}: not worth it, masking would save ${saves} tokens over ${cost.remainingTurns} calls and put ` +
+      `${cost.invalidatedTokens} out of the prompt cache`,
+    gate: gateAfterMaskSkip(policy, conversation.window, cooldown, tokens, growth),
+  };
+}
+
+function sumTokens(records: readonly { tokens: number }[]): number {
+  return records.reduce((sum, m) => sum + m.tokens, 0);
 }
 
 /** A plan that found nothing to do (or a compaction that, written, would not shrink the context): why, the gate. */

@@ -29,6 +29,7 @@ import type { Activities } from './compaction-pipeline.ts';
 import type { Conversation } from './conversation.ts';
 import type { Inbox } from './inbox.ts';
 import { Reviews } from './reviews.ts';
+import { requestFixedTokensOf } from '../contract/pins.ts';
 import { showCompaction } from './visibility.ts';
 
 const { revertContext } = proxyActivities<Activities>(STEP_OPTIONS);
@@ -135,7 +136,7 @@ export class Compactions {
           tailFromSeq: conversation.tailSeq,
           lastSeq: conversation.tailSeq - 1,
           counting: conversation.counting,
-          fixedTokens: state.fixedTokens ?? 0,
+          fixedTokens: requestFixedTokensOf(state),
           policy: state.policy!,
           window: conversation.window,
           at: new Date(Date.now()).toISOString(),

@@ -24,6 +24,8 @@ import { addCall, addSummary, cacheInvalidation, noSpend } from '../engine/prici
 import type { ModelInfo } from '../engine/models.ts';
 import { Progress } from './progress.ts';
 import type { AgentLife } from '../contract/keys.ts';
+import { pinnedBlockTokensOf, requestFixedTokensOf } from '../contract/pins.ts';
+import type { Pin } from '../contract/pins.ts';
 
 export class Conversation {
   /** Read it freely; change it only through this class's methods. */
@@ -345,6 +347,32 @@ export class Conversation {
     return until;
   }
 
+  /** A pin was made (contract/pins.ts): kept, and the pinned block counted again. */
+  pinned(pin: Pin): void {
+    this.state.pins = [...(this.state.pins ?? []), pin];
+    recountPinnedBlock(this.state);
+  }
+
+  /** Takes the id of the next pin (taken even when the pin is refused: a text stored under it is never reused). */
+  newPinId(): string {
+    this.state.pinsMade = (this.state.pinsMade ?? 0) + 1;
+    return `pin-${this.state.pinsMade}`;
+  }
+
+  /** A pin was removed; returns it. */
+  unpinned(pinId: string): Pin | undefined {
+    const pin = this.state.pins?.find((p) => p.id === pinId);
+    if (!pin) return undefined;
+    this.state.pins = this.state.pins!.filter((p) => p.id !== pinId);
+    recountPinnedBlock(this.state);
+    return pin;
+  }
+
+  /** The budget note was sent: the compactions it told of. */
+  noted(): void {
+    this.state.notedCompactions = this.state.compactions ?? 0;
+  }
+
   /** A revert's restored context replaces the context (see {@link revertInto}). */
   reverted(done: Reverted): void {
     revertInto(this.state, done);
@@ -376,7 +404,8 @@ export class Conversation {
     const since = state.messages.slice(done.made.messages);
     spentOn(state, event, [...context, ...since]);
     state.messages = [...context, ...since];
-    state.contextTokens = (state.fixedTokens ?? 0) + state.messages.reduce((sum, m) => sum + m.tokens, 0);
+    recountPinnedBlock(state);
+    state.contextTokens = requestFixedTokensOf(state) + state.messages.reduce((sum, m) => sum + m.tokens, 0);
     state.contextTurns = state.messages.filter(isUserTurn).length;
     state.base = event.keys.context;
     state.baseLength = context.length;
@@ -385,7 +414,7 @@ export class Conversation {
     state.tailFromSeq = done.tailFromSeq;
     state.compactions = event.seq;
     state.callsSinceCompaction = 0;
-    state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
+    state.events = [...(state.events ?? []), withPins(state, event)].slice(-EVENTS_KEPT);
     const previous = state.stats ?? NO_COMPACTIONS;
     const ratio = event.tokensBefore > 0 ? event.tokensAfter / event.tokensBefore : 1;
     state.stats = {
@@ -434,7 +463,7 @@ function spentOn(state: WorkflowState, event: CompactionEventSummary, after: rea
   const summary = !llm || llm.promptTokens + llm.completionTokens === 0 ? 0 : (llm.cost ?? null);
   event.spent = {
     summary,
-    cache: cacheInvalidation(state.messages, after, state.fixedTokens ?? 0, sameRecord, price),
+    cache: cacheInvalidation(state.messages, after, requestFixedTokensOf(state), sameRecord, price),
   };
   if (llm && llm.promptTokens + llm.completionTokens > 0)
     state.spend = addSummary(state.spend ?? noSpend(price), summary);
@@ -463,7 +492,8 @@ export interface Reverted {
 export function revertInto(state: WorkflowState, done: Reverted): void {
   const { context, event } = done;
   state.messages = [...context];
-  state.contextTokens = (state.fixedTokens ?? 0) + context.reduce((sum, m) => sum + m.tokens, 0);
+  recountPinnedBlock(state);
+  state.contextTokens = requestFixedTokensOf(state) + context.reduce((sum, m) => sum + m.tokens, 0);
   state.contextTurns = context.filter(isUserTurn).length;
   state.base = event.keys.context;
   state.baseLength = done.baseLength;
@@ -471,7 +501,7 @@ export function revertInto(state: WorkflowState, done: Reverted): void {
   state.tailFromSeq = done.tailFromSeq;
   state.compactions = event.seq;
   state.callsSinceCompaction = 0;
-  state.events = [...(state.events ?? []), event].slice(-EVENTS_KEPT);
+  state.events = [...(state.events ?? []), withPins(state, event)].slice(-EVENTS_KEPT);
   const stats = state.stats ?? NO_COMPACTIONS;
   state.stats = { ...stats, reverts: (stats.reverts ?? 0) + 1 };
   state.gate = done.gate;
@@ -480,6 +510,23 @@ export function revertInto(state: WorkflowState, done: Reverted): void {
     state.ledger = done.ledger;
     delete state.ledgerKey; // the ledger of then, inline
   }
+}
+
+/**
+ * Counts the pinned block again after the context changed (a pinned message that left it moves into the block) and
+ * keeps `contextTokens` in step. Without pins nothing changes (states of before have none).
+ */
+export function recountPinnedBlock(state: WorkflowState): void {
+  if (!state.pins?.length && state.pinnedBlockTokens === undefined) return;
+  const tokens = pinnedBlockTokensOf(agentLife(state), state.pins, state.messages);
+  state.contextTokens += tokens - (state.pinnedBlockTokens ?? 0);
+  if (tokens > 0 || state.pins?.length) state.pinnedBlockTokens = tokens;
+  else delete state.pinnedBlockTokens;
+}
+
+/** A compaction event as the state keeps it: with the pins it kept verbatim, when there are any. */
+function withPins(state: WorkflowState, event: CompactionEventSummary): CompactionEventSummary {
+  return state.pins?.length ? { ...event, pinned: state.pins.map((pin) => pin.id) } : event;
 }
 
 /** State fields under the names they had before "compaction" became the one noun (a run of an earlier release). */

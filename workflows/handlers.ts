@@ -23,6 +23,7 @@ import {
   checkSteer,
   checkToolDecision,
 } from './inputs.ts';
+import { checkPin, checkUnpin } from './pins.ts';
 import { progressOf } from './progress.ts';
 import type { TurnControl } from './turn-control.ts';
 import type { ToolDecisionInput } from '../contract/inputs.ts';
@@ -87,6 +88,8 @@ export function setHandlers(conversation: Conversation, inbox: Inbox, control: T
         if (inbox.interruptQueued) control.cancelInFlight();
       },
     },
+    pin: { check: (request) => checkPin(request, state, inbox.closing), failureType: FAILURE.invalidInput },
+    unpin: { check: (request) => checkUnpin(request, state, inbox.closing), failureType: FAILURE.invalidInput },
   };
   const inputOf = <K extends Kind>(kind: K, input: InputOf<K> | undefined): InputOf<K> => {
     const empty = rules[kind].empty;
@@ -208,6 +211,8 @@ export function setHandlers(conversation: Conversation, inbox: Inbox, control: T
     queued(api.interruptSignal, 'interrupt', about.interruptSignal),
     decideTool(api.approveToolUpdate, true, about.approveTool),
     decideTool(api.denyToolUpdate, false, about.denyTool),
+    applied(api.pinUpdate, 'pin', about.pin),
+    applied(api.unpinUpdate, 'unpin', about.unpin),
   ];
   for (const set of table) set();
 }

@@ -30,6 +30,7 @@ import type {
   SendInput,
   SteerInput,
 } from '../contract/inputs.ts';
+import type { PinInput, PinResult, UnpinInput, UnpinResult } from '../contract/pins.ts';
 import { appliedFromCarry, appliedResult, rememberApplied, storedReplyOf } from './applied-updates.ts';
 
 /**
@@ -48,13 +49,24 @@ interface Kinds {
   configure: { input: ConfigureInput; result: ConfigureResult };
   steer: { input: SteerInput; result: SteerResult };
   interrupt: { input: InterruptInput; result: InterruptResult };
+  pin: { input: PinInput; result: PinResult };
+  unpin: { input: UnpinInput; result: UnpinResult };
 }
 
 /**
  * What a turn in progress takes at its next step boundary (reachable turns, workflows/turn-control.ts): everything
  * but messages, which open the next turn, and `configure`, which waits for the turn to end.
  */
-const AT_STEP_BOUNDARY: ReadonlySet<Kind> = new Set(['compact', 'revert', 'approve', 'discard', 'steer', 'interrupt']);
+const AT_STEP_BOUNDARY: ReadonlySet<Kind> = new Set([
+  'compact',
+  'revert',
+  'approve',
+  'discard',
+  'steer',
+  'interrupt',
+  'pin',
+  'unpin',
+]);
 export type Kind = keyof Kinds;
 export type InputOf<K extends Kind> = Kinds[K]['input'];
 export type ResultOf<K extends Kind> = Kinds[K]['result'];

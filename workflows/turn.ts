@@ -34,6 +34,10 @@ import { FAILURE } from '../contract/failures.ts';
 import type { Compactions } from './compaction.ts';
 import type { Conversation } from './conversation.ts';
 import { showProgress, showTurn } from './visibility.ts';
+import { answerContextTool, CONTEXT_TOOLS_PATCH, noteFor, WORKFLOW_TOOLS } from './context-tools.ts';
+import type { TurnUsage } from './context-tools.ts';
+import { pinnedBlockOf, pinnedRefsOf } from '../contract/pins.ts';
+import type { PinnedRef } from '../contract/pins.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -175,6 +179,11 @@ export async function runTurn(
   let stopped: TurnStop | undefined;
   let interrupt: { pending: PendingOf<'interrupt'> | undefined; step: number } | undefined;
   conversation.progress.turnBegan(turn, new Date(began).toISOString());
+  /** The turn's budget and what it has used, for the budget note and `context_budget`. */
+  const usage = (): TurnUsage => ({
+    steps: { used: steps, limit: rule.budget.steps },
+    turnTokens: { used: tokens, ...(rule.budget.tokens !== undefined ? { limit: rule.budget.tokens } : {}) },
+  });
   for (let step = 1; ; step++) {
     let forceText = false;
     if (step > 1) {
@@ -239,7 +248,7 @@ export async function runTurn(
     const view = conversation.view(); // the context so far, with the new messages, before the reply's id is taken
     const replyId = conversation.newMessageId();
     // The model as the agent has it now: the start's, or the last `configure`'s.
-    const call = { view, replyId, forceText, fresh, steerIds, at: { turn, step }, announce };
+    const call = { view, replyId, forceText, fresh, steerIds, at: { turn, step }, announce, usage };
     if (!reachable) reply = await callModelFitting(conversation, compactions, state.model, call);
     else {
       try {
@@ -279,7 +288,7 @@ export async function runTurn(
       );
       conversation.append(...(results as ContextRecord[]));
     } else {
-      conversation.append(...(await answerCalls(conversation, reach, reply.toolCalls, step)));
+      conversation.append(...(await answerCalls(conversation, reach, reply.toolCalls, step, usage)));
       if (reach.interruptQueued()) {
         interrupt = { pending: reach.takeInterrupt(), step };
         break;
@@ -330,10 +339,11 @@ async function answerCalls(
   reach: TurnReach,
   calls: ToolCall[],
   step: number,
+  usage: () => TurnUsage,
 ): Promise<ContextRecord[]> {
   const answered = calls.map((call) => ({ call, resultId: conversation.newMessageId() }));
   const outcomes = await Promise.allSettled(
-    answered.map(({ call, resultId }) => answerCall(conversation, reach, call, resultId, step)),
+    answered.map(({ call, resultId }) => answerCall(conversation, reach, call, resultId, step, usage)),
   );
   const failure = outcomes.find(
     (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected' && !wasCancelled(outcome.reason),
@@ -373,7 +383,13 @@ async function answerCall(
   call: ToolCall,
   resultId: string,
   step: number,
+  usage: () => TurnUsage,
 ): Promise<ContextRecord> {
+  // `context_pin` and `context_budget`: answered here, from the agent's state (workflows/context-tools.ts).
+  if (WORKFLOW_TOOLS.has(call.function.name) && patched(CONTEXT_TOOLS_PATCH)) {
+    const content = await answerContextTool(conversation, call, usage());
+    return storeStandIn(conversation, call, resultId, content, [resultItem(call, content)]);
+  }
   const run = (approval: 'ask' | 'required' | 'granted') =>
     reach.control.run(() =>
       runTool.executeWithOptions(
@@ -480,6 +496,18 @@ async function storeStandIn(
   return record!;
 }
 
+/** What the live stream says of a call's result. */
+function resultItem(call: ToolCall, content: string): StreamAnnouncement {
+  return {
+    kind: 'tool-result',
+    id: `tool-result:${call.id}`,
+    callId: call.id,
+    name: call.function.name,
+    preview: content.slice(0, TOOL_RESULT_PREVIEW_CHARS),
+    chars: content.length,
+  };
+}
+
 /** What the live stream says of a call answered without running: denied, or interrupted. */
 function standInItems(call: ToolCall, content: string, step: number | undefined, turn: number | undefined) {
   const items: StreamAnnouncement[] = [];
@@ -500,14 +528,7 @@ function standInItems(call: ToolCall, content: string, step: number | undefined,
       reason: `tool call ${call.id} (${call.function.name}) interrupted`,
     });
   }
-  items.push({
-    kind: 'tool-result',
-    id: `tool-result:${call.id}`,
-    callId: call.id,
-    name: call.function.name,
-    preview: content.slice(0, TOOL_RESULT_PREVIEW_CHARS),
-    chars: content.length,
-  });
+  items.push(resultItem(call, content));
   return items;
 }
 
@@ -530,6 +551,8 @@ async function callModelFitting(
     /** The turn and step (the reply that ends the turn publishes it), and what the call publishes first. */
     at: { turn: number; step: number };
     announce: StreamAnnouncement[];
+    /** The turn's budget and use, for the budget note. */
+    usage: () => TurnUsage;
   },
   reach?: TurnReach,
 ): Promise<ModelReply> {
@@ -543,6 +566,8 @@ async function callModelFitting(
   for (let attempt = 1; ;) {
     await compactions.checkBeforeCall(replyId);
     let result: Awaited<ReturnType<typeof callModel>>;
+    // The pinned block and the budget note as the context is now (after any compaction this call needed).
+    const extras = requestExtras(conversation, call.usage);
     const calling = () =>
       callModel.executeWithOptions(
         {
@@ -565,6 +590,7 @@ async function callModelFitting(
             ...(unstored.length ? { newMessages: unstored, gateCheck: conversation.gateCheck() } : {}),
             turn: call.at,
             ...(announce.length ? { announce } : {}),
+            ...extras,
           },
         ],
       );
@@ -590,6 +616,7 @@ async function callModelFitting(
     conversation.append(...steered(result.stored, call.steerIds));
     unstored = [];
     if (result.reply) {
+      if (extras.budgetNote !== undefined) conversation.noted();
       conversation.called(result.reply);
       return result.reply;
     }
@@ -597,6 +624,20 @@ async function callModelFitting(
     await compactions.compact('auto', replySeq);
     view = conversation.view(replyId);
   }
+}
+
+/** What a model call adds to its view: the pinned block's pins, the budget note (nothing, for agents without). */
+function requestExtras(
+  conversation: Conversation,
+  usage: () => TurnUsage,
+): { pinned?: PinnedRef[]; budgetNote?: string } {
+  const { state } = conversation;
+  const block = pinnedBlockOf(conversation.life, state.pins, state.messages);
+  const note = noteFor(conversation, usage());
+  return {
+    ...(block.length ? { pinned: pinnedRefsOf(block) } : {}),
+    ...(note !== undefined ? { budgetNote: note } : {}),
+  };
 }
 
 /** Stores and counts messages on their own (when the model call that was to store them failed). */

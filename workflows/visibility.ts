@@ -3,6 +3,7 @@
  * message content. Each function is called at one point of the workflow (the order of these commands is part of
  * every recorded history).
  */
+import { pinBudgetOf, pinnedTokensOf } from '../contract/pins.ts';
 import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CompactionEventSummary } from '../contract/results.ts';
@@ -170,6 +171,12 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
     `turns: ${state.turns} · messages in context: ${state.messages.length}`,
     `compactions: ${stats?.count ?? 0}` + (reverts > 0 ? ` · reverts: ${reverts}` : ''),
     ...(state.spend ? [costLine(state.spend)] : []),
+    ...(state.pins?.length
+      ? [
+          `pins: ${state.pins.map((pin) => pin.id).join(', ')} · ${pinnedTokensOf(state.pins)} of ` +
+            `${pinBudgetOf(state.policy, window)} tokens of the pin budget`,
+        ]
+      : []),
     ...lastLine,
     ...(state.draft?.info.waits
       ? waitingDraft(state, state.draft.info)

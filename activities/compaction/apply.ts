@@ -1,7 +1,8 @@
 /**
  * The apply step: carries a stored plan out. Stores what replaces each message, writes the removed messages (their
  * original bodies) as JSONL, the new context manifest and the event, in that order, under keys derived from the agent
- * and the compaction's sequence number; judges the compaction for the loop guard and the cooldown.
+ * and the compaction's sequence number; judges the compaction for the loop guard and the cooldown. Once the workflow
+ * has committed it, adds what it cost (`spent`) to the stored event.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { applyPlan, replacementBody } from '../../engine/apply.ts';
@@ -22,7 +23,13 @@ import { unkeyedRecord } from '../../contract/records.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import { summaryOfEvent } from '../../contract/results.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
-import type { ApplyCompactionInput, ApplyOutcome, NoGainOutcome, SummaryOutcome } from '../../contract/activities.ts';
+import type {
+  ApplyCompactionInput,
+  ApplyOutcome,
+  NoGainOutcome,
+  RecordSpentInput,
+  SummaryOutcome,
+} from '../../contract/activities.ts';
 import { recordCompaction } from '../telemetry.ts';
 import { withHeartbeat } from '../stored.ts';
 import { eventKeys, tokensOf } from './shared.ts';
@@ -178,9 +185,22 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
     return { ...changed, event: summaryOfEvent(event), gate, ...(violations.length ? { violations } : {}) };
   }
 
+  /**
+   * Adds what the compaction cost (`spent`: the workflow prices it as it commits the compaction, after apply wrote
+   * the event) to the stored event, so `keys.event` carries what the state's copy does. Idempotent: a retry writes
+   * the same object again.
+   */
+  async function recordSpent(input: RecordSpentInput): Promise<void> {
+    const key = eventKeys(agentLife(input), input.seq).event;
+    const event = await load<CompactionEvent>(key);
+    await putJson(key, { ...event, spent: input.spent });
+  }
+
   return {
     // Applying heartbeats too: a worker that dies in the middle is noticed within the heartbeat timeout.
     applyCompaction: (input: ApplyCompactionInput) => withHeartbeat(() => apply(input)),
+    // A local activity (workflows/compaction-pipeline.ts): no heartbeats.
+    recordEventSpent: recordSpent,
   };
 }
 

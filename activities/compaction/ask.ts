@@ -1,7 +1,7 @@
 /**
  * Asking the summary model: the prompt for a part of the span, the call (structured output first; a provider that
  * rejects it gets the plain prompt, whose reply is parsed by headings), the reply read into the summary and the ledger
- * update, and the tokens the calls used.
+ * update, and the tokens the calls used (cached input apart).
  */
 import type OpenAI from 'openai';
 import { nextActionOf, parseLedgerUpdate, renderLedger } from '../../engine/ledger.ts';
@@ -16,6 +16,8 @@ import {
 } from '../../engine/summary.ts';
 import type { SummarizeInput } from '../../contract/activities.ts';
 import { registryPrice } from '../../engine/models.ts';
+import type { TokenUsage } from '../../engine/pricing.ts';
+import { readUsage } from '../usage.ts';
 import { observeModelCall } from '../telemetry.ts';
 import { transcriptOf } from './chunk.ts';
 import type { CompactionDeps } from './shared.ts';
@@ -39,7 +41,9 @@ export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
    * the response format (structured output until the provider rejects it) and add up the tokens they used.
    */
   return function askerFor(model: string, input: SummarizeInput, maxChars: number) {
-    const usage = { promptTokens: 0, completionTokens: 0 };
+    // Cached input kept apart, as the model-call activity keeps it (activities/usage.ts), so it is priced apart;
+    // absent until a call reports it.
+    const usage: TokenUsage = { promptTokens: 0, completionTokens: 0 };
     let responseFormat: 'json_schema' | 'text' = 'json_schema';
 
     /** The model's reply to `conversation`, in the response format the summary is on. */
@@ -59,13 +63,15 @@ export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
         (completion) => ({ usage: completion.usage, model: completion.model }),
         registryPrice(model),
       );
-      usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
-      usage.completionTokens += completion.usage?.completion_tokens ?? 0;
+      const used = readUsage(completion.usage);
+      usage.promptTokens += used?.promptTokens ?? 0;
+      usage.completionTokens += used?.completionTokens ?? 0;
+      if (used?.cachedTokens !== undefined) usage.cachedTokens = (usage.cachedTokens ?? 0) + used.cachedTokens;
       return completion.choices[0]?.message.content ?? '';
     }
 
     return {
-      /** The tokens the calls used so far. */
+      /** The tokens the calls used so far (of the prompt's, `cachedTokens` served from the provider's cache). */
       usage,
       /** Structured output, or plain text once the provider rejected it. */
       responseFormat: () => responseFormat,

@@ -5,8 +5,7 @@
  */
 import { planCompaction } from '../../engine/planner/index.ts';
 import type { SummarySpec } from '../../engine/planner/index.ts';
-import { gateAfterPlanSkip } from '../../engine/gates.ts';
-import { holdGrowth } from '../../engine/trigger.ts';
+import { gateAfterSkippedPlan } from '../../engine/gates.ts';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TaskLedger } from '../../engine/ledger.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
@@ -114,9 +113,15 @@ export function createPlanActivities(shared: CompactionShared) {
       ...(plan.noGain ? { noGain: plan.noGain } : {}),
     };
     if (plan.action === 'skip') {
-      const growth = holdGrowth(input.policy);
       const skipped = { ...plan, tokens: plan.before.tokens };
-      const gate = gateAfterPlanSkip(input.policy, input.window, input.cooldown, skipped, growth);
+      const gate = gateAfterSkippedPlan(
+        input.policy,
+        input.window,
+        input.cooldown,
+        skipped,
+        input.trigger,
+        input.callsSinceCompaction,
+      );
       return { ...outcome, gate };
     }
     const planKey = compactionKey(agent, seq, 'plan.json');

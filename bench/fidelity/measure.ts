@@ -105,6 +105,8 @@ export interface ReplayFigures {
   cost?: number | null;
   costWithoutCompaction?: number | null;
   cachedInputShare?: number | null;
+  /** The workflow history of every run of the agent, summed (bytes), when the report carries it. */
+  historyBytes?: number;
 }
 
 /**
@@ -190,6 +192,11 @@ export interface RunResult {
   tokensRatioFloor?: number;
   /** Compaction plans made, those that found nothing, masking passes not planned (absent: not reported). */
   plans?: { made: number; empty: number; avoided: number };
+  /**
+   * The agent's Temporal history (every run, summed) against the recording's own bytes (its JSONL file): issue 29's
+   * target is at most 2× on long loops. Absent when the report or the run does not say.
+   */
+  history?: { bytes: number; sessionBytes: number; ratio: number };
   toolPairViolations: number;
   /**
    * USD of the replay with prompt caching (summaries included), of sending the whole recording so far each time
@@ -211,7 +218,7 @@ export interface RunResult {
 
 /** One run's figures. */
 export function runResult(
-  run: { session: string; preset: string; durationMs: number; triggerTokens?: number },
+  run: { session: string; preset: string; durationMs: number; triggerTokens?: number; sessionBytes?: number },
   report: ReplayFigures,
   facts: readonly string[],
   snapshots: readonly CompactionSnapshot[],
@@ -261,6 +268,15 @@ export function runResult(
       : {}),
     toolPairViolations: report.toolPairViolations,
     ...(report.plans ? { plans: report.plans } : {}),
+    ...(report.historyBytes !== undefined && run.sessionBytes
+      ? {
+          history: {
+            bytes: report.historyBytes,
+            sessionBytes: run.sessionBytes,
+            ratio: report.historyBytes / run.sessionBytes,
+          },
+        }
+      : {}),
     cost: report.cost ?? null,
     costWithoutCompaction: report.costWithoutCompaction ?? null,
     cachedInputShare: report.cachedInputShare ?? null,

@@ -139,3 +139,16 @@ export function renderTargets(checks: readonly TargetCheck[]): string {
     )
     .join('\n');
 }
+
+/** The Temporal history the replays left against their recordings' bytes (issue 29's target: at most 2×). */
+export function historyLine(results: readonly RunResult[]): string {
+  const measured = results.filter((r) => r.history !== undefined);
+  if (measured.length === 0) return 'Temporal history: not reported';
+  const ratios = measured.map((r) => r.history!.ratio);
+  const bytes = measured.reduce((sum, r) => sum + r.history!.bytes, 0);
+  const own = measured.reduce((sum, r) => sum + r.history!.sessionBytes, 0);
+  return (
+    `Temporal history: ${(bytes / own).toFixed(2)}× the recordings' own bytes over ${measured.length} replays ` +
+    `(${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}× each)`
+  );
+}

@@ -72,6 +72,8 @@ export async function start({ args, values, given, settings, out }: Invocation):
     ...(values.preset ? { preset: values.preset } : {}),
     ...(values.background !== undefined ? { backgroundRatio: backgroundFlag(values.background) } : {}),
     ...reviewFlags(values),
+    ...(values['pin-ratio'] !== undefined ? { pinRatio: ratioFlag('pin-ratio', values['pin-ratio']) } : {}),
+    ...(values['budget-note'] !== undefined ? { budgetNote: onOffFlag('budget-note', values['budget-note']) } : {}),
   };
   resolvePolicy(compaction); // a bad preset or ratio: exit 2, naming it, before anything starts
   await withClient((client) =>
@@ -429,6 +431,21 @@ function turnBudgetFlags(values: FlagValues): TurnBudget | undefined {
     ...(seconds !== undefined ? { seconds } : {}),
   };
   return Object.keys(budget).length > 0 ? budget : undefined;
+}
+
+/** A share of the window such as 0.1 (the policy checks its range). */
+function ratioFlag(name: string, raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) {
+    throw new UsageError(`--${name}: must be a share of the window such as 0.1 (got ${JSON.stringify(raw)})`);
+  }
+  return value;
+}
+
+/** `on` or `off`. */
+function onOffFlag(name: string, raw: string): boolean {
+  if (raw !== 'on' && raw !== 'off') throw new UsageError(`--${name}: must be on or off (got ${JSON.stringify(raw)})`);
+  return raw === 'on';
 }
 
 /** `--background`: a share of the window (the policy checks its range), or `off`. */

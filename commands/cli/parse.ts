@@ -88,6 +88,9 @@ export const FLAGS = {
   host: { value: 'H' },
   origins: { value: 'A,B' },
   namespaces: { value: 'A,B' },
+  text: { value: 'TEXT' },
+  'pin-ratio': { value: 'RATIO' },
+  'budget-note': { value: 'on|off' },
 } as const satisfies Record<string, { value?: string }>;
 
 export type FlagName = keyof typeof FLAGS;

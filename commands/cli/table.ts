@@ -18,6 +18,8 @@ import * as agents from './agent-commands.ts';
 import * as compaction from './compaction-commands.ts';
 import * as control from './control-commands.ts';
 import * as local from './local-commands.ts';
+import * as pins from './pin-commands.ts';
+import { DEFAULT_PIN_RATIO } from '../../contract/pins.ts';
 import type { Arg, Command } from './parse.ts';
 
 const AGENT: Arg = { name: 'agent', check: assertAgentId };
@@ -72,6 +74,10 @@ export const COMMANDS = {
         `(at most ${n(MAX_REVIEW_SECONDS)}), ` +
         'then are applied (or discarded)',
       'on-review-timeout': 'what a draft that waited --await-review SECONDS becomes (default apply)',
+      'pin-ratio': `the pin budget: the share of the window pins may hold (default ${DEFAULT_PIN_RATIO}, at most 0.5)`,
+      'budget-note':
+        'a short note at the end of each request telling the model its context and turn budget (on in the default ' +
+        'preset, off in the others)',
       reopen:
         'continue a closed agent under the same id: its messages, ids, summary, ledger and settings (no other ' +
         'flag goes with it)',
@@ -170,9 +176,27 @@ export const COMMANDS = {
   },
   context: {
     args: [AGENT],
-    summary: 'the working context: previews and storage references',
+    summary: 'the working context: previews and storage references, pinned messages marked, then the pins',
     flags: { json: "the context's records as JSON" },
     run: agents.context,
+  },
+  pin: {
+    args: [AGENT, { name: 'message', optional: true, hint: 'a message id longrun context printed' }],
+    summary:
+      'pin a message of the working context, or a text (--text): every compaction keeps it verbatim (a message in ' +
+      'place, a text in the pinned block after the system prompt); over the pin budget (policy pinRatio of the ' +
+      `window, ${DEFAULT_PIN_RATIO} by default) it is refused, naming the budget and the sizes`,
+    flags: {
+      text: `the text to pin instead of a message (at most ${n(MAX_MESSAGE_CHARS)} characters)`,
+      json: 'the result as JSON',
+    },
+    run: pins.pin,
+  },
+  unpin: {
+    args: [AGENT, { name: 'pin', hint: 'a pin id (pin-N) longrun pin or context printed' }],
+    summary: 'remove a pin: the message is compactable again, the text leaves the pinned block',
+    flags: { json: 'the result as JSON' },
+    run: pins.unpin,
   },
   reload: {
     args: [AGENT, { name: 'reference' }],

@@ -62,10 +62,14 @@ export class Board {
   /** The summary's and the ledger's tokens as they will be written, once the plan's span is final. */
   private written: { summary: number; ledger: number } | undefined;
 
-  constructor(input: Pick<PlanInput, 'context' | 'policy' | 'window' | 'fixedTokens' | 'goalId'>) {
+  /** Messages pinned (contract/pins.ts): the emergency cut passes them by too. */
+  readonly pinned: ReadonlySet<string>;
+
+  constructor(input: Pick<PlanInput, 'context' | 'policy' | 'window' | 'fixedTokens' | 'goalId' | 'pinnedIds'>) {
     const { context, policy, window } = input;
     this.layout = layoutSteps(context);
-    const protect = protectionOf(context, policy, window, input.goalId, this.layout);
+    this.pinned = new Set(input.pinnedIds ?? []);
+    const protect = protectionOf(context, policy, window, input.goalId, this.layout, input.pinnedIds);
     this.slots = context.map((meta, i) => ({
       meta,
       index: i,

@@ -23,14 +23,16 @@ export function fitWindow(board: Board, hardLimit: number, limit: number): StepR
 }
 
 /**
- * Cuts the largest messages (never the system prompt, a summary or the ledger) to head and tail, keeping at least
+ * Cuts the largest messages (never the system prompt, a summary, the ledger or a pinned message) to head and tail, keeping at least
  * {@link EMERGENCY_MIN_TOKENS} of each, until the board is at or under `limit` tokens.
  */
 export function truncateOversized(board: Board, hardLimit: number, limit: number): StepResult {
   const ids: string[] = [];
   const candidates = board.slots
     .filter((s) => s.op.op !== 'drop')
-    .filter((s) => s.meta.role !== 'system' && !isSummary(s) && kindOf(s.meta) !== 'ledger')
+    .filter(
+      (s) => s.meta.role !== 'system' && !isSummary(s) && kindOf(s.meta) !== 'ledger' && !board.pinned.has(s.meta.id),
+    )
     .filter((s) => s.tokens > EMERGENCY_MIN_TOKENS && (s.op.op === 'keep' || s.op.op === 'truncate'))
     .sort((a, b) => b.tokens - a.tokens || a.index - b.index);
   for (const slot of candidates) {

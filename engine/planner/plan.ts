@@ -4,10 +4,10 @@
  * hard-limit fit, the summary spec, and the last word (a compaction that would not shrink the context, or would cost
  * more than it saves with the prompt cache it invalidates, is a skip).
  */
-import { estimateCost } from '../cost.ts';
+import { estimateCost, tokensPerCallOf } from '../cost.ts';
 import type { CostEstimate } from '../cost.ts';
 import { MAX_CONTEXT_MESSAGES } from '../policy.ts';
-import { gateOf } from '../gates.ts';
+import { gateOf, triggerTokens } from '../gates.ts';
 import { offloadsLargest } from '../loop-guard.ts';
 import { backgroundFires, compactionDue, isAutomatic } from '../trigger.ts';
 import type { ContextStats, Gate } from '../trigger.ts';
@@ -79,8 +79,18 @@ export function planCompaction(input: PlanInput): Plan {
   // After ineffective compactions in a row, the loop guard's attempt instead (the policy's when it finds nothing).
   const guarded = !maskPass && !oversized && offloadsLargest(policy, input.cooldown, trigger);
   const offloaded = guarded && run('offload-largest', () => offloadLargest(planning));
+  // Halving breaks the policy's protection of the newest steps: an automatic compaction that the strategies before
+  // it brought under the trigger's tokens stops short of its target instead (its shortfall recorded), rather than
+  // fold the steps it promised to keep into the summary. A count limit that fired, a forced compaction and an
+  // overflow still halve to their target.
+  const emergencyNotNeeded = () =>
+    isAutomatic(trigger) &&
+    target.messages === undefined &&
+    target.turns === undefined &&
+    board.stats().tokens < triggerTokens(policy, window);
   for (const name of maskPass || offloaded ? [] : order) {
     if (met()) break;
+    if (name === 'halve' && emergencyNotNeeded()) break;
     if (run(name, strategies[name]) && policy.oneStrategyPerCheck && isAutomatic(trigger)) break;
   }
 
@@ -145,7 +155,11 @@ export function planCompaction(input: PlanInput): Plan {
       summaryCall ? board.summarizedTokens : 0,
       summaryCall ? summary.estimatedTokens : 0,
       input.callsSinceCompaction,
-      { cachedPrefixTokens: cachedPrefixOf(slots, input.fixedTokens, summary), unsentTokens: unsentTokensOf(slots) },
+      {
+        cachedPrefixTokens: cachedPrefixOf(slots, input.fixedTokens, summary),
+        unsentTokens: unsentTokensOf(slots),
+        tokensPerCall: tokensPerCallOf(before.tokens, input.cooldown.lastTokensAfter, input.callsSinceCompaction),
+      },
     );
     // The hard limit, the bound on the context's messages and a message or turn limit that fired override the cost
     // decision: a request that would not fit is never sent. Below them, an automatic compaction that does not pay

@@ -1,6 +1,6 @@
 /**
  * Protection levels, strongest first: `fixed` (system prompt, task ledger, summaries, the goal, the request of the
- * turn in progress) is never touched by a regular strategy; `newest` (the newest step) only by truncating tool
+ * turn in progress, pinned messages and their steps) is never touched by a regular strategy; `newest` (the newest step) only by truncating tool
  * results; `recent` (the newest N steps, the last N messages, the reserve, the user's words and final answers of the
  * last N turns) only by truncation, offloading and supersession (a newer result of the same call is in the context);
  * `none` by everything.
@@ -26,6 +26,7 @@ export function protectionOf(
   window: number,
   goalId?: string,
   layout: StepLayout = layoutSteps(context),
+  pinnedIds: readonly string[] = [],
 ): Protection[] {
   const { steps, turns } = layout;
   const protect: Protection[] = context.map(() => 'none');
@@ -39,6 +40,16 @@ export function protectionOf(
     const kind = kindOf(m);
     if (m.role === 'system' || kind === 'ledger' || kind === 'summary' || m.id === goalId) raise(i, 'fixed');
   });
+  // A pinned message is kept verbatim with its whole step: a tool call and its results stay together.
+  if (pinnedIds.length > 0) {
+    const pinned = new Set(pinnedIds);
+    steps.forEach((step, s) => {
+      for (let i = step.start; i < step.end; i++) if (pinned.has(context[i]!.id)) raiseStep(s, 'fixed');
+    });
+    context.forEach((m, i) => {
+      if (pinned.has(m.id)) raise(i, 'fixed');
+    });
+  }
   const current = turns.at(-1);
   if (current) raise(current.start, 'fixed'); // the user's request of the turn in progress stays verbatim
   if (steps.length > 0) raiseStep(steps.length - 1, 'newest');

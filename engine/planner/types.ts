@@ -18,6 +18,11 @@ export interface PlanInput {
   /** Id of the user's first message (the goal): protected. */
   goalId?: string;
   /**
+   * Messages pinned (contract/pins.ts): `fixed`, with the rest of their step (a tool call and its results stay
+   * together), and never cut by the emergency steps. Absent: none.
+   */
+  pinnedIds?: readonly string[];
+  /**
    * Who can summarize: the summary model (`available`), none configured (`none`: the extractive summarizer, or the
    * policy's fallback), or the model failed its retries (`failed`: the fallback, summarized extractively).
    */

@@ -2,8 +2,7 @@
  * A tool call waiting for approval survives its worker's kill -9 (the wait is workflow state: the next worker
  * rebuilds it by replay and takes the approval), and approvals work the same in the run after a continue-as-new.
  */
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,25 +14,14 @@ import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
-import { newAgentId, spawnWorker } from '../support/harness.ts';
+import { newAgentId } from '../support/harness.ts';
+import { toolWorkers } from '../support/tool-workers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'longrun-approval-crash-'));
 const taskQueue = `approval-crash-${Date.now()}`;
-const workers: ChildProcessWithoutNullStreams[] = [];
 let model: ChatServer;
-
-async function startWorker(): Promise<ChildProcessWithoutNullStreams> {
-  const child = await spawnWorker('test/support/tool-worker.ts', {
-    LONGRUN_TASK_QUEUE: taskQueue,
-    LONGRUN_DATA_DIR: dir,
-    OPENAI_API_KEY: 'test-key',
-    OPENAI_BASE_URL: model.baseURL,
-    TOOL_LOG: join(dir, 'tool.log'),
-    TOOL_RELEASE: join(dir, 'release'),
-  });
-  workers.push(child);
-  return child;
-}
+const workers = toolWorkers(dir, taskQueue);
+const startWorker = () => workers.start(model.baseURL);
 
 /** Waits until a call waits for approval; returns its id. */
 async function waitingCall(client: Client, agentId: string): Promise<string> {
@@ -46,7 +34,6 @@ async function waitingCall(client: Client, agentId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  writeFileSync(join(dir, 'tool.log'), '');
   model = await startChatServer((request, index) => {
     const last = request.body.messages.at(-1)!;
     if (last.role === 'tool') return { content: `the tool said: ${textOf(last.content)}` };
@@ -61,10 +48,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  const running = workers.filter((w) => w.exitCode === null && w.signalCode === null);
-  const exits = running.map((w) => new Promise((resolve) => w.on('exit', resolve)));
-  for (const worker of running) worker.kill('SIGTERM');
-  await Promise.all(exits);
+  await workers.stop();
   await model?.close();
   rmSync(dir, { recursive: true, force: true });
 });

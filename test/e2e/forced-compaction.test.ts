@@ -173,11 +173,15 @@ describe('forced compaction', () => {
   it('events beyond the ones the workflow keeps are read from S3: the history is complete', async () => {
     const { agentId, attempts } = await agentWithCompactions(h, 'history', 12);
     expect(attempts).toBe(12); // every compaction compacted (seq 1, 2, … 12)
-    expect((await compactionEvents(h.client, agentId)).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const kept = await compactionEvents(h.client, agentId);
+    expect(kept.map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     const { events: all, stats } = await compactionHistory(h.client, h.store, agentId);
     expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     expect(stats.count).toBe(12);
     for (const event of all) expect(event).toEqual(JSON.parse((await h.store.get(event.keys.event))!));
+    // The stored copy carries what each compaction cost, as the state's copy does (priced as it was committed).
+    for (const event of all) expect(event.spent, `event ${event.seq}`).toBeDefined();
+    for (const event of kept) expect(all.find((e) => e.seq === event.seq)!.spent).toEqual(event.spent);
     const seqs = async (query: { since?: number; limit?: number }) =>
       (await compactionHistory(h.client, h.store, agentId, query)).events.map((e) => e.seq);
     expect(await seqs({ limit: 3 })).toEqual([1, 2, 3]);
@@ -192,7 +196,9 @@ describe('forced compaction', () => {
     const before = await agentState(h.client, agentId);
     const error = await compactAgent(h.client, agentId, { strategy: 'fold' as never }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect(String((error as Error).cause)).toContain('strategy: "fold" is not one of supersede-tool-results, truncate-tool-results');
+    expect(String((error as Error).cause)).toContain(
+      'strategy: "fold" is not one of supersede-tool-results, truncate-tool-results',
+    );
     expect(await agentState(h.client, agentId)).toEqual(before);
   });
 

@@ -20,6 +20,7 @@ import { METRIC_LIST, METRICS, SDK_METRICS } from '../../contract/metrics.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { textOf } from '../../engine/messages.ts';
+import type { ChatMessage } from '../../engine/messages.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { requestTokenIds } from '../../llm/prompt-cache.ts';
 import { loadTokenCounter } from '../../engine/tokens.ts';
@@ -47,11 +48,29 @@ const taskQueue = `metrics-${Date.now()}`;
 const faults: ScriptedReply[] = [];
 /** While set, the model holds its answer to a turn until released. */
 let hold: { reached: () => void; release: Promise<void> } | undefined;
+/**
+ * While set, a summary call reports its request's tokens as the server's prompt cache counts them (the server then
+ * reports the cached part of them), and the first one (`failFirst`) is answered with a 500: its retry sends the same
+ * request again, which the cache serves.
+ */
+let countedSummary: { failFirst: boolean } | undefined;
+
+/** The tokens of a request as the server's prompt cache counts them: it reports the cached part of them. */
+async function requestTokens(body: { messages: ChatMessage[]; tools?: unknown }): Promise<number> {
+  const counter = await loadTokenCounter('o200k_base');
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  return requestTokenIds(counter, body.messages, tools).length;
+}
 
 beforeAll(async () => {
   model = await startChatServer(async (request) => {
     if (request.body.response_format) {
-      return { content: SUMMARY, usage: { prompt_tokens: 700, completion_tokens: 80 } };
+      if (!countedSummary) return { content: SUMMARY, usage: { prompt_tokens: 700, completion_tokens: 80 } };
+      if (countedSummary.failFirst) {
+        countedSummary.failFirst = false;
+        return { status: 500, error: 'the summary model is busy' };
+      }
+      return { content: SUMMARY, usage: { prompt_tokens: await requestTokens(request.body), completion_tokens: 80 } };
     }
     const fault = faults.shift();
     if (fault) return fault;
@@ -63,10 +82,7 @@ beforeAll(async () => {
     }
     const text = textOf(request.body.messages.findLast((m) => m.role === 'user')?.content);
     if (text.startsWith('cost turn')) {
-      // The request's tokens as the server's prompt cache counts them: it reports the cached part of them.
-      const counter = await loadTokenCounter('o200k_base');
-      const tools = Array.isArray(request.body.tools) ? (request.body.tools as unknown[]) : [];
-      const prompt = requestTokenIds(counter, request.body.messages, tools).length;
+      const prompt = await requestTokens(request.body);
       return { content: `logged: ${text.slice(0, 40)}`, usage: { prompt_tokens: prompt, completion_tokens: 9 } };
     }
     return { content: `logged: ${text.slice(0, 40)}`, usage: { prompt_tokens: 120, completion_tokens: 9 } };
@@ -260,11 +276,22 @@ describe('the worker serves Prometheus metrics at LONGRUN_METRICS_ADDRESS', () =
     const counted = moved(before, afterTurns, METRICS.modelCost.name, { purpose: 'turn' });
     expect(Math.abs(counted - calls * 1e6)).toBeLessThanOrEqual(spend.calls);
 
-    // A compaction: its summary call's cost (700 + 80 tokens at the summary model's list price) and the cache it
-    // invalidated, in its event and the agent's total.
+    // A compaction: its summary call's cost and the cache it invalidated, in its event and the agent's total. The
+    // summary call is sent twice (the first answered with a 500): the second finds the first's prompt cached, and its
+    // cached part is priced at the cached price.
+    countedSummary = { failFirst: true };
     const result = await compactAgent(client, agentId, { strategy: 'summarize', evenIfLarger: true });
+    countedSummary = undefined;
     expect(result.compacted, result.reason).toBe(true);
-    const summary = (700 * price.inputPerMillion + 80 * price.outputPerMillion) / 1e6;
+    const llm = result.event!.llm!;
+    expect(llm.cachedTokens).toBeGreaterThanOrEqual(1_024);
+    expect(llm.cachedTokens).toBeLessThanOrEqual(llm.promptTokens);
+    expect(llm.promptTokens - llm.cachedTokens!).toBeLessThan(128); // all but the last block of the same request
+    const summary =
+      ((llm.promptTokens - llm.cachedTokens!) * price.inputPerMillion +
+        llm.cachedTokens! * price.cachedInputPerMillion +
+        80 * price.outputPerMillion) /
+      1e6;
     const spent = result.event!.spent!;
     expect(spent.summary).toBeCloseTo(summary, 12);
     expect(spent.cache.invalidatedTokens).toBeGreaterThan(0);

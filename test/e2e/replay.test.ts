@@ -1,5 +1,5 @@
 /**
- * Replay safety: the histories of real agent runs (tool calls, a failed turn, continue-as-new, close) replay
+ * Replay safety: the histories of real agent runs (tool calls, pins, a failed turn, continue-as-new, close) replay
  * against the workflow code without a nondeterminism error. A change that breaks replay of running agents fails
  * here; such changes go behind patched().
  */
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { agentHandle, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { pinText, unpin } from '../../client/pins.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
@@ -26,6 +27,18 @@ function script(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
   const user = textOf(messages.findLast((m) => m.role === 'user')?.content);
   if (user.startsWith('401')) return { status: 401, error: 'bad key' };
+  if (user.startsWith('pin') && messages.at(-1)!.role === 'user') {
+    return {
+      content: null,
+      toolCalls: [
+        {
+          id: `p${messages.length}`,
+          type: 'function',
+          function: { name: 'context_pin', arguments: '{"text":"keep"}' },
+        },
+      ],
+    };
+  }
   if (user.startsWith('tool') && messages.at(-1)!.role === 'user') {
     return {
       content: null,
@@ -59,6 +72,10 @@ describe('replay', () => {
     const firstRunId = (await handle.describe()).runId;
     await sendMessage(h.client, agentId, 'hello');
     await sendMessage(h.client, agentId, 'tool please');
+    // Pins: a person's, the model's (context_pin, answered by the workflow), an unpin.
+    await pinText(h.client, agentId, 'the launch code is 7401');
+    await sendMessage(h.client, agentId, 'pin please');
+    await unpin(h.client, agentId, 'pin-1');
     await sendMessage(h.client, agentId, '401 now').catch(() => undefined);
     // A run lives at least 2 s before it continues as new (workflows/continue-as-new.ts).
     await sleep(2_100);

@@ -4,8 +4,7 @@
  * no gap and no duplicate, and, after a worker kill -9 mid-stream, sees the retried call's first attempt marked
  * superseded, every offset once.
  */
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -18,7 +17,8 @@ import { currentText } from '../../contract/stream.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
-import { newAgentId, spawnWorker, startHarness } from '../support/harness.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
+import { toolWorkers } from '../support/tool-workers.ts';
 import type { Harness } from '../support/harness.ts';
 
 const REPLY =
@@ -129,32 +129,16 @@ describe('the live stream', () => {
 describe('a worker killed mid-stream', () => {
   const dir = mkdtempSync(join(tmpdir(), 'longrun-stream-crash-'));
   const taskQueue = `stream-crash-${Date.now()}`;
-  const workers: ChildProcessWithoutNullStreams[] = [];
   let model: ChatServer;
-
-  async function startWorker(): Promise<ChildProcessWithoutNullStreams> {
-    const child = await spawnWorker('test/support/tool-worker.ts', {
-      LONGRUN_TASK_QUEUE: taskQueue,
-      LONGRUN_DATA_DIR: dir,
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: model.baseURL,
-      TOOL_LOG: join(dir, 'tool.log'),
-      TOOL_RELEASE: join(dir, 'release'),
-    });
-    workers.push(child);
-    return child;
-  }
+  const workers = toolWorkers(dir, taskQueue);
+  const startWorker = () => workers.start(model.baseURL);
 
   beforeAll(async () => {
-    writeFileSync(join(dir, 'tool.log'), '');
     // The first request streams slowly (the worker is killed meanwhile); the retry streams at once.
     model = await startChatServer((_request, index) => ({ content: REPLY, chunkDelayMs: index === 0 ? 150 : 5 }));
   });
   afterAll(async () => {
-    const running = workers.filter((w) => w.exitCode === null && w.signalCode === null);
-    const exits = running.map((w) => new Promise((resolve) => w.on('exit', resolve)));
-    for (const worker of running) worker.kill('SIGTERM');
-    await Promise.all(exits);
+    await workers.stop();
     await model?.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -176,6 +176,8 @@ describe('the temporal CLI on an agent', () => {
     }
     for (const name of ['message', 'close', 'compact'])
       expect(described.signalDefinitions![name], name).toMatch(/\w{4,}/);
-    for (const name of ['send', 'close', 'compact']) expect(described.updateDefinitions![name], name).toMatch(/\w{4,}/);
+    for (const name of ['send', 'close', 'compact', 'pin', 'unpin']) {
+      expect(described.updateDefinitions![name], name).toMatch(/\w{4,}/);
+    }
   });
 });

@@ -3,7 +3,6 @@
  * heartbeat timeout (not the 5-minute start-to-close timeout) and the call runs again on another worker, with the
  * same call id (tools are called at least once; `callId` lets one with side effects dedupe). The turn completes.
  */
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,34 +14,21 @@ import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
-import { newAgentId, spawnWorker } from '../support/harness.ts';
+import { newAgentId } from '../support/harness.ts';
+import { toolWorkers } from '../support/tool-workers.ts';
 
 const { TimeoutType } = protos.temporal.api.enums.v1;
 const dir = mkdtempSync(join(tmpdir(), 'longrun-tool-crash-'));
-const toolLog = join(dir, 'tool.log');
-const release = join(dir, 'release');
 const taskQueue = `tool-crash-${Date.now()}`;
-const workers: ChildProcessWithoutNullStreams[] = [];
 let model: ChatServer;
-
-async function startWorker(): Promise<ChildProcessWithoutNullStreams> {
-  const child = await spawnWorker('test/support/tool-worker.ts', {
-    LONGRUN_TASK_QUEUE: taskQueue,
-    LONGRUN_DATA_DIR: dir,
-    OPENAI_API_KEY: 'test-key',
-    OPENAI_BASE_URL: model.baseURL,
-    TOOL_LOG: toolLog,
-    TOOL_RELEASE: release,
-  });
-  workers.push(child);
-  return child;
-}
+const workers = toolWorkers(dir, taskQueue);
+const { toolLog, release } = workers;
+const startWorker = () => workers.start(model.baseURL);
 
 /** Lines of the tool's log: the call id of each run. */
 const toolRuns = () => readFileSync(toolLog, 'utf8').split('\n').filter(Boolean);
 
 beforeAll(async () => {
-  writeFileSync(toolLog, '');
   model = await startChatServer((request) => {
     const last = request.body.messages.at(-1);
     if (last?.role === 'tool') return { content: `the tool said: ${textOf(last.content)}` };
@@ -55,10 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   writeFileSync(release, '');
-  const running = workers.filter((w) => w.exitCode === null && w.signalCode === null);
-  const exits = running.map((w) => new Promise((resolve) => w.on('exit', resolve)));
-  for (const worker of running) worker.kill('SIGTERM');
-  await Promise.all(exits);
+  await workers.stop();
   await model?.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -123,7 +123,8 @@ describe('tool calls', () => {
     });
     const result = await sendMessage(h.client, agentId, text);
     expect(result.reply).toBe(
-      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, context_search, add, broken, dump) | ' +
+      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, context_search, context_pin, ' +
+        'context_budget, add, broken, dump) | ' +
         'error: arguments of add must be a JSON object',
     );
     expect(result.toolCalls).toBe(4);
@@ -135,6 +136,8 @@ describe('tool calls', () => {
     expect(schemas.map((t) => t.function.name).sort()).toEqual([
       'add',
       'broken',
+      'context_budget',
+      'context_pin',
       'context_reload',
       'context_search',
       'dump',

@@ -7,79 +7,27 @@
  * summary turned out larger than planned is not committed (no event, no manifest).
  */
 import { readFileSync } from 'node:fs';
-import { asyncLocalStorage } from '@temporalio/activity';
-import type { Context } from '@temporalio/activity';
-import { noopMetricMeter } from '@temporalio/common';
-import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { createActivities } from '../../activities/index.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { resolvePolicy } from '../../engine/presets.ts';
 import type { PolicyOverrides } from '../../engine/policy.ts';
-import { NO_COOLDOWN } from '../../engine/trigger.ts';
 import type { Trigger } from '../../engine/trigger.ts';
 import { parseSessionJsonl } from '../../llm/replay.ts';
-import type { BlobStore } from '../../storage/s3.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
 import { MODEL_LEDGER_TOKENS } from '../../activities/compaction/written.ts';
-import { compactionKey, messageIdOf, messageKey } from '../../contract/keys.ts';
+import { compactionKey } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';
+import { agentLoop as loopOf, inActivity, storedAgent, summaryModel } from '../support/stored-agent.ts';
 
-const counting = { encoding: 'o200k_base' as const, margin: 1 };
 /** Summaries only: the masking pass and the cheaper strategies plan their stubs by estimates of their own. */
 const SUMMARIES: PolicyOverrides = { strategies: ['summarize'], mask: { fromRatio: null } };
 
-/** What the activities read of their context: a meter that records nothing, heartbeats that go nowhere. */
-const activityContext = { metricMeter: noopMetricMeter, heartbeat: () => undefined } as unknown as Context;
-const inActivity = <T>(work: () => Promise<T>): Promise<T> => asyncLocalStorage.run(activityContext, work);
-
-/** An in-memory store. */
-function memoryStore(): BlobStore & { objects: Map<string, string> } {
-  const objects = new Map<string, string>();
-  return {
-    bucket: 'test',
-    objects,
-    put: (key, body) => Promise.resolve(void objects.set(key, body)),
-    get: (key) => Promise.resolve(objects.get(key)),
-    ensureBucket: () => Promise.resolve(),
-  };
-}
-
-/** A summary model that answers with `reply()` (the summarize step's JSON). */
-function summaryModel(reply: () => string): OpenAI {
-  const create = () =>
-    Promise.resolve({
-      model: 'summarizer',
-      choices: [{ message: { content: reply() } }],
-      usage: { prompt_tokens: 100, completion_tokens: 100 },
-    });
-  return { chat: { completions: { create } } } as unknown as OpenAI;
-}
-
 /** An agent's stored conversation and the compaction activities over it. */
 async function agentWith(messages: ChatMessage[], model?: () => string) {
-  const store = memoryStore();
-  const activities = createActivities({
-    store,
-    openai: model ? summaryModel(model) : ({} as OpenAI),
-    ...(model ? { summaryModel: 'summarizer' } : {}),
-  });
-  const life = { agentId: 'estimate', life: 'l1' };
-  // What every request adds besides its messages (the tool schemas of context_reload and context_search, the reply primer).
-  const { fixedTokens } = await activities.describeModel({ model: 'gpt-4o-mini' });
-  const context: ContextRecord[] = [];
-  /** Stores messages after those stored so far; their records. */
-  async function append(more: ChatMessage[]): Promise<ContextRecord[]> {
-    const records: ContextRecord[] = [];
-    for (const message of more) {
-      const messageId = messageIdOf(context.length + 1);
-      context.push(await activities.storeMessage({ ...life, messageId, message, counting }));
-      records.push(context.at(-1)!);
-    }
-    return records;
-  }
-  await append(messages);
-  const goalId = context.find((m) => m.role === 'user')!.id;
+  const { store, activities, life, fixedTokens, context, append, planInput, summarize, applyInput } = await storedAgent(
+    'estimate',
+    messages,
+    model ? summaryModel(model) : undefined,
+  );
   const tokens = fixedTokens + context.reduce((sum, m) => sum + m.tokens, 0);
   const stored = [...context];
 
@@ -90,52 +38,19 @@ async function agentWith(messages: ChatMessage[], model?: () => string) {
   ): Promise<{ plan: PlanOutcome; applied?: ApplyOutcome | NoGainOutcome }> {
     const plan = await inActivity(() =>
       activities.planCompaction({
-        ...life,
-        seq: o.seq,
+        ...planInput({ ...o, policy: o.policy ?? SUMMARIES }),
         context: at,
-        policy: resolvePolicy(o.policy ?? SUMMARIES),
-        window: o.window,
-        fixedTokens,
-        counting,
-        trigger: o.trigger,
-        cooldown: NO_COOLDOWN,
-        goalId,
         // The pace the workflow passes at a first compaction: the model calls that filled the context.
         callsSinceCompaction: at.filter((m) => m.role === 'assistant').length,
         ...(o.evenIfLarger ? { evenIfLarger: true } : {}),
       }),
     );
     if (plan.action === 'skip') return { plan };
-    const s = plan.summary;
-    const summary = s
-      ? await inActivity(() =>
-          activities.summarizeSpan({
-            ...life,
-            seq: o.seq,
-            spanKeys: s.spanKeys,
-            keptKeys: s.keptKeys,
-            ...(s.prependToKey ? { prependToKey: s.prependToKey } : {}),
-            maxTokens: s.maxTokens!,
-            counting,
-            writer: s.writer!,
-            coverage: s.coverage!,
-            leavingIds: s.leavingIds!,
-            goalKey: messageKey(life, goalId),
-          }),
-        )
-      : undefined;
+    const summary = plan.summary ? await summarize(o.seq, plan.summary) : undefined;
     const applied = await inActivity(() =>
       activities.applyCompaction({
-        ...life,
-        seq: o.seq,
-        planKey: plan.planKey!,
+        ...applyInput(o, plan),
         ...(summary ? { summary } : {}),
-        at: new Date(0).toISOString(),
-        counting,
-        fixedTokens,
-        startedAt: 0,
-        consecutive: 0,
-        window: o.window,
         ...(o.evenIfLarger ? { evenIfLarger: true } : {}),
       }),
     );
@@ -157,33 +72,8 @@ function demoConversation(turns = Infinity): ChatMessage[] {
 }
 
 /** An agent at work: a goal with constraints, then `steps` tool calls whose results are pages of a log, answered. */
-function agentLoop(steps: number): ChatMessage[] {
-  const messages: ChatMessage[] = [
-    { role: 'system', content: 'You are an operations agent. You read logs with the fetch_log tool and report.' },
-    { role: 'user', content: 'Find why checkout fails since Monday. Do not restart production; report by 17:00.' },
-  ];
-  for (let step = 1; step <= steps; step++) {
-    const id = `call_${step}`;
-    messages.push(
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id, type: 'function', function: { name: 'fetch_log', arguments: `{"page":${step}}` } }],
-      },
-      {
-        role: 'tool',
-        tool_call_id: id,
-        content: Array.from(
-          { length: 30 },
-          (_, i) => `request ${i + 1} of the page: GET /api/cart answered 200 and the basket was saved as expected`,
-        ).join('\n'),
-      },
-      { role: 'assistant', content: `Page ${step}: all 30 requests answered 200; checkout not seen yet.` },
-      { role: 'user', content: `Go on with page ${step + 1}.` },
-    );
-  }
-  return messages;
-}
+const agentLoop = (steps: number): ChatMessage[] =>
+  loopOf(steps, (i) => `request ${i} of the page: GET /api/cart answered 200 and the basket was saved as expected`);
 
 const ofApplied = (applied: ApplyOutcome | NoGainOutcome | undefined) => {
   if (!applied || 'noGain' in applied) throw new Error(`not applied: ${JSON.stringify(applied)}`);
@@ -206,13 +96,13 @@ describe("the plan's estimate against what the apply step leaves", () => {
 
   it("a short chat (the demo's first three exchanges) forced: nothing to gain; evenIfLarger meets the estimate exactly", async () => {
     const agent = await agentWith(demoConversation(3));
-    expect(agent.tokens).toBe(474);
+    expect(agent.tokens).toBe(594); // the messages, the reply primer and the built-in tools' schemas
     const refused = await agent.compact(agent.context, { seq: 1, trigger: 'forced', window: 128_000, policy: {} });
     expect(refused.plan.action).toBe('skip');
     expect(refused.plan.noGain).toBeDefined();
     const expected = refused.plan.noGain!.tokensAfter;
     expect(refused.plan.reason).toBe(
-      `nothing to gain (474 → ~${expected} tokens): [halve] would leave the context larger, the summary's frame and ` +
+      `nothing to gain (594 → ~${expected} tokens): [halve] would leave the context larger, the summary's frame and ` +
         'the task ledger outweighing what leaves; not compacted',
     );
     const forced = await agent.compact(agent.context, {

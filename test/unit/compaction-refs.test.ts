@@ -5,119 +5,35 @@
  * the one the inline shapes return, and so is the event. Beside it, the masking pass the workflow can tell would find
  * nothing (workflows/compaction-refs.ts).
  */
-import { asyncLocalStorage } from '@temporalio/activity';
-import type { Context } from '@temporalio/activity';
-import { noopMetricMeter } from '@temporalio/common';
-import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { createActivities } from '../../activities/index.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { gateAfterMaskSkip, gateOf } from '../../engine/gates.ts';
+import { gateAfterMaskSkip, gateAfterSkippedPlan, gateOf } from '../../engine/gates.ts';
 import { planCompaction } from '../../engine/planner/index.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import type { PolicyOverrides } from '../../engine/policy.ts';
-import { holdGrowth, NO_COOLDOWN } from '../../engine/trigger.ts';
-import type { Trigger } from '../../engine/trigger.ts';
-import type { BlobStore } from '../../storage/s3.ts';
-import type { ApplyOutcome, ContextRef, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
+import { holdGrowth } from '../../engine/trigger.ts';
+import type { ApplyOutcome, ContextRef, NoGainOutcome } from '../../contract/activities.ts';
 import { applyDelta, recordsDigest } from '../../contract/context-delta.ts';
-import { messageIdOf, messageKey } from '../../contract/keys.ts';
+import { messageIdOf } from '../../contract/keys.ts';
 import { keyedRecord } from '../../contract/records.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import { Conversation } from '../../workflows/conversation.ts';
 import { contextRefOf, nothingToMask } from '../../workflows/compaction-refs.ts';
-
-const counting = { encoding: 'o200k_base' as const, margin: 1 };
-const activityContext = { metricMeter: noopMetricMeter, heartbeat: () => undefined } as unknown as Context;
-const inActivity = <T>(work: () => Promise<T>): Promise<T> => asyncLocalStorage.run(activityContext, work);
-
-function memoryStore(): BlobStore & { objects: Map<string, string> } {
-  const objects = new Map<string, string>();
-  return {
-    bucket: 'test',
-    objects,
-    put: (key, body) => Promise.resolve(void objects.set(key, body)),
-    get: (key) => Promise.resolve(objects.get(key)),
-    ensureBucket: () => Promise.resolve(),
-  };
-}
+import { agentLoop as loopOf, inActivity, storedAgent } from '../support/stored-agent.ts';
+import type { CompactionOf } from '../support/stored-agent.ts';
 
 /** An agent loop: a goal, then `steps` tool calls with pages of a log as results, each answered. */
-function agentLoop(steps: number): ChatMessage[] {
-  const messages: ChatMessage[] = [
-    { role: 'system', content: 'You are an operations agent. You read logs with the fetch_log tool and report.' },
-    { role: 'user', content: 'Find why checkout fails since Monday. Do not restart production; report by 17:00.' },
-  ];
-  for (let step = 1; step <= steps; step++) {
-    const id = `call_${step}`;
-    messages.push(
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id, type: 'function', function: { name: 'fetch_log', arguments: `{"page":${step}}` } }],
-      },
-      {
-        role: 'tool',
-        tool_call_id: id,
-        content: Array.from({ length: 30 }, (_, i) => `request ${i + 1}: GET /api/cart ${step} answered 200`).join(
-          '\n',
-        ),
-      },
-      { role: 'assistant', content: `Page ${step}: all 30 requests answered 200; checkout not seen yet.` },
-      { role: 'user', content: `Go on with page ${step + 1}.` },
-    );
-  }
-  return messages;
-}
+const agentLoop = (steps: number): ChatMessage[] =>
+  loopOf(steps, (i, step) => `request ${i}: GET /api/cart ${step} answered 200`);
 
-interface Compaction {
-  seq: number;
-  trigger: Trigger;
-  window: number;
-  policy: PolicyOverrides;
-}
+type Compaction = CompactionOf;
 
 /** An agent's stored conversation and its compaction, the inline way (before `compaction-refs`) or by reference. */
 async function agentWith(messages: ChatMessage[]) {
-  const store = memoryStore();
-  const activities = createActivities({ store, openai: {} as OpenAI }); // the extractive summarizer: deterministic
-  const life = { agentId: 'refs', life: 'l1' };
-  const { fixedTokens } = await activities.describeModel({ model: 'gpt-4o-mini' });
-  const context: ContextRecord[] = [];
-  /** Stores messages after those stored so far; their records. */
-  async function append(more: ChatMessage[]): Promise<ContextRecord[]> {
-    const records: ContextRecord[] = [];
-    for (const message of more) {
-      const messageId = messageIdOf(context.length + 1);
-      context.push(await activities.storeMessage({ ...life, messageId, message, counting }));
-      records.push(context.at(-1)!);
-    }
-    return records;
-  }
-  await append(messages);
-  const goalId = context.find((m) => m.role === 'user')!.id;
-  const common = (o: Compaction) => ({
-    ...life,
-    seq: o.seq,
-    policy: resolvePolicy(o.policy),
-    window: o.window,
-    fixedTokens,
-    counting,
-    trigger: o.trigger,
-    cooldown: NO_COOLDOWN,
-    goalId,
-  });
-  const applyInput = (o: Compaction, plan: PlanOutcome) => ({
-    ...life,
-    seq: o.seq,
-    planKey: plan.planKey!,
-    at: new Date(0).toISOString(),
-    counting,
-    fixedTokens,
-    startedAt: 0,
-    consecutive: 0,
-    window: o.window,
-  });
+  // The extractive summarizer: deterministic.
+  const { store, activities, life, context, append, planInput, summarize, applyInput } = await storedAgent(
+    'refs',
+    messages,
+  );
   const applied = (outcome: ApplyOutcome | NoGainOutcome) => {
     if ('noGain' in outcome) throw new Error(`not applied: ${outcome.reason}`);
     return outcome;
@@ -125,26 +41,9 @@ async function agentWith(messages: ChatMessage[]) {
 
   /** Before `compaction-refs`: the whole context in, the span's keys out, the summary inline, the context back. */
   async function inline(at: ContextRecord[], o: Compaction) {
-    const plan = await inActivity(() => activities.planCompaction({ ...common(o), context: at }));
+    const plan = await inActivity(() => activities.planCompaction({ ...planInput(o), context: at }));
     if (plan.action === 'skip') return { plan };
-    const s = plan.summary;
-    const summary = s
-      ? await inActivity(() =>
-          activities.summarizeSpan({
-            ...life,
-            seq: o.seq,
-            spanKeys: s.spanKeys!,
-            keptKeys: s.keptKeys!,
-            ...(s.prependToKey ? { prependToKey: s.prependToKey } : {}),
-            maxTokens: s.maxTokens!,
-            counting,
-            writer: s.writer!,
-            coverage: s.coverage!,
-            leavingIds: s.leavingIds!,
-            goalKey: messageKey(life, goalId),
-          }),
-        )
-      : undefined;
+    const summary = plan.summary ? await summarize(o.seq, plan.summary) : undefined;
     const outcome = await inActivity(() =>
       activities.applyCompaction({ ...applyInput(o, plan), ...(summary ? { summary } : {}) }),
     );
@@ -154,23 +53,10 @@ async function agentWith(messages: ChatMessage[]) {
   /** By reference: the context's records from storage, the span from the plan, the summary by key, a delta back. */
   async function byRef(ref: ContextRef, o: Compaction, ledgerKey?: string) {
     const plan = await inActivity(() =>
-      activities.planCompaction({ ...common(o), contextRef: ref, ...(ledgerKey ? { ledgerKey } : {}) }),
+      activities.planCompaction({ ...planInput(o), contextRef: ref, ...(ledgerKey ? { ledgerKey } : {}) }),
     );
     if (plan.action === 'skip') return { plan };
-    const s = plan.summary;
-    const summary = s
-      ? await inActivity(() =>
-          activities.summarizeSpan({
-            ...life,
-            seq: o.seq,
-            planKey: plan.planKey!,
-            maxTokens: s.maxTokens!,
-            counting,
-            writer: s.writer!,
-            goalKey: messageKey(life, goalId),
-          }),
-        )
-      : undefined;
+    const summary = plan.summary ? await summarize(o.seq, plan.summary, { planKey: plan.planKey! }) : undefined;
     const outcome = await inActivity(() =>
       activities.applyCompaction({
         ...applyInput(o, plan),
@@ -363,6 +249,55 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     expect(skipped).toBeGreaterThan(3);
     expect(planned).toBeGreaterThan(3);
     expect(costSkips).toBeGreaterThan(0);
+  });
+
+  it('priced (patch mask-pass-priced): skips exactly the masking passes whose plan would skip, cost included', () => {
+    // The same random loops at random paces: since the patch, the workflow also prices the pass against the prompt
+    // cache as the plan does (engine/cost.ts), so it plans a masking pass only when its plan would make it.
+    let seed = 31;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let skipped = 0;
+    let planned = 0;
+    let forCost = 0;
+    for (let trial = 0; trial < 400; trial++) {
+      const c = conversationAt(150);
+      for (const m of c.state.messages) if (m.role === 'tool') m.tokens = 100 + Math.floor(random() * 400);
+      c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
+      // Half of the loops right after a compaction (a pass saves too few calls), half far from it.
+      c.state.callsSinceCompaction = trial % 2 === 0 ? 1 + Math.floor(random() * 10) : 100 + Math.floor(random() * 500);
+      if (c.compactionDue() === undefined || !/mask/.test(c.compactionDue()!)) continue;
+      const verdict = nothingToMask(c, true);
+      const plan = planCompaction({
+        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
+        policy: c.state.policy!,
+        window: c.window,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: c.state.cooldown!,
+        callsSinceCompaction: c.state.callsSinceCompaction,
+        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
+        summarizer: 'none',
+      });
+      expect(verdict !== undefined, `trial ${trial}: ${verdict?.skipped ?? plan.reason}`).toBe(plan.action === 'skip');
+      if (verdict?.skipped.includes('not worth it')) {
+        forCost++;
+        // It holds until the pass would pay, as the plan's skip would (engine/gates.ts gateAfterSkippedPlan).
+        const held = gateAfterSkippedPlan(
+          c.state.policy!,
+          c.window,
+          c.state.cooldown!,
+          { ...plan, tokens: c.state.contextTokens },
+          'auto',
+          c.state.callsSinceCompaction,
+        );
+        expect(verdict.gate).toEqual(held);
+      }
+      if (verdict) skipped++;
+      else planned++;
+    }
+    expect(forCost).toBeGreaterThan(3);
+    expect(planned).toBeGreaterThan(3);
+    expect(skipped).toBeGreaterThanOrEqual(forCost);
   });
 
   it('the context by reference: the base by its key once stored, the tail by its sequence numbers and digest', () => {

@@ -14,7 +14,14 @@ import {
   runResult,
 } from '../../bench/fidelity/measure.ts';
 import type { CompactionSnapshot, ReplayFigures } from '../../bench/fidelity/measure.ts';
-import { checkTargets, renderTable, renderTargets, strategiesLabel, windowLabel } from '../../bench/fidelity/table.ts';
+import {
+  checkTargets,
+  historyLine,
+  renderTable,
+  renderTargets,
+  strategiesLabel,
+  windowLabel,
+} from '../../bench/fidelity/table.ts';
 import { constraintSentences, patchedFiles, tracebackErrors } from '../../bench/corpus/derive-facts.ts';
 import { sessionOfTrajectory } from '../../bench/corpus/convert-mini-swe-agent.ts';
 
@@ -151,6 +158,21 @@ describe('one run’s figures', () => {
     expect(fits.requestsOverWindow).toBe(0);
     expect(over.requestsOverWindow).toBeNull();
     expect(fits.facts.minPct).toBeNull();
+  });
+});
+
+describe('the Temporal history against the recording', () => {
+  it('is the replay’s history over the recording’s bytes, and the line sums every replay', () => {
+    const run = { session: 's', preset: 'p', durationMs: 1, sessionBytes: 200_000 };
+    const a = runResult(run, figures({ historyBytes: 300_000 }), [], []);
+    expect(a.history).toEqual({ bytes: 300_000, sessionBytes: 200_000, ratio: 1.5 });
+    const b = runResult({ ...run, sessionBytes: 100_000 }, figures({ historyBytes: 250_000 }), [], []);
+    expect(historyLine([a, b])).toBe(
+      "Temporal history: 1.83× the recordings' own bytes over 2 replays (1.50–2.50× each)",
+    );
+    // Not reported: no figure, never 0.
+    expect(runResult({ session: 's', preset: 'p', durationMs: 1 }, figures({}), [], []).history).toBeUndefined();
+    expect(historyLine([])).toBe('Temporal history: not reported');
   });
 });
 

@@ -133,6 +133,8 @@ describe('dispatch', () => {
       configure: (pending) => seen.push(`configure ${pending.input.model ?? 'same'}`),
       steer: (pending) => seen.push(`steer ${pending.input.text}`),
       interrupt: (pending) => seen.push(`interrupt ${pending.input.text ?? ''}`),
+      pin: (pending) => seen.push(`pin ${pending.input.messageId ?? pending.input.text}`),
+      unpin: (pending) => seen.push(`unpin ${pending.input.pin}`),
     };
     const inputs: Pending[] = [
       pendingOf('discard', { draft: 'draft-1' }),
