@@ -33,7 +33,7 @@ export interface SearchStore {
 
 /** Messages per sealed segment. */
 export const SEARCH_BLOCK = 256;
-/** Parsed segments kept in memory per process, by their stored size (about 8× that in memory). */
+/** Parsed segments kept in memory per process, counted by their stored (compressed) size; parsed they take more. */
 export const SEARCH_CACHE_BYTES = 16 * 1024 * 1024;
 /** Blocks one model call seals at most (an agent older than search has many: later calls seal the rest). */
 const SEAL_AT_ONCE = 2;
