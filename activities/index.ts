@@ -51,6 +51,7 @@ import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
 import { budgetNoteMessage, insertPinnedBlock } from './request-extras.ts';
 import { createRunTool } from './run-tool.ts';
+import { createSearchWrites } from './search-writes.ts';
 
 export { modelFailure } from './model-errors.ts';
 
@@ -84,6 +85,8 @@ export function createActivities({
   streamModel = true,
 }: ActivityDeps) {
   const objects = storedObjects(store);
+  /** The agent's search index, written as bodies are stored (activities/search-writes.ts). */
+  const search = createSearchWrites(store);
   /** The agents' live streams (docs/streaming.md); runTool publishes its call and result with `stream.toolCall/Result`. */
   const stream: AgentStream = createAgentStream(store);
   /** The record of a message of the conversation, counted once; it leaves out its own key, as the workflow holds it. */
@@ -195,8 +198,11 @@ export function createActivities({
       content,
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
+    const record = await untilStored(() => save(agent, replyId, reply, counting));
+    const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
+    await search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
     return {
-      record: await untilStored(() => save(agent, replyId, reply, counting)),
+      record,
       content: text,
       toolCalls,
       ...served,
@@ -222,11 +228,21 @@ export function createActivities({
           })),
         )
       : undefined;
+    const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
+    const indexing = storing.then(() =>
+      search.messages(
+        agent,
+        newMessages.map(({ messageId, message }) => ({ messageId, message, ...at })),
+      ),
+    );
+    indexing.catch(() => {}); // awaited below, on every path
     if (due !== undefined) {
-      await storing;
+      await indexing;
       return { stored, compactionDue: due.reason };
     }
-    const [reply] = await Promise.all([answer(input, fresh), storing]);
+    const [reply] = await Promise.all([answer(input, fresh), indexing]);
+    // The blocks of messages the reply is past: every message before it is stored (and indexed) by now.
+    await search.sealBefore(agent, input.replyId);
     if (reply.toolCalls.length === 0 && input.turn) {
       const { turn, step } = input.turn;
       await stream.announce(agent, [
@@ -243,6 +259,7 @@ export function createActivities({
   }
   const compaction = createCompactionActivities({
     store,
+    search,
     openai,
     ...(summaryModel ? { summaryModel } : {}),
     ...(summaryWindow ? { summaryWindow } : {}),
@@ -324,6 +341,7 @@ export function createActivities({
     /** Stores one message under its idempotent key and returns its metadata. */
     async storeMessage(input: StoreMessageInput): Promise<ContextRecord> {
       const record = await save(agentLife(input), input.messageId, input.message, input.counting);
+      await search.messages(agentLife(input), [{ messageId: input.messageId, message: input.message }]);
       await stream.announce(agentLife(input), input.announce);
       return record;
     },
@@ -370,6 +388,6 @@ export function createActivities({
      * Runs one tool call and stores its result as a tool message (activities/run-tool.ts): heartbeating, at least
      * once, cancellable by an interrupt, and asking for approval first when the tool's rule says so.
      */
-    runTool: createRunTool({ tools, store, save, stream }),
+    runTool: createRunTool({ tools, store, save, stream, search }),
   };
 }

@@ -25,9 +25,17 @@ import { kindOf } from './model-reply.ts';
 import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
 import { loadTokenCounter } from '../engine/tokens.ts';
 import { cutAtEntry, resourceOf } from './tool-results.ts';
-import { asksApproval, contextReload, definedLimits, TOOL_CANCEL_GRACE_MS, ToolInputError } from './tools.ts';
+import {
+  asksApproval,
+  contextReload,
+  contextSearch,
+  definedLimits,
+  TOOL_CANCEL_GRACE_MS,
+  ToolInputError,
+} from './tools.ts';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './tools.ts';
 import type { AgentStream } from './stream.ts';
+import type { SearchWrites } from './search-writes.ts';
 
 /** A tool call's result kept on the activity's heartbeats, so that a retry stores it instead of running it again. */
 interface ToolProgress {
@@ -92,9 +100,11 @@ export interface RunToolDeps {
   /** The live stream: the call, its result, an approval asked (activities/stream.ts). */
   stream: AgentStream;
   save: (agent: AgentLife, messageId: string, message: ChatMessage, counting: Counting) => Promise<ContextRecord>;
+  /** The search index: a stored result (and its whole original) is added to it (activities/search-writes.ts). */
+  search?: SearchWrites;
 }
 
-export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
+export function createRunTool({ tools, store, save, stream, search }: RunToolDeps) {
   /**
    * Stores a tool's result as it enters the context: cut to its tool's `maxResultTokens` (the policy's, over the
    * definition's) with the whole stored apart, and its record naming the tool and the resource the call read.
@@ -106,7 +116,9 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
     { call, counting, limits: policyLimits }: RunToolInput,
     tool: ToolDefinition | undefined,
   ): Promise<ContextRecord> {
+    // What context_reload and context_search return is stored content again: not indexed a second time.
     if (tool === contextReload) return { ...(await save(agent, resultId, message, counting)), reload: true };
+    if (tool === contextSearch) return save(agent, resultId, message, counting);
     const own = tool ? definedLimits(tool) : {};
     const limits = { ...own, ...policyLimits };
     const resource = resourceOf(call);
@@ -121,10 +133,15 @@ export function createRunTool({ tools, store, save, stream }: RunToolDeps) {
       limits.maxResultTokens === undefined
         ? undefined
         : cutAtEntry(message, limits, originalKey, await loadTokenCounter(counting.encoding), counting.margin);
-    if (cut === undefined) return { ...(await save(agent, resultId, message, counting)), ...marks };
+    if (cut === undefined) {
+      const record = await save(agent, resultId, message, counting);
+      await search?.messages(agent, [{ messageId: resultId, message }]);
+      return { ...record, ...marks };
+    }
     // The whole result first: the cut names it, and nothing the model reads may point at what is not stored yet.
     await store.put(originalKey, JSON.stringify(message), 'application/json');
     const record = await save(agent, resultId, cut, counting);
+    await search?.messages(agent, [{ messageId: resultId, message: cut, original: message }]);
     return { ...record, kind: 'truncated', ref: originalKey, ...marks };
   }
 

@@ -1,7 +1,8 @@
 /**
  * Tools the model can call. Each is a function run inside the `runTool` activity, so a tool call is durable,
  * retried by Temporal and visible in the UI. Users add their own with {@link defineTool} and pass them to the worker;
- * `context_reload` is built in: it returns stored content (an offloaded segment, a stored message) in pages.
+ * `context_reload` and `context_search` are built in: the first returns stored content (an offloaded segment, a stored
+ * message) in pages, the second finds it by its words among everything the agent's life stored.
  *
  * @example
  *   const weather = defineTool({
@@ -18,6 +19,7 @@ import type { AgentLife } from '../contract/keys.ts';
 import { TOOL_NAME_PATTERN, validateToolLimits } from '../engine/policy.ts';
 import type { ToolLimits } from '../engine/policy.ts';
 import { safeSlice } from '../engine/text.ts';
+import { renderMatches, SEARCH_LIMITS, SearchInputError, searchIndexOf } from '../storage/search-index.ts';
 
 /**
  * Thrown by a tool for a call the model got wrong (bad arguments, unknown reference): the model sees the message
@@ -154,6 +156,35 @@ export const contextReload = defineTool({
   },
 });
 
+/** Built in: full-text search over everything this agent's life stored (storage/search-index.ts). */
+export const contextSearch = defineTool({
+  name: 'context_search',
+  description:
+    'Full-text search of everything stored in this conversation, also what left the context. Returns matches with ' +
+    'a snippet and the reference for context_reload.',
+  parameters: {
+    type: 'object',
+    properties: {
+      query: { type: 'string', description: 'The words to find' },
+      limit: { type: 'integer', minimum: SEARCH_LIMITS.limit.min, maximum: SEARCH_LIMITS.limit.max },
+    },
+    required: ['query'],
+  },
+  run: async (args, { store, ...agent }) => {
+    const query = args.query;
+    const limit = args.limit === undefined ? undefined : Number(args.limit);
+    try {
+      const matches = await searchIndexOf(store).search(agent, query as string, {
+        ...(limit !== undefined ? { limit } : {}),
+      });
+      return renderMatches(query as string, matches);
+    } catch (error) {
+      if (error instanceof SearchInputError) throw new ToolInputError(error.message);
+      throw error;
+    }
+  },
+});
+
 /**
  * The built-in tools the agent's workflow answers itself (workflows/context-tools.ts): `context_pin` and
  * `context_budget`. Registered like any tool, so the model sees their schemas; their calls never reach `runTool` in a
@@ -196,7 +227,7 @@ export class ToolRegistry {
    */
   constructor(tools: readonly ToolDefinition[] = [], options: { fallback?: ToolDefinition['run'] } = {}) {
     this.fallback = options.fallback;
-    for (const tool of [contextReload, contextPin, contextBudget, ...tools]) {
+    for (const tool of [contextReload, contextSearch, contextPin, contextBudget, ...tools]) {
       if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is defined twice`);
       this.tools.set(tool.name, tool);
     }
@@ -208,7 +239,10 @@ export class ToolRegistry {
     return { name, description: '', parameters: { type: 'object' }, run: this.fallback };
   }
 
-  /** The names of the tools registered (the built-in ones first: context_reload, context_pin, context_budget). */
+  /**
+   * The names of the tools registered (the built-in ones first: context_reload, context_search, context_pin,
+   * context_budget).
+   */
   names(): string[] {
     return [...this.tools.keys()];
   }

@@ -2,7 +2,8 @@
  * `npm run fidelity`: replays each recorded session of the corpus (test/fixtures/sessions) through a real agent at
  * each window under each preset, on one embedded stack (Temporal dev server + MinIO, started once), and measures
  * what compaction kept: compactions by strategy, summaries written, compactions that removed messages without a
- * summary, the must-keep facts present after every compaction, the largest request against the window, tokens sent
+ * summary, the must-keep facts present after every compaction and, of those missing, the ones `context_search` finds
+ * with their own words in its first 5 matches (findable), the largest request against the window, tokens sent
  * against no compaction, the cost with prompt caching against sending everything with caching and the cached share of
  * input (at {@link FIDELITY_PRICE} or `--price IN,CACHED,OUT`), tool-pair violations, byte-identical reloads, and
  * recorded against replayed steps.
@@ -35,11 +36,14 @@ import { startEmbeddedStack } from '../stack/index.ts';
 import { ensureBinaries } from '../stack/setup.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { S3BlobStore } from '../storage/s3.ts';
+import { SEARCH_LIMITS, SearchIndex } from '../storage/search-index.ts';
+import { queryTerms } from '../storage/search-rank.ts';
+import { lifeOfKey } from '../contract/keys.ts';
 import { runReplay } from '../commands/replay.ts';
 import type { ReplayReport } from '../commands/replay.ts';
 import { loadCorpus, missingSessions, SESSIONS_DIR } from './fidelity/corpus.ts';
 import type { CorpusSession } from './fidelity/corpus.ts';
-import { failedRun, messageText, runResult } from './fidelity/measure.ts';
+import { factInMatches, failedRun, FINDABLE_TOP, findableOf, messageText, runResult } from './fidelity/measure.ts';
 import type { CompactionSnapshot, RunResult } from './fidelity/measure.ts';
 import { writeSyntheticCorpus } from './fidelity/synthetic.ts';
 import { checkTargets, historyLine, renderTable, renderTargets, windowLabel } from './fidelity/table.ts';
@@ -172,6 +176,30 @@ async function snapshotsOf(store: BlobStore, report: ReplayReport): Promise<Comp
   );
 }
 
+/**
+ * Which facts missing after a compaction `context_search` finds with their own words: each such fact searched once,
+ * over everything the replay stored, and found when a message or original holding it is among the first
+ * {@link FINDABLE_TOP} matches.
+ */
+async function findable(store: S3BlobStore, report: ReplayReport, result: RunResult) {
+  const life = lifeOfKey(`${report.storagePrefix}messages/m000001.json`);
+  if (!life) return undefined;
+  const index = new SearchIndex(store);
+  const found = new Set<string>();
+  for (const fact of new Set(result.facts.perCompaction.flatMap((a) => a.missing))) {
+    if (fact.trim() === '' || queryTerms(fact).length === 0) continue;
+    const matches = await index.search(life, fact.slice(0, SEARCH_LIMITS.query.maxChars), { limit: FINDABLE_TOP });
+    const bodies = await Promise.all(
+      matches.map(async (match) => ({
+        kind: match.kind,
+        text: messageText(JSON.parse((await store.get(match.key)) ?? '{}') as ChatMessage),
+      })),
+    );
+    if (factInMatches(fact, bodies)) found.add(fact);
+  }
+  return findableOf(result.facts.perCompaction, found);
+}
+
 function progressLine(index: number, total: number, r: RunResult): string {
   const head = `[fidelity] ${index}/${total} ${r.session} ${windowLabel(r.window)} ${r.preset}: ${(r.durationMs / 1000).toFixed(1)} s`;
   if (r.error) return `${head}, FAILED: ${r.error}`;
@@ -251,6 +279,7 @@ export async function runFidelity(
           session.facts,
           snapshots,
         );
+        result.findable = await findable(store, report, result);
       } catch (error) {
         const durationMs = performance.now() - runStarted;
         result = failedRun({ session: session.name, window, preset, durationMs }, (error as Error).message);

@@ -16,6 +16,8 @@ import type { ControlOptions } from './control.ts';
 import { benchCounting } from './counting.ts';
 import { benchDecision } from './decision.ts';
 import { stopOnSignals } from './lifecycle.ts';
+import { benchSearch, SEARCH_FULL, SEARCH_SHORT } from './search.ts';
+import type { SearchBenchOptions } from './search.ts';
 import { startBenchStack } from './stack.ts';
 import { benchStream, STREAM_FULL, STREAM_SHORT } from './stream.ts';
 import type { StreamBenchOptions } from './stream.ts';
@@ -28,6 +30,7 @@ export interface BenchOptions {
   agent: AgentBenchOptions;
   stream: StreamBenchOptions;
   control: ControlOptions;
+  search: SearchBenchOptions;
 }
 
 export const BENCH_FULL: BenchOptions = {
@@ -35,12 +38,14 @@ export const BENCH_FULL: BenchOptions = {
   agent: AGENT_FULL,
   stream: STREAM_FULL,
   control: CONTROL_FULL,
+  search: SEARCH_FULL,
 };
 export const BENCH_SHORT: BenchOptions = {
   countingBytes: 128 * 1024,
   agent: AGENT_SHORT,
   stream: STREAM_SHORT,
   control: CONTROL_SHORT,
+  search: SEARCH_SHORT,
 };
 
 /** Every step of the bench; resolves with the figures as results.json holds them. */
@@ -55,8 +60,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   log('\ndecision');
   const decision = await benchDecision(log);
   checkAgentOptions(options.agent); // before the stack starts
-  // One embedded stack (Temporal + MinIO) for the steps that run agents; each brings its model and worker.
-  log('\nstack for the agent, stream and control steps (embedded Temporal + MinIO)');
+  // One embedded stack (Temporal + MinIO) for the steps that run agents (each brings its model and worker) and search.
+  log('\nstack for the agent, stream, control and search steps (embedded Temporal + MinIO)');
   const stack = await startBenchStack(log);
   try {
     log('\nagent (zero-latency model)');
@@ -65,7 +70,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     const stream = await benchStream(log, options.stream, stack);
     log('\ncontrol: reaching an agent while it works (loopback model)');
     const control = await benchControl(log, options.control, stack);
-    return { counting, decision, agent, stream, control };
+    log('\nsearch: context_search over one agent’s stored bodies (MinIO)');
+    const search = await benchSearch(log, options.search, stack);
+    return { counting, decision, agent: { ...agent, search }, stream, control };
   } finally {
     await stack.stop();
   }
@@ -80,6 +87,10 @@ const ONLY: Record<string, (options: BenchOptions, log: (line: string) => void) 
     const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
     const agent = await benchCompactionHistory(log, options.agent);
     return { agent: { ...previous.agent, ...agent } };
+  },
+  'agent.search': async (options, log) => {
+    const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
+    return { agent: { ...previous.agent, search: await benchSearch(log, options.search) } };
   },
 };
 

@@ -40,6 +40,8 @@ export type { AgentSummary, StoredReader } from './reads.ts';
 export { AgentNotAnsweringError } from './agent-reads.ts';
 export { streamAgent, streamLife, streamOffset, STREAM_POLL_MS } from './stream.ts';
 export type { StreamAgentOptions, StreamedItem, StreamStore } from './stream.ts';
+export { searchAgent, SEARCH_LIMITS } from './search.ts';
+export type { SearchAgentOptions, SearchMatch, SearchStore } from './search.ts';
 export { SupersededCalls } from '../contract/stream.ts';
 export type { PublishStreamInput, StreamItem, StreamItemBody, StreamItemKind } from '../contract/stream.ts';
 export type { AgentSnapshot } from './agent-reads.ts';

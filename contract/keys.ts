@@ -13,6 +13,8 @@
  *   agents/<agentId>/<life>/compactions/<seq>/removed.jsonl           every message that left the context, one per line
  *   agents/<agentId>/<life>/compactions/<seq>/context.json            the new working context: its storage keys, in order
  *   agents/<agentId>/<life>/compactions/<seq>/event.json              the compaction event
+ *   agents/<agentId>/<life>/stream/…                                  the live stream (contract/stream.ts)
+ *   agents/<agentId>/<life>/search/…                                  the search index (storage/search-index.ts)
  *
  * `<seq>` is the compaction's sequence number, zero-padded to 6 digits. `<life>` is the run id the agent's life
  * began with (its first workflow run; continue-as-new and `--reopen` keep it): an agent id used again for a new life
@@ -42,6 +44,16 @@ export function agentPrefix(agentId: string): string {
 /** The objects of one life of an agent. */
 export function lifePrefix(agent: AgentLife): string {
   return agent.life === undefined ? agentPrefix(agent.agentId) : `${agentPrefix(agent.agentId)}${agent.life}/`;
+}
+
+/** The folders directly under a life's prefix (a key's third segment names a life unless it is one of these). */
+const LIFE_FOLDERS = new Set(['messages', 'originals', 'late', 'compactions', 'stream', 'search']);
+
+/** The agent life a key of this layout is stored under (undefined: not a key of this layout). */
+export function lifeOfKey(key: string): AgentLife | undefined {
+  const [root, agentId, third, fourth] = key.split('/');
+  if (root !== 'agents' || !agentId || !third || fourth === undefined) return undefined;
+  return LIFE_FOLDERS.has(third) ? { agentId } : { agentId, life: third };
 }
 
 export function messageKey(agent: AgentLife, messageId: string): string {

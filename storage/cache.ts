@@ -59,6 +59,18 @@ export class CachedBlobStore implements BlobStore {
     return inner.list.call(this.inner, prefix, options);
   }
 
+  /** The inner store's delete (the search index's merged segments), forgotten here too. */
+  delete(key: string): Promise<void> {
+    const inner = this.inner as { delete?: (key: string) => Promise<void> };
+    const cached = this.entries.get(key);
+    if (cached !== undefined) {
+      this.entries.delete(key);
+      this.chars -= cached.length;
+    }
+    if (!inner.delete) return Promise.reject(new Error('the store cannot delete keys'));
+    return inner.delete.call(this.inner, key);
+  }
+
   /** Whether the inner store can hold a live stream (a conditional put and a listing). */
   get streams(): boolean {
     return isStreamStore(this.inner);

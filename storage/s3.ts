@@ -11,6 +11,7 @@
  */
 import {
   CreateBucketCommand,
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   ListObjectsV2Command,
@@ -204,6 +205,11 @@ export class S3BlobStore implements BlobStore {
       if (error instanceof NoSuchKey) return undefined;
       throw error;
     }
+  }
+
+  /** Deletes `key` (nothing there: nothing to do). What the search index drops merged segments with. */
+  async delete(key: string): Promise<void> {
+    await this.reach(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
   }
 
   /** Up to `limit` keys under `prefix` that sort after `startAfter`, in key order. */

@@ -12,10 +12,11 @@ import type { CompactionPolicy } from '../../engine/policy.ts';
 import type { TaskLedger } from '../../engine/ledger.ts';
 import type { CooldownState } from '../../engine/trigger.ts';
 import type { BlobStore } from '../../storage/s3.ts';
-import { compactionKey } from '../../contract/keys.ts';
+import { compactionKey, lifeOfKey } from '../../contract/keys.ts';
 import type { AgentLife } from '../../contract/keys.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import { storedObjects } from '../stored.ts';
+import type { SearchWrites } from '../search-writes.ts';
 
 export interface CompactionDeps {
   store: BlobStore;
@@ -26,6 +27,8 @@ export interface CompactionDeps {
   summaryWindow?: number;
   /** A break of the coverage invariant fails the compaction for good (tests) instead of being recorded. */
   strictInvariants?: boolean;
+  /** The search index: a stored summary or task ledger is added to it (activities/search-writes.ts). */
+  search?: SearchWrites;
 }
 
 /**
@@ -117,5 +120,18 @@ export type CompactionShared = CompactionDeps & CompactionObjects;
 
 /** The dependencies with the stored-object helpers over their store, made once for every role. */
 export function sharedOf(deps: CompactionDeps): CompactionShared {
-  return { ...deps, ...compactionObjects(deps.store) };
+  const objects = compactionObjects(deps.store);
+  const { search } = deps;
+  if (!search) return { ...deps, ...objects };
+  return {
+    ...deps,
+    ...objects,
+    // A summary or task ledger, once stored, is added to the agent's search index.
+    save: async (key, message, counting, stored) => {
+      const record = await objects.save(key, message, counting, stored);
+      const agent = lifeOfKey(key);
+      if (agent && stored.kind) await search.compactionBody(agent, stored.id, stored.kind, key, message);
+      return record;
+    },
+  };
 }

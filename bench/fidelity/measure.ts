@@ -127,6 +127,32 @@ export function sentFloor(withoutCompaction: readonly number[], trigger: number)
   return sent;
 }
 
+/** How far down `context_search`'s matches a missing fact's message may be to count as findable. */
+export const FINDABLE_TOP = 5;
+
+/** A match as the findable check reads it: what it is, and the text of the body it names. */
+export interface FoundBody {
+  kind: string;
+  text: string;
+}
+
+/** Whether a fact's message is among `matches` (a stored message or whole original holding the fact as written). */
+export function factInMatches(fact: string, matches: readonly FoundBody[]): boolean {
+  const wanted = normalizeWhitespace(fact);
+  return matches
+    .slice(0, FINDABLE_TOP)
+    .some(
+      (match) =>
+        (match.kind === 'message' || match.kind === 'original') && normalizeWhitespace(match.text).includes(wanted),
+    );
+}
+
+/** The findable figures of a run: each compaction's missing facts, and which facts were found. */
+export function findableOf(perCompaction: readonly FactsAfter[], found: ReadonlySet<string>) {
+  const missing = perCompaction.flatMap((a) => a.missing);
+  return { missing: missing.length, found: missing.filter((fact) => found.has(fact)).length };
+}
+
 /** One row of the fidelity table: a session replayed at a window under a preset. */
 export interface RunResult {
   session: string;
@@ -180,6 +206,12 @@ export interface RunResult {
   costWithoutCompaction: number | null;
   cachedInputShare: number | null;
   reload: { identical: number; total: number };
+  /**
+   * The must-keep facts missing after a compaction (neither in its context nor in its summary), counted once per
+   * compaction, and those of them whose message `context_search` with the fact's own words ranks in its first
+   * {@link FINDABLE_TOP} (searched once the replay is over). Absent: not measured.
+   */
+  findable?: { missing: number; found: number };
   /** Set when the replay itself failed: the error message (the other figures are then zero). */
   error?: string;
 }

@@ -42,6 +42,12 @@ const COLUMNS: Column[] = [
   { title: 'nosum', align: 'right', cell: (r) => String(r.removedWithoutSummary) },
   { title: 'facts min/mean', align: 'right', cell: (r) => `${pct(r.facts.minPct)} / ${pct(r.facts.meanPct)}` },
   {
+    title: 'findable',
+    align: 'right',
+    cell: (r) =>
+      r.findable === undefined || r.findable.missing === 0 ? '—' : `${r.findable.found}/${r.findable.missing}`,
+  },
+  {
     title: 'max req',
     align: 'right',
     cell: (r) => `${r.maxRequestTokens} (${(r.maxRequestTokens / r.window).toFixed(2)})`,
@@ -113,6 +119,11 @@ export function checkTargets(results: readonly RunResult[]): TargetCheck[] {
     check('every preset: 0 tool-pair violations', results, (r) => r.toolPairViolations > 0),
     check('default: 0 compactions without a summary', defaults, (r) => r.removedWithoutSummary > 0),
     check('default: ≥ 95% of facts kept after every compaction', defaults, (r) => (r.facts.minPct ?? 100) < 95),
+    check(
+      'default: every fact missing after a compaction findable by context_search (top 5)',
+      defaults,
+      (r) => r.findable !== undefined && r.findable.found < r.findable.missing,
+    ),
     check('default: tokens sent ≤ 0.5× sending everything', defaults, (r) => r.tokensRatio > 0.5),
     check('default: every removed item reloads byte-identical', defaults, (r) => r.reload.identical < r.reload.total),
   ];

@@ -5,6 +5,8 @@
 import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
+import { renderMatches, SEARCH_LIMITS, SearchInputError, validateSearch } from '../../storage/search-index.ts';
+import { searchAgent } from '../../client/search.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
 import { interruptAgent } from '../../client/control.ts';
 import { taskQueuePolled } from '../../client/agent-observation.ts';
@@ -279,6 +281,26 @@ export async function reload({ args, settings, out }: Invocation): Promise<numbe
     throw new CliExit(EXIT.error, `nothing is stored under ${quoted(reference)}`);
   }
   out(body);
+  return EXIT.ok;
+}
+
+/** Searches what the agent stored (its search index in S3: a closed agent's too). */
+export async function search({ args, values, settings, out }: Invocation): Promise<number> {
+  const agentId = args.agent!;
+  const text = args.query ?? '';
+  const { min, max } = SEARCH_LIMITS.limit;
+  const limit = intFlag('limit', values.limit, min, max);
+  try {
+    validateSearch(text, limit);
+  } catch (error) {
+    if (error instanceof SearchInputError) throw new UsageError(`search: ${error.message}`);
+    throw error;
+  }
+  const store = new S3BlobStore(s3TargetFromEnv(settings));
+  const matches = await withClient((client) =>
+    searchAgent(client, agentId, text, { store, ...(limit !== undefined ? { limit } : {}) }),
+  );
+  out(values.json ? JSON.stringify(matches, null, 2) : renderMatches(text, matches));
   return EXIT.ok;
 }
 

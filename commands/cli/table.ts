@@ -13,6 +13,7 @@ import {
 } from '../../contract/inputs.ts';
 import { MAX_REVIEW_SECONDS, STRATEGIES } from '../../engine/policy.ts';
 import { PRESET_NAMES, PRESETS } from '../../engine/presets.ts';
+import { SEARCH_LIMITS } from '../../storage/search-index.ts';
 import * as agents from './agent-commands.ts';
 import * as compaction from './compaction-commands.ts';
 import * as control from './control-commands.ts';
@@ -204,6 +205,19 @@ export const COMMANDS = {
     more: 'A reference is a storage key as `context` shows it (`agents/<agent>/<life>/messages/m000002.json`).',
     flags: {},
     run: agents.reload,
+  },
+  search: {
+    args: [AGENT, { name: 'query', variadic: true }],
+    summary:
+      'full-text search over everything the agent stored (messages, tool results and their whole originals, ' +
+      'summaries), also what left its context, and on a closed agent: the best matches with id, role, turn and ' +
+      'step, a snippet and the reference `reload` prints',
+    more: `The words of the query are searched as written (BM25 ranking, MiniSearch); at most ${n(SEARCH_LIMITS.query.maxChars)} characters.`,
+    flags: {
+      limit: `matches to print (default ${SEARCH_LIMITS.limit.default}, ${SEARCH_LIMITS.limit.min} to ${SEARCH_LIMITS.limit.max})`,
+      json: 'the matches as JSON',
+    },
+    run: agents.search,
   },
   compact: {
     args: [AGENT],

@@ -120,7 +120,9 @@ async function modelTurn(row: string): Promise<Outcome> {
 function rows(): Row[] {
   return [
     ...Object.entries({
-      'unknown tool': ['error: unknown tool "launch_missiles" (the tools: context_reload, add, count_rows'],
+      'unknown tool': [
+        'error: unknown tool "launch_missiles" (the tools: context_reload, context_search, context_pin, context_budget, add, count_rows',
+      ],
       'invalid JSON arguments': ['error: arguments of add are not valid JSON', 'must be a JSON object'],
       'arguments a JSON array': ['error: arguments of add must be a JSON object'],
       'arguments a JSON object, not its text': [/^5$/],

@@ -34,6 +34,12 @@ describe('the bench, short', () => {
     expect(agent.turnOverheadMsP50, log).toBeGreaterThan(0);
     expect(agent.compactionCycleMsP50, log).toBeGreaterThan(0);
     expect(stream.firstTokenP50Ms, log).toBeGreaterThan(0);
+    // The search step: bodies stored and indexed, searches run, the index measured against the bodies.
+    expect(agent.search, log).toMatchObject({
+      bodies: BENCH_SHORT.search.bodies,
+      searches: BENCH_SHORT.search.searches,
+    });
+    expect(agent.search.indexRatio as number, log).toBeGreaterThan(0);
     for (const tokens of BENCH_SHORT.agent.history.tokens) {
       const key = `at${tokens / 1000}k`;
       expect(agent.historyBytesPerTurn[key], `${key}\n${log}`).toBeGreaterThan(0);

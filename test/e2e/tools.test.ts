@@ -123,7 +123,8 @@ describe('tool calls', () => {
     });
     const result = await sendMessage(h.client, agentId, text);
     expect(result.reply).toBe(
-      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, context_pin, context_budget, add, broken, dump) | ' +
+      'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, context_search, context_pin, ' +
+        'context_budget, add, broken, dump) | ' +
         'error: arguments of add must be a JSON object',
     );
     expect(result.toolCalls).toBe(4);
@@ -138,6 +139,7 @@ describe('tool calls', () => {
       'context_budget',
       'context_pin',
       'context_reload',
+      'context_search',
       'dump',
     ]);
 

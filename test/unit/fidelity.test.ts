@@ -4,6 +4,9 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import {
   sentFloor,
   factsAfterEach,
+  factInMatches,
+  findableOf,
+  FINDABLE_TOP,
   factsFound,
   failedRun,
   messageText,
@@ -220,6 +223,37 @@ describe('table and targets', () => {
     // A report without a price (or a failed run): no figure, never $0.
     expect(none).not.toContain('$');
     expect(runResult({ session: 's', preset: 'p', durationMs: 1 }, figures({}), [], []).cost).toBeNull();
+  });
+
+  it('counts the facts missing after each compaction that context_search finds, and shows them as a column', () => {
+    const lost = runResult(
+      { session: 'django-11797', preset: 'default', durationMs: 1_000 },
+      figures({}),
+      ['F1', 'F2'],
+      [
+        snapshot({ seq: 1, strategies: ['summarize'], summary: 'F1', removed: ['F1 F2'], removedCount: 1 }),
+        snapshot({ seq: 2, strategies: ['summarize'], summary: 'none', removed: [], removedCount: 1 }),
+      ],
+    );
+    // F2 missing after both compactions, F1 after the second: three missing, F2's message found.
+    lost.findable = findableOf(lost.facts.perCompaction, new Set(['F2']));
+    expect(lost.findable).toEqual({ missing: 3, found: 2 });
+    const [header, row] = renderTable([lost]).split('\n');
+    expect(header).toMatch(/facts min\/mean\s+findable/);
+    expect(row).toMatch(/\s2\/3\s/);
+    const checks = checkTargets([lost]);
+    expect(checks.find((c) => c.target.includes('findable'))!.missed).toEqual(['django-11797 16k default']);
+    expect(renderTable([ok]).split('\n')[1]).toMatch(/100% \/ 100%\s+—\s/);
+  });
+
+  it('finds a fact only in a stored message or original among the first five matches, as written', () => {
+    const fact = 'ValueError: bad  thing';
+    const message = (text: string) => ({ kind: 'message', text });
+    expect(factInMatches(fact, [message('x'), { kind: 'original', text: 'a ValueError: bad thing b' }])).toBe(true);
+    expect(factInMatches(fact, [{ kind: 'summary', text: 'ValueError: bad thing' }])).toBe(false);
+    expect(factInMatches(fact, [...Array.from({ length: FINDABLE_TOP }, () => message('x')), message(fact)])).toBe(
+      false,
+    );
   });
 
   it('labels windows and strategies', () => {
