@@ -22,6 +22,14 @@ export const STRATEGIES = [
 
 export type StrategyName = (typeof STRATEGIES)[number];
 
+/** How a token threshold compares: `reaches` is `≥`, `exceeds` is `>`. */
+export type TriggerComparison = 'reaches' | 'exceeds';
+export const TRIGGER_COMPARISONS: readonly TriggerComparison[] = ['reaches', 'exceeds'];
+
+/** Which messages a message limit counts (policy `countMessages`). */
+export type MessageCounting = 'all' | 'working-memory';
+export const MESSAGE_COUNTINGS: readonly MessageCounting[] = ['all', 'working-memory'];
+
 /** An Octomind-style pressure level: from `atTokens` on, compact to `tokens / reduction`. */
 export interface PressureLevel {
   atTokens: number;
@@ -122,6 +130,13 @@ export interface CompactionPolicy {
   preset: string;
   /** Compact when tokens (system prompt, tool schemas, summary, context) reach this share of the window. */
   triggerRatio: number;
+  /**
+   * How the token trigger (`triggerRatio` × window, and `maxTokens`) compares: `reaches` fires at the threshold
+   * (`≥`), `exceeds` only above it (`>`, chatgpt-on-wechat's budget, AgentScope's `trigger_ratio × context_size`). A
+   * ratio's threshold is never rounded down before the comparison: 820 tokens have not reached 82% of 1,001. Absent
+   * (policies stored before): `reaches`.
+   */
+  triggerWhen?: TriggerComparison;
   /** Compact down to this share of the window. */
   targetRatio: number;
   /**
@@ -134,6 +149,11 @@ export interface CompactionPolicy {
   maxTokens?: number;
   /** Also compact when the context holds more messages than this (at most, and by default, MAX_CONTEXT_MESSAGES). */
   maxMessages?: number;
+  /**
+   * Which messages `maxMessages` counts: `all` of the context's, or those of the conversation's `working-memory`,
+   * without the system prompt and longrun's task ledger (AgentScope Java's `msgThreshold`). Absent: `all`.
+   */
+  countMessages?: MessageCounting;
   /** Also compact when the context holds more turns than this. */
   maxTurns?: number;
   /** Pressure levels (ascending): the trigger is the lowest, the target the reduction of the level reached. */
@@ -364,8 +384,14 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
       throw new PolicyError('backgroundRatio', policy.backgroundRatio, `below triggerRatio (${policy.triggerRatio})`);
     }
   }
+  if (policy.triggerWhen !== undefined) oneOf('triggerWhen', policy.triggerWhen, TRIGGER_COMPARISONS);
+  if (policy.countMessages !== undefined) oneOf('countMessages', policy.countMessages, MESSAGE_COUNTINGS);
   if (policy.maxTokens !== undefined) count('maxTokens', policy.maxTokens, 1, MAX_TOKENS);
-  if (policy.maxMessages !== undefined) count('maxMessages', policy.maxMessages, 2, MAX_CONTEXT_MESSAGES);
+  if (policy.maxMessages !== undefined) {
+    // Counting the working memory, the system prompt and the task ledger come on top of the limit.
+    const most = policy.countMessages === 'working-memory' ? MAX_CONTEXT_MESSAGES - 2 : MAX_CONTEXT_MESSAGES;
+    count('maxMessages', policy.maxMessages, 2, most);
+  }
   if (policy.maxTurns !== undefined) count('maxTurns', policy.maxTurns, 1, 1_000_000);
   if (policy.pressureLevels !== undefined) {
     if (!Array.isArray(policy.pressureLevels) || policy.pressureLevels.length === 0) {

@@ -22,9 +22,11 @@ const DEFAULT_COST = { inputPerMillion: 1.25, summaryOutputPerMillion: 10 };
 const DEFAULT: CompactionPolicy = {
   preset: 'default',
   triggerRatio: 0.8,
+  triggerWhen: 'reaches',
   targetRatio: 0.5,
   backgroundRatio: 0.7,
   maxMessages: 1_000,
+  countMessages: 'all',
   escalate: false,
   keepSteps: 4,
   keepTurns: 3,
@@ -101,6 +103,7 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
   preset: 'chatgpt-on-wechat',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.9,
+  triggerWhen: 'exceeds', // tokens > budget
   targetRatio: 0.5,
   maxTokens: 50_000,
   maxTurns: 20,
@@ -139,6 +142,7 @@ const AGENTSCOPE: CompactionPolicy = {
   preset: 'agentscope',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.8,
+  triggerWhen: 'exceeds', // tokens > trigger_ratio × context_size
   targetRatio: 0.4,
   maxMessages: undefined,
   keepSteps: 0,
@@ -170,7 +174,8 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.75,
   targetRatio: 0.5,
-  maxMessages: 99,
+  maxMessages: 99, // msgThreshold 100: compact at 100 messages of its working memory (more than 99)
+  countMessages: 'working-memory', // not the system prompt, not longrun's task ledger
   keepSteps: 0,
   keepTurns: 1,
   keepMessages: 50,

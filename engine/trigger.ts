@@ -25,6 +25,7 @@ export function isAutomatic(trigger: Trigger): boolean {
 export interface ContextStats {
   /** Tokens of the whole request: messages, tool schemas, reply primer. */
   tokens: number;
+  /** The context's messages; those the gate counts where a gate compares them ({@link countedMessages}). */
   messages: number;
   turns: number;
 }
@@ -100,10 +101,20 @@ export const NO_COOLDOWN: CooldownState = { consecutive: 0, lastTokensAfter: 0 }
 
 /** The numbers the workflow compares before every model call. */
 export interface Gate {
-  /** Compact at this many tokens (the lowest of the token triggers). */
+  /** Compact at this many tokens (the lowest of the token triggers): the least count that fires. */
   tokens: number;
+  /**
+   * Set when that trigger is one the count must exceed (policy `triggerWhen: 'exceeds'`): the threshold, as the
+   * reason states it (`tokens 50001 > 50000`). `tokens` is the least count above it.
+   */
+  over?: number;
   /** …or above this many messages / turns. */
   messages?: number;
+  /**
+   * `working-memory`: `messages` counts the conversation's messages only, not the system prompt nor the task ledger
+   * (policy `countMessages`; {@link countedMessages}). Absent: every message of the context.
+   */
+  countMessages?: 'working-memory';
   turns?: number;
   /** The cooldown: the token trigger fires only from this many tokens on (0 after a user message). */
   floorAfterUser: number;
@@ -187,6 +198,23 @@ export function maskFires(gate: Gate, stats: ContextStats): string | undefined {
   return `tokens ${stats.tokens} ≥ ${gate.mask.tokens}: mask the old tool results`;
 }
 
+/** What the message count reads of a message. */
+export interface CountedView {
+  role: string;
+  kind?: string;
+}
+
+/**
+ * The messages a gate's message limit counts among `messages` (the context's records): all of them, or (gate
+ * `countMessages: 'working-memory'`) those of the conversation, without the system prompt and the task ledger.
+ */
+export function countedMessages(gate: Pick<Gate, 'countMessages'>, messages: readonly CountedView[]): number {
+  if (gate.countMessages !== 'working-memory') return messages.length;
+  let counted = 0;
+  for (const m of messages) if (m.role !== 'system' && m.kind !== 'ledger') counted++;
+  return counted;
+}
+
 /** What the tool-result check reads of a message: works on the workflow's records and the engine's metadata. */
 export interface ResultView {
   id: string;
@@ -227,10 +255,16 @@ export function oversizedResult(gate: Gate, messages: readonly ResultView[]): Re
  */
 export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
   const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;
-  if (stats.tokens >= gate.tokens && stats.tokens >= floor) return `tokens ${stats.tokens} ≥ ${gate.tokens}`;
+  if (stats.tokens >= gate.tokens && stats.tokens >= floor) {
+    return gate.over !== undefined
+      ? `tokens ${stats.tokens} > ${gate.over}`
+      : `tokens ${stats.tokens} ≥ ${gate.tokens}`;
+  }
   if (gate.hard !== undefined && stats.tokens >= gate.hard) return `tokens ${stats.tokens} ≥ hard limit ${gate.hard}`;
   if (gate.messages !== undefined && stats.messages > gate.messages) {
-    return `messages ${stats.messages} > ${gate.messages}`;
+    return gate.countMessages === 'working-memory'
+      ? `messages in working memory ${stats.messages} ≥ ${gate.messages + 1}`
+      : `messages ${stats.messages} > ${gate.messages}`;
   }
   if (gate.turns !== undefined && stats.turns > gate.turns) return `turns ${stats.turns} > ${gate.turns}`;
   return undefined;
@@ -299,13 +333,19 @@ export function compactionDue(
  */
 export function gateFiresWith(
   check: GateCheck,
-  added: { tokens: number; userTurn: boolean }[] = [],
+  added: { tokens: number; userTurn: boolean; role?: string }[] = [],
   messages?: readonly ResultView[],
 ): Due | undefined {
   const turns = added.filter((m) => m.userTurn).length;
   const stats = {
     tokens: check.stats.tokens + added.reduce((sum, m) => sum + m.tokens, 0),
-    messages: check.stats.messages + added.length,
+    // (A message added without its role is counted: the system prompt is, when the gate counts working memory.)
+    messages:
+      check.stats.messages +
+      countedMessages(
+        check.gate,
+        added.map((m) => ({ role: m.role ?? 'user' })),
+      ),
     turns: check.stats.turns + turns,
   };
   return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages);

@@ -29,11 +29,13 @@ export function planCompaction(input: PlanInput): Plan {
   const board = new Board(input);
   const { slots } = board;
   const before = board.stats();
-  const target = targetOf(policy, window, before, trigger, input.cooldown.consecutive, input.attempt ?? 1);
+  // The trigger and the target compare the messages the policy counts (policy `countMessages`).
+  const counted = { ...before, messages: board.countedMessages() };
+  const target = targetOf(policy, window, counted, trigger, input.cooldown.consecutive, input.attempt ?? 1);
   const hardLimit = Math.floor(policy.hardLimitRatio * window);
   const met = () => board.meets(target);
 
-  const { gate, fired, oversized, maskPass } = whatFired(input, before, target);
+  const { gate, fired, oversized, maskPass } = whatFired(input, counted, target);
   const base = { trigger, target, before, summary: undefined, removed: [], steps: [] };
   if (fired === undefined) {
     return {

@@ -104,7 +104,7 @@ describe('chatgpt-on-wechat', () => {
     expect(c.tokens).toBeGreaterThan(50_000);
     const p = plan('chatgpt-on-wechat', c, 1_000_000);
     expect(p.action).toBe('compact');
-    expect(p.reason).toMatch(/^tokens \d+ ≥ 50000$/);
+    expect(p.reason).toMatch(/^tokens \d+ > 50000$/);
   });
 
   it('keeps only the user text and the last reply per turn once summaries are not enough', () => {
@@ -161,10 +161,10 @@ describe('agentscope', () => {
 });
 
 describe('agentscope-java', () => {
-  it('triggers at 100 messages or 75% of the window', () => {
-    const hundred = context().system().user().turns(24, 10).user().reply();
-    expect(hundred.messages).toHaveLength(100);
-    expect(plan('agentscope-java', hundred, 1_000_000).reason).toBe('messages 100 > 99');
+  it('triggers at 100 messages (its working memory: the system prompt aside) or 75% of the window', () => {
+    const hundred = context().system().user().turns(24, 10).user().reply().reply();
+    expect(hundred.messages).toHaveLength(101);
+    expect(plan('agentscope-java', hundred, 1_000_000).reason).toBe('messages in working memory 100 ≥ 100');
     expect(plan('agentscope-java', context().system(100).user(100).reply(74_800), 100_000).reason).toContain(
       'tokens 75000 ≥ 75000',
     );
@@ -173,7 +173,7 @@ describe('agentscope-java', () => {
   it('offloads messages over 5 KiB to 200-character previews, outside the last 50 messages first, one strategy per check', () => {
     const c = context().system().user(2_000, 8_000).turns(23, 10).user(2_000, 8_000).turns(2, 10);
     const p = plan('agentscope-java', c, 1_000_000);
-    expect(p.reason).toBe('messages 103 > 99');
+    expect(p.reason).toBe('messages in working memory 102 ≥ 100');
     expect(p.steps).toHaveLength(1);
     expect(p.steps[0]!.strategy).toBe('offload-large');
     // The goal is fixed; the big user message outside the last 50 goes first; the one inside follows only if needed.
