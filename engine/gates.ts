@@ -81,6 +81,7 @@ export function gateOf(policy: CompactionPolicy, window: number, cooldown: Coold
             maxTokens: policy.toolResults.maxTokens,
             maxChars: policy.toolResults.maxChars,
             newest: !policy.toolResults.olderTurnsOnly,
+            ...(policy.toolResults.olderTurnsOnly ? { earlierTurns: true as const } : {}),
           },
         }
       : {}),

@@ -16,6 +16,7 @@ export const STRATEGIES = [
   'summarize',
   'summarize-current-turn',
   'compact-turns',
+  'trim-turns',
   'truncate-rounds',
   'halve',
 ] as const;
@@ -191,8 +192,9 @@ export interface CompactionPolicy {
     /** Marker between head and tail; `{ref}` becomes the storage key of the full result, `{omitted}` the count. */
     marker: string;
     /**
-     * Only older results are cut, not those of the protected newest steps (chatgpt-on-wechat, before each decision
-     * loop); otherwise any result over the limit is, the newest step's included, right after its call (AgentScope).
+     * Only the results of earlier turns are cut, not those of the turn in progress (chatgpt-on-wechat, before every
+     * decision loop, whether or not a limit is exceeded); otherwise any result over the limit is, the newest step's
+     * included, right after its call (AgentScope).
      */
     olderTurnsOnly: boolean;
   };

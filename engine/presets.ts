@@ -113,7 +113,7 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
   keepMessages: 0,
   reserveRatio: 0,
   cooldown: [],
-  strategies: ['truncate-tool-results', 'summarize', 'compact-turns', 'halve'],
+  strategies: ['truncate-tool-results', 'trim-turns'],
   mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   toolResults: {
     maxTokens: 10_000_000,

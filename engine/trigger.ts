@@ -131,7 +131,17 @@ export interface Gate {
    * (`newest`, AgentScope), or once the loop has moved on (the step before the newest, chatgpt-on-wechat's
    * "before each decision loop"). Set when the policy truncates tool results.
    */
-  toolResults?: { maxTokens: number; maxChars: number; newest: boolean };
+  toolResults?: {
+    maxTokens: number;
+    maxChars: number;
+    newest: boolean;
+    /**
+     * The results of the turns before the one in progress instead (chatgpt-on-wechat: "older turns only", before
+     * every decision loop): those of the last completed turn, the earlier ones having been cut at its own loops.
+     * Absent (and in gates of before): the step before the newest, when `newest` is false.
+     */
+    earlierTurns?: true;
+  };
   /**
    * Below the trigger, from `tokens` on, the old tool results are masked (policy `mask.fromRatio`) when that saves at
    * least `atLeast` tokens (the plan decides, and a pass that would save less is a skip that holds until growth).
@@ -224,6 +234,8 @@ export interface ResultView {
   kind?: string;
   toolCallIds?: readonly string[];
   reload?: true;
+  steer?: true;
+  userTurn?: true;
 }
 
 /**
@@ -233,6 +245,7 @@ export interface ResultView {
 export function oversizedResult(gate: Gate, messages: readonly ResultView[]): ResultView | undefined {
   const limits = gate.toolResults;
   if (!limits) return undefined;
+  if (limits.earlierTurns) return oversizedOfEarlierTurn(limits, messages);
   let i = messages.length - 1;
   const stepResults = () => {
     const results: ResultView[] = [];
@@ -247,6 +260,37 @@ export function oversizedResult(gate: Gate, messages: readonly ResultView[]): Re
   return results.find(
     (m) => (m.kind ?? 'normal') === 'normal' && !m.reload && (m.tokens > limits.maxTokens || m.chars > limits.maxChars),
   );
+}
+
+/** Whether a result is over `limits` and still whole (not cut, not a reloaded page). */
+function overLimits(limits: NonNullable<Gate['toolResults']>, m: ResultView): boolean {
+  return (m.kind ?? 'normal') === 'normal' && !m.reload && (m.tokens > limits.maxTokens || m.chars > limits.maxChars);
+}
+
+/**
+ * The first uncut result over the limits in the last turn that is over: the turn before the one in progress, or the
+ * last one when it ended (its final answer given: the next decision loop belongs to the next message). O(k) over the
+ * last two turns.
+ */
+function oversizedOfEarlierTurn(
+  limits: NonNullable<Gate['toolResults']>,
+  messages: readonly ResultView[],
+): ResultView | undefined {
+  const opens = (m: ResultView) =>
+    m.userTurn === true || (m.role === 'user' && (m.kind ?? 'normal') === 'normal' && m.steer !== true);
+  let i = messages.length - 1;
+  const last = messages[i];
+  const ended = last !== undefined && last.role === 'assistant' && (last.toolCallIds?.length ?? 0) === 0;
+  if (!ended) {
+    while (i >= 0 && !opens(messages[i]!)) i--; // the turn in progress, up to its request
+    i--;
+  }
+  let found: ResultView | undefined;
+  for (; i >= 0 && !opens(messages[i]!); i--) {
+    const m = messages[i]!;
+    if (m.role === 'tool' && overLimits(limits, m)) found = m; // the first of the turn, in order
+  }
+  return found;
 }
 
 /**

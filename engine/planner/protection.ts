@@ -37,7 +37,9 @@ export function protectionOf(
   };
   context.forEach((m, i) => {
     const kind = kindOf(m);
-    if (m.role === 'system' || kind === 'ledger' || kind === 'summary' || m.id === goalId) raise(i, 'fixed');
+    // (A user message a summary was prepended to is the user's turn, compactable like any: `userTurn`.)
+    const summary = kind === 'summary' && m.userTurn !== true;
+    if (m.role === 'system' || kind === 'ledger' || summary || m.id === goalId) raise(i, 'fixed');
   });
   const current = turns.at(-1);
   if (current) raise(current.start, 'fixed'); // the user's request of the turn in progress stays verbatim
