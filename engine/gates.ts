@@ -71,6 +71,7 @@ export function gateOf(policy: CompactionPolicy, window: number, cooldown: Coold
       ? { countMessages: 'working-memory' as const }
       : {}),
     ...(policy.maxTurns !== undefined ? { turns: policy.maxTurns } : {}),
+    ...(policy.holdInToolLoop ? { holdInToolLoop: true as const } : {}),
     floorAfterUser: 0,
     floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
     hard: Math.floor(policy.hardLimitRatio * window),

@@ -155,6 +155,11 @@ export interface CompactionPolicy {
    * without the system prompt and longrun's task ledger (AgentScope Java's `msgThreshold`). Absent: `all`.
    */
   countMessages?: MessageCounting;
+  /**
+   * Inside a tool loop (the context ends with tool results the model has yet to read), the token trigger holds and
+   * only the hard limit fires (AstrBot: no compression during tool invocations). Absent: false.
+   */
+  holdInToolLoop?: boolean;
   /** Also compact when the context holds more turns than this. */
   maxTurns?: number;
   /** Pressure levels (ascending): the trigger is the lowest, the target the reduction of the level reached. */
@@ -241,6 +246,11 @@ export interface CompactionPolicy {
   truncateRounds: {
     /** Turns dropped per step, oldest first. */
     perStep: number;
+    /**
+     * `trigger`: an automatic compaction that drops rounds (no summary model) stops once the context is below the
+     * trigger (AstrBot: "until the context meets the requirement", 82%), instead of at the target. Absent: `target`.
+     */
+    until?: 'target' | 'trigger';
   };
   /** Per-tool limits by tool name ({@link ToolLimits}). Absent: none (and in policies stored before). */
   tools?: Record<string, ToolLimits>;
@@ -388,6 +398,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   }
   if (policy.triggerWhen !== undefined) oneOf('triggerWhen', policy.triggerWhen, TRIGGER_COMPARISONS);
   if (policy.countMessages !== undefined) oneOf('countMessages', policy.countMessages, MESSAGE_COUNTINGS);
+  if (policy.holdInToolLoop !== undefined) flag('holdInToolLoop', policy.holdInToolLoop);
   if (policy.maxTokens !== undefined) count('maxTokens', policy.maxTokens, 1, MAX_TOKENS);
   if (policy.maxMessages !== undefined) {
     // Counting the working memory, the system prompt and the task ledger come on top of the limit.
@@ -463,6 +474,9 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   oneOf('summary.fallback', policy.summary.fallback, ['truncate-rounds', 'halve']);
   oneOf('summary.withoutModel', policy.summary.withoutModel, ['extractive', 'fallback']);
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
+  if (policy.truncateRounds.until !== undefined) {
+    oneOf('truncateRounds.until', policy.truncateRounds.until, ['target', 'trigger']);
+  }
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
   if (policy.tools !== undefined) validateToolLimitsByName(policy.tools);
   if (policy.loopGuard !== undefined) validateLoopGuard(policy.loopGuard);

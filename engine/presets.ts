@@ -27,6 +27,7 @@ const DEFAULT: CompactionPolicy = {
   backgroundRatio: 0.7,
   maxMessages: 1_000,
   countMessages: 'all',
+  holdInToolLoop: false,
   escalate: false,
   keepSteps: 4,
   keepTurns: 3,
@@ -81,6 +82,7 @@ const ASTRBOT: CompactionPolicy = {
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.82,
   targetRatio: 0.8,
+  holdInToolLoop: true, // "does not compress during tool invocations": the hard limit only, inside a tool loop
   maxMessages: undefined,
   keepSteps: 2,
   keepTurns: 3, // with the current round: the last 4 rounds
@@ -90,7 +92,7 @@ const ASTRBOT: CompactionPolicy = {
   strategies: ['summarize', 'halve'],
   mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   summary: { ...DEFAULT.summary, keepUserTokens: 0, fallback: 'truncate-rounds', withoutModel: 'fallback' },
-  truncateRounds: { perStep: 1 },
+  truncateRounds: { perStep: 1, until: 'trigger' }, // one round at a time until the context meets 82%
 };
 
 /** chatgpt-on-wechat: more than 20 turns or 50,000 tokens; before each decision loop, older tool results over

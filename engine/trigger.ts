@@ -116,6 +116,11 @@ export interface Gate {
    */
   countMessages?: 'working-memory';
   turns?: number;
+  /**
+   * Inside a tool loop (the context ends with tool results; policy `holdInToolLoop`) the token trigger holds: only
+   * the hard limit fires there. Absent (and in gates of before): the trigger fires anywhere.
+   */
+  holdInToolLoop?: true;
   /** The cooldown: the token trigger fires only from this many tokens on (0 after a user message). */
   floorAfterUser: number;
   floorWithoutUser: number;
@@ -297,9 +302,15 @@ function oversizedOfEarlierTurn(
  * What fired, if anything: the O(1) check the workflow makes before every model call. The cooldown floor holds
  * back the token trigger only (message and turn limits are met by any compaction, so they cannot loop).
  */
-export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
+export function gateFires(
+  gate: Gate,
+  stats: ContextStats,
+  userSinceLastCompaction: boolean,
+  inToolLoop = false,
+): string | undefined {
   const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;
-  if (stats.tokens >= gate.tokens && stats.tokens >= floor) {
+  const held = inToolLoop && gate.holdInToolLoop === true; // only the hard limit, inside a tool loop
+  if (!held && stats.tokens >= gate.tokens && stats.tokens >= floor) {
     return gate.over !== undefined
       ? `tokens ${stats.tokens} > ${gate.over}`
       : `tokens ${stats.tokens} ≥ ${gate.tokens}`;
@@ -356,8 +367,9 @@ export function compactionDue(
   stats: ContextStats,
   userSinceLastCompaction: boolean,
   messages?: readonly ResultView[],
+  inToolLoop = messages?.at(-1)?.role === 'tool',
 ): Due | undefined {
-  const fired = gateFires(gate, stats, userSinceLastCompaction);
+  const fired = gateFires(gate, stats, userSinceLastCompaction, inToolLoop);
   if (fired !== undefined) return { kind: 'trigger', reason: fired };
   const result = messages ? oversizedResult(gate, messages) : undefined;
   if (result) {
@@ -392,5 +404,7 @@ export function gateFiresWith(
       ),
     turns: check.stats.turns + turns,
   };
-  return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages);
+  // Inside a tool loop: the context ends with tool results; with only steers added (no new turn), the loop goes on.
+  const inToolLoop = turns === 0 && (messages ? messages.at(-1)?.role === 'tool' : added.length > 0);
+  return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages, inToolLoop);
 }

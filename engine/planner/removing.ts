@@ -107,7 +107,8 @@ export function truncateRounds({ board, input, met }: Planning): string[] {
 
 /**
  * Emergency: drops the oldest steps holding about half the tokens of the removable ones (recent ones included;
- * never the newest step or a fixed message) into the summary, and again until the target is met.
+ * never the newest step or a fixed message) into the summary, and again until the target is met. A round it cuts
+ * into keeps its request: inside a long tool round, the halving goes by tool calls with their results (AstrBot).
  */
 export function halve({ board, met }: Planning): string[] {
   const ids: string[] = [];
@@ -123,9 +124,23 @@ export function halve({ board, met }: Planning): string[] {
       half.push(s);
       dropped += board.stepTokens(s);
     }
-    ids.push(...board.summarizeSteps(half));
+    // The request of a round cut into (some of its steps left) stays, while there is something else to drop.
+    const cut = half.filter((s) => !opensRoundCutInto(board, s, half));
+    ids.push(...board.summarizeSteps(cut.length > 0 ? cut : half));
   }
   return ids;
+}
+
+/** Whether step `s` opens a turn of which some steps stay after dropping `dropping`. */
+function opensRoundCutInto(board: Planning['board'], s: number, dropping: readonly number[]): boolean {
+  const first = board.stepSlots[s]![0];
+  if (!first || !opensTurn(first.meta)) return false;
+  const turn = board.layout.steps[s]!.turn;
+  const dropped = new Set(dropping);
+  return board.stepSlots.some(
+    (slots, t) =>
+      t !== s && !dropped.has(t) && board.layout.steps[t]!.turn === turn && slots.some((x) => x.op.op !== 'drop'),
+  );
 }
 
 /** chatgpt-on-wechat's trimming on a provider overflow: results and user texts cut to this many characters… */
@@ -137,8 +152,8 @@ export const TRIM_HALF_FROM_TURNS = 5;
 
 /**
  * chatgpt-on-wechat's trimming, once per compaction (no second pass): over the turn limit, or over the token budget
- * with at least {@link TRIM_HALF_FROM_TURNS} turns, the oldest half of the turns (whole turns, the goal with its
- * own: the task ledger keeps it verbatim); over the budget with fewer, every completed turn down to its first user
+ * with at least {@link TRIM_HALF_FROM_TURNS} turns, the oldest half of the turns (whole turns; the goal stays, for
+ * its turn); over the budget with fewer, every completed turn down to its first user
  * text and its last reply. Inside one long turn (ours), the oldest half of its steps. On a provider overflow,
  * {@link trimForOverflow}.
  */
@@ -159,14 +174,21 @@ export function trimTurns(p: Planning): StepResult {
   return { ids: board.summarizeSteps(steps.slice(0, Math.ceil(steps.length / 2))) };
 }
 
-/** Drops the oldest `count` turns whole into the summary (never the turn in progress); returns the ids. */
+/**
+ * Drops the oldest `count` turns whole into the summary (never the turn in progress); returns the ids. The goal (the
+ * user's first message) stays, standing for its turn, whose other messages go: the turns left are as many as if it
+ * had gone with them.
+ */
 function dropOldestTurns({ board, input }: Planning, count: number): string[] {
+  const goalTurn = board.slotById.get(input.goalId ?? '')?.turn;
+  const dropping = new Set<number>();
+  for (let t = 0, counted = 0; t < board.currentTurn && counted < count; t++) {
+    dropping.add(t);
+    if (t !== goalTurn) counted++;
+  }
   const ids: string[] = [];
-  const last = Math.min(count, board.currentTurn);
   for (const slot of board.slots) {
-    if (slot.turn < 0 || slot.turn >= last || slot.op.op === 'drop') continue;
-    // Fixed messages stay, but for the goal, which goes with its turn (the task ledger keeps it verbatim).
-    if (slot.protect === 'fixed' && slot.meta.id !== input.goalId) continue;
+    if (!dropping.has(slot.turn) || slot.op.op === 'drop' || slot.protect === 'fixed') continue;
     board.summarize(slot);
     ids.push(slot.meta.id);
   }
@@ -186,6 +208,7 @@ function trimForOverflow(p: Planning): StepResult {
   for (const slot of board.slots) {
     const m = slot.meta;
     if (slot.op.op !== 'keep' || kindOf(m) !== 'normal' || m.chars <= OVERFLOW_MAX_CHARS) continue;
+    if (slot.protect === 'fixed') continue; // (the goal and the request in progress: only the hard-limit fit cuts them)
     if (m.role !== 'tool' && m.role !== 'user') continue;
     const tokens = Math.ceil((slot.tokens * OVERFLOW_MAX_CHARS) / m.chars) + STUB_TOKENS;
     if (tokens >= slot.tokens) continue;
