@@ -189,7 +189,8 @@ describe('chatgpt-on-wechat', () => {
     expect(next.filter(isUserTurn)).toHaveLength(12);
     // The summary message body keeps the user's own text after the summary.
     const body = summaryMessage('SUMMARY', { role: 'user', content: 'what the user wrote' });
-    expect(body).toEqual({ role: 'user', content: expect.stringMatching(/SUMMARY[\s\S]*\nwhat the user wrote$/) });
+    expect(body.role).toBe('user');
+    expect(body.content).toMatch(/^SUMMARY[\s\S]*\nwhat the user wrote$/);
     // A later trim takes the host with its turn (it is no longer fixed as a summary would be).
     expect(protectionOf(next, cow, 1_000_000).at(next.indexOf(applied))).toBe('none');
   });
