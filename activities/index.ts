@@ -224,6 +224,7 @@ export function createActivities({
           input.gateCheck,
           stored.map((record, i) => ({
             tokens: record.tokens,
+            role: record.role,
             userTurn: isUserTurn({ ...record, ...(newMessages[i]?.steer ? { steer: true } : {}) }),
           })),
         )

@@ -4,7 +4,7 @@
  * activity that stores the replacements and counts them calls these.
  */
 import type { ChatMessage, ContentPart, MessageContent, MessageMeta } from './messages.ts';
-import { kindOf, originalKeyOf, textOf } from './messages.ts';
+import { isUserTurn, kindOf, originalKeyOf, textOf } from './messages.ts';
 import type { Operation, Plan } from './planner/index.ts';
 import { headOf, tailOf } from './text.ts';
 import { countMessage } from './tokens.ts';
@@ -223,7 +223,8 @@ export function applyPlan(
     if (summary && placement?.mode === 'message' && placement.beforeId === meta.id) out.push(summary);
     if (op.op === 'drop') continue;
     if (summary && placement?.mode === 'prepend' && placement.id === meta.id) {
-      out.push({ ...summary, id: meta.id, ref: originalKeyOf(meta) });
+      // The user's message with the summary at its head: still the user's turn (chatgpt-on-wechat).
+      out.push({ ...summary, id: meta.id, ref: originalKeyOf(meta), ...(isUserTurn(meta) ? { userTurn: true } : {}) });
       continue;
     }
     if (op.op === 'keep') {

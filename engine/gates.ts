@@ -9,12 +9,47 @@ import type { CompactionPolicy } from './policy.ts';
 import { holdGrowth, NO_COOLDOWN, pausedGate } from './trigger.ts';
 import type { CooldownState, Gate, Trigger } from './trigger.ts';
 
-/** The tokens at which the policy triggers for a model `window`: the lowest of ratio, budget and first level. */
+/**
+ * The least whole count that reaches `threshold` (`n ≥ threshold`), never rounded down: 820.82 is reached at 821.
+ * A product of decimal ratios (1,000 × 1.1 = 1,100.0000000000002 in floating point) is taken at its exact value.
+ */
+export function leastReaching(threshold: number): number {
+  return Math.ceil(exactly(threshold));
+}
+
+/** The least whole count that exceeds `threshold` (`n > threshold`): 50,001 exceeds 50,000, 821 exceeds 820.82. */
+export function leastExceeding(threshold: number): number {
+  return Math.floor(exactly(threshold)) + 1;
+}
+
+/** `x`, snapped to the nearest integer when it is one but for floating point's last bits. */
+function exactly(x: number): number {
+  const whole = Math.round(x);
+  return Math.abs(x - whole) <= 1e-9 * Math.max(1, Math.abs(x)) ? whole : x;
+}
+
+/**
+ * The token trigger for a model `window`: the least count that fires (the lowest of ratio, budget and first level,
+ * each compared as the policy says, `triggerWhen`), and, when the one that fires first is an `exceeds` one, the
+ * threshold it must exceed (`over`, for the reason).
+ */
+export function triggerOf(policy: CompactionPolicy, window: number): { tokens: number; over?: number } {
+  const exceeds = policy.triggerWhen === 'exceeds';
+  const least = exceeds ? leastExceeding : leastReaching;
+  const byRatio = policy.triggerRatio * window;
+  let found: { tokens: number; over?: number } = { tokens: least(byRatio), ...(exceeds ? { over: byRatio } : {}) };
+  if (policy.maxTokens !== undefined && least(policy.maxTokens) < found.tokens) {
+    found = { tokens: least(policy.maxTokens), ...(exceeds ? { over: policy.maxTokens } : {}) };
+  }
+  const level = policy.pressureLevels?.[0]?.atTokens; // a pressure level is reached
+  if (level !== undefined && level < found.tokens) found = { tokens: level };
+  if (found.over !== undefined) found.over = Number(exactly(found.over).toFixed(2));
+  return found;
+}
+
+/** The tokens at which the policy triggers for a model `window` (the least count that fires, {@link triggerOf}). */
 export function triggerTokens(policy: CompactionPolicy, window: number): number {
-  let tokens = Math.floor(policy.triggerRatio * window);
-  if (policy.maxTokens !== undefined) tokens = Math.min(tokens, policy.maxTokens);
-  if (policy.pressureLevels?.length) tokens = Math.min(tokens, policy.pressureLevels[0]!.atTokens);
-  return tokens;
+  return triggerOf(policy, window).tokens;
 }
 
 /** Growth required before the next compaction, after `consecutive` compactions without a user message. */
@@ -25,13 +60,20 @@ export function requiredGrowth(policy: CompactionPolicy, consecutive: number): n
 
 /** The gate after a compaction that left `cooldown.lastTokensAfter` tokens (or at the agent's start). */
 export function gateOf(policy: CompactionPolicy, window: number, cooldown: CooldownState = NO_COOLDOWN): Gate {
-  const floor = Math.ceil(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
+  // The cooldown's step is reached at exactly its growth (+10% of 1,000 tokens: at 1,100).
+  const floor = leastReaching(cooldown.lastTokensAfter * (1 + requiredGrowth(policy, cooldown.consecutive)));
   const { pausedUntil, ...running } = cooldown;
   if (pausedUntil !== undefined) return pausedGate(gateOf(policy, window, running), pausedUntil);
+  const trigger = triggerOf(policy, window);
   return {
-    tokens: triggerTokens(policy, window),
+    tokens: trigger.tokens,
+    ...(trigger.over !== undefined ? { over: trigger.over } : {}),
     ...(policy.maxMessages !== undefined ? { messages: policy.maxMessages } : {}),
+    ...(policy.maxMessages !== undefined && policy.countMessages === 'working-memory'
+      ? { countMessages: 'working-memory' as const }
+      : {}),
     ...(policy.maxTurns !== undefined ? { turns: policy.maxTurns } : {}),
+    ...(policy.holdInToolLoop ? { holdInToolLoop: true as const } : {}),
     floorAfterUser: 0,
     floorWithoutUser: cooldown.consecutive > 0 ? floor : 0,
     hard: Math.floor(policy.hardLimitRatio * window),
@@ -42,6 +84,7 @@ export function gateOf(policy: CompactionPolicy, window: number, cooldown: Coold
             maxTokens: policy.toolResults.maxTokens,
             maxChars: policy.toolResults.maxChars,
             newest: !policy.toolResults.olderTurnsOnly,
+            ...(policy.toolResults.olderTurnsOnly ? { earlierTurns: true as const } : {}),
           },
         }
       : {}),
@@ -69,7 +112,7 @@ export function gateAfterSkip(
   cooldown: CooldownState = NO_COOLDOWN,
 ): Gate {
   // A pause of the loop guard holds on (a forced request that found nothing to do does not lift it).
-  const floor = Math.max(Math.ceil(tokens * (1 + growth)), cooldown.pausedUntil ?? 0);
+  const floor = Math.max(leastReaching(tokens * (1 + growth)), cooldown.pausedUntil ?? 0);
   // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
   const { toolResults: _, ...gate } = gateOf(policy, window);
   return {
@@ -93,7 +136,7 @@ export function gateAfterMaskSkip(
   growth: number,
 ): Gate {
   const gate = gateOf(policy, window, cooldown);
-  return gate.mask ? { ...gate, mask: { ...gate.mask, floor: Math.ceil(tokens * (1 + growth)) } } : gate;
+  return gate.mask ? { ...gate, mask: { ...gate.mask, floor: leastReaching(tokens * (1 + growth)) } } : gate;
 }
 
 /**

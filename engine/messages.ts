@@ -116,6 +116,12 @@ export interface MessageMeta {
   reload?: true;
   /** A user message that steered a turn in progress (`steer`): inside the turn, not the start of one. */
   steer?: true;
+  /**
+   * A user message a summary was prepended to (policy `summary.placement: 'first-kept-user'`): it keeps the user's
+   * words and stays a turn of the conversation, counted and compactable like one. Absent on such messages made
+   * before: a summary, not counted.
+   */
+  userTurn?: true;
   /** Tool messages: the name of the tool that answered (absent in records stored before it was kept). */
   tool?: string;
   /**
@@ -135,8 +141,12 @@ export function kindOf(message: Pick<MessageMeta, 'kind'>): MessageKind {
   return message.kind ?? 'normal';
 }
 
-/** Whether a message is one of the user's own, the start of a turn to count (not a summary, not the ledger). */
-export function isUserTurn(message: Pick<MessageMeta, 'role' | 'kind' | 'steer'>): boolean {
+/**
+ * Whether a message is one of the user's own, the start of a turn to count (not a summary, not the ledger): a user
+ * message a summary was prepended to is (`userTurn`).
+ */
+export function isUserTurn(message: Pick<MessageMeta, 'role' | 'kind' | 'steer' | 'userTurn'>): boolean {
+  if (message.userTurn === true) return true;
   return message.role === 'user' && kindOf(message) === 'normal' && message.steer !== true;
 }
 

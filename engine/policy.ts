@@ -16,11 +16,20 @@ export const STRATEGIES = [
   'summarize',
   'summarize-current-turn',
   'compact-turns',
+  'trim-turns',
   'truncate-rounds',
   'halve',
 ] as const;
 
 export type StrategyName = (typeof STRATEGIES)[number];
+
+/** How a token threshold compares: `reaches` is `≥`, `exceeds` is `>`. */
+export type TriggerComparison = 'reaches' | 'exceeds';
+export const TRIGGER_COMPARISONS: readonly TriggerComparison[] = ['reaches', 'exceeds'];
+
+/** Which messages a message limit counts (policy `countMessages`). */
+export type MessageCounting = 'all' | 'working-memory';
+export const MESSAGE_COUNTINGS: readonly MessageCounting[] = ['all', 'working-memory'];
 
 /** An Octomind-style pressure level: from `atTokens` on, compact to `tokens / reduction`. */
 export interface PressureLevel {
@@ -122,6 +131,13 @@ export interface CompactionPolicy {
   preset: string;
   /** Compact when tokens (system prompt, tool schemas, summary, context) reach this share of the window. */
   triggerRatio: number;
+  /**
+   * How the token trigger (`triggerRatio` × window, and `maxTokens`) compares: `reaches` fires at the threshold
+   * (`≥`), `exceeds` only above it (`>`, chatgpt-on-wechat's budget, AgentScope's `trigger_ratio × context_size`). A
+   * ratio's threshold is never rounded down before the comparison: 820 tokens have not reached 82% of 1,001. Absent
+   * (policies stored before): `reaches`.
+   */
+  triggerWhen?: TriggerComparison;
   /** Compact down to this share of the window. */
   targetRatio: number;
   /**
@@ -134,6 +150,16 @@ export interface CompactionPolicy {
   maxTokens?: number;
   /** Also compact when the context holds more messages than this (at most, and by default, MAX_CONTEXT_MESSAGES). */
   maxMessages?: number;
+  /**
+   * Which messages `maxMessages` counts: `all` of the context's, or those of the conversation's `working-memory`,
+   * without the system prompt and longrun's task ledger (AgentScope Java's `msgThreshold`). Absent: `all`.
+   */
+  countMessages?: MessageCounting;
+  /**
+   * Inside a tool loop (the context ends with tool results the model has yet to read), the token trigger holds and
+   * only the hard limit fires (AstrBot: no compression during tool invocations). Absent: false.
+   */
+  holdInToolLoop?: boolean;
   /** Also compact when the context holds more turns than this. */
   maxTurns?: number;
   /** Pressure levels (ascending): the trigger is the lowest, the target the reduction of the level reached. */
@@ -171,8 +197,9 @@ export interface CompactionPolicy {
     /** Marker between head and tail; `{ref}` becomes the storage key of the full result, `{omitted}` the count. */
     marker: string;
     /**
-     * Only older results are cut, not those of the protected newest steps (chatgpt-on-wechat, before each decision
-     * loop); otherwise any result over the limit is, the newest step's included, right after its call (AgentScope).
+     * Only the results of earlier turns are cut, not those of the turn in progress (chatgpt-on-wechat, before every
+     * decision loop, whether or not a limit is exceeded); otherwise any result over the limit is, the newest step's
+     * included, right after its call (AgentScope).
      */
     olderTurnsOnly: boolean;
   };
@@ -219,6 +246,11 @@ export interface CompactionPolicy {
   truncateRounds: {
     /** Turns dropped per step, oldest first. */
     perStep: number;
+    /**
+     * `trigger`: an automatic compaction that drops rounds (no summary model) stops once the context is below the
+     * trigger (AstrBot: "until the context meets the requirement", 82%), instead of at the target. Absent: `target`.
+     */
+    until?: 'target' | 'trigger';
   };
   /** Per-tool limits by tool name ({@link ToolLimits}). Absent: none (and in policies stored before). */
   tools?: Record<string, ToolLimits>;
@@ -372,8 +404,15 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
       throw new PolicyError('backgroundRatio', policy.backgroundRatio, `below triggerRatio (${policy.triggerRatio})`);
     }
   }
+  if (policy.triggerWhen !== undefined) oneOf('triggerWhen', policy.triggerWhen, TRIGGER_COMPARISONS);
+  if (policy.countMessages !== undefined) oneOf('countMessages', policy.countMessages, MESSAGE_COUNTINGS);
+  if (policy.holdInToolLoop !== undefined) flag('holdInToolLoop', policy.holdInToolLoop);
   if (policy.maxTokens !== undefined) count('maxTokens', policy.maxTokens, 1, MAX_TOKENS);
-  if (policy.maxMessages !== undefined) count('maxMessages', policy.maxMessages, 2, MAX_CONTEXT_MESSAGES);
+  if (policy.maxMessages !== undefined) {
+    // Counting the working memory, the system prompt and the task ledger come on top of the limit.
+    const most = policy.countMessages === 'working-memory' ? MAX_CONTEXT_MESSAGES - 2 : MAX_CONTEXT_MESSAGES;
+    count('maxMessages', policy.maxMessages, 2, most);
+  }
   if (policy.maxTurns !== undefined) count('maxTurns', policy.maxTurns, 1, 1_000_000);
   if (policy.pressureLevels !== undefined) {
     if (!Array.isArray(policy.pressureLevels) || policy.pressureLevels.length === 0) {
@@ -443,6 +482,9 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   oneOf('summary.fallback', policy.summary.fallback, ['truncate-rounds', 'halve']);
   oneOf('summary.withoutModel', policy.summary.withoutModel, ['extractive', 'fallback']);
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
+  if (policy.truncateRounds.until !== undefined) {
+    oneOf('truncateRounds.until', policy.truncateRounds.until, ['target', 'trigger']);
+  }
   ratio('hardLimitRatio', policy.hardLimitRatio, policy.triggerRatio, 1, false);
   if (policy.tools !== undefined) validateToolLimitsByName(policy.tools);
   if (policy.pinRatio !== undefined) ratio('pinRatio', policy.pinRatio, 0, 0.5, false);

@@ -22,9 +22,12 @@ const DEFAULT_COST = { inputPerMillion: 1.25, summaryOutputPerMillion: 10 };
 const DEFAULT: CompactionPolicy = {
   preset: 'default',
   triggerRatio: 0.8,
+  triggerWhen: 'reaches',
   targetRatio: 0.5,
   backgroundRatio: 0.7,
   maxMessages: 1_000,
+  countMessages: 'all',
+  holdInToolLoop: false,
   escalate: false,
   keepSteps: 4,
   keepTurns: 3,
@@ -79,6 +82,7 @@ const ASTRBOT: CompactionPolicy = {
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.82,
   targetRatio: 0.8,
+  holdInToolLoop: true, // "does not compress during tool invocations": the hard limit only, inside a tool loop
   maxMessages: undefined,
   keepSteps: 2,
   keepTurns: 3, // with the current round: the last 4 rounds
@@ -88,7 +92,7 @@ const ASTRBOT: CompactionPolicy = {
   strategies: ['summarize', 'halve'],
   mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   summary: { ...DEFAULT.summary, keepUserTokens: 0, fallback: 'truncate-rounds', withoutModel: 'fallback' },
-  truncateRounds: { perStep: 1 },
+  truncateRounds: { perStep: 1, until: 'trigger' }, // one round at a time until the context meets 82%
 };
 
 /** chatgpt-on-wechat: more than 20 turns or 50,000 tokens; before each decision loop, older tool results over
@@ -101,6 +105,7 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
   preset: 'chatgpt-on-wechat',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.9,
+  triggerWhen: 'exceeds', // tokens > budget
   targetRatio: 0.5,
   maxTokens: 50_000,
   maxTurns: 20,
@@ -110,7 +115,7 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
   keepMessages: 0,
   reserveRatio: 0,
   cooldown: [],
-  strategies: ['truncate-tool-results', 'summarize', 'compact-turns', 'halve'],
+  strategies: ['truncate-tool-results', 'trim-turns'],
   mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
   toolResults: {
     maxTokens: 10_000_000,
@@ -139,6 +144,7 @@ const AGENTSCOPE: CompactionPolicy = {
   preset: 'agentscope',
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.8,
+  triggerWhen: 'exceeds', // tokens > trigger_ratio × context_size
   targetRatio: 0.4,
   maxMessages: undefined,
   keepSteps: 0,
@@ -170,7 +176,8 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
   backgroundRatio: undefined, // the system compacts before the call, blocking
   triggerRatio: 0.75,
   targetRatio: 0.5,
-  maxMessages: 99,
+  maxMessages: 99, // msgThreshold 100: compact at 100 messages of its working memory (more than 99)
+  countMessages: 'working-memory', // not the system prompt, not longrun's task ledger
   keepSteps: 0,
   keepTurns: 1,
   keepMessages: 50,

@@ -35,7 +35,10 @@ export function targetOf(
     counts.messages = Math.floor(policy.maxMessages / 2);
   }
   if (policy.maxTurns !== undefined && stats.turns > policy.maxTurns) {
-    counts.turns = Math.max(1, Math.floor(policy.maxTurns / 2));
+    // Half the limit; chatgpt-on-wechat's `trim-turns` trims the oldest half of the turns there are, once.
+    counts.turns = policy.strategies.includes('trim-turns')
+      ? stats.turns - Math.floor(stats.turns / 2)
+      : Math.max(1, Math.floor(policy.maxTurns / 2));
   }
   if (trigger === 'forced') {
     const tokens = Math.min(byRatio, Math.floor(stats.tokens / 2));

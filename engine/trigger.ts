@@ -25,6 +25,7 @@ export function isAutomatic(trigger: Trigger): boolean {
 export interface ContextStats {
   /** Tokens of the whole request: messages, tool schemas, reply primer. */
   tokens: number;
+  /** The context's messages; those the gate counts where a gate compares them ({@link countedMessages}). */
   messages: number;
   turns: number;
 }
@@ -100,11 +101,26 @@ export const NO_COOLDOWN: CooldownState = { consecutive: 0, lastTokensAfter: 0 }
 
 /** The numbers the workflow compares before every model call. */
 export interface Gate {
-  /** Compact at this many tokens (the lowest of the token triggers). */
+  /** Compact at this many tokens (the lowest of the token triggers): the least count that fires. */
   tokens: number;
+  /**
+   * Set when that trigger is one the count must exceed (policy `triggerWhen: 'exceeds'`): the threshold, as the
+   * reason states it (`tokens 50001 > 50000`). `tokens` is the least count above it.
+   */
+  over?: number;
   /** …or above this many messages / turns. */
   messages?: number;
+  /**
+   * `working-memory`: `messages` counts the conversation's messages only, not the system prompt nor the task ledger
+   * (policy `countMessages`; {@link countedMessages}). Absent: every message of the context.
+   */
+  countMessages?: 'working-memory';
   turns?: number;
+  /**
+   * Inside a tool loop (the context ends with tool results; policy `holdInToolLoop`) the token trigger holds: only
+   * the hard limit fires there. Absent (and in gates of before): the trigger fires anywhere.
+   */
+  holdInToolLoop?: true;
   /** The cooldown: the token trigger fires only from this many tokens on (0 after a user message). */
   floorAfterUser: number;
   floorWithoutUser: number;
@@ -120,7 +136,17 @@ export interface Gate {
    * (`newest`, AgentScope), or once the loop has moved on (the step before the newest, chatgpt-on-wechat's
    * "before each decision loop"). Set when the policy truncates tool results.
    */
-  toolResults?: { maxTokens: number; maxChars: number; newest: boolean };
+  toolResults?: {
+    maxTokens: number;
+    maxChars: number;
+    newest: boolean;
+    /**
+     * The results of the turns before the one in progress instead (chatgpt-on-wechat: "older turns only", before
+     * every decision loop): those of the last completed turn, the earlier ones having been cut at its own loops.
+     * Absent (and in gates of before): the step before the newest, when `newest` is false.
+     */
+    earlierTurns?: true;
+  };
   /**
    * Below the trigger, from `tokens` on, the old tool results are masked (policy `mask.fromRatio`) when that saves at
    * least `atLeast` tokens (the plan decides, and a pass that would save less is a skip that holds until growth).
@@ -187,6 +213,23 @@ export function maskFires(gate: Gate, stats: ContextStats): string | undefined {
   return `tokens ${stats.tokens} ≥ ${gate.mask.tokens}: mask the old tool results`;
 }
 
+/** What the message count reads of a message. */
+export interface CountedView {
+  role: string;
+  kind?: string;
+}
+
+/**
+ * The messages a gate's message limit counts among `messages` (the context's records): all of them, or (gate
+ * `countMessages: 'working-memory'`) those of the conversation, without the system prompt and the task ledger.
+ */
+export function countedMessages(gate: Pick<Gate, 'countMessages'>, messages: readonly CountedView[]): number {
+  if (gate.countMessages !== 'working-memory') return messages.length;
+  let counted = 0;
+  for (const m of messages) if (m.role !== 'system' && m.kind !== 'ledger') counted++;
+  return counted;
+}
+
 /** What the tool-result check reads of a message: works on the workflow's records and the engine's metadata. */
 export interface ResultView {
   id: string;
@@ -196,6 +239,8 @@ export interface ResultView {
   kind?: string;
   toolCallIds?: readonly string[];
   reload?: true;
+  steer?: true;
+  userTurn?: true;
 }
 
 /**
@@ -205,6 +250,7 @@ export interface ResultView {
 export function oversizedResult(gate: Gate, messages: readonly ResultView[]): ResultView | undefined {
   const limits = gate.toolResults;
   if (!limits) return undefined;
+  if (limits.earlierTurns) return oversizedOfEarlierTurn(limits, messages);
   let i = messages.length - 1;
   const stepResults = () => {
     const results: ResultView[] = [];
@@ -221,16 +267,59 @@ export function oversizedResult(gate: Gate, messages: readonly ResultView[]): Re
   );
 }
 
+/** Whether a result is over `limits` and still whole (not cut, not a reloaded page). */
+function overLimits(limits: NonNullable<Gate['toolResults']>, m: ResultView): boolean {
+  return (m.kind ?? 'normal') === 'normal' && !m.reload && (m.tokens > limits.maxTokens || m.chars > limits.maxChars);
+}
+
+/**
+ * The first uncut result over the limits in the last turn that is over: the turn before the one in progress, or the
+ * last one when it ended (its final answer given: the next decision loop belongs to the next message). O(k) over the
+ * last two turns.
+ */
+function oversizedOfEarlierTurn(
+  limits: NonNullable<Gate['toolResults']>,
+  messages: readonly ResultView[],
+): ResultView | undefined {
+  const opens = (m: ResultView) =>
+    m.userTurn === true || (m.role === 'user' && (m.kind ?? 'normal') === 'normal' && m.steer !== true);
+  let i = messages.length - 1;
+  const last = messages[i];
+  const ended = last !== undefined && last.role === 'assistant' && (last.toolCallIds?.length ?? 0) === 0;
+  if (!ended) {
+    while (i >= 0 && !opens(messages[i]!)) i--; // the turn in progress, up to its request
+    i--;
+  }
+  let found: ResultView | undefined;
+  for (; i >= 0 && !opens(messages[i]!); i--) {
+    const m = messages[i]!;
+    if (m.role === 'tool' && overLimits(limits, m)) found = m; // the first of the turn, in order
+  }
+  return found;
+}
+
 /**
  * What fired, if anything: the O(1) check the workflow makes before every model call. The cooldown floor holds
  * back the token trigger only (message and turn limits are met by any compaction, so they cannot loop).
  */
-export function gateFires(gate: Gate, stats: ContextStats, userSinceLastCompaction: boolean): string | undefined {
+export function gateFires(
+  gate: Gate,
+  stats: ContextStats,
+  userSinceLastCompaction: boolean,
+  inToolLoop = false,
+): string | undefined {
   const floor = userSinceLastCompaction ? gate.floorAfterUser : gate.floorWithoutUser;
-  if (stats.tokens >= gate.tokens && stats.tokens >= floor) return `tokens ${stats.tokens} ≥ ${gate.tokens}`;
+  const held = inToolLoop && gate.holdInToolLoop === true; // only the hard limit, inside a tool loop
+  if (!held && stats.tokens >= gate.tokens && stats.tokens >= floor) {
+    return gate.over !== undefined
+      ? `tokens ${stats.tokens} > ${gate.over}`
+      : `tokens ${stats.tokens} ≥ ${gate.tokens}`;
+  }
   if (gate.hard !== undefined && stats.tokens >= gate.hard) return `tokens ${stats.tokens} ≥ hard limit ${gate.hard}`;
   if (gate.messages !== undefined && stats.messages > gate.messages) {
-    return `messages ${stats.messages} > ${gate.messages}`;
+    return gate.countMessages === 'working-memory'
+      ? `messages in working memory ${stats.messages} ≥ ${gate.messages + 1}`
+      : `messages ${stats.messages} > ${gate.messages}`;
   }
   if (gate.turns !== undefined && stats.turns > gate.turns) return `turns ${stats.turns} > ${gate.turns}`;
   return undefined;
@@ -278,8 +367,9 @@ export function compactionDue(
   stats: ContextStats,
   userSinceLastCompaction: boolean,
   messages?: readonly ResultView[],
+  inToolLoop = messages?.at(-1)?.role === 'tool',
 ): Due | undefined {
-  const fired = gateFires(gate, stats, userSinceLastCompaction);
+  const fired = gateFires(gate, stats, userSinceLastCompaction, inToolLoop);
   if (fired !== undefined) return { kind: 'trigger', reason: fired };
   const result = messages ? oversizedResult(gate, messages) : undefined;
   if (result) {
@@ -299,14 +389,22 @@ export function compactionDue(
  */
 export function gateFiresWith(
   check: GateCheck,
-  added: { tokens: number; userTurn: boolean }[] = [],
+  added: { tokens: number; userTurn: boolean; role?: string }[] = [],
   messages?: readonly ResultView[],
 ): Due | undefined {
   const turns = added.filter((m) => m.userTurn).length;
   const stats = {
     tokens: check.stats.tokens + added.reduce((sum, m) => sum + m.tokens, 0),
-    messages: check.stats.messages + added.length,
+    // (A message added without its role is counted: the system prompt is, when the gate counts working memory.)
+    messages:
+      check.stats.messages +
+      countedMessages(
+        check.gate,
+        added.map((m) => ({ role: m.role ?? 'user' })),
+      ),
     turns: check.stats.turns + turns,
   };
-  return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages);
+  // Inside a tool loop: the context ends with tool results; with only steers added (no new turn), the loop goes on.
+  const inToolLoop = turns === 0 && (messages ? messages.at(-1)?.role === 'tool' : added.length > 0);
+  return compactionDue(check.gate, stats, check.consecutive === 0 || turns > 0, messages, inToolLoop);
 }

@@ -12,7 +12,7 @@ import { estimateCost, growthUntilWorthIt, tokensPerCallOf } from '../engine/cos
 import { gateAfterMaskSkip, gateOf } from '../engine/gates.ts';
 import { protectionOf } from '../engine/planner/protection.ts';
 import { MASK_TOKENS } from '../engine/planner/sizes.ts';
-import { compactionDue, gateFiresWith as dueWith, holdGrowth } from '../engine/trigger.ts';
+import { compactionDue, countedMessages, gateFiresWith as dueWith, holdGrowth } from '../engine/trigger.ts';
 import { keyedRecord } from '../contract/records.ts';
 import type { Conversation } from './conversation.ts';
 import type { Gate } from '../engine/trigger.ts';
@@ -57,7 +57,8 @@ export function nothingToMask(conversation: Conversation, priced = false): Skipp
   if (!check || !policy || dueWith(check, [], state.messages)?.kind !== 'mask') return undefined;
   const cooldown = state.cooldown ?? { consecutive: 0, lastTokensAfter: 0 };
   const gate = gateOf(policy, conversation.window, cooldown);
-  const stats = { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 };
+  const messages = countedMessages(gate, state.messages);
+  const stats = { tokens: state.contextTokens, messages, turns: state.contextTurns ?? 0 };
   const due = compactionDue(gate, stats, cooldown.consecutive === 0, state.messages);
   const atLeast = gate.mask?.atLeast;
   if (due?.kind !== 'mask' || atLeast === undefined) return undefined;

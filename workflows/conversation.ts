@@ -6,7 +6,14 @@
  * Pure: no Temporal API, no clock, no I/O (what the UI shows is workflows/visibility.ts), so it is unit-tested alone.
  */
 import { contextCoverage } from '../engine/coverage.ts';
-import { backgroundFires, cooldownAfter, gateAfterDiscard, gateFiresWith, NO_COOLDOWN } from '../engine/trigger.ts';
+import {
+  backgroundFires,
+  cooldownAfter,
+  countedMessages,
+  gateAfterDiscard,
+  gateFiresWith,
+  NO_COOLDOWN,
+} from '../engine/trigger.ts';
 import type { CooldownState, Gate, GateCheck, Trigger } from '../engine/trigger.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import { updateLedger } from '../engine/ledger.ts';
@@ -235,7 +242,11 @@ export class Conversation {
     if (!state.gate) return undefined;
     return {
       gate: state.gate,
-      stats: { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 },
+      stats: {
+        tokens: state.contextTokens,
+        messages: countedMessages(state.gate, state.messages),
+        turns: state.contextTurns ?? 0,
+      },
       consecutive: state.cooldown?.consecutive ?? 0,
     };
   }
@@ -340,7 +351,8 @@ export class Conversation {
    */
   pausedAfterDiscard(what: string): number {
     const state = this.state;
-    const stats = { tokens: state.contextTokens, messages: state.messages.length, turns: state.contextTurns ?? 0 };
+    const messages = countedMessages(state.gate ?? {}, state.messages);
+    const stats = { tokens: state.contextTokens, messages, turns: state.contextTurns ?? 0 };
     const { gate, until } = gateAfterDiscard(state.policy!, state.gate!, stats);
     state.gate = gate;
     state.cooldown = { ...(state.cooldown ?? NO_COOLDOWN), pausedUntil: until, pausedFor: what };

@@ -65,8 +65,11 @@ export class Board {
   /** Messages pinned (contract/pins.ts): the emergency cut passes them by too. */
   readonly pinned: ReadonlySet<string>;
 
+  private readonly policy: CompactionPolicy;
+
   constructor(input: Pick<PlanInput, 'context' | 'policy' | 'window' | 'fixedTokens' | 'goalId' | 'pinnedIds'>) {
     const { context, policy, window } = input;
+    this.policy = policy;
     this.layout = layoutSteps(context);
     this.pinned = new Set(input.pinnedIds ?? []);
     const protect = protectionOf(context, policy, window, input.goalId, this.layout, input.pinnedIds);
@@ -165,12 +168,26 @@ export class Board {
     };
   }
 
+  /**
+   * The messages the policy's message limit counts in the request as planned so far (policy `countMessages`): all of
+   * them, or those of the working memory, without the system prompt and the task ledger (the first one a summary
+   * brings included).
+   */
+  countedMessages(): number {
+    const all = this.stats().messages;
+    if (this.policy.countMessages !== 'working-memory') return all;
+    const uncounted = this.slots.filter(
+      (s) => s.op.op !== 'drop' && (s.meta.role === 'system' || kindOf(s.meta) === 'ledger'),
+    ).length;
+    return all - uncounted - (this.summarized.count > 0 && this.firstLedger > 0 ? 1 : 0);
+  }
+
   /** Whether the request as planned so far meets `target` (tokens, and messages and turns when set). */
   meets(target: Target): boolean {
     const now = this.stats();
     return (
       now.tokens <= target.tokens &&
-      now.messages <= (target.messages ?? Infinity) &&
+      (target.messages === undefined || this.countedMessages() <= target.messages) &&
       now.turns <= (target.turns ?? Infinity)
     );
   }

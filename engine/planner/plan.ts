@@ -7,7 +7,7 @@
 import { estimateCost, tokensPerCallOf } from '../cost.ts';
 import type { CostEstimate } from '../cost.ts';
 import { MAX_CONTEXT_MESSAGES } from '../policy.ts';
-import { gateOf, triggerTokens } from '../gates.ts';
+import { gateOf, triggerOf, triggerTokens } from '../gates.ts';
 import { offloadsLargest } from '../loop-guard.ts';
 import { backgroundFires, compactionDue, isAutomatic } from '../trigger.ts';
 import type { ContextStats, Gate } from '../trigger.ts';
@@ -29,11 +29,14 @@ export function planCompaction(input: PlanInput): Plan {
   const board = new Board(input);
   const { slots } = board;
   const before = board.stats();
-  const target = targetOf(policy, window, before, trigger, input.cooldown.consecutive, input.attempt ?? 1);
+  // The trigger and the target compare the messages the policy counts (policy `countMessages`).
+  const counted = { ...before, messages: board.countedMessages() };
+  const target = targetOf(policy, window, counted, trigger, input.cooldown.consecutive, input.attempt ?? 1);
+  untilTrigger(input, target);
   const hardLimit = Math.floor(policy.hardLimitRatio * window);
   const met = () => board.meets(target);
 
-  const { gate, fired, oversized, maskPass } = whatFired(input, before, target);
+  const { gate, fired, oversized, maskPass } = whatFired(input, counted, target);
   const base = { trigger, target, before, summary: undefined, removed: [], steps: [] };
   if (fired === undefined) {
     return {
@@ -205,6 +208,22 @@ export function planCompaction(input: PlanInput): Plan {
     removed,
     ...(cost ? { cost } : {}),
   };
+}
+
+/**
+ * AstrBot without a summary model (policy `truncateRounds.until: 'trigger'`): an automatic compaction drops rounds
+ * until the context meets the requirement, just below the trigger, not down to the target ratio.
+ */
+function untilTrigger(input: PlanInput, target: Target): void {
+  const { policy, summarizer } = input;
+  if (policy.truncateRounds.until !== 'trigger' || !isAutomatic(input.trigger)) return;
+  if (target.messages !== undefined || target.turns !== undefined || target.level !== undefined) return;
+  const fallback = summarizer === 'failed' || (summarizer === 'none' && policy.summary.withoutModel === 'fallback');
+  if (!fallback || policy.summary.fallback !== 'truncate-rounds') return;
+  const below = triggerOf(policy, input.window).tokens - 1;
+  if (below <= target.tokens) return;
+  target.tokens = below;
+  target.reason = `below the trigger (${below} tokens): rounds dropped until the context meets it`;
 }
 
 /** Why a forced compaction whose plan expects no gain is not made (the CLI and the client print it as it is). */

@@ -38,7 +38,9 @@ export function protectionOf(
   };
   context.forEach((m, i) => {
     const kind = kindOf(m);
-    if (m.role === 'system' || kind === 'ledger' || kind === 'summary' || m.id === goalId) raise(i, 'fixed');
+    // (A user message a summary was prepended to is the user's turn, compactable like any: `userTurn`.)
+    const summary = kind === 'summary' && m.userTurn !== true;
+    if (m.role === 'system' || kind === 'ledger' || summary || m.id === goalId) raise(i, 'fixed');
   });
   // A pinned message is kept verbatim with its whole step: a tool call and its results stay together.
   if (pinnedIds.length > 0) {

@@ -3,10 +3,11 @@
  * summary, which names what it covers. The summary of the unprotected span, of the turn in progress, of the older
  * turns down to their words and answers, the oldest rounds, and the emergency halving.
  */
-import { isUserTurn } from '../messages.ts';
+import { isUserTurn, kindOf } from '../messages.ts';
 import { opensTurn } from '../turns.ts';
 import type { Planning, Slot, StepResult } from './board.ts';
 import type { Protection } from './protection.ts';
+import { STUB_TOKENS } from './sizes.ts';
 
 /**
  * The policy's summary of the unprotected steps (its oldest half, with `summary.span: 'oldest-half'`); without a
@@ -106,7 +107,8 @@ export function truncateRounds({ board, input, met }: Planning): string[] {
 
 /**
  * Emergency: drops the oldest steps holding about half the tokens of the removable ones (recent ones included;
- * never the newest step or a fixed message) into the summary, and again until the target is met.
+ * never the newest step or a fixed message) into the summary, and again until the target is met. A round it cuts
+ * into keeps its request: inside a long tool round, the halving goes by tool calls with their results (AstrBot).
  */
 export function halve({ board, met }: Planning): string[] {
   const ids: string[] = [];
@@ -122,7 +124,122 @@ export function halve({ board, met }: Planning): string[] {
       half.push(s);
       dropped += board.stepTokens(s);
     }
-    ids.push(...board.summarizeSteps(half));
+    // The request of a round cut into (some of its steps left) stays, while there is something else to drop.
+    const cut = half.filter((s) => !opensRoundCutInto(board, s, half));
+    ids.push(...board.summarizeSteps(cut.length > 0 ? cut : half));
   }
   return ids;
+}
+
+/** Whether step `s` opens a turn of which some steps stay after dropping `dropping`. */
+function opensRoundCutInto(board: Planning['board'], s: number, dropping: readonly number[]): boolean {
+  const first = board.stepSlots[s]![0];
+  if (!first || !opensTurn(first.meta)) return false;
+  const turn = board.layout.steps[s]!.turn;
+  const dropped = new Set(dropping);
+  return board.stepSlots.some(
+    (slots, t) =>
+      t !== s && !dropped.has(t) && board.layout.steps[t]!.turn === turn && slots.some((x) => x.op.op !== 'drop'),
+  );
+}
+
+/** chatgpt-on-wechat's trimming on a provider overflow: results and user texts cut to this many characters… */
+export const OVERFLOW_MAX_CHARS = 10_000;
+/** …and at most this many turns kept, the turn in progress included. */
+export const OVERFLOW_MAX_TURNS = 5;
+/** From this many turns on, the token budget trims the oldest half of them; below it, each turn is compacted. */
+export const TRIM_HALF_FROM_TURNS = 5;
+
+/**
+ * chatgpt-on-wechat's trimming, once per compaction (no second pass): over the turn limit, or over the token budget
+ * with at least {@link TRIM_HALF_FROM_TURNS} turns, the oldest half of the turns (whole turns; the goal stays, for
+ * its turn); over the budget with fewer, every completed turn down to its first user
+ * text and its last reply. Inside one long turn (ours), the oldest half of its steps. On a provider overflow,
+ * {@link trimForOverflow}.
+ */
+export function trimTurns(p: Planning): StepResult {
+  const { board, input } = p;
+  if (input.trigger === 'overflow') return trimForOverflow(p);
+  const turns = board.layout.turns.length;
+  const overTurnLimit = input.policy.maxTurns !== undefined && board.stats().turns > input.policy.maxTurns;
+  if (turns >= 2 && (overTurnLimit || turns >= TRIM_HALF_FROM_TURNS)) {
+    return {
+      ids: dropOldestTurns(p, Math.floor(turns / 2)),
+      note: `the oldest ${Math.floor(turns / 2)} of ${turns} turns trimmed`,
+    };
+  }
+  if (turns >= 2) return { ...compactTurns(p), note: `${turns} turns: each keeps its first user text and last reply` };
+  // One long turn (an agent loop under one message): the oldest half of its compactable steps.
+  const steps = board.removableSteps('none');
+  return { ids: board.summarizeSteps(steps.slice(0, Math.ceil(steps.length / 2))) };
+}
+
+/**
+ * Drops the oldest `count` turns whole into the summary (never the turn in progress); returns the ids. The goal (the
+ * user's first message) stays, standing for its turn, whose other messages go: the turns left are as many as if it
+ * had gone with them.
+ */
+function dropOldestTurns({ board, input }: Planning, count: number): string[] {
+  const goalTurn = board.slotById.get(input.goalId ?? '')?.turn;
+  const dropping = new Set<number>();
+  for (let t = 0, counted = 0; t < board.currentTurn && counted < count; t++) {
+    dropping.add(t);
+    if (t !== goalTurn) counted++;
+  }
+  const ids: string[] = [];
+  for (const slot of board.slots) {
+    if (!dropping.has(slot.turn) || slot.op.op === 'drop' || slot.protect === 'fixed') continue;
+    board.summarize(slot);
+    ids.push(slot.meta.id);
+  }
+  return ids;
+}
+
+/**
+ * chatgpt-on-wechat on a provider overflow: tool results and user texts over {@link OVERFLOW_MAX_CHARS} cut to it (head
+ * and tail, the stored original named), at most {@link OVERFLOW_MAX_TURNS} turns kept, the turn in progress included;
+ * on a further attempt, the history cleared: every earlier turn and the older steps of the one in progress go into
+ * the summary (all of it stored and reloadable).
+ */
+function trimForOverflow(p: Planning): StepResult {
+  const { board, input } = p;
+  const { headChars, tailChars } = input.policy.toolResults;
+  const ids: string[] = [];
+  for (const slot of board.slots) {
+    const m = slot.meta;
+    if (slot.op.op !== 'keep' || kindOf(m) !== 'normal' || m.chars <= OVERFLOW_MAX_CHARS) continue;
+    if (slot.protect === 'fixed') continue; // (the goal and the request in progress: only the hard-limit fit cuts them)
+    if (m.role !== 'tool' && m.role !== 'user') continue;
+    const tokens = Math.ceil((slot.tokens * OVERFLOW_MAX_CHARS) / m.chars) + STUB_TOKENS;
+    if (tokens >= slot.tokens) continue;
+    const head = Math.round((OVERFLOW_MAX_CHARS * headChars) / Math.max(1, headChars + tailChars));
+    const op = { op: 'truncate' as const, id: m.id, headChars: head, tailChars: OVERFLOW_MAX_CHARS - head };
+    board.replace(slot, { ...op, maxTokens: tokens }, tokens);
+    ids.push(m.id);
+  }
+  const turns = board.layout.turns.length;
+  if (turns > OVERFLOW_MAX_TURNS) ids.push(...dropOldestTurns(p, turns - OVERFLOW_MAX_TURNS));
+  if ((input.attempt ?? 1) < 2) {
+    return {
+      ids,
+      note: `provider overflow: results and user texts cut to ${OVERFLOW_MAX_CHARS} characters, at most ${OVERFLOW_MAX_TURNS} turns`,
+    };
+  }
+  // The last resort: the history cleared (into the summary), the request of the turn in progress and its newest step kept.
+  ids.push(...dropOldestTurns(p, board.currentTurn));
+  for (const slot of board.slots) {
+    if (
+      slot.op.op === 'drop' ||
+      slot.turn !== board.currentTurn ||
+      slot.protect === 'fixed' ||
+      slot.protect === 'newest'
+    )
+      continue;
+    board.summarize(slot);
+    ids.push(slot.meta.id);
+  }
+  return {
+    ids,
+    note: `provider overflow (attempt ${input.attempt}): the history cleared into the summary, all of it stored`,
+  };
 }

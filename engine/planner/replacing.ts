@@ -59,12 +59,18 @@ export function supersedeToolResults({ board, input }: Planning): StepResult {
  */
 export function truncateToolResults({ board, input }: Planning): StepResult {
   const { maxTokens, maxChars, headChars, tailChars, olderTurnsOnly } = input.policy.toolResults;
-  const limit: Protection = olderTurnsOnly ? 'none' : 'newest';
+  const limit: Protection = olderTurnsOnly ? 'recent' : 'newest';
+  // Older turns only: the results of the turns before the one in progress (all of them, when the last turn ended
+  // with its answer: the next decision loop is the next message's).
+  const last = board.slots.at(-1)?.meta;
+  const ended = last?.role === 'assistant' && !(last.toolCallIds?.length ?? 0);
+  const earlier = (slot: Slot) => slot.turn < board.currentTurn || (ended && slot.turn === board.currentTurn);
   const ids: string[] = [];
   for (const slot of board.slots) {
     if (slot.op.op === 'drop') continue;
     const m = slot.meta;
     if (m.role !== 'tool' || slot.op.op !== 'keep' || kindOf(m) !== 'normal') continue;
+    if (olderTurnsOnly && !earlier(slot)) continue;
     const own = toolLimitsOf(input.policy, m);
     const limitTokens = Math.min(maxTokens, own.maxResultTokens ?? Infinity);
     if (RANK[slot.protect] > RANK[limit] || (m.chars <= maxChars && slot.tokens <= limitTokens)) continue;

@@ -5,7 +5,7 @@
  */
 import type { StrategyName } from '../policy.ts';
 import type { Planning, StepResult } from './board.ts';
-import { compactTurns, halve, summarize, summarizeCurrentTurn, truncateRounds } from './removing.ts';
+import { compactTurns, halve, summarize, summarizeCurrentTurn, trimTurns, truncateRounds } from './removing.ts';
 import { maskToolResults, offloadLarge, supersedeToolResults, truncateToolResults } from './replacing.ts';
 
 /** The strategies over one plan's board. */
@@ -18,6 +18,7 @@ export function strategiesOf(p: Planning): Record<StrategyName, () => StepResult
     summarize: () => summarize(p),
     'summarize-current-turn': () => summarizeCurrentTurn(p),
     'compact-turns': () => compactTurns(p),
+    'trim-turns': () => trimTurns(p),
     'truncate-rounds': () => ({ ids: truncateRounds(p) }),
     halve: () => ({ ids: halve(p) }),
   };

@@ -36,6 +36,12 @@ export class ContextBuilder {
     return this;
   }
 
+  /** longrun's task ledger message (a summary brought it). */
+  ledger(tokens = 100): this {
+    this.add({ role: 'user', tokens, chars: tokens * 4, kind: 'ledger' });
+    return this;
+  }
+
   reply(tokens = 80, chars = tokens * 4): this {
     this.add({ role: 'assistant', tokens, chars });
     return this;

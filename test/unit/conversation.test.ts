@@ -192,6 +192,60 @@ describe('Conversation', () => {
     expect(c.state.stats!.averageSizeRatio).toBeCloseTo((35 / 65 + 49 / 35) / 2, 10);
   });
 
+  it('counts the user message a summary was prepended to as a turn (chatgpt-on-wechat: "stays a user turn"), a host of before not', () => {
+    const c = described(Conversation.begin(input, undefined, 'run-1'));
+    for (let seq = 1; seq <= 4; seq++) c.newMessageId();
+    c.append(record(1, { role: 'user' }), record(2), record(3, { role: 'user' }), record(4));
+    const event = {
+      seq: 1,
+      trigger: 'auto',
+      tokensBefore: 45,
+      tokensAfter: 35,
+      strategies: ['trim-turns'],
+      keys: { event: 'e', removed: 'r', context: 'ctx-1' },
+    } as unknown as CompactionEventSummary;
+    const host = (extra: Partial<ContextRecord>) =>
+      record(3, { role: 'user', kind: 'summary' as never, key: 'k', ref: 'orig', ...extra });
+    const swap = (context: ContextRecord[]) =>
+      c.compacted({
+        made: c.snapshot(),
+        context,
+        event,
+        tailFromSeq: 5,
+        cooldown: { consecutive: 0, lastTokensAfter: 0 },
+        trigger: 'auto',
+        maskPass: undefined,
+        gate: { tokens: 900 } as never,
+        ledger: undefined,
+      });
+    swap([record(1, { role: 'user' }), host({ userTurn: true }), record(4)]);
+    expect(c.state.contextTurns).toBe(2);
+    swap([record(1, { role: 'user' }), host({}), record(4)]); // as an earlier release recorded it: not counted
+    expect(c.state.contextTurns).toBe(1);
+  });
+
+  it("gives the gate the working memory's count when it counts that (AgentScope Java's msgThreshold)", () => {
+    const c = Conversation.begin(input, undefined, 'run-1');
+    const policy = resolvePolicy({ preset: 'agentscope-java' });
+    c.describedAs({
+      info: { window: 1_000_000, encoding: 'o200k_base', margin: 0 } as never,
+      fixedTokens: 5,
+      policy,
+      gate: gateOf(policy, 1_000_000),
+    });
+    c.newMessageId();
+    c.append(record(1, { role: 'system' }));
+    for (let seq = 2; seq <= 100; seq++) {
+      c.newMessageId();
+      c.append(record(seq, { role: seq === 2 ? 'user' : 'assistant' }));
+    }
+    expect(c.gateCheck()!.stats.messages).toBe(99); // 100 messages, the system prompt aside
+    expect(c.compactionDue()).toBeUndefined();
+    c.newMessageId();
+    c.append(record(101));
+    expect(c.compactionDue()).toBe('messages in working memory 100 ≥ 100');
+  });
+
   it("sums each model call's usage and cost at the model's price, and counts a call without usage itself", () => {
     const c = described(Conversation.begin(input, undefined, 'run-1'));
     c.state.modelInfo!.price = { inputPerMillion: 1, cachedInputPerMillion: 0.1, outputPerMillion: 4 };

@@ -119,9 +119,9 @@ describe('the masking pass below the trigger, priced', () => {
 });
 
 describe('a tool result over the limit, priced', () => {
-  // Cut once the loop has moved on (chatgpt-on-wechat's timing): a 20,000-token result, then one more step.
+  // Cut once its turn has ended (chatgpt-on-wechat's timing): a 20,000-token result, then the next message's step.
   const cutPolicy = resolvePolicy({ toolResults: { olderTurnsOnly: true } });
-  const c = context().system().user().tools(1_000).tools(20_000).tools(500);
+  const c = context().system().user().tools(1_000).tools(20_000).reply().user().tools(500);
   const cutPlan = (calls: number) =>
     planCompaction({
       context: c.messages,

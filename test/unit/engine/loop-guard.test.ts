@@ -240,7 +240,7 @@ describe('the planner under the guard', () => {
       .user(10)
       .reply(20)
       .user(10);
-    const window = Math.ceil(c.tokens / 0.8); // the trigger fires now
+    const window = Math.floor(c.tokens / 0.8); // the trigger fires now (0.8 × 393 = 314.4, reached at 315)
     const auto = plan(c, {}, window);
     expect(auto.action).toBe('skip');
     expect(auto.reason).toBe('would not shrink the context: 315 tokens, 538 expected after [truncate-rounds, halve]');

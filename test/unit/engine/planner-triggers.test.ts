@@ -84,12 +84,14 @@ describe('a tool result over the limit, under no pressure', () => {
     expect(p.reachedTarget).toBe(true);
   });
 
-  it('once the loop has moved on, when the policy cuts older results only (chatgpt-on-wechat)', () => {
+  it('once its turn has ended, when the policy cuts the results of earlier turns only (chatgpt-on-wechat)', () => {
     const policy = resolvePolicy({ preset: 'chatgpt-on-wechat' });
     const gate = gateOf(policy, WINDOW);
     const c = context().system().user().tools([6_000, 24_000]);
     expect(oversizedResult(gate, c.messages)).toBeUndefined(); // the newest: the model has not seen it yet
     c.tools(100);
+    expect(oversizedResult(gate, c.messages)).toBeUndefined(); // the turn in progress keeps its results
+    c.reply().user().tools(100);
     expect(oversizedResult(gate, c.messages)?.id).toBe(c.messages[3]!.id);
     const p = plan(c, { preset: 'chatgpt-on-wechat' });
     expect(strategiesOf(p)).toEqual(['truncate-tool-results']);

@@ -1,13 +1,15 @@
 /** Each preset behaves as its system documents, and the configuration is validated with clear errors. */
 import { describe, expect, it } from 'vitest';
-import { applyPlan, replacementBody } from '../../../engine/apply.ts';
+import { applyPlan, replacementBody, summaryMessage } from '../../../engine/apply.ts';
+import { gateOf } from '../../../engine/gates.ts';
+import { isUserTurn } from '../../../engine/messages.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
-import { planCompaction } from '../../../engine/planner/index.ts';
+import { planCompaction, protectionOf } from '../../../engine/planner/index.ts';
 import type { PlanInput } from '../../../engine/planner/index.ts';
 import { MAX_CONTEXT_MESSAGES, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../../../engine/tokens.ts';
-import { NO_COOLDOWN } from '../../../engine/trigger.ts';
+import { gateFiresWith, NO_COOLDOWN, oversizedResult } from '../../../engine/trigger.ts';
 import { context, planFor } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
@@ -51,8 +53,10 @@ describe('astrbot', () => {
     expect(p.summary!.writer).toBe('extractive');
     const dropped = p.operations.filter((o) => o.op === 'drop').map((o) => o.id);
     expect(dropped).toEqual(c.ids().slice(2, 2 + dropped.length)); // oldest first, contiguous
-    expect(p.after.tokens).toBeLessThanOrEqual(0.8 * 64_000);
-    expect(p.after.tokens).toBeGreaterThan(0.8 * 64_000 - 2_160); // one round at a time: stops right under
+    // "until the context meets the requirement": below 82% of the window (52,480), not 80%.
+    expect(p.after.tokens).toBeLessThan(0.82 * 64_000);
+    expect(p.after.tokens).toBeGreaterThan(0.82 * 64_000 - 2_160); // one round at a time: stops right under
+    expect(p.after.tokens).toBeGreaterThan(0.8 * 64_000);
     // The last 4 rounds alone over the target: halving (even those rounds, never the current one) follows.
     const heavy = context().system().user().turns(6, 14_000);
     const halved = plan('astrbot', heavy, 64_000, { summarizer: 'none' });
@@ -60,58 +64,188 @@ describe('astrbot', () => {
   });
 });
 
+describe('astrbot in a long tool round', () => {
+  const astrbot = resolvePolicy({ preset: 'astrbot' });
+
+  it('"does not compress during tool invocations": inside a tool loop only the hard limit fires', () => {
+    const window = 100_000;
+    const gate = gateOf(astrbot, window);
+    // One user message, then tool steps: 85% of the window, over the trigger (82%), under the hard limit (95%).
+    const loop = context().system(100).user(100);
+    for (let i = 0; i < 17; i++) loop.tools(4_970);
+    expect(loop.tokens).toBe(85_200);
+    const stats = { tokens: loop.tokens, messages: loop.messages.length, turns: 1 };
+    expect(gateFiresWith({ gate, stats, consecutive: 0 }, [], loop.messages)).toBeUndefined();
+    const held = plan('astrbot', loop, window);
+    expect(held.action).toBe('skip');
+    expect(held.reason).toMatch(/^below the trigger/);
+    // Steers added mid-loop do not open a turn: still held.
+    expect(gateFiresWith({ gate, stats, consecutive: 0 }, [{ tokens: 10, userTurn: false, role: 'user' }])).toBe(
+      undefined,
+    );
+    // At the hard limit it compacts, loop or not.
+    const hard = { ...stats, tokens: 95_000 };
+    expect(gateFiresWith({ gate, stats: hard, consecutive: 0 }, [], loop.messages)?.reason).toBe(
+      'tokens 95000 ≥ hard limit 95000',
+    );
+    // Once the round ends (its answer given), or a new message opens the next one, the 82% trigger applies.
+    loop.reply(100);
+    const ended = { ...stats, tokens: loop.tokens };
+    expect(gateFiresWith({ gate, stats: ended, consecutive: 0 }, [], loop.messages)?.reason).toBe(
+      'tokens 85300 ≥ 82000',
+    );
+    expect(gateFiresWith({ gate, stats, consecutive: 0 }, [{ tokens: 50, userTurn: true, role: 'user' }])?.reason).toBe(
+      'tokens 85250 ≥ 82000',
+    );
+    // The default preset compacts inside its loops.
+    expect(
+      gateFiresWith({ gate: gateOf(resolvePolicy(), window), stats, consecutive: 0 }, [], loop.messages),
+    ).toBeDefined();
+  });
+
+  it('"then halve until it fits": halving cuts inside a long tool round, by tool-call pairs, when that round is all there is', () => {
+    // The goal, one long round of 30 tool steps (its request and answer protected as one of the last rounds), a new
+    // message: no whole round to drop.
+    const c = context().system().user().user();
+    for (let i = 0; i < 30; i++) c.tools(1_800);
+    c.reply().user();
+    const p = plan('astrbot', c, 64_000, { summarizer: 'none' });
+    expect(p.steps.map((s) => s.strategy)).toEqual(['halve']);
+    expect(p.after.tokens).toBeLessThan(0.82 * 64_000);
+    // Oldest tool steps first, each call with its result: the round's request and answer stay.
+    const dropped = new Set(p.operations.filter((o) => o.op === 'drop').map((o) => o.id));
+    expect(dropped.size).toBeGreaterThan(0);
+    c.messages.forEach((m) => {
+      if (m.role === 'tool') {
+        const call = c.messages.find((x) => x.toolCallIds?.includes(m.toolCallId!))!;
+        expect(dropped.has(m.id), m.id).toBe(dropped.has(call.id));
+      }
+    });
+    expect(dropped.has(c.messages[2]!.id)).toBe(false); // the round's request
+    expect(dropped.has(c.messages.at(-2)!.id)).toBe(false); // its answer
+  });
+});
+
 describe('chatgpt-on-wechat', () => {
-  it('cuts tool results over 20,000 characters to head and tail in older turns only', () => {
-    const c = context().system().user().tools(5_500).reply().turns(3, 100).user().tools(5_500);
-    const p = plan('chatgpt-on-wechat', c, 64_000, { trigger: 'forced' });
-    const older = c.messages[3]!; // the first tool result: 22,000 characters
-    expect(p.steps[0]).toMatchObject({ strategy: 'truncate-tool-results', ids: [older.id] }); // not the current one
-    const cut = planCompaction({
-      context: c.messages,
-      policy: resolvePolicy({ preset: 'chatgpt-on-wechat', strategies: ['truncate-tool-results'] }),
-      window: 64_000,
-      fixedTokens: 0,
-      trigger: 'forced',
-      cooldown: NO_COOLDOWN,
-      summarizer: 'available',
-    });
-    expect(cut.operations.find((o) => o.id === older.id)).toMatchObject({
-      op: 'truncate',
-      id: older.id,
-      headChars: 10_000,
-      tailChars: 5_000,
-    });
-  });
+  const cow = resolvePolicy({ preset: 'chatgpt-on-wechat' });
 
-  it('over 20 turns: the oldest half summarized into the first kept user message', () => {
-    const c = context().system().user().turns(21, 50);
-    const p = plan('chatgpt-on-wechat', c, 64_000);
-    expect(p.reason).toBe('turns 22 > 20');
-    const step = p.steps.find((s) => s.strategy === 'summarize')!;
-    expect(step.summary!.placement.mode).toBe('prepend');
-    // The oldest half of the compactable steps, oldest first, right after the goal.
-    expect(step.ids[0]).toBe(c.ids()[2]);
-    const prependTo = (step.summary!.placement as { id: string }).id;
-    const host = c.messages.findIndex((m) => m.id === prependTo);
-    expect(c.messages[host]!.role).toBe('user');
-    expect(p.operations[host]!.op).toBe('keep'); // the first kept user message, after everything summarized
-    expect(p.operations.slice(host + 1).some((o) => o.op === 'drop')).toBe(false);
-    expect(p.removed.find((r) => r.id === prependTo)?.replacedBy).toBe('summary');
-  });
-
-  it('over 50,000 tokens: triggers even far below the window', () => {
-    const c = context().system().user().turns(12, 4_000);
-    expect(c.tokens).toBeGreaterThan(50_000);
+  it('"tool results > 20,000 chars cut to head + tail with a notice (older turns only)", before every decision loop, under no limit', () => {
+    // An earlier turn with a 22,000-character result, then the turn in progress with one as large: far under every limit.
+    const c = context().system().user().tools(5_500).reply().user().tools(5_500);
+    const gate = gateOf(cow, 1_000_000);
+    const older = c.messages[3]!;
+    expect(oversizedResult(gate, c.messages)?.id).toBe(older.id); // not the turn in progress's
     const p = plan('chatgpt-on-wechat', c, 1_000_000);
     expect(p.action).toBe('compact');
-    expect(p.reason).toMatch(/^tokens \d+ ≥ 50000$/);
+    expect(p.reason).toBe(`tool result ${older.id} over the limit (5500 tokens, 22000 chars)`);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['truncate-tool-results']);
+    expect(p.operations.filter((o) => o.op !== 'keep')).toEqual([
+      expect.objectContaining({ op: 'truncate', id: older.id, headChars: 10_000, tailChars: 5_000 }),
+    ]);
+    // The turn in progress keeps its result whole, however many steps it takes…
+    const loop = context().system().user().tools(5_500).tools(100).tools(100);
+    expect(oversizedResult(gate, loop.messages)).toBeUndefined();
+    // …until it ends: the next decision loop (the next message's) finds it.
+    loop.reply();
+    expect(oversizedResult(gate, loop.messages)?.id).toBe(loop.messages[3]!.id);
   });
 
-  it('keeps only the user text and the last reply per turn once summaries are not enough', () => {
-    const c = context().system().user();
-    for (let i = 0; i < 4; i++) c.user().tools([15_000, 15_000]).reply();
+  it('"turns > max turns (20)": the oldest half of the current turns trimmed once, not down to half the limit', () => {
+    const c = context().system().user().turns(22, 50); // 23 turns
     const p = plan('chatgpt-on-wechat', c, 1_000_000);
-    expect(p.steps.map((s) => s.strategy)).toContain('compact-turns');
+    expect(p.reason).toBe('turns 23 > 20');
+    expect(p.steps.map((s) => s.strategy)).toEqual(['trim-turns']);
+    expect(p.after.turns).toBe(12); // 23 − 11
+    expect(p.target.turns).toBe(12);
+    expect(p.reachedTarget).toBe(true);
+    // Whole turns, oldest first: the goal stays for its turn (ours), the rest of it and the next 11 turns go, the 11
+    // newest stay whole.
+    const opened = c.messages.flatMap((m, i) => (m.role === 'user' ? [i] : []));
+    const firstKept = opened[12]!;
+    expect(p.operations[1]!.op).toBe('keep');
+    expect(p.operations.slice(2, firstKept).every((o) => o.op === 'drop')).toBe(true);
+    expect(p.operations.slice(firstKept).every((o) => o.op === 'keep')).toBe(true);
+  });
+
+  it('"summary injected into the first kept user message": it keeps its own text and stays a user turn', () => {
+    const c = context().system().user().turns(22, 50);
+    const p = plan('chatgpt-on-wechat', c, 1_000_000);
+    expect(p.summary!.placement.mode).toBe('prepend');
+    const hostId = (p.summary!.placement as { id: string }).id;
+    const host = c.messages.findIndex((m) => m.id === hostId);
+    expect(host).toBe(c.messages.flatMap((m, i) => (m.role === 'user' ? [i] : []))[12]);
+    const summary: MessageMeta = {
+      id: 'c000001',
+      role: 'user',
+      tokens: 300,
+      chars: 1_200,
+      key: 'x/s',
+      kind: 'summary',
+    };
+    const next = applyPlan(c.messages, p, {}, summary);
+    const applied = next.find((m) => m.id === hostId)!;
+    expect(applied).toMatchObject({ role: 'user', kind: 'summary', ref: c.messages[host]!.key, userTurn: true });
+    expect(isUserTurn(applied)).toBe(true);
+    expect(next.filter(isUserTurn)).toHaveLength(12);
+    // The summary message body keeps the user's own text after the summary.
+    const body = summaryMessage('SUMMARY', { role: 'user', content: 'what the user wrote' });
+    expect(body.role).toBe('user');
+    expect(body.content).toMatch(/^SUMMARY[\s\S]*\nwhat the user wrote$/);
+    // A later trim takes the host with its turn (it is no longer fixed as a summary would be).
+    expect(protectionOf(next, cow, 1_000_000).at(next.indexOf(applied))).toBe('none');
+  });
+
+  it('"tokens > budget (50k)" with 5 or more turns: the first half of the turns dropped once, no second pass', () => {
+    // 7 turns of results under 20,000 characters (nothing for the cut), ≈ 59,900 tokens.
+    const c = context().system().user();
+    for (let i = 0; i < 6; i++) c.user().tools([4_900, 19_600], [4_900, 19_600]).reply();
+    expect(c.tokens).toBeGreaterThan(50_000);
+    const p = plan('chatgpt-on-wechat', c, 1_000_000);
+    expect(p.reason).toMatch(/^tokens \d+ > 50000$/);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['trim-turns']);
+    expect(p.after.turns).toBe(4); // 7 − 3
+    // Still over its target (≈ 27,778): no second pass, nothing else runs.
+    expect(p.after.tokens).toBeGreaterThan(p.target.tokens);
+    expect(p.reachedTarget).toBe(false);
+  });
+
+  it('"under 5 turns keep only first user text and last reply per turn" (tool chains removed)', () => {
+    const c = context().system().user(); // the goal's turn, then 3 turns of long tool chains
+    for (let i = 0; i < 3; i++) c.user().tools([9_000, 19_000], [9_000, 19_000]).reply();
+    expect(c.tokens).toBeGreaterThan(50_000);
+    const p = plan('chatgpt-on-wechat', c, 1_000_000);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['trim-turns']);
+    expect(p.after.turns).toBe(4);
+    c.messages.forEach((m, i) => {
+      const op = p.operations[i]!.op;
+      const lastTurn = i >= c.messages.length - 4;
+      if (m.role === 'tool' || (m.toolCallIds?.length ?? 0) > 0) expect(op, m.id).toBe(lastTurn ? 'keep' : 'drop');
+      else expect(op, m.id).toBe('keep'); // the users' texts, the replies
+    });
+  });
+
+  it('"on a provider overflow error: … trim hard (10k chars, 5 turns), then clear", everything stored', () => {
+    // The goal and the request in progress are longrun's fixed messages (only the hard-limit fit cuts them).
+    const c = context().system().user();
+    for (let i = 0; i < 7; i++) c.user(3_000, 12_000).tools([3_000, 12_000]).reply();
+    c.user().tools([3_000, 12_000]);
+    const first = plan('chatgpt-on-wechat', c, 64_000, { trigger: 'overflow', attempt: 1 });
+    expect(first.steps.map((s) => s.strategy)).toContain('trim-turns');
+    expect(first.after.turns).toBe(5); // the turn in progress included
+    for (const op of first.operations) {
+      if (op.op === 'truncate') expect(op.headChars + op.tailChars).toBeLessThanOrEqual(10_000);
+    }
+    // Every kept tool result and user text is at most 10,000 characters.
+    c.messages.forEach((m, i) => {
+      if (m.chars > 10_000 && m.role !== 'system') expect(['truncate', 'drop']).toContain(first.operations[i]!.op);
+    });
+    // Every removed message is listed with its stored original.
+    expect(first.removed.every((r) => r.key.startsWith('agents/t/messages/'))).toBe(true);
+    // The last resort: the history cleared; the request in progress and its newest step stay.
+    const cleared = plan('chatgpt-on-wechat', c, 64_000, { trigger: 'overflow', attempt: 2 });
+    const kept = c.messages.filter((_, i) => cleared.operations[i]!.op !== 'drop');
+    expect(kept.map((m) => m.role)).toEqual(['system', 'user', 'user', 'assistant', 'tool']); // (the goal: ours)
+    expect(cleared.summary).toBeDefined();
   });
 });
 
@@ -161,10 +295,10 @@ describe('agentscope', () => {
 });
 
 describe('agentscope-java', () => {
-  it('triggers at 100 messages or 75% of the window', () => {
-    const hundred = context().system().user().turns(24, 10).user().reply();
-    expect(hundred.messages).toHaveLength(100);
-    expect(plan('agentscope-java', hundred, 1_000_000).reason).toBe('messages 100 > 99');
+  it('triggers at 100 messages (its working memory: the system prompt aside) or 75% of the window', () => {
+    const hundred = context().system().user().turns(24, 10).user().reply().reply();
+    expect(hundred.messages).toHaveLength(101);
+    expect(plan('agentscope-java', hundred, 1_000_000).reason).toBe('messages in working memory 100 ≥ 100');
     expect(plan('agentscope-java', context().system(100).user(100).reply(74_800), 100_000).reason).toContain(
       'tokens 75000 ≥ 75000',
     );
@@ -173,7 +307,7 @@ describe('agentscope-java', () => {
   it('offloads messages over 5 KiB to 200-character previews, outside the last 50 messages first, one strategy per check', () => {
     const c = context().system().user(2_000, 8_000).turns(23, 10).user(2_000, 8_000).turns(2, 10);
     const p = plan('agentscope-java', c, 1_000_000);
-    expect(p.reason).toBe('messages 103 > 99');
+    expect(p.reason).toBe('messages in working memory 102 ≥ 100');
     expect(p.steps).toHaveLength(1);
     expect(p.steps[0]!.strategy).toBe('offload-large');
     // The goal is fixed; the big user message outside the last 50 goes first; the one inside follows only if needed.
@@ -274,7 +408,7 @@ describe('configuration', () => {
     ],
     [
       { strategies: ['fold'] },
-      'strategies[0]: "fold" is not allowed (one of supersede-tool-results, truncate-tool-results, mask-tool-results, offload-large, summarize, summarize-current-turn, compact-turns, truncate-rounds, halve)',
+      'strategies[0]: "fold" is not allowed (one of supersede-tool-results, truncate-tool-results, mask-tool-results, offload-large, summarize, summarize-current-turn, compact-turns, trim-turns, truncate-rounds, halve)',
     ],
     [{ targetRatio: 0.85 }, 'targetRatio: 0.85 is not allowed (a number > 0 and ≤ 0.8)'],
     [{ triggerRatio: 0.5 }, 'targetRatio: 0.5 is not allowed (below triggerRatio (0.5))'],

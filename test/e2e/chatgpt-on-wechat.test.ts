@@ -1,0 +1,130 @@
+/**
+ * The chatgpt-on-wechat preset on a real agent (issue 31): the tool results of earlier turns over 20,000 characters
+ * are cut before every decision loop, the turn in progress keeping its own whole; over the turn limit the oldest half
+ * of the turns is trimmed once, the summary injected into the first kept user message, which stays a user turn.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentContext, compactionEvents } from '../../client/reads.ts';
+import { sendMessage, startAgent } from '../../client/agents.ts';
+import { defineTool } from '../../activities/tools.ts';
+import { textOf } from '../../engine/messages.ts';
+import type { RecordedRequest } from '../../llm/chat-server.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+/** A page of 30,000 characters: numbered lines, so that its head and tail can be told apart. */
+const PAGE = Array.from({ length: 1_000 }, (_, i) => `line ${String(i).padStart(4, '0')} of the page ......`)
+  .join('\n')
+  .slice(0, 30_000);
+
+const fetchPage = defineTool({
+  name: 'fetch_page',
+  description: 'Fetch the page',
+  parameters: { type: 'object', properties: {} },
+  run: () => Promise.resolve(PAGE),
+});
+
+const note = defineTool({
+  name: 'note',
+  description: 'Take a note',
+  parameters: { type: 'object', properties: {} },
+  run: () => Promise.resolve('noted'),
+});
+
+let h: Harness;
+let calls = 0;
+
+beforeAll(async () => {
+  h = await startHarness(
+    (request) => {
+      const last = request.body.messages.at(-1)!;
+      // After the page, one more step (a small note) in the same turn, then the answer.
+      if (last.role === 'tool' && textOf(last.content) === 'noted') return { content: 'fetched' };
+      if (last.role === 'tool') {
+        return {
+          content: null,
+          toolCalls: [
+            { id: `call_${++calls}`, type: 'function' as const, function: { name: 'note', arguments: '{}' } },
+          ],
+        };
+      }
+      if (textOf(last.content).includes('fetch')) {
+        return {
+          content: null,
+          toolCalls: [
+            { id: `call_${++calls}`, type: 'function' as const, function: { name: 'fetch_page', arguments: '{}' } },
+          ],
+        };
+      }
+      return { content: `ok: ${textOf(last.content).slice(-12)}` };
+    },
+    [fetchPage, note],
+    { summaryModel: null },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const toolContents = (request: RecordedRequest) =>
+  request.body.messages.filter((m) => m.role === 'tool').map((m) => textOf(m.content));
+
+describe('chatgpt-on-wechat', () => {
+  it('"tool results > 20,000 chars cut to head + tail with a notice (older turns only)": before the next turn\'s first call', async () => {
+    const agentId = newAgentId('cow-cut');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compaction: { preset: 'chatgpt-on-wechat' },
+    });
+    const from = h.model.requests.length;
+    await sendMessage(h.client, agentId, 'Please fetch the page.');
+    // The turn in progress keeps its result whole, in every call of its loop (after the page, after the note).
+    const inTurn = h.model.requests.slice(from).filter((r) => r.body.messages.at(-1)?.role === 'tool');
+    expect(inTurn).toHaveLength(2);
+    expect(toolContents(inTurn[0]!)).toEqual([PAGE]);
+    expect(toolContents(inTurn[1]!)).toEqual([PAGE, 'noted']);
+    expect(await compactionEvents(h.client, agentId)).toEqual([]);
+
+    const next = h.model.requests.length;
+    await sendMessage(h.client, agentId, 'Thanks, that is all.');
+    const [first] = h.model.requests.slice(next);
+    const [cut] = toolContents(first!);
+    expect(cut).toMatch(/\[\.\.\. \d+ characters omitted from this tool result \.\.\.\]/);
+    expect(cut!.startsWith('line 0000 of the page')).toBe(true);
+    expect(cut!.endsWith(PAGE.slice(-200))).toBe(true);
+    expect(cut!.length).toBeLessThan(20_000);
+    const events = await compactionEvents(h.client, agentId);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ trigger: 'auto', strategies: ['truncate-tool-results'] });
+  });
+
+  it('"turns > max turns": the oldest half trimmed once, into the first kept user message, which stays a turn', async () => {
+    const agentId = newAgentId('cow-turns');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compaction: { preset: 'chatgpt-on-wechat', maxTurns: 3 },
+    });
+    for (let turn = 1; turn <= 4; turn++) await sendMessage(h.client, agentId, `message number ${turn}`);
+    // At the 4th turn (4 > 3): the oldest half trimmed (the goal stands for its turn), the summary put at the head of
+    // the request in progress, which keeps its text and counts as a turn.
+    const [trimmed] = await compactionEvents(h.client, agentId);
+    expect(trimmed).toMatchObject({ trigger: 'auto', strategies: ['trim-turns'] });
+    const context = await agentContext(h.client, agentId);
+    const host = context.find((m) => m.kind === 'summary');
+    expect(host).toMatchObject({ role: 'user', userTurn: true });
+    const lastRequest = h.model.requests.at(-1)!;
+    const hostText = textOf(
+      lastRequest.body.messages.find((m) => textOf(m.content).includes('message number 4'))!.content,
+    );
+    expect(hostText.endsWith('message number 4')).toBe(true);
+    expect(hostText.length).toBeGreaterThan('message number 4'.length);
+    // Counted as a turn: 2 turns now (the goal, the host), so the 6th message (4 > 3) trims again, not the 7th.
+    for (let turn = 5; turn <= 6; turn++) await sendMessage(h.client, agentId, `message number ${turn}`);
+    expect(await compactionEvents(h.client, agentId)).toHaveLength(2);
+  });
+});
