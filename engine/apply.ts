@@ -18,15 +18,18 @@ export function fillMarker(template: string, ref: string, omitted: number): stri
 }
 
 /**
- * Head and tail of `text` around the marker (`{omitted}`: the characters left out); the text itself when it is short
- * enough. Neither cut splits a surrogate pair (a head may end, a tail start, one unit short of the count asked).
+ * Head and tail of `text` around the marker (`{omitted}`: the characters left out), each on its own line; without a
+ * tail, the head and then the marker (AgentScope's form: the beginning, then its truncation reminder). The text itself
+ * when it is short enough. Neither cut splits a surrogate pair (a head may end, a tail start, one unit short of the
+ * count asked).
  */
 export function truncateText(text: string, headChars: number, tailChars: number, marker: string, ref: string): string {
   if (headChars + tailChars >= text.length) return text;
   const head = headOf(text, headChars);
   const tail = tailOf(text, tailChars);
   const omitted = text.length - head.length - tail.length;
-  return `${head}\n${fillMarker(marker, ref, omitted)}\n${tail}`;
+  const filled = fillMarker(marker, ref, omitted);
+  return tail === '' ? `${head}\n${filled}` : `${head}\n${filled}\n${tail}`;
 }
 
 /** Head share of a cut when the operation gives none (both counts 0). */

@@ -132,8 +132,21 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
   },
 };
 
+/**
+ * AgentScope's truncation marker and system reminder, as its agent appends them to the beginning it keeps of a tool
+ * result over `tool_result_limit`; `{ref}` names the stored original (what AgentScope's offloader returns as the file,
+ * here the key `context_reload` reads).
+ */
+export const AGENTSCOPE_TRUNCATION_REMINDER =
+  '<<<TRUNCATED>>>\n<system-reminder>The remaining content has been omitted for limited context. You can refer to ' +
+  "the file in '{ref}' for the truncated content if needed.</system-reminder>";
+
+/** Characters of a tool result a cut may keep when only its token limit bounds it (below `maxChars`). */
+const MAX_TOOL_RESULT_CHARS_KEPT = 50_000_000;
+
 /** AgentScope (Python): before every reasoning step, trigger_ratio × window over system prompt, summary, context
- * and tool schemas; a tool result over tool_result_limit tokens cut with `<<<TRUNCATED>>>` right after its call; a
+ * and tool schemas; a tool result over tool_result_limit tokens cut to its beginning, then `<<<TRUNCATED>>>` and a
+ * system reminder naming the stored original, right after its call; a
  * five-field summary of the older messages, its boundary inside the current reply; the recent ones within
  * reserve_ratio × window kept. */
 const AGENTSCOPE: CompactionPolicy = {
@@ -155,9 +168,10 @@ const AGENTSCOPE: CompactionPolicy = {
   toolResults: {
     maxTokens: 2_048,
     maxChars: 100_000_000,
-    headChars: 6_000,
-    tailChars: 2_000,
-    marker: '<<<TRUNCATED>>> {omitted} characters; the full result is stored at {ref} <<<TRUNCATED>>>',
+    // The result's beginning, as much as the limit holds (the cut is counted to it), and no tail.
+    headChars: MAX_TOOL_RESULT_CHARS_KEPT,
+    tailChars: 0,
+    marker: AGENTSCOPE_TRUNCATION_REMINDER,
     olderTurnsOnly: false,
   },
   summary: { ...DEFAULT.summary, keepUserTokens: 0 },
