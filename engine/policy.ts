@@ -92,6 +92,12 @@ export interface CostModel {
    * (the calls it took to fill the context since the last compaction, which the compacted one serves again).
    */
   expectedRemainingTurns?: number;
+  /**
+   * Model calls priced while the session's pace is not known yet (no model call counted since the last compaction,
+   * or none given): the policy's estimate of the calls left, e.g. Octomind's document prices 10. Unset: 1 call.
+   * `expectedRemainingTurns` and a known pace take precedence.
+   */
+  remainingTurnsUntilPace?: number;
 }
 
 /** What cached input costs by default, as a share of the input price (OpenAI's cached input of most models). */
@@ -473,6 +479,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
       'summaryOutputPerMillion',
       'summaryInputPerMillion',
       'expectedRemainingTurns',
+      'remainingTurnsUntilPace',
     ];
     const unknown = Object.keys(cost).find((key) => !known.includes(key));
     if (unknown) {
@@ -492,6 +499,9 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
     }
     if (cost.expectedRemainingTurns !== undefined) {
       count('cost.expectedRemainingTurns', cost.expectedRemainingTurns, 0, 1_000_000);
+    }
+    if (cost.remainingTurnsUntilPace !== undefined) {
+      count('cost.remainingTurnsUntilPace', cost.remainingTurnsUntilPace, 1, 1_000_000);
     }
   }
   return policy;

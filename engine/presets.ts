@@ -202,9 +202,16 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
   summary: { ...DEFAULT.summary, keepUserTokens: 0 },
 };
 
+/**
+ * The remaining calls Octomind's document prices a compaction over while the session's pace is unknown: its example
+ * compresses 100k tokens to 50k "over 10 turns" and calls that a net gain.
+ */
+const OCTOMIND_EXPECTED_REMAINING_TURNS = 10;
+
 /** Octomind: pressure levels 60k → 2×, 120k → 4×, 160k → 8× over the whole request, escalating with consecutive
  * compactions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves over
- * the remaining calls, estimated from the session's pace (the hard limit and the message bound override it). */
+ * the remaining calls: the session's pace, or the document's 10 until the pace is known (the hard limit and the
+ * message bound override it). */
 const OCTOMIND: CompactionPolicy = {
   ...DEFAULT,
   preset: 'octomind',
@@ -231,6 +238,8 @@ const OCTOMIND: CompactionPolicy = {
     // Octomind's document prices every remaining call at the full input price (no prompt cache).
     cachedInputPerMillion: 3,
     summaryOutputPerMillion: 15,
+    // Until the session's pace is known, the remaining calls its document prices: 100k → 50k tokens over 10 turns.
+    remainingTurnsUntilPace: OCTOMIND_EXPECTED_REMAINING_TURNS,
   },
 };
 

@@ -1,6 +1,7 @@
 /** Each preset behaves as its system documents, and the configuration is validated with clear errors. */
 import { describe, expect, it } from 'vitest';
 import { applyPlan, replacementBody } from '../../../engine/apply.ts';
+import { estimateCost } from '../../../engine/cost.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
 import { planCompaction } from '../../../engine/planner/index.ts';
 import type { PlanInput } from '../../../engine/planner/index.ts';
@@ -232,6 +233,58 @@ describe('octomind', () => {
     );
   });
 
+  // Octomind's document, cache-aware economics: "net_benefit = (cost of remaining turns with full context) − (compression
+  // cost + cache invalidation cost + cost of remaining turns with compressed context)", "If net_benefit > 0: Compress
+  // (saves money)"; its example: 100k → 50k tokens over 10 turns is a net gain.
+  it('"If net_benefit > 0: Compress": 100k → 50k tokens over 10 turns is a net gain by its own arithmetic', () => {
+    const cost = resolvePolicy({ preset: 'octomind' }).cost!;
+    // The summary call reads the 100k tokens and writes a 2,000-token summary; no call counted yet: the document's 10.
+    const example = estimateCost(cost, 100_000, 50_000, 100_000, 2_000, undefined);
+    expect(example).toMatchObject({ remainingTurns: 10, remainingFrom: 'estimate' });
+    // Every call at the full input price (3 per million): 10 × 50k saved against the summary call.
+    expect(example.netBenefit).toBeCloseTo((10 * 50_000 * 3 - (100_000 * 3 + 2_000 * 15)) / 1e6, 9);
+    expect(example.netBenefit).toBeGreaterThan(0);
+    // Once the pace is known, it is priced instead (a context refilled in 1 call: 1 call left).
+    expect(estimateCost(cost, 100_000, 50_000, 100_000, 2_000, 1)).toMatchObject({
+      remainingTurns: 1,
+      remainingFrom: 'pace',
+    });
+  });
+
+  it('compresses a growing session at each pressure level (60k, 120k, 160k) before its pace is known', () => {
+    for (const [turns, perTurn] of [
+      [20, 3_000],
+      [40, 2_950],
+      [40, 3_950],
+    ] as const) {
+      const c = context().system().user().turns(turns, perTurn);
+      const p = planCompaction({
+        context: c.messages,
+        policy: resolvePolicy({ preset: 'octomind' }),
+        window: 1_000_000,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: NO_COOLDOWN,
+        summarizer: 'available',
+        goalId: c.messages[1]!.id,
+      });
+      expect(p.action, `${c.tokens} tokens: ${p.reason}`).toBe('compact');
+      expect(p.cost).toMatchObject({ remainingTurns: 10, remainingFrom: 'estimate' });
+      expect(p.cost!.netBenefit).toBeGreaterThan(0);
+      expect(keptIds(c, p).slice(-4)).toEqual(c.ids().slice(-4));
+    }
+  });
+
+  it('the default preset keeps pricing one call while the pace is unknown', () => {
+    expect(resolvePolicy().cost!.remainingTurnsUntilPace).toBeUndefined();
+    const cost = resolvePolicy().cost!;
+    expect(estimateCost(cost, 100_000, 50_000, 0, 0, undefined)).toMatchObject({
+      remainingTurns: 1,
+      remainingFrom: 'pace',
+    });
+    expect(estimateCost(cost, 100_000, 50_000, 0, 0, 0)).toMatchObject({ remainingTurns: 1, remainingFrom: 'pace' });
+  });
+
   it('keeps the last 4 messages and skips a compaction that costs more than it saves', () => {
     const c = context().system().user().turns(20, 3_000);
     const p = plan('octomind', c, 1_000_000);
@@ -286,7 +339,7 @@ describe('configuration', () => {
     [{ summary: { placement: 'top' } }, 'summary.placement: "top" is not allowed (one of message, first-kept-user)'],
     [
       { cost: { inputPerMillion: 3, summaryOutputPerMillion: 15, cacheReadMultiplier: 0.1 } },
-      'cost.cacheReadMultiplier: 0.1 is not allowed (not a cost field (inputPerMillion, cachedInputPerMillion, summaryOutputPerMillion, summaryInputPerMillion, expectedRemainingTurns))',
+      'cost.cacheReadMultiplier: 0.1 is not allowed (not a cost field (inputPerMillion, cachedInputPerMillion, summaryOutputPerMillion, summaryInputPerMillion, expectedRemainingTurns, remainingTurnsUntilPace))',
     ],
     [
       { cost: { inputPerMillion: 3, cachedInputPerMillion: 4, summaryOutputPerMillion: 15 } },
