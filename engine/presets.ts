@@ -178,9 +178,11 @@ const AGENTSCOPE: CompactionPolicy = {
 };
 
 /** AgentScope Java AutoContextMemory: 100 messages or 75% of the window, before each reasoning step; at most one
- * strategy per check: large messages (> 5 KiB) offloaded to 200-character previews (first outside the last 50
- * messages, then inside), old tool runs and old rounds summarized by the LLM, large current-round results cut, the
- * current round summarized down to its newest step, then halving; the latest final answer protected. */
+ * strategy per check, in its order: a run of more than 6 consecutive tool messages (outside the last 50, before the
+ * latest final answer) compressed into one assistant message by the LLM; large messages (> 5 KiB) before the latest
+ * final answer offloaded to 200-character previews (first outside the last 50 messages, then inside); a historical
+ * round summarized on its own, its user message kept verbatim; large current-round results cut; the current round
+ * summarized down to its newest step; then halving. */
 const AGENTSCOPE_JAVA: CompactionPolicy = {
   ...DEFAULT,
   cost: undefined, // no cost decision in its document
@@ -195,10 +197,18 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
   keepMessages: 50,
   reserveRatio: 0,
   cooldown: [],
-  strategies: ['offload-large', 'summarize', 'truncate-tool-results', 'summarize-current-turn', 'halve'],
+  strategies: [
+    'compress-tool-runs',
+    'offload-large',
+    'summarize-rounds',
+    'truncate-tool-results',
+    'summarize-current-turn',
+    'halve',
+  ],
   oneStrategyPerCheck: true,
+  toolRunMessages: 6, // minConsecutiveToolMessages
   mask: { minTokens: 0 },
-  offload: { minChars: 5_120, previewChars: 200, includeProtected: true },
+  offload: { minChars: 5_120, previewChars: 200, includeProtected: true, beforeLatestAnswer: true },
   summary: { ...DEFAULT.summary, keepUserTokens: 0 },
 };
 
@@ -260,7 +270,9 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   const base = PRESETS[name];
   if (!base) throw new PolicyError('preset', name, `one of ${PRESET_NAMES.join(', ')}`);
   const unknown = Object.keys(config).filter(
-    (key) => !(key in DEFAULT) && !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review', 'tools'].includes(key),
+    (key) =>
+      !(key in DEFAULT) &&
+      !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review', 'tools', 'toolRunMessages'].includes(key),
   );
   if (unknown.length > 0)
     throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');
