@@ -41,8 +41,9 @@ export function extractiveJudged(
   const calls = form ? toolCallLines(rest, Math.floor(budget / 2)) : [];
   const listed = calls.length ? `Tool calls and their results:\n${calls.join('\n')}` : '';
   const extracted = extractiveSummary(rest, previousText || undefined, budget - listed.length);
-  const summary = listed
-    ? { ...extracted, current_state: [listed, extracted.current_state].filter(Boolean).join('\n') }
+  // In its place the span is history: what the agent does next is said after it, not by it.
+  const summary = form
+    ? { ...extracted, current_state: [listed, extracted.current_state].filter(Boolean).join('\n'), next_steps: '' }
     : extracted;
   return judge(renderSummary(summary), { nextAction: nextActionOf(summary.next_steps) });
 }
