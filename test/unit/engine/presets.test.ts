@@ -221,7 +221,7 @@ describe('agentscope-java strategy 1: old tool runs', () => {
   it('"more than minConsecutiveToolMessages (6)" consecutive tool messages become one assistant message in their place', () => {
     const c = runThenChat(4, 45); // 8 tool messages, then 91 messages after them
     const p = plan('agentscope-java', c, 1_000_000);
-    expect(p.reason).toBe('messages 101 > 99');
+    expect(p.reason).toBe('messages in working memory 100 ≥ 100');
     expect(p.steps.map((s) => s.strategy)).toEqual(['compress-tool-runs']);
     const ids = c.ids();
     expect(p.summary).toMatchObject({ form: 'tool-run', writer: 'model' });
@@ -250,7 +250,7 @@ describe('agentscope-java strategy 1: old tool runs', () => {
     const only = { strategies: ['compress-tool-runs' as const] };
     expect(plan('agentscope-java', runThenChat(3, 46), 1_000_000, only).action).toBe('skip');
     const seven = context().system().user().tools(600, 600).tools(600).tools(600).reply();
-    for (let i = 0; i < 45; i++) seven.user().reply();
+    for (let i = 0; i < 46; i++) seven.user().reply();
     const p = plan('agentscope-java', seven, 1_000_000, only);
     expect(p.summary!.parts![0]!.coverage.messages).toBe(7);
   });
@@ -325,7 +325,7 @@ describe('agentscope-java strategy 4: historical rounds', () => {
     const c = context().system();
     for (let round = 0; round < 30; round++) c.user().tools(300).reply(100);
     const p = plan('agentscope-java', c, 1_000_000);
-    expect(p.reason).toBe('messages 121 > 99');
+    expect(p.reason).toBe('messages in working memory 120 ≥ 100');
     expect(p.steps.map((s) => s.strategy)).toEqual(['summarize-rounds']);
     const ids = c.ids();
     const users = ids.filter((_, i) => i > 0 && (i - 1) % 4 === 0);
