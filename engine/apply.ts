@@ -20,9 +20,8 @@ export function fillMarker(template: string, ref: string, omitted: number): stri
 /**
  * Head and tail of `text` around the marker (`{omitted}`: the characters left out), each on its own line; `headOnly`
  * (no tail asked for), the head and then the marker (AgentScope's form: the beginning, then its truncation reminder).
- * The text itself
- * when it is short enough. Neither cut splits a surrogate pair (a head may end, a tail start, one unit short of the
- * count asked).
+ * The text itself when it is short enough. Neither cut splits a surrogate pair (a head may end, a tail start, one
+ * unit short of the count asked).
  */
 export function truncateText(
   text: string,
