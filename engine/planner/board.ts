@@ -219,7 +219,7 @@ export class Board {
     const uncounted = this.slots.filter(
       (s) => s.op.op !== 'drop' && (s.meta.role === 'system' || kindOf(s.meta) === 'ledger'),
     ).length;
-    return all - uncounted - (this.summarized.count > 0 && this.firstLedger > 0 ? 1 : 0);
+    return all - uncounted - (this.bringsLedger() ? 1 : 0);
   }
 
   /** Whether the request as planned so far meets `target` (tokens, and messages and turns when set). */
