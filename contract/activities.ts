@@ -281,6 +281,13 @@ export interface SummarizeInput extends AgentLife {
   writer?: SummarySpec['writer'];
   /** What the summary stands for: its title, and where the loop stands when it reaches into the turn in progress. */
   coverage?: SummarySpec['coverage'];
+  /**
+   * A summary of one span in its place (a run of tool calls, a round): an assistant message where the span was, asked
+   * for as such. Absent: the one summary of the context.
+   */
+  form?: SummarySpec['form'];
+  /** Which of the plan's summaries in their places this is (0, 1, …): its own key and id. Absent: the one. */
+  part?: number;
   /** The messages that leave the context, listed in the summary with where their originals are stored. */
   leavingIds?: string[];
   /** The ledger so far, and the key of the user's first message (the goal). */
@@ -320,6 +327,11 @@ export interface SummaryOutcome {
   /** Summary calls the span took: more than 1 when it did not fit the summary model's window at once. */
   chunks?: number;
   facts: FactCheck;
+  /**
+   * The records of the plan's further summaries in their places (its parts after the first, which is `record`), in
+   * order; `chunks`, `facts` and `llm` then add up all of them.
+   */
+  parts?: MessageRecord[];
   /** The task ledger after this summary, and its message for the context. */
   ledger: TaskLedger;
   ledgerRecord: MessageRecord;

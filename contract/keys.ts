@@ -89,6 +89,8 @@ export function compactionPrefix(agent: AgentLife, seq: number): string {
 export type CompactionObject =
   | 'plan.json'
   | 'summary.json'
+  /** A plan's further summaries in their places (AgentScope Java's runs and rounds): summary-2.json, … */
+  | `summary-${number}.json`
   | 'summary-edited.json'
   | 'draft.json'
   | 'ledger.json'

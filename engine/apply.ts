@@ -18,15 +18,25 @@ export function fillMarker(template: string, ref: string, omitted: number): stri
 }
 
 /**
- * Head and tail of `text` around the marker (`{omitted}`: the characters left out); the text itself when it is short
- * enough. Neither cut splits a surrogate pair (a head may end, a tail start, one unit short of the count asked).
+ * Head and tail of `text` around the marker (`{omitted}`: the characters left out), each on its own line; `headOnly`
+ * (no tail asked for), the head and then the marker (AgentScope's form: the beginning, then its truncation reminder).
+ * The text itself when it is short enough. Neither cut splits a surrogate pair (a head may end, a tail start, one
+ * unit short of the count asked).
  */
-export function truncateText(text: string, headChars: number, tailChars: number, marker: string, ref: string): string {
+export function truncateText(
+  text: string,
+  headChars: number,
+  tailChars: number,
+  marker: string,
+  ref: string,
+  headOnly = tailChars === 0,
+): string {
   if (headChars + tailChars >= text.length) return text;
   const head = headOf(text, headChars);
   const tail = tailOf(text, tailChars);
   const omitted = text.length - head.length - tail.length;
-  return `${head}\n${fillMarker(marker, ref, omitted)}\n${tail}`;
+  const filled = fillMarker(marker, ref, omitted);
+  return headOnly ? `${head}\n${filled}` : `${head}\n${filled}\n${tail}`;
 }
 
 /** Head share of a cut when the operation gives none (both counts 0). */
@@ -57,7 +67,7 @@ export function truncateToTokens(
   const fits = (content: string) => countMessage(counter, { ...message, content }, margin) <= maxTokens;
   const cut = (keep: number) => {
     const head = Math.round(keep * headShare);
-    return truncateText(text, head, keep - head, marker, ref);
+    return truncateText(text, head, keep - head, marker, ref, headShare >= 1);
   };
   if (fits(text)) return text;
   // Invariant: `low` characters kept fit (0 is taken as the floor); more than `high` do not.
@@ -214,13 +224,25 @@ export function applyPlan(
   replacements: Readonly<Record<string, MessageMeta>>,
   summary?: MessageMeta,
   ledger?: MessageMeta,
+  parts: readonly MessageMeta[] = [],
 ): MessageMeta[] {
   const byId = new Map(plan.operations.map((op) => [op.id, op]));
   const placement = plan.summary?.placement;
+  // Where each summary message goes: before a message (by id) or at the end (undefined); summaries in their places
+  // (the plan's parts: `summary`, then `parts`) each where its span was.
+  const before = new Map<string | undefined, MessageMeta[]>();
+  const put = (at: string | undefined, meta: MessageMeta) => before.set(at, [...(before.get(at) ?? []), meta]);
+  if (summary && plan.summary?.parts) {
+    plan.summary.parts.forEach((part, i) => {
+      const meta = i === 0 ? summary : parts[i - 1];
+      if (!meta) throw new Error(`applyPlan: no summary for part ${i + 1} of ${plan.summary!.parts!.length}`);
+      put(part.beforeId, meta);
+    });
+  } else if (summary && placement?.mode === 'message') put(placement.beforeId, summary);
   const out: MessageMeta[] = [];
   for (const meta of context) {
     const op = byId.get(meta.id) ?? { op: 'keep', id: meta.id };
-    if (summary && placement?.mode === 'message' && placement.beforeId === meta.id) out.push(summary);
+    out.push(...(before.get(meta.id) ?? []));
     if (op.op === 'drop') continue;
     if (summary && placement?.mode === 'prepend' && placement.id === meta.id) {
       // The user's message with the summary at its head: still the user's turn (chatgpt-on-wechat).
@@ -235,7 +257,7 @@ export function applyPlan(
     if (!replacement) throw new Error(`applyPlan: no replacement for ${meta.id} (${op.op})`);
     out.push(replacement);
   }
-  if (summary && placement?.mode === 'message' && placement.beforeId === undefined) out.push(summary);
+  out.push(...(before.get(undefined) ?? []));
   if (ledger) {
     // The new ledger replaces the old one, right after the summary (each summary replaces both): what never changes
     // (the system prompt, the goal) stays before them, a prefix the provider's prompt cache keeps across compactions.

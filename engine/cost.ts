@@ -30,7 +30,11 @@ export interface CostEstimate {
   netBenefit: number;
   /** The remaining calls priced, and where the figure came from. */
   remainingTurns: number;
-  remainingFrom: 'policy' | 'pace';
+  /**
+   * `policy`: its `expectedRemainingTurns`; `pace`: the calls since the last compaction; `estimate`: the policy's
+   * `remainingTurnsUntilPace`, while no call has been counted since the last compaction.
+   */
+  remainingFrom: 'policy' | 'pace' | 'estimate';
   /**
    * Tokens of the request that stay a cached prefix across the compaction: the tool schemas and the messages before
    * the first one it changes (absent in estimates made before the prompt cache was priced).
@@ -55,12 +59,19 @@ export function cachedInputPerMillionOf(model: CostModel): number {
   return model.cachedInputPerMillion ?? model.inputPerMillion * DEFAULT_CACHED_INPUT_SHARE;
 }
 
-/** The remaining calls to price: the policy's figure, else the session's pace (at least 1). */
+/**
+ * The remaining calls to price: the policy's figure, else the session's pace once a call was counted since the last
+ * compaction, else the policy's estimate until the pace is known (`remainingTurnsUntilPace`), else 1.
+ */
 export function remainingTurnsOf(
   model: CostModel,
   callsSinceCompaction: number | undefined,
-): { turns: number; from: 'policy' | 'pace' } {
+): { turns: number; from: CostEstimate['remainingFrom'] } {
   if (model.expectedRemainingTurns !== undefined) return { turns: model.expectedRemainingTurns, from: 'policy' };
+  const paceKnown = callsSinceCompaction !== undefined && callsSinceCompaction > 0;
+  if (!paceKnown && model.remainingTurnsUntilPace !== undefined) {
+    return { turns: model.remainingTurnsUntilPace, from: 'estimate' };
+  }
   return { turns: Math.max(1, callsSinceCompaction ?? 1), from: 'pace' };
 }
 

@@ -98,3 +98,38 @@ export function extractiveSummary(
     .join('\n');
   return { task_overview, current_state, important_discoveries, next_steps, context_to_preserve };
 }
+
+/** A tool call as the extractive summary lists it: its name and arguments, then the head of its result. */
+export interface CallSource {
+  role: string;
+  content: MessageContent;
+  tool_calls?: readonly { id: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+/** Characters of a call's arguments and of its result the extractive list keeps. */
+const CALL_CHARS = 160;
+const RESULT_CHARS = 240;
+
+/**
+ * The span's tool calls, one line each: `name(arguments) → the head of its result`, oldest first, within `maxChars`
+ * (the newest kept when they do not all fit): what a run of tool calls did, quoted, for a summary in its place.
+ */
+export function toolCallLines(span: readonly CallSource[], maxChars = Number.POSITIVE_INFINITY): string[] {
+  const results = new Map(span.filter((m) => m.tool_call_id !== undefined).map((m) => [m.tool_call_id!, m.content]));
+  const lines = span.flatMap((m) =>
+    (m.tool_calls ?? []).map((call) => {
+      const result = results.get(call.id);
+      const head = result !== undefined ? ` → ${quote(result, RESULT_CHARS)}` : '';
+      return `- ${call.function.name}(${clipLine(call.function.arguments, CALL_CHARS)})${head}`;
+    }),
+  );
+  const kept: string[] = [];
+  let room = maxChars;
+  for (const line of [...lines].reverse()) {
+    if (line.length + 1 > room) break;
+    kept.unshift(line);
+    room -= line.length + 1;
+  }
+  return kept;
+}

@@ -12,8 +12,10 @@ export const STRATEGIES = [
   'supersede-tool-results',
   'truncate-tool-results',
   'mask-tool-results',
+  'compress-tool-runs',
   'offload-large',
   'summarize',
+  'summarize-rounds',
   'summarize-current-turn',
   'compact-turns',
   'trim-turns',
@@ -93,7 +95,16 @@ export interface CostModel {
    * (the calls it took to fill the context since the last compaction, which the compacted one serves again).
    */
   expectedRemainingTurns?: number;
+  /**
+   * Model calls priced while the session's pace is not known yet (no model call counted since the last compaction,
+   * or none given): the policy's estimate of the calls left, e.g. Octomind's document prices 10. Unset: 1 call.
+   * `expectedRemainingTurns` and a known pace take precedence.
+   */
+  remainingTurnsUntilPace?: number;
 }
+
+/** A run of more than this many consecutive tool messages is compressed by `compress-tool-runs` (AgentScope Java). */
+export const DEFAULT_TOOL_RUN_MESSAGES = 6;
 
 /** What cached input costs by default, as a share of the input price (OpenAI's cached input of most models). */
 export const DEFAULT_CACHED_INPUT_SHARE = 0.1;
@@ -187,6 +198,12 @@ export interface CompactionPolicy {
   strategies: StrategyName[];
   /** At most one strategy is applied per check (AgentScope Java). */
   oneStrategyPerCheck: boolean;
+  /**
+   * `compress-tool-runs` (AgentScope Java's `minConsecutiveToolMessages`): a run of more than this many consecutive
+   * tool messages (calls and results) is compressed into one assistant message. Default
+   * {@link DEFAULT_TOOL_RUN_MESSAGES}.
+   */
+  toolRunMessages?: number;
   toolResults: {
     /** A tool result over this many tokens is cut to head and tail. */
     maxTokens: number;
@@ -224,6 +241,11 @@ export interface CompactionPolicy {
     previewChars: number;
     /** After the unprotected messages, also offload protected ones (never the current round). */
     includeProtected: boolean;
+    /**
+     * Only messages before the latest final answer of the assistant, never it or anything after it (AgentScope Java's
+     * strategies 2 and 3); without a final answer, none once past the protected ones.
+     */
+    beforeLatestAnswer?: boolean;
   };
   summary: {
     /** Upper bound of the summary's tokens, used to plan (and asked of the summarizer). */
@@ -475,6 +497,10 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
     );
   }
   flag('offload.includeProtected', policy.offload.includeProtected);
+  if (policy.offload.beforeLatestAnswer !== undefined) {
+    flag('offload.beforeLatestAnswer', policy.offload.beforeLatestAnswer);
+  }
+  if (policy.toolRunMessages !== undefined) count('toolRunMessages', policy.toolRunMessages, 1, 10_000);
   count('summary.maxTokens', policy.summary?.maxTokens, 64, 100_000);
   oneOf('summary.placement', policy.summary.placement, ['message', 'first-kept-user']);
   oneOf('summary.span', policy.summary.span, ['all', 'oldest-half']);
@@ -499,6 +525,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
       'summaryOutputPerMillion',
       'summaryInputPerMillion',
       'expectedRemainingTurns',
+      'remainingTurnsUntilPace',
     ];
     const unknown = Object.keys(cost).find((key) => !known.includes(key));
     if (unknown) {
@@ -518,6 +545,9 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
     }
     if (cost.expectedRemainingTurns !== undefined) {
       count('cost.expectedRemainingTurns', cost.expectedRemainingTurns, 0, 1_000_000);
+    }
+    if (cost.remainingTurnsUntilPace !== undefined) {
+      count('cost.remainingTurnsUntilPace', cost.remainingTurnsUntilPace, 1, 1_000_000);
     }
   }
   return policy;

@@ -134,8 +134,21 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
   },
 };
 
+/**
+ * AgentScope's truncation marker and system reminder, as its agent appends them to the beginning it keeps of a tool
+ * result over `tool_result_limit`; `{ref}` names the stored original (what AgentScope's offloader returns as the file,
+ * here the key `context_reload` reads).
+ */
+export const AGENTSCOPE_TRUNCATION_REMINDER =
+  '<<<TRUNCATED>>>\n<system-reminder>The remaining content has been omitted for limited context. You can refer to ' +
+  "the file in '{ref}' for the truncated content if needed.</system-reminder>";
+
+/** Characters of a tool result a cut may keep when only its token limit bounds it (below `maxChars`). */
+const MAX_TOOL_RESULT_CHARS_KEPT = 50_000_000;
+
 /** AgentScope (Python): before every reasoning step, trigger_ratio × window over system prompt, summary, context
- * and tool schemas; a tool result over tool_result_limit tokens cut with `<<<TRUNCATED>>>` right after its call; a
+ * and tool schemas; a tool result over tool_result_limit tokens cut to its beginning, then `<<<TRUNCATED>>>` and a
+ * system reminder naming the stored original, right after its call; a
  * five-field summary of the older messages, its boundary inside the current reply; the recent ones within
  * reserve_ratio × window kept. */
 const AGENTSCOPE: CompactionPolicy = {
@@ -157,18 +170,21 @@ const AGENTSCOPE: CompactionPolicy = {
   toolResults: {
     maxTokens: 2_048,
     maxChars: 100_000_000,
-    headChars: 6_000,
-    tailChars: 2_000,
-    marker: '<<<TRUNCATED>>> {omitted} characters; the full result is stored at {ref} <<<TRUNCATED>>>',
+    // The result's beginning, as much as the limit holds (the cut is counted to it), and no tail.
+    headChars: MAX_TOOL_RESULT_CHARS_KEPT,
+    tailChars: 0,
+    marker: AGENTSCOPE_TRUNCATION_REMINDER,
     olderTurnsOnly: false,
   },
   summary: { ...DEFAULT.summary, keepUserTokens: 0 },
 };
 
 /** AgentScope Java AutoContextMemory: 100 messages or 75% of the window, before each reasoning step; at most one
- * strategy per check: large messages (> 5 KiB) offloaded to 200-character previews (first outside the last 50
- * messages, then inside), old tool runs and old rounds summarized by the LLM, large current-round results cut, the
- * current round summarized down to its newest step, then halving; the latest final answer protected. */
+ * strategy per check, in its order: a run of more than 6 consecutive tool messages (outside the last 50, before the
+ * latest final answer) compressed into one assistant message by the LLM; large messages (> 5 KiB) before the latest
+ * final answer offloaded to 200-character previews (first outside the last 50 messages, then inside); a historical
+ * round summarized on its own, its user message kept verbatim; large current-round results cut; the current round
+ * summarized down to its newest step; then halving. */
 const AGENTSCOPE_JAVA: CompactionPolicy = {
   ...DEFAULT,
   cost: undefined, // no cost decision in its document
@@ -183,16 +199,31 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
   keepMessages: 50,
   reserveRatio: 0,
   cooldown: [],
-  strategies: ['offload-large', 'summarize', 'truncate-tool-results', 'summarize-current-turn', 'halve'],
+  strategies: [
+    'compress-tool-runs',
+    'offload-large',
+    'summarize-rounds',
+    'truncate-tool-results',
+    'summarize-current-turn',
+    'halve',
+  ],
   oneStrategyPerCheck: true,
+  toolRunMessages: 6, // minConsecutiveToolMessages
   mask: { minTokens: 0 },
-  offload: { minChars: 5_120, previewChars: 200, includeProtected: true },
+  offload: { minChars: 5_120, previewChars: 200, includeProtected: true, beforeLatestAnswer: true },
   summary: { ...DEFAULT.summary, keepUserTokens: 0 },
 };
 
+/**
+ * The remaining calls Octomind's document prices a compaction over while the session's pace is unknown: its example
+ * compresses 100k tokens to 50k "over 10 turns" and calls that a net gain.
+ */
+const OCTOMIND_EXPECTED_REMAINING_TURNS = 10;
+
 /** Octomind: pressure levels 60k → 2×, 120k → 4×, 160k → 8× over the whole request, escalating with consecutive
  * compactions; the last 4 messages kept; exponential cooldown; skipped when it would cost more than it saves over
- * the remaining calls, estimated from the session's pace (the hard limit and the message bound override it). */
+ * the remaining calls: the session's pace, or the document's 10 until the pace is known (the hard limit and the
+ * message bound override it). */
 const OCTOMIND: CompactionPolicy = {
   ...DEFAULT,
   preset: 'octomind',
@@ -219,6 +250,8 @@ const OCTOMIND: CompactionPolicy = {
     // Octomind's document prices every remaining call at the full input price (no prompt cache).
     cachedInputPerMillion: 3,
     summaryOutputPerMillion: 15,
+    // Until the session's pace is known, the remaining calls its document prices: 100k → 50k tokens over 10 turns.
+    remainingTurnsUntilPace: OCTOMIND_EXPECTED_REMAINING_TURNS,
   },
 };
 
@@ -242,7 +275,17 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
   const unknown = Object.keys(config).filter(
     (key) =>
       !(key in DEFAULT) &&
-      !['pressureLevels', 'maxTokens', 'maxTurns', 'cost', 'review', 'tools', 'pinRatio', 'budgetNote'].includes(key),
+      ![
+        'pressureLevels',
+        'maxTokens',
+        'maxTurns',
+        'cost',
+        'review',
+        'tools',
+        'pinRatio',
+        'budgetNote',
+        'toolRunMessages',
+      ].includes(key),
   );
   if (unknown.length > 0)
     throw new PolicyError(unknown[0]!, config[unknown[0] as keyof typeof config], 'not a policy field');

@@ -4,7 +4,7 @@
  * task ledger, and a forced compaction's instructions), a JSON schema for structured output, a renderer into the
  * context message, and a parser that also accepts plain text from a provider that ignores the schema.
  */
-import type { SummaryCoverage } from './planner/index.ts';
+import type { SummaryCoverage, SummaryForm } from './planner/index.ts';
 
 export interface StructuredSummary {
   task_overview: string;
@@ -75,6 +75,8 @@ export interface SummaryPromptInput {
   instructions?: string;
   /** When the span reaches into the turn in progress: the steps of it the summary covers (1 to this). */
   stepsInProgress?: number;
+  /** A summary of one span in its place: a run of tool calls, or a round (see `SummaryForm`). */
+  form?: SummaryForm;
 }
 
 export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
@@ -99,18 +101,43 @@ export function summaryPrompt(input: SummaryPromptInput): string {
         'current state and next steps, say exactly where the loop stands: the last action, its result, the next step.',
     );
   }
+  if (input.form) parts.push(FORM_REQUESTS[input.form]);
   if (input.instructions) parts.push(`## Instructions for this compaction (follow them)\n${input.instructions}`);
   return parts.join('\n\n');
 }
 
+/** What a summary of one span in its place is asked to be (AgentScope Java's strategies 1 and 4). */
+const FORM_REQUESTS: Readonly<Record<SummaryForm, string>> = {
+  'tool-run':
+    '## What this summary is\nThese messages are one run of consecutive tool calls and their results. The summary ' +
+    'replaces the run in its place, as one assistant message: say which tools were called with which arguments and ' +
+    'the key results of each (what was found, changed or failed), keeping paths, identifiers, numbers and error ' +
+    'messages verbatim. Leave the task overview and next steps short.',
+  round:
+    "## What this summary is\nThese messages are one finished round of the conversation: the user's request (it " +
+    "stays in the context verbatim, before this summary), the assistant's tool calls and its final answer. The " +
+    'summary replaces the tool calls and the answer in their place, as one assistant message: say what was done, ' +
+    'what was found, and what the answer said, keeping paths, identifiers, numbers and error messages verbatim.',
+};
+
+/** The first line of a summary of one span in its place. */
+const FORM_TITLES: Readonly<Record<SummaryForm, string>> = {
+  'tool-run': '[Compressed tool calls',
+  round: '[Summary of this round',
+};
+
 /** The first line of every summary message; the title says what it covers after it. */
 export const SUMMARY_TITLE = '[Summary of earlier conversation';
 
-/** The title line: the messages the summary stands for, and the steps of the turn in progress it covers. */
-export function summaryTitle(coverage?: SummaryCoverage): string {
-  if (!coverage) return `${SUMMARY_TITLE}]`;
+/**
+ * The title line: the messages the summary stands for, and the steps of the turn in progress it covers; for a summary
+ * of one span in its place, what it stands for (a run of tool calls, a round).
+ */
+export function summaryTitle(coverage?: SummaryCoverage, form?: SummaryForm): string {
+  const title = form ? FORM_TITLES[form] : SUMMARY_TITLE;
+  if (!coverage) return `${title}]`;
   const steps = coverage.currentTurn ? `; steps 1–${coverage.currentTurn.steps} of the request in progress` : '';
-  return `${SUMMARY_TITLE}: ${coverage.firstId}–${coverage.lastId} (${coverage.messages} messages)${steps}]`;
+  return `${title}: ${coverage.firstId}–${coverage.lastId} (${coverage.messages} messages)${steps}]`;
 }
 
 /** Where an agent loop stands at the end of a summarized span of its turn. */

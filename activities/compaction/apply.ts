@@ -68,7 +68,9 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
         ref,
       });
     }
-    const next = applyPlan(context, plan, replacements, summary?.record, summary?.ledgerRecord) as MessageRecord[];
+    // A summary of one span in its place (a run of tool calls, a round) adds no task ledger message.
+    const ledger = plan.summary?.form ? undefined : summary?.ledgerRecord;
+    const next = applyPlan(context, plan, replacements, summary?.record, ledger, summary?.parts) as MessageRecord[];
     // The coverage invariant: each message of the context it was made for is kept or removed, exactly once.
     const violations = compactionCoverage(context, next, plan.removed);
     if (violations.length > 0 && strictInvariants) {
@@ -157,7 +159,7 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
       removed: plan.removed,
       ...(summary
         ? {
-            summaryTokens: summary.record.tokens,
+            summaryTokens: summary.record.tokens + (summary.parts ?? []).reduce((sum, r) => sum + r.tokens, 0),
             summaryParsedAs: summary.parsedAs,
             responseFormat: summary.responseFormat,
             ...(summary.chunks && summary.chunks > 1 ? { summaryChunks: summary.chunks } : {}),

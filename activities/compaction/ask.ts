@@ -89,6 +89,7 @@ export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
               ...(input.ledger ? { ledger: renderLedger(input.ledger) } : {}),
               ...(input.instructions ? { instructions: input.instructions } : {}),
               ...(input.coverage?.currentTurn ? { stepsInProgress: input.coverage.currentTurn.steps } : {}),
+              ...(input.form ? { form: input.form } : {}),
             }),
           },
         ];

@@ -60,7 +60,10 @@ export function compose(
   judged: Judged,
   missing: readonly Fact[],
 ): { text: string; pinned: Fact[] } {
-  const body = judged.rendered.replace(/^\[Summary of earlier conversation[^\n]*\]/, summaryTitle(input.coverage));
+  const body = judged.rendered.replace(
+    /^\[Summary of earlier conversation[^\n]*\]/,
+    summaryTitle(input.coverage, input.form),
+  );
   const steps = input.coverage?.currentTurn?.steps;
   const frame = [
     ...(steps ? [loopPositionBlock({ steps, ...loopEnd(rest), nextStep: judged.ledger.nextAction })] : []),
@@ -71,12 +74,12 @@ export function compose(
       .filter(Boolean)
       .join('\n\n');
   const fits = (text: string) =>
-    countMessage(counter, summaryMessage(text, host), input.counting.margin) <= input.maxTokens;
+    countMessage(counter, summaryMessageOf(input, text, host), input.counting.margin) <= input.maxTokens;
   let pins = pinsOf(missing);
   while (pins.length > 0 && !fits(textWith(body, pins))) pins = pins.slice(0, -1);
   if (fits(textWith(body, pins))) return { text: textWith(body, pins), pinned: pins };
   // Still over: cut the summary's own text, by counting, to what the frame leaves.
-  const frameTokens = countMessage(counter, summaryMessage(textWith('', pins), host), input.counting.margin);
+  const frameTokens = countMessage(counter, summaryMessageOf(input, textWith('', pins), host), input.counting.margin);
   const cut = truncateToTokens(
     { role: 'user', content: '' },
     body,
@@ -89,16 +92,30 @@ export function compose(
   return { text: textWith(cut, pins), pinned: pins };
 }
 
+/**
+ * The message a summary is stored as: an assistant message where its span was, for a summary of one span in its place
+ * (`input.form`); else the summary message, or the user message it is prepended to.
+ */
+export function summaryMessageOf(
+  input: Pick<SummarizeInput, 'form'>,
+  rendered: string,
+  host?: ChatMessage,
+): ChatMessage {
+  return input.form ? { role: 'assistant', content: rendered } : summaryMessage(rendered, host);
+}
+
 /** Composing and storing over the agent's stored objects. */
 export function createComposing({ load, save }: Pick<CompactionObjects, 'load' | 'save'>) {
   /** Stores the summary message (or the user message it was prepended to) and counts it. */
   async function storeSummary(input: SummarizeInput, rendered: string): Promise<MessageRecord> {
     const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
+    // The plan's further summaries in their places: their own keys and ids.
+    const n = input.part ?? 0;
     const record = await save(
-      compactionKey(input, input.seq, 'summary.json'),
-      summaryMessage(rendered, host),
+      compactionKey(input, input.seq, n > 0 ? `summary-${n + 1}.json` : 'summary.json'),
+      summaryMessageOf(input, rendered, host),
       input.counting,
-      { id: summaryIdOf(input.seq), kind: 'summary' },
+      { id: n > 0 ? `${summaryIdOf(input.seq)}-${n + 1}` : summaryIdOf(input.seq), kind: 'summary' },
     );
     const turn = input.coverage?.currentTurn;
     return turn ? { ...record, covers: { turnId: turn.turnId, steps: turn.steps } } : record;

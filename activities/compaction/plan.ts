@@ -3,7 +3,7 @@
  * was made for, for the apply step and a revert); the workflow gets a summary of it, and the summary's span as
  * storage keys.
  */
-import { planCompaction } from '../../engine/planner/index.ts';
+import { planCompaction, summarySpecsOf } from '../../engine/planner/index.ts';
 import type { SummarySpec } from '../../engine/planner/index.ts';
 import { gateAfterSkippedPlan } from '../../engine/gates.ts';
 import { ApplicationFailure } from '@temporalio/common';
@@ -93,10 +93,22 @@ export function createPlanActivities(shared: CompactionShared) {
     // With the agent's counting, a first pass (without the last word) finds the span; its summary and ledger are
     // counted as they will be written, and the plan is made again over the same input with them.
     const span = counting ? planCompaction({ ...rest, context, summarizer, lastWord: false }).summary : undefined;
-    const written =
-      span && counting
-        ? await writtenSizes(summarizeInputOf({ ...input, ...(ledger ? { ledger } : {}) }, span, context, counting))
-        : undefined;
+    // Summaries in their places are each counted, and add up.
+    const writtenOf = async (spec: SummarySpec, using: Counting) => {
+      const sizes = await Promise.all(
+        summarySpecsOf(spec).map((one) =>
+          writtenSizes(summarizeInputOf({ ...input, ...(ledger ? { ledger } : {}) }, one, context, using)),
+        ),
+      );
+      return sizes.reduce((sum, one) => ({
+        ...(sum.summaryTokens !== undefined && one.summaryTokens !== undefined
+          ? { summaryTokens: sum.summaryTokens + one.summaryTokens }
+          : {}),
+        frameTokens: sum.frameTokens + one.frameTokens,
+        ledgerTokens: sum.ledgerTokens,
+      }));
+    };
+    const written = span && counting ? await writtenOf(span, counting) : undefined;
     const plan = planCompaction({ ...rest, context, summarizer, ...(written ? { written } : {}) });
     const outcome: PlanOutcome = {
       action: plan.action,
@@ -214,6 +226,7 @@ export function summarizeInputOf(
     counting,
     writer: spec.writer,
     coverage: spec.coverage,
+    ...(spec.form ? { form: spec.form } : {}),
     leavingIds: leavingIdsOf(spec, context),
     ...(input.ledger ? { ledger: input.ledger } : {}),
     ...(goalKey ? { goalKey } : {}),

@@ -56,7 +56,7 @@ export interface StoredPlan extends StoredBefore {
 
 /** Whether a stored key is a summary message's (the summarizer's, or a reviewer's edit of it). */
 function isSummaryKey(key: string): boolean {
-  return key.endsWith('/summary.json') || key.endsWith('/summary-edited.json');
+  return /\/summary(?:-edited|-\d+)?\.json$/.test(key);
 }
 
 /** The storage keys of a summary's span and of its user messages kept verbatim, from the context's records. */

@@ -17,6 +17,7 @@ import { createComposing } from './compose.ts';
 import { judgedReply } from './judge.ts';
 import { summarizeInputOf } from './plan.ts';
 import type { CompactionShared, StoredPlan } from './shared.ts';
+import { summarySpecsOf } from '../../engine/planner/index.ts';
 import { createSpanReading, extractiveJudged } from './written.ts';
 
 /** The `llm.model` of an event whose summary was extractive. */
@@ -37,7 +38,10 @@ export function createSummarizeActivities(shared: CompactionShared) {
     async summarizeSpan(request: SummarizeRequest): Promise<SummaryOutcome> {
       const started = Date.now();
       const input = await resolve(request);
-      const outcome = await summarize(input, started);
+      // Summaries in their places (a plan's parts): each written on its own, then one outcome.
+      const outcomes: SummaryOutcome[] = [];
+      for (const one of await partsOf(input)) outcomes.push(await summarize(one, Date.now()));
+      const outcome = outcomes.length === 1 ? outcomes[0]! : combined(outcomes, started);
       if (!request.planKey || request.spanKeys) return outcome;
       // By reference (`compaction-refs`): the outcome is stored for the apply step, the ledger for the next plan.
       const agent = agentLife(input);
@@ -49,6 +53,56 @@ export function createSummarizeActivities(shared: CompactionShared) {
       return stored;
     },
   };
+
+  /**
+   * The inputs of each summary the stored plan asks for in their places (its parts); else `input` as it is. Only a
+   * plan by reference has parts (`compaction-refs`).
+   */
+  async function partsOf(input: SummarizeInput): Promise<SummarizeInput[]> {
+    if (!input.planKey || !input.form) return [input];
+    const stored = await load<StoredPlan>(input.planKey);
+    const spec = stored.plan.summary!;
+    if (!spec.parts) return [input];
+    const { agentId, life, seq } = input;
+    return summarySpecsOf(spec).map((one, part) => ({
+      ...input,
+      ...summarizeInputOf(
+        { agentId, ...(life !== undefined ? { life } : {}), seq, ...(stored.ledger ? { ledger: stored.ledger } : {}) },
+        one,
+        stored.context,
+        input.counting,
+      ),
+      part,
+    }));
+  }
+
+  /** The summaries of a plan's parts as one outcome: the first's record, the others', and what they add up to. */
+  function combined(outcomes: readonly SummaryOutcome[], started: number): SummaryOutcome {
+    const [first] = outcomes;
+    const last = outcomes.at(-1)!;
+    const sum = (of: (o: SummaryOutcome) => number) => outcomes.reduce((total, o) => total + of(o), 0);
+    const costs = outcomes.map((o) => o.llm.cost);
+    return {
+      ...first!,
+      parts: outcomes.slice(1).map((o) => o.record),
+      chunks: sum((o) => o.chunks ?? 1),
+      facts: {
+        found: sum((o) => o.facts.found),
+        missing: sum((o) => o.facts.missing),
+        reprompted: outcomes.some((o) => o.facts.reprompted),
+        pinned: outcomes.flatMap((o) => o.facts.pinned),
+      },
+      ledger: last.ledger,
+      ledgerRecord: last.ledgerRecord,
+      llm: {
+        model: first!.llm.model,
+        promptTokens: sum((o) => o.llm.promptTokens),
+        completionTokens: sum((o) => o.llm.completionTokens),
+        durationMs: Date.now() - started,
+        cost: costs.some((c) => c === null) ? null : costs.reduce<number>((total, c) => total + (c ?? 0), 0),
+      },
+    };
+  }
 
   /** The summarize step's input, its span read from the stored plan when it names only the plan (`compaction-refs`). */
   async function resolve(request: SummarizeRequest): Promise<SummarizeInput> {
@@ -82,7 +136,7 @@ export function createSummarizeActivities(shared: CompactionShared) {
       if (!summaryModel || input.writer === 'extractive') {
         // No summary model, or it failed: the extractive summarizer quotes the span instead (labelled as such).
         // Within the summary's budget (about 3 characters a token, less the frame), the facts that fit listed.
-        return storeComposed(frame, extractiveJudged(rest, previousText, input.maxTokens, judge), {
+        return storeComposed(frame, extractiveJudged(rest, previousText, input.maxTokens, judge, input.form), {
           parsedAs: 'extractive',
           responseFormat: 'none',
           reprompted: false,

@@ -4,17 +4,16 @@
  * compaction that would grow the context is known before it is made. The extractive summary is written here exactly
  * as the summarize step writes it; a summary model's body is left to the planner's estimate, its frame counted.
  */
-import { summaryMessage } from '../../engine/apply.ts';
-import { extractiveSummary } from '../../engine/extractive.ts';
+import { extractiveSummary, toolCallLines } from '../../engine/extractive.ts';
 import { nextActionOf, renderLedger, updateLedger } from '../../engine/ledger.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
-import type { WrittenSizes } from '../../engine/planner/index.ts';
+import type { SummaryForm, WrittenSizes } from '../../engine/planner/index.ts';
 import { renderSummary, SUMMARY_FIELDS } from '../../engine/summary.ts';
 import type { StructuredSummary } from '../../engine/summary.ts';
 import { countMessage, loadTokenCounter } from '../../engine/tokens.ts';
 import type { SummarizeInput } from '../../contract/activities.ts';
-import { compose } from './compose.ts';
+import { compose, summaryMessageOf } from './compose.ts';
 import type { SummaryFrame } from './compose.ts';
 import { judgeOf } from './judge.ts';
 import type { Judged } from './judge.ts';
@@ -35,9 +34,18 @@ export function extractiveJudged(
   previousText: string,
   maxTokens: number,
   judge: ReturnType<typeof judgeOf>,
+  form?: SummaryForm,
 ): Judged {
-  const extracted = extractiveSummary(rest, previousText || undefined, Math.max(1_000, (maxTokens - 300) * 3));
-  return judge(renderSummary(extracted), { nextAction: nextActionOf(extracted.next_steps) });
+  const budget = Math.max(1_000, (maxTokens - 300) * 3);
+  // A summary in its place (a run of tool calls, a round) lists the calls and the heads of their results first.
+  const calls = form ? toolCallLines(rest, Math.floor(budget / 2)) : [];
+  const listed = calls.length ? `Tool calls and their results:\n${calls.join('\n')}` : '';
+  const extracted = extractiveSummary(rest, previousText || undefined, budget - listed.length);
+  // In its place the span is history: what the agent does next is said after it, not by it.
+  const summary = form
+    ? { ...extracted, current_state: [listed, extracted.current_state].filter(Boolean).join('\n'), next_steps: '' }
+    : extracted;
+  return judge(renderSummary(summary), { nextAction: nextActionOf(summary.next_steps) });
 }
 
 /** A summary's span as the summarize step reads it: the frame it is composed in, the previous summaries, the judge. */
@@ -64,14 +72,15 @@ export function createWrittenSizing(objects: Pick<CompactionObjects, 'load' | 's
     const { counter, host } = frame;
     const { margin } = input.counting;
     const tokensOf = (text: string) =>
-      countMessage(counter, summaryMessage(text, host), margin) - (host ? countMessage(counter, host, margin) : 0);
+      countMessage(counter, summaryMessageOf(input, text, host), margin) -
+      (host ? countMessage(counter, host, margin) : 0);
     const ledgerTokens = (content: string) => countMessage(counter, { role: 'user', content }, margin);
     // The frame: the title, a heading per field (a placeholder under each), where the loop stands, the removed line.
     const placeholders = Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, '…'])) as unknown as StructuredSummary;
     const frameOnly = judge(renderSummary(placeholders), {});
     const frameTokens = tokensOf(compose(frame, frameOnly, []).text);
     if (input.writer === 'extractive') {
-      const judged = extractiveJudged(frame.rest, previousText, input.maxTokens, judge);
+      const judged = extractiveJudged(frame.rest, previousText, input.maxTokens, judge, input.form);
       return {
         summaryTokens: tokensOf(compose(frame, judged, judged.check.missing).text),
         frameTokens,

@@ -14,7 +14,7 @@ import type { StepLayout } from '../turns.ts';
 import { protectionOf, RANK } from './protection.ts';
 import type { Protection } from './protection.ts';
 import { GOAL_PLAN_TOKENS, LEDGER_FRAME_TOKENS, SUMMARY_FRAME_TOKENS, SUMMARY_WINDOW_SHARE } from './sizes.ts';
-import type { Operation, PlanInput, WrittenSizes } from './types.ts';
+import type { Operation, PlanInput, SummaryForm, WrittenSizes } from './types.ts';
 
 /** A message of the context on the board. */
 export interface Slot {
@@ -29,6 +29,8 @@ export interface Slot {
   op: Operation;
   /** Dropped into the summary (as opposed to kept, replaced, or kept verbatim beside it). */
   summarized?: boolean;
+  /** Which summary in its place it went into (0, 1, …), when the summary stands for spans in their places. */
+  part?: number;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -61,6 +63,12 @@ export class Board {
   private prependedTo: Slot | undefined;
   /** The summary's and the ledger's tokens as they will be written, once the plan's span is final. */
   private written: { summary: number; ledger: number } | undefined;
+  /** The summary's form when it stands for spans in their places (set by the first drop, kept while all agree). */
+  private local: SummaryForm | undefined;
+  /** Tokens dropped into each summary in its place, by part. */
+  private readonly partTokens = new Map<number, number>();
+  /** Earlier summaries are being folded into this one. */
+  private folding = false;
 
   /** Messages pinned (contract/pins.ts): the emergency cut passes them by too. */
   readonly pinned: ReadonlySet<string>;
@@ -129,15 +137,43 @@ export class Board {
     return Math.min(this.summaryBudget, Math.max(64, Math.ceil(spanTokens * 0.25))) + SUMMARY_FRAME_TOKENS;
   }
 
-  /** The summary's planned tokens (0 while nothing is summarized): as it will be written, once known. */
+  /**
+   * The summary's planned tokens (0 while nothing is summarized): as it will be written, once known. Summaries of spans
+   * in their places: each planned from its own span.
+   */
   summaryEstimate(): number {
     if (this.summarized.count === 0) return 0;
-    return this.written?.summary ?? this.summaryTokensFor(this.summarized.tokens);
+    return this.written?.summary ?? this.plannedSummaryTokens();
   }
 
-  /** Tokens the task ledger adds with the summary: the first one, or the growth of the one in the context. */
+  /** The tokens of the summary (or of each summary in its place) planned from the spans, frames included. */
+  private plannedSummaryTokens(): number {
+    if (!this.local) return this.summaryTokensFor(this.summarized.tokens);
+    return [...this.partTokens.values()].reduce((sum, tokens) => sum + this.summaryTokensFor(tokens), 0);
+  }
+
+  /** How many summary messages the plan writes: one per span in its place, else one. */
+  get summaryParts(): number {
+    if (this.summarized.count === 0) return 0;
+    return this.local ? this.partTokens.size : 1;
+  }
+
+  /** The summary's form, when it stands for one span in its place ({@link SummaryForm}). */
+  get form(): SummaryForm | undefined {
+    return this.summarized.count === 0 ? undefined : this.local;
+  }
+
+  /**
+   * Tokens the task ledger adds with the summary: the first one, or the growth of the one in the context (none for a
+   * summary of one span in its place).
+   */
   ledgerGrowth(): number {
-    return this.summarized.count === 0 ? 0 : (this.written?.ledger ?? this.firstLedger);
+    return this.summarized.count === 0 || this.local ? 0 : (this.written?.ledger ?? this.firstLedger);
+  }
+
+  /** Whether the summary brings the context's first task ledger message. */
+  private bringsLedger(): boolean {
+    return this.summarized.count > 0 && !this.local && this.firstLedger > 0;
   }
 
   /**
@@ -147,13 +183,17 @@ export class Board {
    */
   useWritten(sizes: WrittenSizes): void {
     if (this.summarized.count === 0) return;
-    const planned = this.summaryTokensFor(this.summarized.tokens);
+    const parts = this.summaryParts;
+    const planned = this.plannedSummaryTokens();
     // A summary model writes the body: the frame as counted, the body at the planner's estimate, within the bound
-    // the summary is cut to (never its frame).
-    const body = planned - SUMMARY_FRAME_TOKENS;
+    // the summary is cut to (never its frame); for summaries in their places, each.
+    const body = planned - SUMMARY_FRAME_TOKENS * parts;
     const summary =
       sizes.summaryTokens ??
-      Math.max(sizes.frameTokens, Math.min(this.summaryBudget + SUMMARY_FRAME_TOKENS, sizes.frameTokens + body));
+      Math.max(
+        sizes.frameTokens,
+        Math.min((this.summaryBudget + SUMMARY_FRAME_TOKENS) * parts, sizes.frameTokens + body),
+      );
     const ledgerNow = this.slots.find((s) => kindOf(s.meta) === 'ledger')?.tokens ?? 0;
     this.written = { summary, ledger: sizes.ledgerTokens - ledgerNow };
   }
@@ -163,7 +203,11 @@ export class Board {
     const { count } = this.summarized;
     return {
       tokens: this.fixedTokens + this.totals.tokens + this.summaryEstimate() + this.ledgerGrowth(),
-      messages: this.totals.messages + (count > 0 ? (this.prependedTo ? 0 : 1) + (this.firstLedger > 0 ? 1 : 0) : 0),
+      messages:
+        this.totals.messages +
+        (count > 0
+          ? (this.local ? this.partTokens.size : this.prependedTo ? 0 : 1) + (this.bringsLedger() ? 1 : 0)
+          : 0),
       turns: this.totals.turns,
     };
   }
@@ -179,7 +223,7 @@ export class Board {
     const uncounted = this.slots.filter(
       (s) => s.op.op !== 'drop' && (s.meta.role === 'system' || kindOf(s.meta) === 'ledger'),
     ).length;
-    return all - uncounted - (this.summarized.count > 0 && this.firstLedger > 0 ? 1 : 0);
+    return all - uncounted - (this.bringsLedger() ? 1 : 0);
   }
 
   /** Whether the request as planned so far meets `target` (tokens, and messages and turns when set). */
@@ -206,19 +250,41 @@ export class Board {
 
   /**
    * Drops messages into the summary. The first drop also folds every earlier summary into it: the context holds one
-   * summary, which covers everything that left it.
+   * summary, which covers everything that left it. With a `form`, the summary stands for one span in its place
+   * ({@link SummaryForm}), `part` numbering the span (each its own summary message), and folds nothing in, as long as
+   * every drop into it has that form; a drop of another kind makes it the one summary again, earlier summaries folded
+   * in.
    */
-  summarize(slot: Slot): void {
+  summarize(slot: Slot, form?: SummaryForm, part = 0): void {
     if (slot.op.op === 'drop') return;
-    if (this.summarized.count === 0) {
-      for (const s of this.slots) {
-        if (isSummary(s) && s.op.op !== 'drop' && s !== slot && s.meta.ref === undefined) this.summarize(s);
+    if (!this.folding) {
+      const first = this.summarized.count === 0;
+      const mixed = !first && this.local !== undefined && form !== this.local;
+      if (first) this.local = form;
+      if (mixed) {
+        this.local = undefined;
+        this.partTokens.clear();
+        for (const s of this.slots) delete s.part;
       }
+      if ((first && form === undefined) || mixed) this.foldEarlierSummaries(slot);
+    }
+    if (this.local && !this.folding) {
+      slot.part = part;
+      this.partTokens.set(part, (this.partTokens.get(part) ?? 0) + slot.meta.tokens);
     }
     this.summarized.tokens += slot.meta.tokens;
     this.summarized.count++;
     slot.summarized = true;
     this.replace(slot, { op: 'drop', id: slot.meta.id }, 0);
+  }
+
+  /** Folds every earlier summary in the context (not one prepended to a user message) into the one being made. */
+  private foldEarlierSummaries(except: Slot): void {
+    this.folding = true;
+    for (const s of this.slots) {
+      if (isSummary(s) && s.op.op !== 'drop' && s !== except && s.meta.ref === undefined) this.summarize(s);
+    }
+    this.folding = false;
   }
 
   /** Drops whole steps into the summary; returns the ids dropped (never a fixed message). */

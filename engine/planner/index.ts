@@ -32,6 +32,7 @@ export {
   SUPERSEDED_TOKENS,
 } from './sizes.ts';
 export { toolLimitsOf } from './replacing.ts';
+export { summarySpecsOf } from './summary-spec.ts';
 export { REPLACED_KIND } from './types.ts';
 export type {
   Operation,
@@ -41,6 +42,8 @@ export type {
   PlanStepName,
   RemovedItem,
   SummaryCoverage,
+  SummaryForm,
+  SummaryPart,
   SummarySpec,
   WrittenSizes,
 } from './types.ts';

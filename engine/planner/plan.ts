@@ -181,7 +181,7 @@ export function planCompaction(input: PlanInput): Plan {
         reason:
           `not worth it: compacting would cost ${cost.withCompaction.toFixed(4)} against ` +
           `${cost.withoutCompaction.toFixed(4)} without over ${cost.remainingTurns} remaining calls ` +
-          `(${cost.remainingFrom === 'pace' ? "the session's pace" : 'the policy'}; ${cost.invalidatedTokens} tokens ` +
+          `(${REMAINING_FROM[cost.remainingFrom]}; ${cost.invalidatedTokens} tokens ` +
           `out of the prompt cache from its first change on; below the hard limit of ${hardLimit} tokens)`,
         after: before,
         reachedTarget: false,
@@ -225,6 +225,13 @@ function untilTrigger(input: PlanInput, target: Target): void {
   target.tokens = below;
   target.reason = `below the trigger (${below} tokens): rounds dropped until the context meets it`;
 }
+
+/** Where the remaining calls a cost decision priced came from, as its reason says it. */
+const REMAINING_FROM: Record<CostEstimate['remainingFrom'], string> = {
+  pace: "the session's pace",
+  policy: 'the policy',
+  estimate: "the policy's estimate until the session's pace is known",
+};
 
 /** Why a forced compaction whose plan expects no gain is not made (the CLI and the client print it as it is). */
 export function noGainReason(before: number, after: number, strategies: string): string {

@@ -1,11 +1,15 @@
 /**
  * The strategies that remove messages: whole steps (never a tool call without its result) dropped into the one
  * summary, which names what it covers. The summary of the unprotected span, of the turn in progress, of the older
- * turns down to their words and answers, the oldest rounds, and the emergency halving.
+ * turns down to their words and answers, the oldest rounds, and the emergency halving; and AgentScope Java's summaries
+ * of one span in its place: a run of tool calls, a round's tools and answer.
  */
 import { isUserTurn, kindOf } from '../messages.ts';
+import { DEFAULT_TOOL_RUN_MESSAGES } from '../policy.ts';
 import { opensTurn } from '../turns.ts';
-import type { Planning, Slot, StepResult } from './board.ts';
+import { isSummary } from './board.ts';
+import type { Board, Planning, Slot, StepResult } from './board.ts';
+import { RANK } from './protection.ts';
 import type { Protection } from './protection.ts';
 import { STUB_TOKENS } from './sizes.ts';
 
@@ -242,4 +246,107 @@ function trimForOverflow(p: Planning): StepResult {
     ids,
     note: `provider overflow (attempt ${input.attempt}): the history cleared into the summary, all of it stored`,
   };
+}
+
+/** Whether a message is a final answer of the assistant: no tool calls, and not a summary standing in its place. */
+function isFinalAnswer(slot: Slot): boolean {
+  return slot.meta.role === 'assistant' && !(slot.meta.toolCallIds?.length ?? 0) && kindOf(slot.meta) === 'normal';
+}
+
+/** Index of the latest final answer of the assistant in the context (-1: none). */
+export function latestAnswerIndex(board: Board): number {
+  return board.slots.findLastIndex(isFinalAnswer);
+}
+
+/**
+ * Whether a step may go into a summary in its place: nothing of it dropped, fixed or of the newest step, but for an
+ * earlier summary in its place (a compressed run inside a round is summarized with the round).
+ */
+function movable(inStep: readonly Slot[]): boolean {
+  return inStep.every(
+    (x) =>
+      x.op.op !== 'drop' &&
+      (RANK[x.protect] <= RANK.recent || (isSummary(x) && x.meta.role === 'assistant' && x.protect !== 'newest')),
+  );
+}
+
+/** Whether a summary of `slots` in their place would be smaller than they are. */
+function shrinks(board: Board, slots: readonly Slot[]): boolean {
+  const tokens = slots.reduce((sum, x) => sum + x.tokens, 0);
+  return tokens > board.summaryTokensFor(tokens);
+}
+
+/** Runs of tool calls AgentScope Java compresses in one check, at most (its strategy 1 tries 5 times). */
+export const TOOL_RUNS_PER_CHECK = 5;
+
+/**
+ * AgentScope Java's strategy 1: a run of more than `toolRunMessages` (6) consecutive tool messages (the calls and their
+ * results, whole steps) before the latest final answer and outside the last `keepMessages` (50) messages becomes one
+ * assistant message, the summary model's account of the calls and their key results (the extractive one offline), in
+ * the run's place: the oldest runs first, up to {@link TOOL_RUNS_PER_CHECK}. A run its summary would not shrink is
+ * left alone.
+ */
+export function compressToolRuns({ board, input }: Planning): StepResult {
+  const { policy } = input;
+  const more = policy.toolRunMessages ?? DEFAULT_TOOL_RUN_MESSAGES;
+  const latest = latestAnswerIndex(board);
+  if (latest === -1) return { ids: [] };
+  const end = Math.min(latest, board.slots.length - policy.keepMessages);
+  const runs: Slot[][] = [];
+  let run: Slot[] = [];
+  const close = () => {
+    if (run.length > more && shrinks(board, run)) runs.push(run);
+    run = [];
+  };
+  for (const inStep of board.stepSlots) {
+    if (runs.length === TOOL_RUNS_PER_CHECK) break;
+    const first = inStep[0]!;
+    const toolStep = first.meta.role === 'assistant' && (first.meta.toolCallIds?.length ?? 0) > 0;
+    const within = inStep.at(-1)!.index < end;
+    if (toolStep && within && movable(inStep)) {
+      run.push(...inStep);
+      continue;
+    }
+    close();
+    if (!within) break;
+  }
+  if (runs.length < TOOL_RUNS_PER_CHECK) close();
+  runs.forEach((found, part) => {
+    for (const slot of found) board.summarize(slot, 'tool-run', part);
+  });
+  const ids = runs.flat().map((slot) => slot.meta.id);
+  return ids.length === 0
+    ? { ids }
+    : {
+        ids,
+        note:
+          `${runs.length} run(s) of more than ${more} consecutive tool messages (${runs.map((r) => r.length).join(', ')}) ` +
+          'compressed, each into one assistant message in its place',
+      };
+}
+
+/**
+ * AgentScope Java's strategy 4: each round before the latest final answer (a user message, the tool calls, its final
+ * answer) summarized on its own: the user's message kept verbatim, the tools and the answer after it become one
+ * assistant message in their place. A round of only its answer, or one its summary would not shrink, is left alone.
+ */
+export function summarizeRounds({ board }: Planning): StepResult {
+  const latest = latestAnswerIndex(board);
+  if (latest === -1) return { ids: [] };
+  const ids: string[] = [];
+  let part = 0;
+  for (const turn of board.layout.turns) {
+    if (turn.start >= latest) break;
+    const answer = board.slots.slice(turn.start + 1, turn.end).find(isFinalAnswer);
+    if (!answer || answer.index >= latest || answer.index === turn.start + 1) continue;
+    const round = board.slots.slice(turn.start + 1, answer.index + 1);
+    const steps = [...new Set(round.map((slot) => slot.step))].map((s) => board.stepSlots[s]!);
+    if (!steps.every(movable) || !shrinks(board, round)) continue;
+    for (const slot of round) board.summarize(slot, 'round', part);
+    ids.push(...round.map((slot) => slot.meta.id));
+    part++;
+  }
+  return ids.length === 0
+    ? { ids }
+    : { ids, note: `${part} round(s) summarized, each on its own in its place, the user's messages kept verbatim` };
 }

@@ -9,6 +9,7 @@ import type { CompactionPolicy, ToolLimits } from '../policy.ts';
 import type { Planning, Slot, StepResult } from './board.ts';
 import { RANK } from './protection.ts';
 import type { Protection } from './protection.ts';
+import { latestAnswerIndex } from './removing.ts';
 import { MASK_TOKENS, STUB_TOKENS, SUPERSEDED_TOKENS } from './sizes.ts';
 
 /**
@@ -122,15 +123,21 @@ export function maskToolResults({ board, input, maskPass, met }: Planning): Step
 
 /**
  * The messages over the policy's size offloaded to a preview, oldest first, until the target is met: the unprotected
- * ones, then (policy `offload.includeProtected`) the recent ones.
+ * ones, then (policy `offload.includeProtected`) the recent ones; with `offload.beforeLatestAnswer`, only those before
+ * the latest final answer.
  */
 export function offloadLarge({ board, input, met }: Planning): StepResult {
-  const { minChars, previewChars, includeProtected } = input.policy.offload;
+  const { minChars, previewChars, includeProtected, beforeLatestAnswer } = input.policy.offload;
   const ids: string[] = [];
+  // AgentScope Java: never the latest final answer or anything after it; without one, nothing past the protected.
+  const latest = beforeLatestAnswer ? latestAnswerIndex(board) : -1;
+  const endOf = (level: Protection) =>
+    !beforeLatestAnswer ? Infinity : latest !== -1 ? latest : level === 'none' ? Infinity : 0;
   const pass = (level: Protection) => {
+    const end = endOf(level);
     for (const slot of board.slots) {
       if (slot.op.op === 'drop') continue;
-      if (met()) break;
+      if (met() || slot.index >= end) break;
       const m = slot.meta;
       if (m.role === 'system' || slot.op.op !== 'keep' || kindOf(m) !== 'normal' || m.chars <= minChars) continue;
       if (RANK[slot.protect] > RANK[level]) continue;

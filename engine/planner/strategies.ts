@@ -5,7 +5,16 @@
  */
 import type { StrategyName } from '../policy.ts';
 import type { Planning, StepResult } from './board.ts';
-import { compactTurns, halve, summarize, summarizeCurrentTurn, trimTurns, truncateRounds } from './removing.ts';
+import {
+  compactTurns,
+  compressToolRuns,
+  halve,
+  summarize,
+  summarizeCurrentTurn,
+  summarizeRounds,
+  trimTurns,
+  truncateRounds,
+} from './removing.ts';
 import { maskToolResults, offloadLarge, supersedeToolResults, truncateToolResults } from './replacing.ts';
 
 /** The strategies over one plan's board. */
@@ -14,8 +23,10 @@ export function strategiesOf(p: Planning): Record<StrategyName, () => StepResult
     'supersede-tool-results': () => supersedeToolResults(p),
     'truncate-tool-results': () => truncateToolResults(p),
     'mask-tool-results': () => maskToolResults(p),
+    'compress-tool-runs': () => compressToolRuns(p),
     'offload-large': () => offloadLarge(p),
     summarize: () => summarize(p),
+    'summarize-rounds': () => summarizeRounds(p),
     'summarize-current-turn': () => summarizeCurrentTurn(p),
     'compact-turns': () => compactTurns(p),
     'trim-turns': () => trimTurns(p),

@@ -4,9 +4,9 @@
  * covers (the steps of the turn in progress included).
  */
 import { isUserTurn } from '../messages.ts';
-import type { Board } from './board.ts';
+import type { Board, Slot } from './board.ts';
 import { SUMMARY_FRAME_TOKENS } from './sizes.ts';
-import type { PlanInput, PlanStep, SummaryCoverage, SummarySpec } from './types.ts';
+import type { PlanInput, PlanStep, SummaryCoverage, SummaryPart, SummarySpec } from './types.ts';
 
 /**
  * The summary spec of the board (undefined when nothing was summarized). Places it on the board (a summary prepended
@@ -18,6 +18,7 @@ export function summarySpecOf(
   steps: readonly PlanStep[],
 ): SummarySpec | undefined {
   if (board.summarizedCount === 0) return undefined;
+  if (board.form) return inPlaceSpecOf(board, { policy, summarizer, written }, steps);
   const { slots, opener, currentTurn } = board;
   const span = slots.filter((s) => s.summarized);
   const kept = slots.filter((s) => s.op.op !== 'drop');
@@ -64,4 +65,66 @@ export function summarySpecOf(
     if (step.ids.some((id) => board.slotById.get(id)?.summarized)) step.summary = summary;
   }
   return summary;
+}
+
+/**
+ * The spec of summaries in their places (AgentScope Java's strategies 1 and 4): one part per span, each read with the
+ * request of its round (kept verbatim before it) and placed where its span was; no task ledger.
+ */
+function inPlaceSpecOf(
+  board: Board,
+  { policy, summarizer, written }: Pick<PlanInput, 'policy' | 'summarizer' | 'written'>,
+  steps: readonly PlanStep[],
+): SummarySpec {
+  const { slots } = board;
+  const kept = slots.filter((s) => s.op.op !== 'drop');
+  const spans = new Map<number, Slot[]>();
+  for (const slot of slots) {
+    if (slot.summarized) spans.set(slot.part ?? 0, [...(spans.get(slot.part ?? 0) ?? []), slot]);
+  }
+  if (written) board.useWritten(written);
+  const parts: SummaryPart[] = [...spans.values()]
+    .sort((a, b) => a[0]!.index - b[0]!.index)
+    .map((span) => {
+      const first = span[0]!;
+      const last = span.at(-1)!;
+      const roundStart = board.layout.turns[first.turn]?.start ?? first.index;
+      const request = kept.filter((s) => isUserTurn(s.meta) && s.index >= roundStart && s.index < first.index);
+      const beforeId = kept.find((s) => s.index > last.index)?.meta.id;
+      return {
+        spanIds: [...request, ...span].map((s) => s.meta.id),
+        keptUserIds: request.map((s) => s.meta.id),
+        ...(beforeId !== undefined ? { beforeId } : {}),
+        coverage: { firstId: first.meta.id, lastId: last.meta.id, messages: span.length },
+        estimatedTokens: board.summaryTokensFor(span.reduce((sum, s) => sum + s.meta.tokens, 0)),
+      };
+    });
+  const all = slots.filter((s) => s.summarized);
+  const summary: SummarySpec = {
+    form: board.form!,
+    parts,
+    spanIds: [...new Set(parts.flatMap((p) => p.spanIds))],
+    keptUserIds: [...new Set(parts.flatMap((p) => p.keptUserIds))],
+    placement: { mode: 'message', ...(parts[0]!.beforeId !== undefined ? { beforeId: parts[0]!.beforeId } : {}) },
+    estimatedTokens: board.summaryEstimate(),
+    maxTokens: board.summaryBudget + SUMMARY_FRAME_TOKENS,
+    writer: summarizer === 'available' ? 'model' : 'extractive',
+    coverage: { firstId: all[0]!.meta.id, lastId: all.at(-1)!.meta.id, messages: all.length },
+    fallback: policy.summary.fallback,
+  };
+  for (const step of steps) {
+    if (step.ids.some((id) => board.slotById.get(id)?.summarized)) step.summary = summary;
+  }
+  return summary;
+}
+
+/** The spec of each summary a plan writes: the parts of summaries in their places, else the one summary. */
+export function summarySpecsOf(spec: SummarySpec): SummarySpec[] {
+  const { parts, ...one } = spec;
+  if (!parts) return [spec];
+  return parts.map(({ beforeId, ...part }) => ({
+    ...one,
+    ...part,
+    placement: { mode: 'message', ...(beforeId !== undefined ? { beforeId } : {}) },
+  }));
 }

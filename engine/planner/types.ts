@@ -109,8 +109,32 @@ export interface SummaryCoverage {
   currentTurn?: { turnId: string; steps: number };
 }
 
+/**
+ * A summary of one span in its place (AgentScope Java's strategies 1 and 4): `tool-run`, a run of consecutive tool
+ * calls and results; `round`, a round's tools and final answer, its user message kept verbatim before it. Written as
+ * an assistant message where the span was; earlier summaries stay where they are, and no task ledger is added.
+ */
+export type SummaryForm = 'tool-run' | 'round';
+
+/** One summary in its place ({@link SummaryForm}): its span, the request it reads beside it, where it goes. */
+export interface SummaryPart {
+  spanIds: string[];
+  keptUserIds: string[];
+  /** Insert it before this id (undefined: at the end). */
+  beforeId?: string;
+  coverage: SummaryCoverage;
+  estimatedTokens: number;
+}
+
 /** The summary the plan asks for: the span (bodies the summarizer reads) and where the result goes. */
 export interface SummarySpec {
+  /**
+   * Set for summaries of spans in their places ({@link SummaryForm}), one message each (`parts`); the fields below
+   * then stand for all of them together (the span, the coverage) and the first (the placement). Absent: the one
+   * summary of the context.
+   */
+  form?: SummaryForm;
+  parts?: SummaryPart[];
   /** Messages the summarizer reads, in order (a previous summary among them is carried forward). */
   spanIds: string[];
   /** The user's own messages of the span kept verbatim beside the summary. */

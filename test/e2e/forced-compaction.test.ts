@@ -75,6 +75,46 @@ describe('forced compaction', () => {
     expect(next.turn).toBe(9);
   });
 
+  // AgentScope Java's AutoContextMemory, strategy 4: "Summarizes each round (user + tools + assistant)", "Replaces
+  // original conversation rounds with summary messages": each round on its own, one summary call each.
+  it('agentscope-java: each round before the latest answer summarized in its place, one summary call each', async () => {
+    const agentId = newAgentId('java-rounds');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      modelOverride: { window: 64_000 },
+      compaction: { preset: 'agentscope-java' },
+    });
+    for (let page = 1; page <= 6; page++) await sendMessage(h.client, agentId, `Read page ${page} of the log.`);
+    const summariesBefore = h.model.requests.filter(isSummaryRequest).length;
+    const result = await compactAgent(h.client, agentId, { strategy: 'summarize-rounds' });
+    expect(result.event).toMatchObject({ trigger: 'forced', strategies: ['summarize-rounds'] });
+    // Each summary call reads one round: its request, and no other round's (the ledger beside it names the goal).
+    const prompts = h.model.requests
+      .filter(isSummaryRequest)
+      .slice(summariesBefore)
+      .map((r) => r.body.messages.map((m) => textOf(m.content)).find((t) => t.includes('## Messages to summarize'))!)
+      .map((prompt) => prompt.split('## Messages to summarize')[1]!.split('\n## ')[0]!);
+    const rounds = prompts.map((prompt) =>
+      [1, 2, 3, 4, 5, 6].filter((page) => prompt.includes(`Read page ${page} of the log.`)),
+    );
+    expect(rounds.every((pages) => pages.length === 1)).toBe(true);
+    expect([...new Set(rounds.flat())].sort()).toEqual([1, 2, 3, 4, 5]);
+    const after = await agentState(h.client, agentId);
+    const shape = after.messages
+      .filter((m) => m.role !== 'system')
+      .map((m) => (m.kind === 'summary' ? 'summary' : m.role));
+    // user1-summary, …, user5-summary, then the sixth round whole (its answer is the latest).
+    expect(shape.slice(0, 10)).toEqual(Array.from({ length: 5 }, () => ['user', 'summary']).flat());
+    expect(shape.slice(10)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(after.messages.filter((m) => m.kind === 'summary').every((m) => m.role === 'assistant')).toBe(true);
+    expect(after.messages.some((m) => m.kind === 'ledger')).toBe(false);
+    // The agent goes on after it.
+    const next = await sendMessage(h.client, agentId, 'Read page 7 of the log.');
+    expect(next.turn).toBe(7);
+  });
+
   it('an Update compact delivered again to a later run is answered with its result, not run twice', async () => {
     const agentId = await agentAfterPages('once', 6);
     const first = await agentHandle(h.client, agentId).executeUpdate(compactUpdate, {

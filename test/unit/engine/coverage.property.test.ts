@@ -44,6 +44,16 @@ function carryOut(context: MessageMeta[], plan: Plan, seq: number): MessageMeta[
   const ledger: MessageMeta | undefined = plan.summary
     ? { id: `l${String(seq).padStart(6, '0')}`, role: 'user', tokens: 40, chars: 1, key: `l/${seq}`, kind: 'ledger' }
     : undefined;
+  // Summaries in their places (AgentScope Java's runs and rounds): one assistant message per part, no ledger.
+  const parts = (plan.summary?.parts ?? []).map((part, i): MessageMeta => ({
+    id: `c${String(seq).padStart(6, '0')}${i > 0 ? `-${i + 1}` : ''}`,
+    role: 'assistant',
+    tokens: part.estimatedTokens,
+    chars: 1,
+    key: `s/${seq}/${i + 1}`,
+    kind: 'summary',
+  }));
+  if (parts.length > 0) return applyPlan(context, plan, replacements, parts[0], undefined, parts.slice(1));
   return applyPlan(context, plan, replacements, summary, ledger);
 }
 

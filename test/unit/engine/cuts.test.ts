@@ -71,7 +71,8 @@ function truncate(content: string, maxTokens: number, headChars = 7_000, tailCha
 
 /** The head, the omitted count and the tail around the marker. */
 function parts(text: string) {
-  const match = /\n\[… (\d+) characters cut; the full result is stored at (\S+) …\]\n/.exec(text)!;
+  // A cut without a tail (head only) ends at the marker.
+  const match = /\n\[… (\d+) characters cut; the full result is stored at (\S+) …\](?:\n|$)/.exec(text)!;
   expect(match, 'the marker').not.toBeNull();
   return {
     head: text.slice(0, match.index),

@@ -101,6 +101,18 @@ function carryOut(input: PlanInput, plan: ReturnType<typeof planCompaction>): Me
   const ledger: MessageMeta | undefined = plan.summary?.ledgerTokens
     ? { id: 'l000001', role: 'user', tokens: plan.summary.ledgerTokens, chars: 1, key: 'r/ledger', kind: 'ledger' }
     : undefined;
+  // Summaries in their places (AgentScope Java's runs and rounds): one assistant message per part, no ledger.
+  const parts = plan.summary?.parts ?? [];
+  const partMetas = parts.map((part, i): MessageMeta => ({
+    id: i === 0 ? 'c000001' : `c000001-${i + 1}`,
+    role: 'assistant',
+    tokens: part.estimatedTokens,
+    chars: 1,
+    key: `r/summary-${i + 1}`,
+    kind: 'summary',
+  }));
+  if (parts.length > 0)
+    return applyPlan(input.context, plan, replacements, partMetas[0], undefined, partMetas.slice(1));
   return applyPlan(input.context, plan, replacements, summary, ledger);
 }
 

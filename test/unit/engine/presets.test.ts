@@ -1,6 +1,7 @@
 /** Each preset behaves as its system documents, and the configuration is validated with clear errors. */
 import { describe, expect, it } from 'vitest';
 import { applyPlan, replacementBody, summaryMessage } from '../../../engine/apply.ts';
+import { estimateCost } from '../../../engine/cost.ts';
 import { gateOf } from '../../../engine/gates.ts';
 import { isUserTurn } from '../../../engine/messages.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
@@ -250,7 +251,12 @@ describe('chatgpt-on-wechat', () => {
 });
 
 describe('agentscope', () => {
-  it('truncates tool results over tool_result_limit tokens with the <<<TRUNCATED>>> marker', async () => {
+  // AgentScope's document (docs.agentscope.io, Context): "Tool result truncation — caps oversized tool outputs before
+  // they enter the context", and "Context offloading — persists removed content to external storage so the agent can
+  // retrieve it later"; the agent keeps the result's beginning within tool_result_limit and appends
+  // "\n<<<TRUNCATED>>>\n<system-reminder>The remaining content has been omitted for limited context. You can refer to
+  // the file in '{path}' for the truncated content if needed.</system-reminder>".
+  it('cuts a tool result over tool_result_limit tokens to its beginning, then <<<TRUNCATED>>> and the system reminder naming the stored original', async () => {
     const c = context().system().user().tools(3_000);
     const p = plan('agentscope', c, 64_000, { trigger: 'forced' });
     const op = p.operations.at(-1)!;
@@ -265,17 +271,15 @@ describe('agentscope', () => {
       counter,
     });
     const text = body.content as string;
-    // Head and tail (6,000 : 2,000 characters in the preset, so three quarters from the head) around the marker.
-    const marker = /\n<<<TRUNCATED>>> (\d+) characters; the full result is stored at (\S+) <<<TRUNCATED>>>\n/.exec(
-      text,
-    )!;
-    expect(marker[2]).toBe(meta.key);
-    expect(text.startsWith('line 0: value 0\n')).toBe(true);
-    expect(text.endsWith('line 399: value 2793')).toBe(true);
-    const tail = text.length - marker.index - marker[0].length;
-    expect(marker.index / (marker.index + tail)).toBeCloseTo(0.75, 2);
-    expect(marker.index + tail + Number(marker[1])).toBe(lines.length);
-    // Counted, it fits the operation's budget, just under it.
+    const reminder =
+      '\n<<<TRUNCATED>>>\n<system-reminder>The remaining content has been omitted for limited context. You can ' +
+      `refer to the file in '${meta.key}' for the truncated content if needed.</system-reminder>`;
+    // The beginning, then the marker and the reminder, and nothing after them: no tail.
+    expect(text.endsWith(reminder)).toBe(true);
+    const head = text.slice(0, -reminder.length);
+    expect(head.length).toBeGreaterThan(lines.length / 2);
+    expect(lines.startsWith(head)).toBe(true);
+    // Counted, it fits the limit, just under it: as much of the beginning as tool_result_limit holds.
     const tokens = countMessage(counter, body);
     expect(tokens).toBeLessThanOrEqual(op.maxTokens!);
     expect(tokens).toBeGreaterThanOrEqual(op.maxTokens! * 0.97);
@@ -313,6 +317,173 @@ describe('agentscope-java', () => {
     // The goal is fixed; the big user message outside the last 50 goes first; the one inside follows only if needed.
     const offloaded = p.operations.filter((o) => o.op === 'offload');
     expect(offloaded[0]).toMatchObject({ previewChars: 200 });
+  });
+});
+
+/** A summary message per part of a plan's summaries in their places (what the summarize step stores). */
+function partSummaries(p: ReturnType<typeof plan>): MessageMeta[] {
+  return (p.summary?.parts ?? []).map((part, i) => ({
+    id: i === 0 ? 'c000001' : `c000001-${i + 1}`,
+    role: 'assistant',
+    tokens: part.estimatedTokens,
+    chars: 4 * part.estimatedTokens,
+    key: `x/summary-${i + 1}`,
+    kind: 'summary',
+  }));
+}
+
+/** `c` after the plan, its summaries in their places applied (tool pairs checked by applyPlan). */
+function appliedInPlace(c: ContextBuilder, p: ReturnType<typeof plan>): MessageMeta[] {
+  const parts = partSummaries(p);
+  return applyPlan(c.messages, p, {}, parts[0], undefined, parts.slice(1));
+}
+
+// AgentScope Java, AutoContextMemory's README, "Strategy 1: Compress Historical Tool Invocations": "Finds consecutive
+// tool invocation messages in historical conversations (more than `minConsecutiveToolMessages`, default: 6)", "Uses
+// LLM to compress these tool invocations while preserving key information", "Replaces original tool invocations with
+// compressed content"; its code searches before the latest final answer and outside the last `lastKeep` (50) messages.
+describe('agentscope-java strategy 1: old tool runs', () => {
+  /** A goal, `steps` tool calls (600-token results), the answer; then `chat` exchanges. */
+  const runThenChat = (steps: number, chat: number) => {
+    const c = context().system().user();
+    for (let i = 0; i < steps; i++) c.tools(600);
+    c.reply();
+    for (let i = 0; i < chat; i++) c.user().reply();
+    return c;
+  };
+
+  it('"more than minConsecutiveToolMessages (6)" consecutive tool messages become one assistant message in their place', () => {
+    const c = runThenChat(4, 45); // 8 tool messages, then 91 messages after them
+    const p = plan('agentscope-java', c, 1_000_000);
+    expect(p.reason).toBe('messages in working memory 100 ≥ 100');
+    expect(p.steps.map((s) => s.strategy)).toEqual(['compress-tool-runs']);
+    const ids = c.ids();
+    expect(p.summary).toMatchObject({ form: 'tool-run', writer: 'model' });
+    expect(p.summary!.parts).toEqual([
+      expect.objectContaining({
+        coverage: { firstId: ids[2], lastId: ids[9], messages: 8 },
+        beforeId: ids[10],
+        keptUserIds: [ids[1]],
+      }),
+    ]);
+    expect(p.operations.filter((o) => o.op === 'drop').map((o) => o.id)).toEqual(ids.slice(2, 10));
+    const next = appliedInPlace(c, p);
+    expect(next.map((m) => m.id).slice(0, 4)).toEqual([ids[0], ids[1], 'c000001', ids[10]]);
+    expect(next[2]!.role).toBe('assistant');
+    expect(next.some((m) => m.kind === 'ledger')).toBe(false); // a summary in its place brings no task ledger
+    expect(next.length).toBe(p.after.messages);
+  });
+
+  it('offline, the extractive summarizer writes it (no summary model configured)', () => {
+    const p = plan('agentscope-java', runThenChat(4, 45), 1_000_000, { summarizer: 'none' });
+    expect(p.steps.map((s) => s.strategy)).toEqual(['compress-tool-runs']);
+    expect(p.summary).toMatchObject({ form: 'tool-run', writer: 'extractive' });
+  });
+
+  it('6 consecutive tool messages are not "more than 6"; 7 are', () => {
+    const only = { strategies: ['compress-tool-runs' as const] };
+    expect(plan('agentscope-java', runThenChat(3, 46), 1_000_000, only).action).toBe('skip');
+    const seven = context().system().user().tools(600, 600).tools(600).tools(600).reply();
+    for (let i = 0; i < 46; i++) seven.user().reply();
+    const p = plan('agentscope-java', seven, 1_000_000, only);
+    expect(p.summary!.parts![0]!.coverage.messages).toBe(7);
+  });
+
+  it('never a run inside the last 50 messages, nor one after the latest final answer', () => {
+    const only = { strategies: ['compress-tool-runs' as const] };
+    // 60 messages of chat, then the run, its answer and 20 more: the run is among the last 50.
+    const recent = context().system().user().reply();
+    for (let i = 0; i < 30; i++) recent.user().reply();
+    for (let i = 0; i < 4; i++) recent.tools(600);
+    recent.reply();
+    for (let i = 0; i < 10; i++) recent.user().reply();
+    expect(plan('agentscope-java', recent, 1_000_000, { ...only, trigger: 'forced' }).action).toBe('skip');
+    // The latest final answer, then a long loop of tool calls under the next request: the loop is protected.
+    const loop = context().system().user().reply();
+    for (let i = 0; i < 60; i++) loop.user().reply();
+    loop.user();
+    for (let i = 0; i < 8; i++) loop.tools(600);
+    expect(plan('agentscope-java', loop, 1_000_000, { ...only, trigger: 'forced' }).action).toBe('skip');
+  });
+
+  it('up to 5 runs in one check, the oldest first, each in its own place', () => {
+    const c = context().system().user();
+    for (let round = 0; round < 6; round++) {
+      for (let i = 0; i < 4; i++) c.tools(600);
+      c.reply().user();
+    }
+    for (let i = 0; i < 45; i++) c.reply().user();
+    c.reply();
+    const p = plan('agentscope-java', c, 1_000_000);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['compress-tool-runs']);
+    const parts = p.summary!.parts!;
+    expect(parts).toHaveLength(5);
+    const ids = c.ids();
+    // Each run of 8 is followed by its answer: round r's run starts at 2 + 10 r.
+    expect(parts.map((part) => part.coverage.firstId)).toEqual([0, 1, 2, 3, 4].map((r) => ids[2 + 10 * r]));
+    expect(parts.map((part) => part.beforeId)).toEqual([0, 1, 2, 3, 4].map((r) => ids[10 + 10 * r]));
+    const next = appliedInPlace(c, p);
+    expect(next.filter((m) => m.kind === 'summary').map((m) => m.role)).toEqual(Array(5).fill('assistant'));
+  });
+});
+
+// AutoContextMemory's README, "Strategy 2 & 3: Offload Large Messages": "Find large messages (before the latest
+// assistant)"; its code protects "the latest assistant message that is a final response ... and all messages after it".
+describe('agentscope-java strategies 2 and 3: large messages', () => {
+  it('never offloads the latest final answer or anything after it', () => {
+    const c = context().system().user().turns(24, 10);
+    c.tools([2_000, 8_000]).reply(2_000, 8_000); // a large result, then the latest final answer, large too
+    c.user().tools([2_000, 8_000]).tools(10); // the next request's large result, then a step after it
+    const ids = c.ids();
+    const [before, answer, after] = [ids[99]!, ids[100]!, ids[103]!];
+    const offloadedWith = (beforeLatestAnswer: boolean) => {
+      const p = planFor(c, resolvePolicy({ preset: 'agentscope-java', offload: { beforeLatestAnswer } }), 1_000_000, {
+        trigger: 'forced',
+        strategies: ['offload-large'],
+      });
+      return p.operations.filter((o) => o.op === 'offload').map((o) => o.id);
+    };
+    expect(resolvePolicy({ preset: 'agentscope-java' }).offload.beforeLatestAnswer).toBe(true);
+    expect(offloadedWith(true)).toEqual([before]);
+    // Without the bound, the answer and the result after it would go too.
+    expect(offloadedWith(false)).toEqual([before, answer, after]);
+  });
+});
+
+// AutoContextMemory's README, "Strategy 4: Summarize Historical Rounds": "Finds all conversation rounds before the
+// latest assistant message", "Summarizes each round (user + tools + assistant)", "Replaces original conversation rounds
+// with summary messages"; its code: "user1-tools-assistant1, user2-tools-assistant2, … user4" becomes
+// "user1-summary, user2-summary, … user4": each round on its own, the user's message verbatim.
+describe('agentscope-java strategy 4: historical rounds', () => {
+  it('summarizes each round before the latest final answer on its own, its user message kept verbatim', () => {
+    const c = context().system();
+    for (let round = 0; round < 30; round++) c.user().tools(300).reply(100);
+    const p = plan('agentscope-java', c, 1_000_000);
+    expect(p.reason).toBe('messages in working memory 120 ≥ 100');
+    expect(p.steps.map((s) => s.strategy)).toEqual(['summarize-rounds']);
+    const ids = c.ids();
+    const users = ids.filter((_, i) => i > 0 && (i - 1) % 4 === 0);
+    const parts = p.summary!.parts!;
+    // Rounds 1–29; the 30th holds the latest final answer.
+    expect(parts).toHaveLength(29);
+    parts.forEach((part, r) => {
+      expect(part.keptUserIds).toEqual([users[r]]);
+      expect(part.coverage).toEqual({ firstId: ids[2 + 4 * r], lastId: ids[4 + 4 * r], messages: 3 });
+      expect(part.beforeId).toBe(users[r + 1]);
+    });
+    const next = appliedInPlace(c, p);
+    // user1-summary, user2-summary, …, then the last round whole.
+    const shape = next.map((m) => (m.kind === 'summary' ? 'summary' : m.role));
+    expect(shape).toEqual([
+      'system',
+      ...Array.from({ length: 29 }, () => ['user', 'summary']).flat(),
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(next.filter((m) => m.role === 'user').map((m) => m.id)).toEqual(users);
+    expect(next.length).toBe(p.after.messages);
   });
 });
 
@@ -363,6 +534,58 @@ describe('octomind', () => {
     );
   });
 
+  // Octomind's document, cache-aware economics: "net_benefit = (cost of remaining turns with full context) − (compression
+  // cost + cache invalidation cost + cost of remaining turns with compressed context)", "If net_benefit > 0: Compress
+  // (saves money)"; its example: 100k → 50k tokens over 10 turns is a net gain.
+  it('"If net_benefit > 0: Compress": 100k → 50k tokens over 10 turns is a net gain by its own arithmetic', () => {
+    const cost = resolvePolicy({ preset: 'octomind' }).cost!;
+    // The summary call reads the 100k tokens and writes a 2,000-token summary; no call counted yet: the document's 10.
+    const example = estimateCost(cost, 100_000, 50_000, 100_000, 2_000, undefined);
+    expect(example).toMatchObject({ remainingTurns: 10, remainingFrom: 'estimate' });
+    // Every call at the full input price (3 per million): 10 × 50k saved against the summary call.
+    expect(example.netBenefit).toBeCloseTo((10 * 50_000 * 3 - (100_000 * 3 + 2_000 * 15)) / 1e6, 9);
+    expect(example.netBenefit).toBeGreaterThan(0);
+    // Once the pace is known, it is priced instead (a context refilled in 1 call: 1 call left).
+    expect(estimateCost(cost, 100_000, 50_000, 100_000, 2_000, 1)).toMatchObject({
+      remainingTurns: 1,
+      remainingFrom: 'pace',
+    });
+  });
+
+  it('compresses a growing session at each pressure level (60k, 120k, 160k) before its pace is known', () => {
+    for (const [turns, perTurn] of [
+      [20, 3_000],
+      [40, 2_950],
+      [40, 3_950],
+    ] as const) {
+      const c = context().system().user().turns(turns, perTurn);
+      const p = planCompaction({
+        context: c.messages,
+        policy: resolvePolicy({ preset: 'octomind' }),
+        window: 1_000_000,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: NO_COOLDOWN,
+        summarizer: 'available',
+        goalId: c.messages[1]!.id,
+      });
+      expect(p.action, `${c.tokens} tokens: ${p.reason}`).toBe('compact');
+      expect(p.cost).toMatchObject({ remainingTurns: 10, remainingFrom: 'estimate' });
+      expect(p.cost!.netBenefit).toBeGreaterThan(0);
+      expect(keptIds(c, p).slice(-4)).toEqual(c.ids().slice(-4));
+    }
+  });
+
+  it('the default preset keeps pricing one call while the pace is unknown', () => {
+    expect(resolvePolicy().cost!.remainingTurnsUntilPace).toBeUndefined();
+    const cost = resolvePolicy().cost!;
+    expect(estimateCost(cost, 100_000, 50_000, 0, 0, undefined)).toMatchObject({
+      remainingTurns: 1,
+      remainingFrom: 'pace',
+    });
+    expect(estimateCost(cost, 100_000, 50_000, 0, 0, 0)).toMatchObject({ remainingTurns: 1, remainingFrom: 'pace' });
+  });
+
   it('keeps the last 4 messages and skips a compaction that costs more than it saves', () => {
     const c = context().system().user().turns(20, 3_000);
     const p = plan('octomind', c, 1_000_000);
@@ -408,7 +631,7 @@ describe('configuration', () => {
     ],
     [
       { strategies: ['fold'] },
-      'strategies[0]: "fold" is not allowed (one of supersede-tool-results, truncate-tool-results, mask-tool-results, offload-large, summarize, summarize-current-turn, compact-turns, trim-turns, truncate-rounds, halve)',
+      'strategies[0]: "fold" is not allowed (one of supersede-tool-results, truncate-tool-results, mask-tool-results, compress-tool-runs, offload-large, summarize, summarize-rounds, summarize-current-turn, compact-turns, trim-turns, truncate-rounds, halve)',
     ],
     [{ targetRatio: 0.85 }, 'targetRatio: 0.85 is not allowed (a number > 0 and ≤ 0.8)'],
     [{ triggerRatio: 0.5 }, 'targetRatio: 0.5 is not allowed (below triggerRatio (0.5))'],
@@ -417,7 +640,7 @@ describe('configuration', () => {
     [{ summary: { placement: 'top' } }, 'summary.placement: "top" is not allowed (one of message, first-kept-user)'],
     [
       { cost: { inputPerMillion: 3, summaryOutputPerMillion: 15, cacheReadMultiplier: 0.1 } },
-      'cost.cacheReadMultiplier: 0.1 is not allowed (not a cost field (inputPerMillion, cachedInputPerMillion, summaryOutputPerMillion, summaryInputPerMillion, expectedRemainingTurns))',
+      'cost.cacheReadMultiplier: 0.1 is not allowed (not a cost field (inputPerMillion, cachedInputPerMillion, summaryOutputPerMillion, summaryInputPerMillion, expectedRemainingTurns, remainingTurnsUntilPace))',
     ],
     [
       { cost: { inputPerMillion: 3, cachedInputPerMillion: 4, summaryOutputPerMillion: 15 } },
