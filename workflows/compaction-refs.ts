@@ -8,8 +8,8 @@ import type { ContextRef } from '../contract/activities.ts';
 import { recordsDigest } from '../contract/context-delta.ts';
 import { seqOf } from '../contract/keys.ts';
 import type { WorkflowState } from '../contract/state.ts';
-import { estimateCost, growthUntilWorthIt, tokensPerCallOf } from '../engine/cost.ts';
-import { gateAfterMaskSkip, gateOf } from '../engine/gates.ts';
+import { estimateCost, tokensPerCallOf } from '../engine/cost.ts';
+import { gateAfterMaskSkip, gateAfterSkippedPlan, gateOf } from '../engine/gates.ts';
 import { protectionOf } from '../engine/planner/protection.ts';
 import { MASK_TOKENS } from '../engine/planner/sizes.ts';
 import { compactionDue, countedMessages, gateFiresWith as dueWith, holdGrowth } from '../engine/trigger.ts';
@@ -93,12 +93,13 @@ export function nothingToMask(conversation: Conversation, priced = false): Skipp
     tokensPerCall,
   });
   if (cost.netBenefit >= 0) return undefined;
-  const growth = Math.max(holdGrowth(policy), growthUntilWorthIt(cost, policy.cost, tokensPerCall) ?? 0);
+  // Held as the plan's own skip would hold it (engine/gates.ts).
+  const skipped = { maskPass: true as const, tokens, cost };
   return {
     skipped:
       `${due.reason}: not worth it, masking would save ${saves} tokens over ${cost.remainingTurns} calls and put ` +
       `${cost.invalidatedTokens} out of the prompt cache`,
-    gate: gateAfterMaskSkip(policy, conversation.window, cooldown, tokens, growth),
+    gate: gateAfterSkippedPlan(policy, conversation.window, cooldown, skipped, 'auto', state.callsSinceCompaction),
   };
 }
 
