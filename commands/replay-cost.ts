@@ -86,6 +86,24 @@ export function cachedShare(promptTokens: readonly number[], cachedTokens: reado
   return input > 0 ? cachedTokens.reduce((a, b) => a + b, 0) / input : null;
 }
 
+/**
+ * The least the session could cost under any compaction that sends each recorded message whole at least once and keeps
+ * the first request (the system prompt, the tool schemas, the task) at the front of every request: each request pays
+ * the transcript's growth since the request before it uncached, and at best finds the first request cached; the replies
+ * are the same. Summary calls are left out. Below it only by cutting messages before they are first sent.
+ */
+export function costFloorOf(
+  fullTokens: readonly number[],
+  replyTokens: readonly number[],
+  price: ModelPrice | undefined,
+): number | null {
+  if (!price || fullTokens.length === 0) return price ? 0 : null;
+  const first = fullTokens[0]!;
+  const prompts = fullTokens.map((tokens, i) => (i === 0 ? tokens : first + Math.max(0, tokens - fullTokens[i - 1]!)));
+  const cached = prompts.map((prompt, i) => (i === 0 ? 0 : cachedTokensFor(first, prompt)));
+  return requestsCost(prompts, cached, replyTokens, price);
+}
+
 /** A replay's cost figures (commands/replay.ts `ReplayReport`). */
 export interface ReplayCost {
   /** The price the figures use (USD per million tokens), or null when none is known. */
@@ -98,6 +116,8 @@ export interface ReplayCost {
   cost: number | null;
   /** USD of sending everything with caching (the same replies, no summary calls). */
   costWithoutCompaction: number | null;
+  /** The least any compaction that sends each message whole could cost ({@link costFloorOf}); null without a price. */
+  costFloor: number | null;
   cachedInputShare: number | null;
   cachedInputShareWithoutCompaction: number | null;
 }
@@ -125,6 +145,7 @@ export function replayCost(
     replyTokens: [...tokens.replyTokens],
     cost: cost === null ? null : cost + summaryCost,
     costWithoutCompaction: requestsCost(tokens.fullTokens, cachedWithout, tokens.replyTokens, price),
+    costFloor: costFloorOf(tokens.fullTokens, tokens.replyTokens, price),
     cachedInputShare: cachedShare(tokens.requestTokens, cached),
     cachedInputShareWithoutCompaction: cachedShare(tokens.fullTokens, cachedWithout),
   };

@@ -115,6 +115,11 @@ export interface ReplayReport {
   cost: number | null;
   /** USD of sending everything with caching: each request the whole transcript, the previous one its cached prefix. */
   costWithoutCompaction: number | null;
+  /**
+   * The least any compaction that sends each recorded message whole could cost (commands/replay-cost.ts
+   * `costFloorOf`): the replies, each message once uncached, the first request cached in every later one.
+   */
+  costFloor: number | null;
   /** Cached input tokens over input tokens (0 to 1), as sent, and when sending everything. */
   cachedInputShare: number | null;
   cachedInputShareWithoutCompaction: number | null;
@@ -391,6 +396,7 @@ async function report(
     price: costs.price,
     cost: costs.cost,
     costWithoutCompaction: costs.costWithoutCompaction,
+    costFloor: costs.costFloor,
     cachedInputShare: costs.cachedInputShare,
     cachedInputShareWithoutCompaction: costs.cachedInputShareWithoutCompaction,
     agentCost: state.cost ?? (state.spend ? agentCostOf(state.spend) : null),
@@ -418,7 +424,7 @@ export function answersLine(r: Pick<ReplayReport, 'answeredWith' | 'modelCalls'>
 export function costLineOf(
   r: Pick<
     ReplayReport,
-    'price' | 'cost' | 'costWithoutCompaction' | 'cachedInputShare' | 'cachedInputShareWithoutCompaction'
+    'price' | 'cost' | 'costWithoutCompaction' | 'costFloor' | 'cachedInputShare' | 'cachedInputShareWithoutCompaction'
   >,
 ): string {
   if (!r.price || r.cost === null || r.costWithoutCompaction === null) {
@@ -426,8 +432,13 @@ export function costLineOf(
   }
   const p = r.price;
   const ratio = r.costWithoutCompaction > 0 ? ` (${(r.cost / r.costWithoutCompaction).toFixed(2)}×)` : '';
+  const floor =
+    r.costFloor === null || r.costFloor === undefined
+      ? ''
+      : `, floor ${formatUsd(r.costFloor)}` +
+        (r.costWithoutCompaction > 0 ? ` (${(r.costFloor / r.costWithoutCompaction).toFixed(2)}×)` : '');
   return (
-    `cost ${formatUsd(r.cost)} vs ${formatUsd(r.costWithoutCompaction)} sending everything with caching${ratio}; ` +
+    `cost ${formatUsd(r.cost)} vs ${formatUsd(r.costWithoutCompaction)} sending everything with caching${ratio}${floor}; ` +
     `cached input ${formatShare(r.cachedInputShare)} vs ${formatShare(r.cachedInputShareWithoutCompaction)} ` +
     `(USD per 1M tokens: input ${p.inputPerMillion}, cached ${p.cachedInputPerMillion}, output ${p.outputPerMillion})`
   );

@@ -104,6 +104,7 @@ export interface ReplayFigures {
   /** USD with caching, as sent and sending everything, and the cached share of input (commands/replay-cost.ts). */
   cost?: number | null;
   costWithoutCompaction?: number | null;
+  costFloor?: number | null;
   cachedInputShare?: number | null;
   /** The workflow history of every run of the agent, summed (bytes), when the report carries it. */
   historyBytes?: number;
@@ -204,6 +205,8 @@ export interface RunResult {
    */
   cost: number | null;
   costWithoutCompaction: number | null;
+  /** The least any compaction that sends each message whole could cost (commands/replay-cost.ts `costFloorOf`). */
+  costFloor: number | null;
   cachedInputShare: number | null;
   reload: { identical: number; total: number };
   /**
@@ -279,6 +282,7 @@ export function runResult(
       : {}),
     cost: report.cost ?? null,
     costWithoutCompaction: report.costWithoutCompaction ?? null,
+    costFloor: report.costFloor ?? null,
     cachedInputShare: report.cachedInputShare ?? null,
     reload: snapshots.reduce(
       (sum, s) => ({ identical: sum.identical + s.reload.identical, total: sum.total + s.reload.total }),
@@ -308,6 +312,7 @@ export function failedRun(
     toolPairViolations: 0,
     cost: null,
     costWithoutCompaction: null,
+    costFloor: null,
     cachedInputShare: null,
     reload: { identical: 0, total: 0 },
     error,

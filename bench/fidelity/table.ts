@@ -72,6 +72,14 @@ const COLUMNS: Column[] = [
     align: 'right',
     cell: (r) => (r.costWithoutCompaction === null ? '–' : usd(r.costWithoutCompaction)),
   },
+  {
+    title: 'floor (× all)',
+    align: 'right',
+    cell: (r) =>
+      r.costFloor === null || r.costFloor === undefined
+        ? '–'
+        : `${usd(r.costFloor)}${r.costWithoutCompaction ? ` (${(r.costFloor / r.costWithoutCompaction).toFixed(2)})` : ''}`,
+  },
   { title: 'cached', align: 'right', cell: (r) => (r.cachedInputShare === null ? '–' : pct(r.cachedInputShare * 100)) },
   { title: 'pairs', align: 'right', cell: (r) => String(r.toolPairViolations) },
   { title: 'reload', align: 'right', cell: (r) => `${r.reload.identical}/${r.reload.total}` },

@@ -362,6 +362,9 @@ describe('longrun CLI', () => {
     expect(report.cachedInputShare).toBeLessThan(1);
     expect(report.cost).toBeGreaterThan(0);
     expect(report.cost).toBeLessThan(report.costWithoutCompaction!);
+    // The floor of any compaction that sends each message whole: at or below what this replay (which does) cost.
+    expect(report.costFloor).toBeGreaterThan(0);
+    expect(report.costFloor).toBeLessThanOrEqual(report.cost!);
     // The agent's own account, from the usage the replay's model server reported with its prompt cache.
     expect(report.agentCost?.cachedInputShare).toBeGreaterThan(0);
     expect(report.agentCost?.total).toBeGreaterThan(0);
@@ -379,7 +382,7 @@ describe('longrun CLI', () => {
       /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default, window 4096\)\nreplayed all 79 recorded steps.*\nrequests answered with a recorded step: 79 of 79 \(79 distinct, 0 again\); 0 with none\n/,
     );
     expect(table.stdout).toMatch(
-      /\ncost \$0\.\d+ vs \$0\.\d+ sending everything with caching \(0\.\d\d×\); cached input \d+% vs \d+% \(USD per 1M tokens: input 0\.15, cached 0\.015, output 0\.6\)\n/,
+      /\ncost \$0\.\d+ vs \$0\.\d+ sending everything with caching \(0\.\d\d×\), floor \$0\.\d+ \(0\.\d\d×\); cached input \d+% vs \d+% \(USD per 1M tokens: input 0\.15, cached 0\.015, output 0\.6\)\n/,
     );
     expect(table.stdout).toMatch(
       /\nreplay agent deleted: \d+ run\(s\) of workflow agent-replay-\S+, none listed in namespace /,

@@ -209,17 +209,22 @@ describe('table and targets', () => {
     expect(new Set([lines[1]!, lines[2]!, lines[3]!].map(at)).size).toBe(1);
   });
 
-  it('shows the cost with caching, its ratio to sending everything with caching, and the cached share', () => {
+  it('shows the cost with caching, its ratio to sending everything with caching, its floor, and the cached share', () => {
     const priced = runResult(
       { session: 'django-11797', preset: 'default', durationMs: 1_000 },
-      figures({ cost: 0.0123, costWithoutCompaction: 0.041, cachedInputShare: 0.8149 }),
+      figures({ cost: 0.0123, costWithoutCompaction: 0.041, costFloor: 0.0082, cachedInputShare: 0.8149 }),
       [],
       [],
     );
-    expect(priced).toMatchObject({ cost: 0.0123, costWithoutCompaction: 0.041, cachedInputShare: 0.8149 });
+    expect(priced).toMatchObject({
+      cost: 0.0123,
+      costWithoutCompaction: 0.041,
+      costFloor: 0.0082,
+      cachedInputShare: 0.8149,
+    });
     const [header, row, none] = renderTable([priced, failed]).split('\n');
-    expect(header).toMatch(/cost \(× all\)\s+all\+cache\s+cached/);
-    expect(row).toMatch(/\$0\.0123 \(0\.30\)\s+\$0\.0410\s+81%/);
+    expect(header).toMatch(/cost \(× all\)\s+all\+cache\s+floor \(× all\)\s+cached/);
+    expect(row).toMatch(/\$0\.0123 \(0\.30\)\s+\$0\.0410\s+\$0\.0082 \(0\.20\)\s+81%/);
     // A report without a price (or a failed run): no figure, never $0.
     expect(none).not.toContain('$');
     expect(runResult({ session: 's', preset: 'p', durationMs: 1 }, figures({}), [], []).cost).toBeNull();

@@ -4,6 +4,7 @@ import {
   cachedShare,
   cachedTokensOf,
   cachedTokensWithoutCompaction,
+  costFloorOf,
   replayCost,
   requestsCost,
   sharedPrefixLengths,
@@ -91,6 +92,32 @@ describe('the cost', () => {
   });
 });
 
+describe('the cost floor', () => {
+  it('pays each token of the transcript once uncached, the first request cached in each later one, the same replies', () => {
+    // The transcript grows 3,000 → 3,500 → 5,000 tokens; the first request (3,000) is what every request keeps.
+    const floor = costFloorOf([3_000, 3_500, 5_000], [10, 20, 30], price)!;
+    const first = 3_000 + 10 * 4;
+    const second = 500 + (3_000 - 2_944) + 2_944 * 0.1 + 20 * 4; // 3,000 cached in 128-token steps from 1,024: 2,944
+    const third = 1_500 + (3_000 - 2_944) + 2_944 * 0.1 + 30 * 4;
+    expect(floor).toBeCloseTo((first + second + third) / 1e6, 15);
+    // A transcript that shrank (a request that carried less: a retried call) adds nothing new.
+    expect(costFloorOf([3_000, 2_000], [0, 0], price)).toBeCloseTo((3_000 + 56 + 294.4) / 1e6, 15);
+    expect(costFloorOf([3_000], [0], undefined)).toBeNull();
+  });
+
+  it('is never above sending everything with caching, nor above the session as any compaction sent it', () => {
+    const full = [2_000, 2_600, 3_900, 4_100, 6_000, 6_500];
+    const replies = [50, 40, 30, 20, 10, 5];
+    const floor = costFloorOf(full, replies, price)!;
+    const everything = requestsCost(full, cachedTokensWithoutCompaction(full), replies, price)!;
+    expect(floor).toBeLessThanOrEqual(everything);
+    // A compaction after the third request: the context falls back to the first request plus a 700-token summary.
+    const sent = [2_000, 2_600, 3_900, 2_000 + 700 + 200, 2_000 + 700 + 200 + 1_900, 2_000 + 700 + 200 + 2_400];
+    const prefixes = [0, 2_000, 2_600, 2_000, 2_900, 4_800];
+    expect(floor).toBeLessThanOrEqual(requestsCost(sent, cachedTokensOf(prefixes, sent), replies, price)!);
+  });
+});
+
 describe('--price', () => {
   it('reads IN,CACHED,OUT (CACHED may be empty) and names the flag for anything else', () => {
     expect(priceFlag('0.15,0.075,0.6')).toEqual({
@@ -136,14 +163,15 @@ describe('how the reports show it', () => {
       price,
       cost: 0.0312,
       costWithoutCompaction: 0.08,
+      costFloor: 0.02,
       cachedInputShare: 0.71,
       cachedInputShareWithoutCompaction: 0.95,
     };
     expect(costLineOf(report)).toBe(
-      'cost $0.0312 vs $0.0800 sending everything with caching (0.39×); cached input 71% vs 95% ' +
+      'cost $0.0312 vs $0.0800 sending everything with caching (0.39×), floor $0.0200 (0.25×); cached input 71% vs 95% ' +
         '(USD per 1M tokens: input 1, cached 0.1, output 4)',
     );
-    expect(costLineOf({ ...report, price: null, cost: null, costWithoutCompaction: null })).toBe(
+    expect(costLineOf({ ...report, price: null, cost: null, costWithoutCompaction: null, costFloor: null })).toBe(
       'cost unknown (no price for the model: give one with --price); cached input 71%',
     );
   });
