@@ -3,13 +3,13 @@
  * `delegateTo` tool); the parent's workflow starts a child agent workflow in task mode and answers the call with the
  * child's final answer and a manifest, bounded however much the child read; an interrupt of the parent while it waits
  * cancels the child; closing or terminating the parent closes its child; `longrun list` shows the child under its
- * parent; bad delegation input is refused naming the field.
+ * parent; bad delegation input is refused naming the field; a steer while the parent waits lands at the next step.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { delegateTo, defineTool } from '../../activities/tools.ts';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import { interruptAgent } from '../../client/control.ts';
+import { interruptAgent, steerAgent } from '../../client/control.ts';
 import { listAgents } from '../../client/reads.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import { DELEGATION_RESULT_TOKENS } from '../../contract/delegation.ts';
@@ -266,5 +266,23 @@ describe('delegate', () => {
     expect(result.reply).toContain(
       '[refused] delegate: max_steps: 10000 is not allowed (an integer from 1 to 20, this agent',
     );
+  }, 60_000);
+
+  // (Last: it releases every held tool.)
+  it('a steer while the parent waits is taken at the next step, after the delegated answer', async () => {
+    const parentId = await parentAgent('deleg-steer');
+    const startedBefore = holdStarted;
+    const turn = sendMessage(h.client, parentId, 'DELEGATE HOLD');
+    await until('the child to run its tool', () => holdStarted > startedBefore);
+    const steer = steerAgent(h.client, parentId, 'also check the pumps');
+    await sleep(500);
+    released = true;
+    expect(await steer).toMatchObject({ turn: 1, step: 2, opened: false });
+    const result = await turn;
+    expect(result).toMatchObject({ reply: 're: also check the pumps', steps: 2 });
+    const parent = await agentState(h.client, parentId);
+    const roles = parent.messages.map((m) => m.role);
+    expect(roles.slice(-4)).toEqual(['assistant', 'tool', 'user', 'assistant']);
+    expect(parent.messages.at(-3)!.preview).toContain(`[delegated to sub-agent ${parentId}.d1-1-1: done]`);
   }, 60_000);
 });
