@@ -55,7 +55,7 @@ export function boundedResult(
     counter,
     margin,
   );
-  return { content: `${manifest}\n${cut?.content ?? answer}`, cut: cut !== undefined };
+  return { content: `${manifest}\n${cut ? textOf(cut.content) : answer}`, cut: cut !== undefined };
 }
 
 export interface ReportDelegationDeps {

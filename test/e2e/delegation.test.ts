@@ -151,7 +151,7 @@ describe('delegate', () => {
     const resultRecord = parent.messages.find((m) => m.role === 'tool')!;
     expect(resultRecord.tokens).toBeLessThanOrEqual(DELEGATION_RESULT_TOKENS);
     expect(resultRecord.kind).toBe('truncated');
-    const stored = JSON.parse((await h.store.get(resultRecord.key!))!) as ChatMessage;
+    const stored = JSON.parse((await h.store.get(resultRecord.key))!) as ChatMessage;
     const content = textOf(stored.content);
     expect(content).toContain(`[delegated to sub-agent ${childId}: done] ${PAGES + 1} step(s), ${PAGES} tool call(s)`);
     expect(content).toContain('- read_page doc-1 ×1');
@@ -194,8 +194,9 @@ describe('delegate', () => {
     expect(names).not.toContain('hold');
     expect(names).not.toContain('delegate');
     const parentState = await agentState(h.client, parentId);
-    const stored = JSON.parse((await h.store.get(parentState.messages.find((m) => m.role === 'tool')!.key!))!);
-    expect(textOf((stored as ChatMessage).content)).toContain('Researched: 40 bar.');
+    const key = parentState.messages.find((m) => m.role === 'tool')!.key;
+    const stored = JSON.parse((await h.store.get(key))!) as ChatMessage;
+    expect(textOf(stored.content)).toContain('Researched: 40 bar.');
   }, 60_000);
 
   it('an interrupt while the parent waits cancels the child and answers the call as interrupted', async () => {
