@@ -5,7 +5,7 @@
  * "task" mode (one turn, then it closes), waits for it, and answers the call with the child's final answer and a
  * manifest, bounded to {@link DELEGATION_RESULT_TOKENS} tokens whatever the child read.
  */
-import { InvalidInputError, quoted, MAX_MESSAGE_CHARS, TURN_BUDGET_MAX } from './inputs.ts';
+import { grouped, InvalidInputError, quoted, MAX_MESSAGE_CHARS, TURN_BUDGET_MAX } from './inputs.ts';
 import type { AgentInput, ChildSettings, DelegationSettings, TaskInput } from './inputs.ts';
 import { AGENT_ID_PATTERN } from './keys.ts';
 import { TOOL_NAME_PATTERN } from '../engine/policy.ts';
@@ -98,7 +98,7 @@ export function validateDelegation(value: unknown, field = 'delegation'): assert
 function positive(field: string, value: unknown, max: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new InvalidInputError(
-      `${field}: ${JSON.stringify(value) ?? String(value)} is not allowed (an integer from 1 to ${max})`,
+      `${field}: ${JSON.stringify(value) ?? String(value)} is not allowed (an integer from 1 to ${grouped(max)})`,
     );
   }
 }

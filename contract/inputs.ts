@@ -163,7 +163,7 @@ export interface TurnStop {
 }
 
 /** 1000000 as 1,000,000. */
-function grouped(n: number): string {
+export function grouped(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 

@@ -255,7 +255,7 @@ describe('delegate', () => {
         delegation: delegation as never,
       });
     await expect(bad({ turnBudget: { steps: 0 } })).rejects.toThrow(
-      'delegation.turnBudget.steps: 0 is not allowed (an integer from 1 to 1000000)',
+      'delegation.turnBudget.steps: 0 is not allowed (an integer from 1 to 1,000,000)',
     );
     await expect(bad({ tools: ['delegate'] })).rejects.toThrow('delegation.tools: a child cannot delegate');
     await expect(bad({ modle: 'x' })).rejects.toThrow('delegation.modle: unknown field');

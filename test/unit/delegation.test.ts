@@ -119,10 +119,10 @@ describe('the delegate call and the settings', () => {
     };
     expect(thrown({ delegation: 'yes' })).toMatch(/^delegation: must be an object/);
     expect(thrown({ delegation: { turnBudget: { tokens: 0 } } })).toBe(
-      'delegation.turnBudget.tokens: 0 is not allowed (an integer from 1 to 1000000000)',
+      'delegation.turnBudget.tokens: 0 is not allowed (an integer from 1 to 1,000,000,000)',
     );
     expect(thrown({ delegation: { maxStepsPerTask: 1.5 } })).toBe(
-      'delegation.maxStepsPerTask: 1.5 is not allowed (an integer from 1 to 1000000)',
+      'delegation.maxStepsPerTask: 1.5 is not allowed (an integer from 1 to 1,000,000)',
     );
     expect(thrown({ delegation: { model: '' } })).toBe('delegation.model: must be a non-empty string (got "")');
     expect(thrown({ tools: ['ok', 'not ok'] })).toBe('tools: must be a list of tool names (got ["ok","not ok"])');
