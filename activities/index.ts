@@ -51,6 +51,7 @@ import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
 import { budgetNoteMessage, insertPinnedBlock } from './request-extras.ts';
 import { createRunTool } from './run-tool.ts';
+import { createReportDelegation } from './delegation.ts';
 import { createSearchWrites } from './search-writes.ts';
 
 export { modelFailure } from './model-errors.ts';
@@ -134,7 +135,7 @@ export function createActivities({
     // Invariant: no request leaves the worker over the model's window.
     if (input.window !== undefined) {
       const counter = await loadTokenCounter(counting.encoding);
-      const tokens = countRequest(counter, messages, tools.schemas(), counting.margin);
+      const tokens = countRequest(counter, messages, tools.schemas(input.tools), counting.margin);
       if (tokens > input.window) {
         throw ApplicationFailure.nonRetryable(
           `the request counts ${tokens} tokens, over the model's window of ${input.window}: not sent`,
@@ -163,7 +164,7 @@ export function createActivities({
               {
                 model,
                 messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
-                tools: tools.schemas(),
+                tools: tools.schemas(input.tools),
                 ...(toolChoice ? { tool_choice: toolChoice } : {}),
               },
               { stream: streamModel, signal: interrupt, onDelta: (delta) => output.delta(delta) },
@@ -360,7 +361,12 @@ export function createActivities({
      * The model's window and counting (the registry, with the agent's overrides), and the tokens every request
      * spends besides the messages. An unknown model fails the agent at its start with a clear error.
      */
-    async describeModel({ model, override, ...named }: DescribeModelInput): Promise<ModelDescription> {
+    async describeModel({
+      model,
+      override,
+      tools: selection,
+      ...named
+    }: DescribeModelInput): Promise<ModelDescription> {
       const compaction = named.compaction ?? named.compression; // (scheduled before the rename: its former name)
       let info: ModelInfo;
       let policy: CompactionPolicy;
@@ -371,7 +377,7 @@ export function createActivities({
         throw ApplicationFailure.nonRetryable((error as Error).message, FAILURE.badConfiguration, error);
       }
       const counter = await loadTokenCounter(info.encoding);
-      const fixedTokens = CHAT_OVERHEAD.replyPrimer + countToolSchemas(counter, tools.schemas(), info.margin);
+      const fixedTokens = CHAT_OVERHEAD.replyPrimer + countToolSchemas(counter, tools.schemas(selection), info.margin);
       return { info, fixedTokens, policy, gate: gateOf(policy, info.window) };
     },
 
@@ -390,5 +396,6 @@ export function createActivities({
      * once, cancellable by an interrupt, and asking for approval first when the tool's rule says so.
      */
     runTool: createRunTool({ tools, store, save, stream, search }),
+    reportDelegation: createReportDelegation({ store, save, search, stream }),
   };
 }

@@ -17,6 +17,7 @@ import { agentLife, lateResultKey, originalResultKey } from '../contract/keys.ts
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ApprovalNeeded, RunToolInput } from '../contract/activities.ts';
+import type { DelegateRequest } from '../contract/delegation.ts';
 import type { ContextRecord } from '../contract/records.ts';
 import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
@@ -145,7 +146,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     return { ...record, kind: 'truncated', ref: originalKey, ...marks };
   }
 
-  return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded> {
+  return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded | DelegateRequest> {
     const { call, resultId } = input;
     const agent = agentLife(input);
     const tool = tools.get(call.function.name);
@@ -164,6 +165,10 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
       return { approvalNeeded: true };
     }
     await stream.announce(agent, input.announce);
+    // A team's sub-agent (`delegateTo`): nothing runs here; the workflow starts the child (workflows/delegation.ts).
+    // (Turns of runs recorded before reachable turns ask with no `approval`: they cannot delegate; the call's
+    // result says so.)
+    if (tool?.delegation && input.approval !== undefined) return { delegate: tool.delegation };
     const context = Context.current();
     const interrupt = interruptSignal(context);
     const earlier = context.info.heartbeatDetails as ToolProgress | undefined;

@@ -20,6 +20,8 @@ import { TOOL_NAME_PATTERN, validateToolLimits } from '../engine/policy.ts';
 import type { ToolLimits } from '../engine/policy.ts';
 import { safeSlice } from '../engine/text.ts';
 import { renderMatches, SEARCH_LIMITS, SearchInputError, searchIndexOf } from '../storage/search-index.ts';
+import { DELEGATE_TOOL, validateDelegation } from '../contract/delegation.ts';
+import type { ChildSettings, ToolSelection } from '../contract/inputs.ts';
 
 /**
  * Thrown by a tool for a call the model got wrong (bad arguments, unknown reference): the model sees the message
@@ -70,6 +72,11 @@ export interface ToolDefinition {
   preview?: number;
   /** This tool's results are never masked or superseded by a newer result of the same call. */
   neverMask?: boolean;
+  /**
+   * Made by {@link delegateTo}: a call is not run here; the agent's workflow delegates its task to a child agent
+   * started with these settings.
+   */
+  delegation?: ChildSettings;
 }
 
 /** The tool schema as the Chat Completions API takes it. */
@@ -216,6 +223,76 @@ export const contextBudget = defineTool({
   run: answeredByWorkflow('context_budget'),
 });
 
+/** Built in: delegates a task to a sub-agent (a child agent workflow); its schema is sent only to agents with `delegation`. */
+export const delegateTool = defineTool({
+  name: DELEGATE_TOOL,
+  description:
+    'Delegate a self-contained task to a sub-agent with a fresh context and the same tools. It works on its own and ' +
+    'returns only its final answer and a list of the tool calls it made; what it read stays out of your context. ' +
+    'Write the task fully: the sub-agent sees nothing of this conversation.',
+  parameters: {
+    type: 'object',
+    properties: {
+      task: { type: 'string', description: 'The task, with everything the sub-agent needs to know' },
+      max_steps: { type: 'integer', minimum: 1, description: 'Model calls the sub-agent may make (optional)' },
+    },
+    required: ['task'],
+  },
+  run: answeredByWorkflow(DELEGATE_TOOL),
+});
+
+/**
+ * A team's own sub-agent, as a tool the model calls with a task: registered with the worker like any tool
+ * (`createAgentWorker({ tools: [delegateTo({...})] })`), its calls are answered by the agent's workflow, which starts
+ * a child agent workflow with these settings on the task and answers with the child's final answer and manifest.
+ * Bad settings throw here, naming the tool and the field.
+ *
+ * @example
+ *   const researcher = delegateTo({
+ *     name: 'research',
+ *     description: 'Researches a question in the docs and answers it',
+ *     model: 'gpt-4o-mini',
+ *     tools: ['read_file', 'grep'],
+ *     turnBudget: { steps: 30 },
+ *   });
+ */
+export function delegateTo(
+  options: ChildSettings & { name: string; description: string; approval?: ToolDefinition['approval'] },
+): ToolDefinition {
+  const { name, description, approval, ...settings } = options;
+  validateDelegation(settings, `delegateTo(${JSON.stringify(name)})`);
+  return defineTool({
+    name,
+    description,
+    parameters: {
+      type: 'object',
+      properties: {
+        task: { type: 'string', description: 'The task, with everything the sub-agent needs to know' },
+        max_steps: { type: 'integer', minimum: 1, description: 'Model calls the sub-agent may make (optional)' },
+      },
+      required: ['task'],
+    },
+    ...(approval !== undefined ? { approval } : {}),
+    delegation: settings,
+    run: answeredByWorkflow(name),
+  });
+}
+
+/** Whether a tool's schema goes to an agent's model: the built-in `delegate` only to agents with `delegation`. */
+export function selected(name: string, builtIn: boolean, selection: ToolSelection | undefined): boolean {
+  if (name === DELEGATE_TOOL && builtIn) return selection?.delegate === true;
+  if (builtIn || selection?.only === undefined) return true;
+  return selection.only.includes(name);
+}
+
+const BUILT_IN: ReadonlySet<ToolDefinition> = new Set([
+  contextReload,
+  contextSearch,
+  contextPin,
+  contextBudget,
+  delegateTool,
+]);
+
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
 
@@ -227,7 +304,7 @@ export class ToolRegistry {
    */
   constructor(tools: readonly ToolDefinition[] = [], options: { fallback?: ToolDefinition['run'] } = {}) {
     this.fallback = options.fallback;
-    for (const tool of [contextReload, contextSearch, contextPin, contextBudget, ...tools]) {
+    for (const tool of [contextReload, contextSearch, contextPin, contextBudget, delegateTool, ...tools]) {
       if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is defined twice`);
       this.tools.set(tool.name, tool);
     }
@@ -247,10 +324,13 @@ export class ToolRegistry {
     return [...this.tools.keys()];
   }
 
-  schemas(): ToolSchema[] {
-    return [...this.tools.values()].map((tool) => ({
-      type: 'function',
-      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-    }));
+  /** The schemas the model sees: all but `delegate`, or those of an agent's `selection` (its `delegation`, `tools`). */
+  schemas(selection?: ToolSelection): ToolSchema[] {
+    return [...this.tools.values()]
+      .filter((tool) => selected(tool.name, BUILT_IN.has(tool), selection))
+      .map((tool) => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      }));
   }
 }

@@ -263,7 +263,7 @@ export async function runFidelity(
       const runStarted = performance.now();
       let result: RunResult;
       try {
-        const report = await runReplay({ file: session.file, window, preset, price });
+        const report = await runReplay({ file: session.file, window, preset, price, pin: true });
         const snapshots = await snapshotsOf(store, report);
         const durationMs = performance.now() - runStarted;
         const trigger = triggerTokens(resolvePolicy({ preset }), report.window);

@@ -59,6 +59,7 @@ import { executeAgentUpdate } from './updates.ts';
 import { AgentUpdateError } from './update-errors.ts';
 import type { UpdateWaitOptions } from './updates.ts';
 import type { AgentInput, CompactInput, ConfigureInput, RevertInput, SettingName } from '../contract/inputs.ts';
+import { validateDelegationInput } from '../contract/delegation.ts';
 import type { CompactResult, ConfigureResult, DiscardResult, RevertResult, SendResult } from '../contract/results.ts';
 import { resolvePolicy } from '../engine/presets.ts';
 
@@ -181,6 +182,7 @@ export async function startAgent(client: Client, options: StartAgentOptions): Pr
   // Input the workflow would refuse (InvalidInputError names the field and the limit): a model or system prompt of
   // a wrong type or size, a bad turn budget.
   validateAgentInput(input);
+  validateDelegationInput(input);
   // An unknown model (or a bad override) is an error here, before anything starts.
   resolveModelInfo(options.model, options.modelOverride);
   // So is a bad compaction policy (PolicyError names the field, the value and the allowed range).

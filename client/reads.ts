@@ -167,6 +167,8 @@ export interface AgentSummary {
   taskQueue: string;
   startedAt: Date;
   workflowStatus: string;
+  /** A sub-agent's parent agent (it was started by that agent's `delegate`: a child workflow). */
+  parent?: string;
 }
 
 /** The status `list` shows: the agent's own while its workflow runs, else how the workflow ended. */
@@ -210,6 +212,7 @@ export async function listAgents(client: Client, limit = 100): Promise<AgentSumm
       // Undefined when encrypted and this client has not the key.
       const turns = memo ? await decodePayloadAt<unknown>(converter, 0, [memo]).catch(() => undefined) : undefined;
       const contextTokens = attribute<number>(fields, SEARCH_ATTRIBUTES.contextTokens.name);
+      const parentId = raw.parentExecution?.workflowId ?? '';
       agents.push({
         agentId: workflowId.slice(AGENT_WORKFLOW_ID_PREFIX.length),
         status: listedStatus(attribute<string>(fields, SEARCH_ATTRIBUTES.status.name), workflowStatus),
@@ -219,6 +222,9 @@ export async function listAgents(client: Client, limit = 100): Promise<AgentSumm
         taskQueue: raw.taskQueue ?? '',
         startedAt: new Date(timestampMs(raw.startTime) ?? 0),
         workflowStatus,
+        ...(parentId.startsWith(AGENT_WORKFLOW_ID_PREFIX)
+          ? { parent: parentId.slice(AGENT_WORKFLOW_ID_PREFIX.length) }
+          : {}),
       });
       if (agents.length >= limit) return agents;
     }

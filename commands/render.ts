@@ -224,8 +224,8 @@ export function renderAgents(agents: AgentSummary[]): string {
   if (agents.length === 0) return 'no agents';
   return table(
     ['AGENT', 'STATUS', 'MODEL', 'TURNS', 'CONTEXT', 'TASK QUEUE', 'STARTED'],
-    agents.map((a) => [
-      a.agentId,
+    withChildren(agents).map(({ agent: a, depth }) => [
+      `${'  '.repeat(depth)}${depth > 0 ? '└ ' : ''}${a.agentId}`,
       a.status,
       a.model,
       a.turns ?? '?',
@@ -234,6 +234,29 @@ export function renderAgents(agents: AgentSummary[]): string {
       a.startedAt.toISOString(),
     ]),
   );
+}
+
+/**
+ * The agents in their order, each sub-agent right under its parent (indented by its depth); a sub-agent whose parent
+ * is not listed stays in its place.
+ */
+export function withChildren(agents: AgentSummary[]): { agent: AgentSummary; depth: number }[] {
+  const listed = new Set(agents.map((a) => a.agentId));
+  const children = new Map<string, AgentSummary[]>();
+  for (const a of agents) {
+    if (a.parent !== undefined && listed.has(a.parent)) children.set(a.parent, [...(children.get(a.parent) ?? []), a]);
+  }
+  const rows: { agent: AgentSummary; depth: number }[] = [];
+  const seen = new Set<string>();
+  const add = (agent: AgentSummary, depth: number) => {
+    if (seen.has(agent.agentId)) return;
+    seen.add(agent.agentId);
+    rows.push({ agent, depth });
+    for (const child of children.get(agent.agentId) ?? []) add(child, depth + 1);
+  };
+  for (const a of agents) if (a.parent === undefined || !listed.has(a.parent)) add(a, 0);
+  for (const a of agents) add(a, 0); // (a cycle, which Temporal cannot make: listed anyway)
+  return rows;
 }
 
 /**

@@ -11,10 +11,12 @@
  * recorded steps were replayed, which one answered each request and, for a turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readNamedFile } from './cli/parse.ts';
 import type { Client } from '@temporalio/client';
 import { ToolRegistry } from '../activities/tools.ts';
-import { closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
+import { agentState, closeAgentAndWait, sendMessage, startAgent } from '../client/agents.ts';
+import { pinMessage } from '../client/pins.ts';
 import { storedCompactionEvents } from '../client/reads.ts';
 import { agentCostOf, formatShare, formatUsd } from '../contract/state.ts';
 import type { AgentCost, AgentState } from '../contract/state.ts';
@@ -47,6 +49,56 @@ export interface ReplayOptions {
   /** The price to cost the replay at (default: gpt-4o-mini's list price in the model registry). */
   price?: ModelPrice;
   log?: (line: string) => void;
+  /**
+   * Pin the session's first user message (its task) once the first turn is done, and report whether its text reached
+   * the model verbatim in every request after (`pins`): `npm run fidelity`'s pins column.
+   */
+  pin?: boolean;
+}
+
+/** What became of the pin a replay made ({@link ReplayOptions.pin}). */
+export interface ReplayPins {
+  /** The pinned message's id. */
+  messageId: string;
+  /** Requests after the pin, and those that held its text verbatim. */
+  requests: number;
+  verbatim: number;
+  /** Compactions after the pin. */
+  compactions: number;
+}
+
+/** Of `requests`, those that hold `text` verbatim in one of their messages (in place, or in the pinned block). */
+export function requestsHolding(text: string, requests: readonly ChatMessage[][]): number {
+  return requests.filter((messages) => messages.some((m) => textOf(m.content).includes(text))).length;
+}
+
+/**
+ * Pins the agent's first user message (its goal) once its first turn has stored it: what the replay's pins figure
+ * follows. Undefined when the pin is refused (a task over the pin budget), which the log says.
+ */
+async function pinTask(
+  client: Client,
+  agentId: string,
+  text: string,
+  requests: () => number,
+  turnEnded: () => boolean,
+  log: (line: string) => void,
+): Promise<{ messageId: string; text: string; fromRequest: number; compactions: number } | undefined> {
+  let state = await agentState(client, agentId);
+  while (state.goalId === undefined) {
+    if (turnEnded()) return undefined; // (a turn that failed before it stored its message: the send says why)
+    await sleep(50);
+    state = await agentState(client, agentId);
+  }
+  const messageId = state.goalId;
+  const compactions = state.compactions ?? 0;
+  try {
+    await pinMessage(client, agentId, messageId);
+  } catch (error) {
+    log(`[replay] the task was not pinned: ${(error as Error).message}`);
+    return undefined;
+  }
+  return { messageId, text, fromRequest: requests(), compactions };
 }
 
 /** A recorded turn whose assistant messages were not all replayed, and why. */
@@ -145,6 +197,8 @@ export interface ReplayReport {
    * namespace's list shows none of its runs. Null on the embedded server (it is removed with the server).
    */
   deletion: AgentDeletion | null;
+  /** The pin's figures, when the replay pinned ({@link ReplayOptions.pin}). */
+  pins?: ReplayPins;
 }
 
 /** Steps beyond the longest recorded turn the agent may take (it never needs them: past a turn's end it gets text). */
@@ -232,8 +286,27 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       compaction: { preset },
     });
     const cutShort: CutShort[] = [];
+    let pinned: { messageId: string; text: string; fromRequest: number; compactions: number } | undefined;
     for (; turn < turns.length; turn++) {
-      const result = await sendMessage(client, agentId, textOf(turns[turn]!.user.content));
+      const sending = sendMessage(client, agentId, textOf(turns[turn]!.user.content));
+      let sent = false;
+      sending.then(
+        () => (sent = true),
+        () => (sent = true), // (its failure is awaited below)
+      );
+      // The task pinned as soon as the first turn has stored it (the pin lands at its next step boundary).
+      if (options.pin && turn === 0) {
+        const task = textOf(turns[0]!.user.content);
+        pinned = await pinTask(
+          client,
+          agentId,
+          task,
+          () => model.requests.length,
+          () => sent,
+          log,
+        );
+      }
+      const result = await sending;
       const recorded = turns[turn]!.replies.length;
       if (replayed[turn]!.size < recorded) {
         const reason = cutShortReason(recording, turn, replayed[turn]!, result, unplaced[turn]!);
@@ -266,7 +339,14 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       schemas: tools.schemas(),
     });
     if (!onOwnServer) deletion = deleteReplayAgent(client, agentId, log);
-    return { ...measured, deletion: deletion ? await deletion : null };
+    const after = model.requests.slice(pinned?.fromRequest ?? 0).map((r) => r.body.messages);
+    const pins = pinned && {
+      messageId: pinned.messageId,
+      requests: after.length,
+      verbatim: requestsHolding(pinned.text, after),
+      compactions: (state.compactions ?? 0) - pinned.compactions,
+    };
+    return { ...measured, deletion: deletion ? await deletion : null, ...(pins ? { pins } : {}) };
   } finally {
     if (!onOwnServer) await (deletion ?? deleteReplayAgent(client, agentId, log));
     await agents.close();

@@ -4,6 +4,8 @@
  * (activities/) implement them.
  */
 import type { PinnedRef } from './pins.ts';
+import type { ToolSelection } from './inputs.ts';
+import type { TaskOutcome } from './delegation.ts';
 import type { ContextDelta } from './context-delta.ts';
 import type { CompactionEventSummary, Draft, SummaryCall } from './results.ts';
 import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
@@ -12,7 +14,7 @@ import type { StreamAnnouncement } from './stream.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
-import type { ModelPrice } from '../engine/pricing.ts';
+import type { ModelPrice, Spend } from '../engine/pricing.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner/index.ts';
 import type { CompactionPolicy, PolicyOverrides, ToolLimits } from '../engine/policy.ts';
 import type { CooldownState, Gate, GateCheck } from '../engine/trigger.ts';
@@ -36,6 +38,8 @@ export interface DescribeModelInput {
   compaction?: PolicyOverrides & { preset?: string };
   /** @deprecated `compaction` as an activity scheduled before the rename names it. */
   compression?: PolicyOverrides & { preset?: string };
+  /** The tool schemas the agent's model sees (its `delegation`, `tools`); absent: all but `delegate`. */
+  tools?: ToolSelection;
 }
 
 export interface ModelDescription {
@@ -71,6 +75,8 @@ export interface CallModelInput extends AgentLife {
    * never stored, so the next request's prefix still matches this one up to where the note was.
    */
   budgetNote?: string;
+  /** The tool schemas the agent's model sees (its `delegation`, `tools`); absent: all but `delegate`. */
+  tools?: ToolSelection;
   /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
    * instead, and the workflow compacts further before it calls again.
@@ -87,6 +93,22 @@ export interface CallModelInput extends AgentLife {
    * the model is not called and the result says so: the workflow compacts, then calls again.
    */
   gateCheck?: GateCheck;
+}
+
+/** Input of `reportDelegation`: a delegate call's result, from what its child agent stored (activities/delegation.ts). */
+export interface ReportDelegationInput extends AgentLife {
+  call: ToolCall;
+  resultId: string;
+  counting: Counting;
+  child: {
+    agentId: string;
+    /** The child's life (its first run id): where its objects are. */
+    life: string;
+    /** The sequence number of the last message it stored. */
+    lastSeq: number;
+    outcome?: TaskOutcome;
+    spend?: Spend;
+  };
 }
 
 /** Input of `storePin`: a pin's text, stored under the pin's key and counted. */

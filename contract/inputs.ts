@@ -40,6 +40,65 @@ export interface AgentInput {
    * those whose definition asks for it (`defineTool({ approval })`); how long a call waits, and what then.
    */
   toolApproval?: ToolApprovalSettings;
+  /**
+   * Sub-agents (contract/delegation.ts): the built-in `delegate` tool is on, and its children start with these
+   * settings. Absent: the model does not see the tool.
+   */
+  delegation?: DelegationSettings;
+  /**
+   * Task mode, for a child agent (started by its parent's workflow): this text is its first message; once that turn
+   * is done the agent closes, its outcome in its state's `task`.
+   */
+  task?: TaskInput;
+  /** The tools the model sees besides the built-in context tools, by name (default: every tool of the worker). */
+  tools?: string[];
+}
+
+/** What a child agent is started with (the parent's delegation settings, or a `delegateTo` tool's). */
+export interface ChildSettings {
+  /** The child's model (default: the parent's model as it is now). */
+  model?: string;
+  /** The child's system prompt (default contract/delegation.ts `DEFAULT_CHILD_PROMPT`). */
+  systemPrompt?: string;
+  /** The child's compaction policy: a preset and overrides (default: the `default` preset). */
+  compaction?: PolicyOverrides & { preset?: string };
+  /** The child's turn budget: its one task may spend this much (default 50 steps). */
+  turnBudget?: TurnBudget;
+  /** The tools the child's model sees besides the built-in context tools (default: every tool of the worker). */
+  tools?: string[];
+}
+
+/** The agent input's `delegation`: the built-in `delegate` tool is on, its children started with these settings. */
+export interface DelegationSettings extends ChildSettings {
+  /** The most steps a call may ask for its child (`max_steps`); default: the child's `turnBudget.steps`. */
+  maxStepsPerTask?: number;
+}
+
+/**
+ * Which tool schemas an agent's model sees (sent with each model call and to describeModel): the built-in `delegate`
+ * only with `delegate: true`; with `only`, the worker's own tools of these names (the built-in context tools always).
+ * Absent: every tool of the worker but `delegate`.
+ */
+export interface ToolSelection {
+  delegate?: boolean;
+  only?: string[];
+}
+
+/** The tool selection of an agent's input: undefined (every tool but `delegate`) unless it sets `delegation` or `tools`. */
+export function toolSelectionOf(input: Pick<AgentInput, 'delegation' | 'tools'>): ToolSelection | undefined {
+  if (input.delegation === undefined && input.tools === undefined) return undefined;
+  return {
+    ...(input.delegation !== undefined ? { delegate: true } : {}),
+    ...(input.tools !== undefined ? { only: input.tools } : {}),
+  };
+}
+
+/** A child agent's input `task`: its one message, and who delegated it. */
+export interface TaskInput {
+  text: string;
+  /** The parent agent's id and the tool call that delegated the task. */
+  parent: string;
+  callId: string;
 }
 
 /** Which tool calls wait for approval, for how long, and what becomes of one nobody answered. */
@@ -104,7 +163,7 @@ export interface TurnStop {
 }
 
 /** 1000000 as 1,000,000. */
-function grouped(n: number): string {
+export function grouped(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 

@@ -4,6 +4,7 @@
  */
 import type { PlanOutcome, SummaryOutcome } from './activities.ts';
 import type { CompactInput } from './inputs.ts';
+import type { TaskOutcome } from './delegation.ts';
 import { lifePrefix, seqOf } from './keys.ts';
 import { keyedRecord } from './records.ts';
 import type { ContextRecord, MessageRecord } from './records.ts';
@@ -196,6 +197,8 @@ export interface AgentState {
    * and what applies it; `drafts`: how many were made (the next id); `lastDraft`: what became of the last one.
    */
   draft?: { info: Omit<Draft, 'summary'>; prepared: Prepared };
+  /** A child agent's task (task mode, contract/delegation.ts), once done: its answer's id, or why it failed. */
+  task?: TaskOutcome;
   drafts?: number;
   lastDraft?: string;
   /** What every compaction keeps verbatim (contract/pins.ts), in the order they were made; absent: none. */

@@ -12,7 +12,8 @@ import { allHandlersFinished, condition, continueAsNew, proxyActivities, workflo
 import type * as activities from '../activities/index.ts';
 import type { AgentCarry, AgentState } from '../contract/state.ts';
 import { publicState } from '../contract/state.ts';
-import { compactionPolicyOf } from '../contract/inputs.ts';
+import { compactionPolicyOf, toolSelectionOf } from '../contract/inputs.ts';
+import { taskDone } from './task-mode.ts';
 import type { AgentInput, CompactInput } from '../contract/inputs.ts';
 import { Compactions } from './compaction.ts';
 import { continueAsNewReason } from './continue-as-new.ts';
@@ -52,7 +53,9 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
     const policy = compactionPolicyOf(input);
+    const tools = toolSelectionOf(input);
     const describe = {
+      ...(tools ? { tools } : {}),
       model: input.model,
       ...(input.modelOverride ? { override: input.modelOverride } : {}),
       ...(policy ? { compaction: policy } : {}),
@@ -98,6 +101,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   const reach: TurnReach = {
     control,
     approval: approvalOf(input),
+    ...(input.delegation ? { delegation: input.delegation } : {}),
     boundaryQueued: () => inbox.boundaryQueued,
     interruptQueued: () => inbox.interruptQueued,
     takeInterrupt: () => {
@@ -122,10 +126,12 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       return state.turns + 1;
     },
   };
+  /** A message's turn (a child agent's task: then it closes, its outcome kept: workflows/task-mode.ts). */
+  const send = (pending: PendingOf<'send'>) =>
+    inbox.run(pending, () => runTurn(conversation, compactions, input, rule, pending.input, reach), turnFailed);
   /** What the loop does with each kind of input, under the trace of the handler that queued it (inbox.run). */
   const work: DispatchTable = {
-    send: (pending) =>
-      inbox.run(pending, () => runTurn(conversation, compactions, input, rule, pending.input, reach), turnFailed),
+    send: input.task ? (pending) => send(pending).then((result) => taskDone(state, inbox, input.task!, result)) : send,
     // A steer to an idle agent opens a turn with its text (answered where it landed, the turn's first step).
     steer: (pending) =>
       inbox.run(
@@ -160,6 +166,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     pin: (pending) => inbox.run(pending, () => pinItem(conversation, pending.input, 'person'), compactionFailed),
     unpin: (pending) => inbox.runNow(pending, () => unpinItem(conversation, pending.input), compactionFailed),
   };
+  // A child agent's task is its first message (task mode: it closes once the task's turn is done).
+  if (input.task && !carry) inbox.push(pendingOf('send', { text: input.task.text }));
   // One predicate for the whole run, made outside the loop: the SDK keeps every condition's predicate until the run
   // ends, and one made in the loop's body would keep that iteration's input (its message) with it.
   const wake = () => inbox.waiting || inbox.closing || background.finished || handOver() !== undefined;

@@ -172,6 +172,7 @@ export function setHandlers(conversation: Conversation, inbox: Inbox, control: T
   const close = async () => {
     inbox.updatesThisRun++;
     inbox.closing = true;
+    control.closeDelegations();
     await condition(() => state.status === 'closed');
     // The final state is the workflow's result: recorded there once, not in this answer too.
     return {
@@ -189,7 +190,15 @@ export function setHandlers(conversation: Conversation, inbox: Inbox, control: T
       () => publicState(state, conversation.progress.compaction !== undefined, conversation.progress.awaitingApproval),
       about.state,
     ),
-    () => setHandler(api.closeSignal, () => void (inbox.closing = true), { description: about.closeSignal }),
+    () =>
+      setHandler(
+        api.closeSignal,
+        () => {
+          inbox.closing = true;
+          control.closeDelegations();
+        },
+        { description: about.closeSignal },
+      ),
     () => setHandler(api.closeUpdate, close, { description: about.closeUpdate }),
     queued(api.messageSignal, 'send', about.message),
     queued(api.compactSignal, 'compact', about.compactSignal),

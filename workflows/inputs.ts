@@ -30,10 +30,14 @@ import type {
 import type { WorkflowState } from '../contract/state.ts';
 import type { ModelInfo, ModelOverride } from '../engine/models.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
+import { validateDelegationInput } from '../contract/delegation.ts';
 
 /** A new agent's input (a running or reopened agent keeps the input it was started with). */
 export function checkAgentInput(input: AgentInput): void {
-  asInvalidInput(() => validateAgentInput(input));
+  asInvalidInput(() => {
+    validateAgentInput(input);
+    validateDelegationInput(input);
+  });
 }
 
 /** Rejects a compaction request with a clear error naming the field (the input's rules are the contract's). */

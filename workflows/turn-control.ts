@@ -49,6 +49,34 @@ export class TurnControl {
     return done;
   }
 
+  /** The scopes of the step's delegations in flight (child agents waited for: workflows/delegation.ts). */
+  private readonly delegations = new Set<CancellationScope>();
+  /** A close was asked for: no new delegation starts, the ones waited for are cancelled. */
+  closing = false;
+
+  /**
+   * Runs a delegation (starting a child agent and waiting for it) so that an interrupt, or a close of the agent,
+   * cancels it: the child is asked to cancel and the promise rejects with a cancellation at once.
+   */
+  runDelegation<T>(work: () => Promise<T>): Promise<T> {
+    const scope = new CancellationScope({ cancellable: true });
+    this.inFlight.add(scope);
+    this.delegations.add(scope);
+    const done = scope.run(work);
+    const left = () => {
+      this.inFlight.delete(scope);
+      this.delegations.delete(scope);
+    };
+    void done.then(left, left);
+    return done;
+  }
+
+  /** The agent is closing: the delegations waited for are cancelled (no other work is; nothing at all in runs of before). */
+  closeDelegations(): void {
+    this.closing = true;
+    for (const scope of this.delegations) scope.cancel();
+  }
+
   /** An interrupt arrived: the step's activities in flight are cancelled (the turn notices at once). */
   cancelInFlight(): void {
     for (const scope of this.inFlight) scope.cancel();

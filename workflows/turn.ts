@@ -37,6 +37,9 @@ import { showProgress, showTurn } from './visibility.ts';
 import { answerContextTool, CONTEXT_TOOLS_PATCH, noteFor, WORKFLOW_TOOLS } from './context-tools.ts';
 import type { TurnUsage } from './context-tools.ts';
 import { pinnedBlockOf, pinnedRefsOf } from '../contract/pins.ts';
+import { toolSelectionOf } from '../contract/inputs.ts';
+import type { DelegationSettings, ToolSelection } from '../contract/inputs.ts';
+import { delegate, delegatesBuiltIn } from './delegation.ts';
 import type { PinnedRef } from '../contract/pins.ts';
 
 type Activities = ReturnType<typeof activities.createActivities>;
@@ -102,6 +105,8 @@ export interface TurnReach {
   opener?: PendingOf<'steer'>;
   /** The tools whose calls wait for approval by name, how long, and what then (the agent's `toolApproval`). */
   approval: { tools: ReadonlySet<string>; timeoutMs: number; onTimeout: 'deny' | 'approve' };
+  /** The agent's `delegation` (the built-in `delegate` tool is on): what its children start with. */
+  delegation?: DelegationSettings;
 }
 
 /** The agent's approval settings as a turn uses them. */
@@ -179,6 +184,8 @@ export async function runTurn(
   let stopped: TurnStop | undefined;
   let interrupt: { pending: PendingOf<'interrupt'> | undefined; step: number } | undefined;
   conversation.progress.turnBegan(turn, new Date(began).toISOString());
+  /** The tool schemas the model sees (the agent's `delegation`, `tools`). */
+  const tools = toolSelectionOf(input);
   /** The turn's budget and what it has used, for the budget note and `context_budget`. */
   const usage = (): TurnUsage => ({
     steps: { used: steps, limit: rule.budget.steps },
@@ -248,7 +255,7 @@ export async function runTurn(
     const view = conversation.view(); // the context so far, with the new messages, before the reply's id is taken
     const replyId = conversation.newMessageId();
     // The model as the agent has it now: the start's, or the last `configure`'s.
-    const call = { view, replyId, forceText, fresh, steerIds, at: { turn, step }, announce, usage };
+    const call = { view, replyId, forceText, fresh, steerIds, at: { turn, step }, announce, usage, tools };
     if (!reachable) reply = await callModelFitting(conversation, compactions, state.model, call);
     else {
       try {
@@ -343,7 +350,7 @@ async function answerCalls(
 ): Promise<ContextRecord[]> {
   const answered = calls.map((call) => ({ call, resultId: conversation.newMessageId() }));
   const outcomes = await Promise.allSettled(
-    answered.map(({ call, resultId }) => answerCall(conversation, reach, call, resultId, step, usage)),
+    answered.map(({ call, resultId }, i) => answerCall(conversation, reach, call, resultId, { step, n: i + 1 }, usage)),
   );
   const failure = outcomes.find(
     (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected' && !wasCancelled(outcome.reason),
@@ -382,13 +389,19 @@ async function answerCall(
   reach: TurnReach,
   call: ToolCall,
   resultId: string,
-  step: number,
+  { step, n }: { step: number; n: number },
   usage: () => TurnUsage,
 ): Promise<ContextRecord> {
   // `context_pin` and `context_budget`: answered here, from the agent's state (workflows/context-tools.ts).
   if (WORKFLOW_TOOLS.has(call.function.name) && patched(CONTEXT_TOOLS_PATCH)) {
     const content = await answerContextTool(conversation, call, usage());
     return storeStandIn(conversation, call, resultId, content, [resultItem(call, content)]);
+  }
+  // `delegate` (and a team's `delegateTo` tools, below): a child agent workflow (workflows/delegation.ts).
+  const answer = (content: string) => storeStandIn(conversation, call, resultId, content, [resultItem(call, content)]);
+  const place = { turn: conversation.state.turns + 1, step, n };
+  if (delegatesBuiltIn(call, reach.delegation)) {
+    return delegate(conversation, reach.control, call, resultId, place, reach.delegation!, answer);
   }
   const run = (approval: 'ask' | 'required' | 'granted') =>
     reach.control.run(() =>
@@ -430,6 +443,8 @@ async function answerCall(
     result = await run('granted');
   }
   if ('approvalNeeded' in result) throw new Error(`tool ${call.function.name} asked for approval twice`);
+  if ('delegate' in result)
+    return delegate(conversation, reach.control, call, resultId, place, result.delegate, answer);
   return result;
 }
 
@@ -553,6 +568,7 @@ async function callModelFitting(
     announce: StreamAnnouncement[];
     /** The turn's budget and use, for the budget note. */
     usage: () => TurnUsage;
+    tools?: ToolSelection | undefined;
   },
   reach?: TurnReach,
 ): Promise<ModelReply> {
@@ -591,6 +607,7 @@ async function callModelFitting(
             turn: call.at,
             ...(announce.length ? { announce } : {}),
             ...extras,
+            ...(call.tools ? { tools: call.tools } : {}),
           },
         ],
       );

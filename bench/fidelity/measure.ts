@@ -215,6 +215,11 @@ export interface RunResult {
    * {@link FINDABLE_TOP} (searched once the replay is over). Absent: not measured.
    */
   findable?: { missing: number; found: number };
+  /**
+   * The pin the replay made (the session's first user message, pinned after the first turn): the requests after it,
+   * those that held its text verbatim, and the compactions after it. Absent: not measured.
+   */
+  pins?: { requests: number; verbatim: number; compactions: number };
   /** Set when the replay itself failed: the error message (the other figures are then zero). */
   error?: string;
 }
@@ -222,7 +227,7 @@ export interface RunResult {
 /** One run's figures. */
 export function runResult(
   run: { session: string; preset: string; durationMs: number; triggerTokens?: number; sessionBytes?: number },
-  report: ReplayFigures,
+  report: ReplayFigures & { pins?: { requests: number; verbatim: number; compactions: number } },
   facts: readonly string[],
   snapshots: readonly CompactionSnapshot[],
 ): RunResult {
@@ -277,6 +282,15 @@ export function runResult(
             bytes: report.historyBytes,
             sessionBytes: run.sessionBytes,
             ratio: report.historyBytes / run.sessionBytes,
+          },
+        }
+      : {}),
+    ...(report.pins
+      ? {
+          pins: {
+            requests: report.pins.requests,
+            verbatim: report.pins.verbatim,
+            compactions: report.pins.compactions,
           },
         }
       : {}),

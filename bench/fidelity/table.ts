@@ -48,6 +48,11 @@ const COLUMNS: Column[] = [
       r.findable === undefined || r.findable.missing === 0 ? '—' : `${r.findable.found}/${r.findable.missing}`,
   },
   {
+    title: 'pins',
+    align: 'right',
+    cell: (r) => (r.pins === undefined ? '—' : `${r.pins.verbatim}/${r.pins.requests}`),
+  },
+  {
     title: 'max req',
     align: 'right',
     cell: (r) => `${r.maxRequestTokens} (${(r.maxRequestTokens / r.window).toFixed(2)})`,
@@ -131,6 +136,11 @@ export function checkTargets(results: readonly RunResult[]): TargetCheck[] {
       'default: every fact missing after a compaction findable by context_search (top 5)',
       defaults,
       (r) => r.findable !== undefined && r.findable.found < r.findable.missing,
+    ),
+    check(
+      'every preset: the pin verbatim in every request after it, through every compaction',
+      results,
+      (r) => r.pins !== undefined && r.pins.verbatim < r.pins.requests,
     ),
     check('default: tokens sent ≤ 0.5× sending everything', defaults, (r) => r.tokensRatio > 0.5),
     check('default: every removed item reloads byte-identical', defaults, (r) => r.reload.identical < r.reload.total),

@@ -99,7 +99,7 @@ async function tStart(agentId: string, input: unknown): Promise<Outcome> {
 }
 
 function rows(): Row[] {
-  const fresh = Array.from({ length: 3 }, () => newAgentId('bad-fresh'));
+  const fresh = Array.from({ length: 4 }, () => newAgentId('bad-fresh'));
   return [
     {
       surface: 'temporal CLI',
@@ -274,6 +274,16 @@ function rows(): Row[] {
       error: ['turnBudget.seconds: 1000000000 is not allowed (an integer from 1 to 2,592,000)'],
       type: 'InvalidInput',
       state: { failedAtStart: fresh[2]! },
+    },
+    {
+      surface: 'temporal CLI',
+      case: 'start: a sub-agent budget out of range',
+      input: 'workflow start --input {…,"delegation":{"turnBudget":{"steps":0}}}',
+      run: () =>
+        tStart(fresh[3]!, { agentId: fresh[3]!, model: 'gpt-4o-mini', delegation: { turnBudget: { steps: 0 } } }),
+      error: ['delegation.turnBudget.steps: 0 is not allowed (an integer from 1 to 1,000,000)'],
+      type: 'InvalidInput',
+      state: { failedAtStart: fresh[3]! },
     },
     {
       surface: 'temporal CLI',

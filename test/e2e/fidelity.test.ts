@@ -20,6 +20,7 @@ const MACHINERY_TARGETS = [
   'every preset: 0 requests over the window',
   'every preset: 0 tool-pair violations',
   'default: every removed item reloads byte-identical',
+  'every preset: the pin verbatim in every request after it, through every compaction',
 ];
 
 describe('the fidelity run', () => {
@@ -41,6 +42,9 @@ describe('the fidelity run', () => {
         expect(r.facts.minPct, report).not.toBeNull();
         expect(r.maxRequestTokens, report).toBeLessThanOrEqual(r.window);
         expect(r.reload.total, report).toBeGreaterThan(0);
+        // The replay pinned the session's task after its first turn: compactions came after, requests held it.
+        expect(r.pins?.compactions, report).toBeGreaterThan(0);
+        expect(r.pins?.requests, report).toBeGreaterThan(0);
       }
       for (const target of MACHINERY_TARGETS) {
         const check = run.targets.find((t) => t.target === target);

@@ -1,4 +1,5 @@
 /** The pure parts of `npm run fidelity`: fact matching, one run's figures, the table and the target checks. */
+import { requestsHolding } from '../../commands/replay.ts';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../engine/messages.ts';
 import {
@@ -249,6 +250,25 @@ describe('table and targets', () => {
     const checks = checkTargets([lost]);
     expect(checks.find((c) => c.target.includes('findable'))!.missed).toEqual(['django-11797 16k default']);
     expect(renderTable([ok]).split('\n')[1]).toMatch(/100% \/ 100%\s+—\s/);
+  });
+
+  it('shows the pins kept as a column, and misses the target when a request after the pin lacked it', () => {
+    const pinned = runResult(
+      { session: 'django-11797', preset: 'default', durationMs: 1_000 },
+      { ...figures({}), pins: { requests: 40, verbatim: 39, compactions: 3 } },
+      [],
+      [],
+    );
+    expect(pinned.pins).toEqual({ requests: 40, verbatim: 39, compactions: 3 });
+    const [header, row] = renderTable([pinned]).split('\n');
+    expect(header).toMatch(/findable\s+pins/);
+    expect(row).toMatch(/\s39\/40\s/);
+    const check = checkTargets([pinned, ok]).find((c) => c.target.includes('pin verbatim'))!;
+    expect(check.missed).toEqual(['django-11797 16k default']);
+    const messages = (...texts: string[]) => texts.map((content) => ({ role: 'user' as const, content }));
+    expect(
+      requestsHolding('Fix the bug in a.py', [messages('x', 'Fix the bug in a.py'), messages('Fix the bug')]),
+    ).toBe(1);
   });
 
   it('finds a fact only in a stored message or original among the first five matches, as written', () => {
