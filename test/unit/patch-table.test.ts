@@ -13,9 +13,7 @@ function patchIdsInCode(): string[] {
     const text = readFileSync(join(dir, file), 'utf8');
     for (const match of text.matchAll(/_PATCH = '([a-z0-9-]+)'/g)) ids.push(match[1]!);
     // A patch asked for by its literal id would escape the list above.
-    expect(text, `${file} calls patched() with a literal id; name it in a *_PATCH constant`).not.toMatch(
-      /patched\('/,
-    );
+    expect(text, `${file} calls patched() with a literal id; name it in a *_PATCH constant`).not.toMatch(/patched\('/);
   }
   return ids.sort();
 }
