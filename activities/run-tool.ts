@@ -13,11 +13,11 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FAILURE, TOOL_ERROR_ATTEMPTS } from '../contract/failures.ts';
-import { agentLife, lateResultKey, originalResultKey } from '../contract/keys.ts';
+import { agentLife, lateResultKey, originalResultKey, resultMarksKey } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ApprovalNeeded, RunToolInput } from '../contract/activities.ts';
-import type { ContextRecord } from '../contract/records.ts';
+import type { ContextRecord, ResultMarks } from '../contract/records.ts';
 import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { BlobStore } from '../storage/s3.ts';
@@ -113,16 +113,30 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    { call, counting, limits: policyLimits }: RunToolInput,
+    input: RunToolInput,
     tool: ToolDefinition | undefined,
   ): Promise<ContextRecord> {
+    const { record, marks } = await stored(agent, resultId, message, input, tool);
+    // What the record says beyond the body, beside it: the plan step derives the same record from the two.
+    if (marks) await store.put(resultMarksKey(agent, resultId), JSON.stringify(marks), 'application/json');
+    return { ...record, ...marks };
+  }
+
+  /** The result stored (cut, the whole apart), its record as the body gives it, and what the record says beyond it. */
+  async function stored(
+    agent: AgentLife,
+    resultId: string,
+    message: ChatMessage & { content: string },
+    { call, counting, limits: policyLimits }: RunToolInput,
+    tool: ToolDefinition | undefined,
+  ): Promise<{ record: ContextRecord; marks?: ResultMarks }> {
     // What context_reload and context_search return is stored content again: not indexed a second time.
-    if (tool === contextReload) return { ...(await save(agent, resultId, message, counting)), reload: true };
-    if (tool === contextSearch) return save(agent, resultId, message, counting);
+    if (tool === contextReload) return { record: await save(agent, resultId, message, counting), marks: { reload: true } };
+    if (tool === contextSearch) return { record: await save(agent, resultId, message, counting) };
     const own = tool ? definedLimits(tool) : {};
     const limits = { ...own, ...policyLimits };
     const resource = resourceOf(call);
-    const marks = {
+    const marks: ResultMarks = {
       tool: call.function.name,
       ...(resource !== undefined ? { resource } : {}),
       ...(own.neverMask ? { neverMask: true as const } : {}),
@@ -136,13 +150,13 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     if (cut === undefined) {
       const record = await save(agent, resultId, message, counting);
       await search?.messages(agent, [{ messageId: resultId, message }]);
-      return { ...record, ...marks };
+      return { record, marks };
     }
     // The whole result first: the cut names it, and nothing the model reads may point at what is not stored yet.
     await store.put(originalKey, JSON.stringify(message), 'application/json');
     const record = await save(agent, resultId, cut, counting);
     await search?.messages(agent, [{ messageId: resultId, message: cut, original: message }]);
-    return { ...record, kind: 'truncated', ref: originalKey, ...marks };
+    return { record, marks: { kind: 'truncated', ref: originalKey, ...marks } };
   }
 
   return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded> {
