@@ -13,7 +13,7 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FAILURE, TOOL_ERROR_ATTEMPTS } from '../contract/failures.ts';
-import { agentLife, lateResultKey, originalResultKey, resultMarksKey } from '../contract/keys.ts';
+import { agentLife, lateResultKey, messageKey, originalResultKey, resultMarksKey } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ApprovalNeeded, RunToolInput } from '../contract/activities.ts';
@@ -113,7 +113,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    input: RunToolInput,
+    input: RunToolInput & { call: ToolCall },
     tool: ToolDefinition | undefined,
   ): Promise<ContextRecord> {
     const { record, marks } = await stored(agent, resultId, message, input, tool);
@@ -127,7 +127,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    { call, counting, limits: policyLimits }: RunToolInput,
+    { call, counting, limits: policyLimits }: RunToolInput & { call: ToolCall },
     tool: ToolDefinition | undefined,
   ): Promise<{ record: ContextRecord; marks?: ResultMarks }> {
     // What context_reload and context_search return is stored content again: not indexed a second time.
@@ -159,9 +159,30 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     return { record, marks: { kind: 'truncated', ref: originalKey, ...marks } };
   }
 
-  return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded> {
-    const { call, resultId } = input;
-    const agent = agentLife(input);
+  /** The call with its arguments: as the input has it, or from the stored reply that made it (`replyId`). */
+  async function callOf(agent: AgentLife, input: RunToolInput): Promise<ToolCall> {
+    const { call, replyId } = input;
+    if (call.function.arguments !== undefined) return call as ToolCall;
+    if (replyId === undefined) {
+      throw ApplicationFailure.nonRetryable(`runTool: call ${call.id} has no arguments and no replyId to read them from`);
+    }
+    const key = messageKey(agent, replyId);
+    const body = await untilStored(() => store.get(key));
+    if (body === undefined) {
+      throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, FAILURE.missingObject);
+    }
+    const stored = ((JSON.parse(body) as ChatMessage).tool_calls ?? []).find((c) => c.id === call.id);
+    if (!stored) {
+      throw ApplicationFailure.nonRetryable(`runTool: the reply ${replyId} holds no call ${call.id}`, FAILURE.missingObject);
+    }
+    return stored;
+  }
+
+  return async function runTool(lean: RunToolInput): Promise<ContextRecord | ApprovalNeeded> {
+    const { resultId } = lean;
+    const agent = agentLife(lean);
+    const call = await callOf(agent, lean);
+    const input = { ...lean, call };
     const tool = tools.get(call.function.name);
     const asked =
       input.approval === 'required' || (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call)));
@@ -175,7 +196,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
           arguments: call.function.arguments,
         },
       ]);
-      return { approvalNeeded: true };
+      return { approvalNeeded: true, arguments: call.function.arguments };
     }
     await stream.announce(agent, input.announce);
     const context = Context.current();

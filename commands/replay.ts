@@ -47,6 +47,8 @@ export interface ReplayOptions {
   /** The price to cost the replay at (default: gpt-4o-mini's list price in the model registry). */
   price?: ModelPrice;
   log?: (line: string) => void;
+  /** Called once the agent has closed, before its workflow is deleted: to read its history (bench/history-breakdown.ts). */
+  inspect?: (client: Client, agentId: string) => Promise<void>;
 }
 
 /** A recorded turn whose assistant messages were not all replayed, and why. */
@@ -237,6 +239,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       if ((turn + 1) % 10 === 0) log(`[replay] ${turn + 1} of ${turns.length} turns`);
     }
     const state = await closeAgentAndWait(client, agentId);
+    await options.inspect?.(client, agentId);
     const before = session.findIndex((m) => m.role === 'user');
     const orphans = session.slice(0, before).filter((m) => m.role === 'assistant').length;
     if (orphans > 0) {

@@ -3,6 +3,7 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
+import type { BudgetFigures } from '../engine/budget-note.ts';
 import type { PinnedRef } from './pins.ts';
 import type { ContextDelta } from './context-delta.ts';
 import type { CompactionEventSummary, Draft, SummaryCall } from './results.ts';
@@ -10,7 +11,7 @@ import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
 import type { AgentLife } from './keys.ts';
 import type { StreamAnnouncement } from './stream.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
-import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import type { CallOfReply, ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
 import type { ModelPrice } from '../engine/pricing.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner/index.ts';
@@ -72,6 +73,11 @@ export interface CallModelInput extends AgentLife {
    */
   budgetNote?: string;
   /**
+   * The budget note's figures: the activity writes the note from them (engine/budget-note.ts `budgetNote`), so the
+   * history carries the figures, not the text. `budgetNote` in calls scheduled before.
+   */
+  budget?: BudgetFigures;
+  /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
    * instead, and the workflow compacts further before it calls again.
    */
@@ -124,9 +130,17 @@ export interface ModelUsage {
 
 export interface ModelReply {
   record: ContextRecord;
+  /**
+   * The reply's text: the turn's reply when it calls no tools. Empty (since `budget` was added: the same release)
+   * when it calls tools and could not end the turn (no `toolChoice: 'none'`): the text is in the stored reply.
+   */
   content: string;
-  /** Tool calls the model asked for, to run before the next model call. */
-  toolCalls: ToolCall[];
+  /**
+   * Tool calls the model asked for, to run before the next model call: without their arguments (in the stored
+   * reply, read by `runTool`) unless the workflow answers the call itself (`context_pin`, `context_budget`); with
+   * them in replies recorded before.
+   */
+  toolCalls: CallOfReply[];
   usage?: ModelUsage;
   /**
    * The model that served the reply, as the provider names it (the completion's `model`, e.g. a dated version of
@@ -151,7 +165,10 @@ export interface ViolationInput extends AgentLife {
 }
 
 export interface RunToolInput extends AgentLife {
-  call: ToolCall;
+  /** The call; without its arguments when `replyId` names the stored reply that holds them. */
+  call: ToolCall | CallOfReply;
+  /** The stored reply that made the call, where the activity reads its arguments (absent: `call` carries them). */
+  replyId?: string;
   /** Id under which the tool result message is stored. */
   resultId: string;
   counting: Counting;
@@ -174,6 +191,8 @@ export interface RunToolInput extends AgentLife {
 /** What `runTool` answers for a call that waits for approval by its tool's own rule (nothing run, nothing stored). */
 export interface ApprovalNeeded {
   approvalNeeded: true;
+  /** The call's arguments, as the person asked sees them (absent in runs of before: the call carried them). */
+  arguments?: string;
 }
 
 export interface PlanCompactionInput
