@@ -208,7 +208,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   if (!servers.stack?.minio) await store.ensureBucket();
   const agents = await startInProcessAgents({
     temporal,
-    taskQueue: `replay-${randomUUID()}`,
+    taskQueue: `replay-${randomUUID().slice(0, 8)}`,
     deps: { store, openai: createOpenAI({ apiKey: 'replay', baseURL: model.baseURL, timeoutMs: 30_000 }), tools },
   });
   const { client, taskQueue } = agents;
