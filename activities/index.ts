@@ -15,7 +15,7 @@ import type { AgentLife } from '../contract/keys.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { unkeyedRecord } from '../contract/records.ts';
 import type { ContextRecord } from '../contract/records.ts';
-import { resolveModelInfo } from '../engine/models.ts';
+import { registryPrice, resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, Counting } from '../engine/models.ts';
 import { CHAT_OVERHEAD, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
@@ -37,6 +37,7 @@ import type {
   StoredPin,
   ViolationInput,
 } from '../contract/activities.ts';
+import { noteFiguresOf } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
 import { interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
@@ -132,7 +133,8 @@ export function createActivities({
       insertPinnedBlock(messages, input.pinned, bodies);
     }
     // The note written here from its figures (`budget`); a call scheduled before carries its text (`budgetNote`).
-    const note = input.budget !== undefined ? budgetNote(input.budget) : input.budgetNote;
+    const note =
+      input.budget !== undefined ? budgetNote(noteFiguresOf(input.budget, input.window ?? 0)) : input.budgetNote;
     if (note !== undefined) messages.push(budgetNoteMessage(note));
     // Invariant: no request leaves the worker over the model's window.
     if (input.window !== undefined) {
@@ -186,7 +188,7 @@ export function createActivities({
         return { completion, ...readModelReply(choice.message, model) };
       },
       ({ completion }) => ({ usage: completion.usage ?? undefined, model: completion.model }),
-      input.price,
+      input.price ?? registryPrice(model),
     );
     // What the stream's model-end and the reply both say of the call: its usage and the model that served it.
     const usage = readUsage(completion.usage);

@@ -56,7 +56,10 @@ export interface CallModelInput extends AgentLife {
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
   counting: Counting;
-  /** The agent's price (its model's, or its own): the call's cost in the metrics. Absent when not known. */
+  /**
+   * The agent's price (its model's, or its own): the call's cost in the metrics. Absent when it is the registry's
+   * list price of `model` (engine/models.ts `registryPrice`, which the activity takes then), or not known.
+   */
   price?: ModelPrice;
   /** The turn and step of this call: a reply without tool calls publishes the turn's end to the live stream. */
   turn?: { turn: number; step: number };
@@ -74,9 +77,10 @@ export interface CallModelInput extends AgentLife {
   budgetNote?: string;
   /**
    * The budget note's figures: the activity writes the note from them (engine/budget-note.ts `budgetNote`), so the
-   * history carries the figures, not the text. `budgetNote` in calls scheduled before.
+   * history carries the figures, not the text; the window is `window`'s, no `compacted` is none. `budgetNote` in
+   * calls scheduled before.
    */
-  budget?: BudgetFigures;
+  budget?: NoteFigures;
   /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
    * instead, and the workflow compacts further before it calls again.
@@ -126,6 +130,14 @@ export interface ModelUsage {
    * provider reports nothing about caching.
    */
   cachedTokens?: number;
+}
+
+/** The budget note's figures as a model call takes them: its window is the call's, no `compacted` is none. */
+export type NoteFigures = Omit<BudgetFigures, 'window' | 'compacted'> & { compacted?: BudgetFigures['compacted'] };
+
+/** The figures of {@link NoteFigures} whole again, with the call's window. */
+export function noteFiguresOf(figures: NoteFigures, window: number): BudgetFigures {
+  return { ...figures, window, compacted: figures.compacted ?? [] };
 }
 
 export interface ModelReply {

@@ -6,6 +6,7 @@
  */
 import { budgetText } from '../engine/budget-note.ts';
 import type { BudgetFigures } from '../engine/budget-note.ts';
+import type { NoteFigures } from '../contract/activities.ts';
 import type { CallOfReply } from '../engine/messages.ts';
 import { pinBudgetOf, pinnedTokensOf, validatePinInput } from '../contract/pins.ts';
 import type { PinInput } from '../contract/pins.ts';
@@ -67,9 +68,10 @@ export function figuresOf(conversation: Conversation, usage: TurnUsage, sinceNot
  * The budget note's figures for the next request when the agent's policy asks for one: the model-call activity writes
  * the note from them (engine/budget-note.ts `budgetNote`).
  */
-export function noteFor(conversation: Conversation, usage: TurnUsage): BudgetFigures | undefined {
+export function noteFor(conversation: Conversation, usage: TurnUsage): NoteFigures | undefined {
   if (conversation.state.policy?.budgetNote !== true) return undefined;
-  return figuresOf(conversation, usage, true);
+  const { window: _, compacted, ...figures } = figuresOf(conversation, usage, true);
+  return { ...figures, ...(compacted.length ? { compacted } : {}) };
 }
 
 /** The arguments of a call as the model wrote them (an object), or why not. */

@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { ModelReply, NewMessage } from '../contract/activities.ts';
+import type { ModelReply, NewMessage, NoteFigures } from '../contract/activities.ts';
 import type { CallOfReply } from '../engine/messages.ts';
 import type { ToolLimits } from '../engine/policy.ts';
 import { TOOL_RESULT_PREVIEW_CHARS } from '../contract/stream.ts';
@@ -27,7 +27,8 @@ import type { TurnControl } from './turn-control.ts';
 import { shownArguments, wasCancelled } from './turn-control.ts';
 import { seqOf } from '../contract/keys.ts';
 import { turnBudgetOf, turnStoppedReply } from '../contract/inputs.ts';
-import type { BudgetFigures } from '../engine/budget-note.ts';
+import { registryPrice } from '../engine/models.ts';
+import type { ModelPrice } from '../engine/pricing.ts';
 import type { AgentInput, SendInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
 import type { SendResult } from '../contract/results.ts';
 import type { ViewRef } from '../contract/records.ts';
@@ -600,7 +601,7 @@ async function callModelFitting(
             view,
             replyId,
             counting: conversation.counting,
-            ...(state.modelInfo?.price ? { price: state.modelInfo.price } : {}),
+            ...priceInput(state.modelInfo?.price, model),
             window: conversation.window,
             ...(forceText ? { toolChoice: 'none' as const } : {}),
             ...(unstored.length ? { newMessages: unstored, gateCheck: conversation.gateCheck() } : {}),
@@ -642,11 +643,23 @@ async function callModelFitting(
   }
 }
 
+/** The agent's price for a model call's input: left out when it is the registry's for the model (the activity's). */
+function priceInput(price: ModelPrice | undefined, model: string): { price?: ModelPrice } {
+  if (!price) return {};
+  const listed = registryPrice(model);
+  const same =
+    listed !== undefined &&
+    listed.inputPerMillion === price.inputPerMillion &&
+    listed.cachedInputPerMillion === price.cachedInputPerMillion &&
+    listed.outputPerMillion === price.outputPerMillion;
+  return same ? {} : { price };
+}
+
 /** What a model call adds to its view: the pinned block's pins, the budget note (nothing, for agents without). */
 function requestExtras(
   conversation: Conversation,
   usage: () => TurnUsage,
-): { pinned?: PinnedRef[]; budget?: BudgetFigures } {
+): { pinned?: PinnedRef[]; budget?: NoteFigures } {
   const { state } = conversation;
   const block = pinnedBlockOf(conversation.life, state.pins, state.messages);
   const note = noteFor(conversation, usage());
