@@ -10,7 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { temporal } from '@temporalio/proto';
 import { defineTool } from '../../activities/tools.ts';
 import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import type { ContextRef, PlanOutcome } from '../../contract/activities.ts';
+import type {
+  CallModelInput,
+  CallModelResult,
+  ContextRef,
+  PlanOutcome,
+  RunToolInput,
+} from '../../contract/activities.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import { isSummaryRequest, newAgentId, startHarness } from '../support/harness.ts';
@@ -89,6 +95,19 @@ type Event = temporal.api.history.v1.IHistoryEvent;
 const decoded = <T>(payload: temporal.api.common.v1.IPayload | undefined): T =>
   JSON.parse(Buffer.from(payload!.data!).toString('utf8')) as T;
 
+/** Each activity of the agent's history: its type, its input and its result. */
+function activitiesOf(events: Event[]): { type: string; input: Record<string, unknown>; result?: unknown }[] {
+  const scheduled = new Map<string, { type: string; input: Record<string, unknown>; result?: unknown }>();
+  for (const e of events) {
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s) scheduled.set(String(e.eventId), { type: s.activityType!.name!, input: decoded(s.input?.payloads?.[0]) });
+    const done = e.activityTaskCompletedEventAttributes;
+    const activity = done && scheduled.get(String(done.scheduledEventId));
+    if (activity) activity.result = decoded(done.result?.payloads?.[0]);
+  }
+  return [...scheduled.values()];
+}
+
 /** The planCompaction inputs the agent's history scheduled, and what each answered. */
 function plansOf(events: Event[]): { contextRef?: ContextRef; outcome?: PlanOutcome }[] {
   const scheduled = new Map<string, { contextRef?: ContextRef; outcome?: PlanOutcome }>();
@@ -122,7 +141,7 @@ describe('a plan after tool calls', () => {
       await sendMessage(h.client, agentId, 'note: the consumer is in queue.ts');
       expect((await sendMessage(h.client, agentId, 'work on the queue consumer')).reply).toBe('done');
       await sendMessage(h.client, agentId, 'note: and in worker.ts');
-    await sendMessage(h.client, agentId, 'note: the tests are in test/');
+      await sendMessage(h.client, agentId, 'note: the tests are in test/');
       const state = await agentState(h.client, agentId);
       const results = state.messages.filter((m) => m.role === 'tool');
       // What the test covers: results runTool stored (one cut), the workflow's own answers, a denial.
@@ -139,6 +158,60 @@ describe('a plan after tool calls', () => {
       expect(plans[0]!.contextRef).toBeDefined();
       expect(plans[0]!.contextRef!.tail).toBeUndefined();
       expect(plans[0]!.outcome!.action).toBe('compact');
+      await closeAgent(h.client, agentId);
+    },
+  );
+
+  it(
+    'a reply that calls tools comes back without its text and its calls’ arguments; runTool reads them',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const agentId = newAgentId('lean-reply');
+      await startAgent(h.client, {
+        agentId,
+        model: 'gpt-4o-mini',
+        taskQueue: h.taskQueue,
+        toolApproval: { tools: ['deploy'], timeoutSeconds: 1, onTimeout: 'deny' },
+      });
+      const seen = h.model.requests.length;
+      expect((await sendMessage(h.client, agentId, 'work, thinking aloud')).reply).toBe('done');
+      const activities = await activitiesOf((await agentHandle(h.client, agentId).fetchHistory()).events ?? []);
+      const replies = activities
+        .filter((a) => a.type === 'callModel')
+        .map((a) => (a.result as CallModelResult).reply!)
+        .filter((reply) => reply.toolCalls.length > 0);
+      expect(replies).toHaveLength(CALLS.length);
+      for (const reply of replies) {
+        expect(reply.content).toBe(''); // the text is in the stored reply
+        const [call] = reply.toolCalls;
+        // Only the calls the workflow answers itself keep their arguments.
+        if (call!.function.name.startsWith('context_')) expect(call!.function.arguments).toBeDefined();
+        else expect(call!.function.arguments).toBeUndefined();
+      }
+      const runs = activities.filter((a) => a.type === 'runTool').map((a) => a.input as unknown as RunToolInput);
+      expect(runs.map((r) => r.call.function.name)).toEqual(['read', 'dump', 'deploy', 'read']);
+      for (const run of runs) {
+        expect(run.call.function.arguments).toBeUndefined();
+        expect(run.replyId).toMatch(/^m\d+$/);
+      }
+      // The tool ran with the arguments of the stored reply, and a call waiting for approval showed them.
+      const results = (await agentState(h.client, agentId)).messages.filter((m) => m.role === 'tool');
+      expect(results[0]!.preview).toContain('contents of a.txt');
+      const asked = activities.find(
+        (a) => a.type === 'runTool' && (a.result as { approvalNeeded?: true }).approvalNeeded,
+      );
+      expect(asked!.result).toEqual({ approvalNeeded: true, arguments: '{"target":"prod"}' });
+      // The budget note: its figures in the history, its text in every request the model got.
+      const calls = activities.filter((a) => a.type === 'callModel').map((a) => a.input as unknown as CallModelInput);
+      expect(calls.every((c) => c.budget !== undefined && c.budgetNote === undefined)).toBe(true);
+      const requests = h.model.requests.slice(seen).filter((r) => !isSummaryRequest(r));
+      expect(requests.map((r) => textOf(r.budgetNote?.content ?? ''))).toEqual(
+        requests.map(() =>
+          expect.stringMatching(/^\[context budget: a note from longrun, not from the user\] Context: /),
+        ),
+      );
       await closeAgent(h.client, agentId);
     },
   );
