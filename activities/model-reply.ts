@@ -38,9 +38,10 @@ export function leanReply<R extends { content: string; toolCalls: CallOfReply[] 
   toolChoice: 'auto' | 'none' | undefined,
 ): R {
   if (reply.toolCalls.length === 0) return reply;
-  const toolCalls = reply.toolCalls.map(
-    ({ id, type, function: { name, arguments: args } }): CallOfReply =>
-      ANSWERED_BY_WORKFLOW.has(name) ? { id, type, function: { name, arguments: args } } : { id, type, function: { name } },
+  const toolCalls = reply.toolCalls.map(({ id, type, function: { name, arguments: args } }): CallOfReply =>
+    ANSWERED_BY_WORKFLOW.has(name)
+      ? { id, type, function: { name, arguments: args } }
+      : { id, type, function: { name } },
   );
   return { ...reply, ...(toolChoice === 'none' ? {} : { content: '' }), toolCalls };
 }

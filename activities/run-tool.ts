@@ -131,7 +131,8 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     tool: ToolDefinition | undefined,
   ): Promise<{ record: ContextRecord; marks?: ResultMarks }> {
     // What context_reload and context_search return is stored content again: not indexed a second time.
-    if (tool === contextReload) return { record: await save(agent, resultId, message, counting), marks: { reload: true } };
+    if (tool === contextReload)
+      return { record: await save(agent, resultId, message, counting), marks: { reload: true } };
     if (tool === contextSearch) return { record: await save(agent, resultId, message, counting) };
     const own = tool ? definedLimits(tool) : {};
     const limits = { ...own, ...policyLimits };
@@ -164,7 +165,9 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     const { call, replyId } = input;
     if (call.function.arguments !== undefined) return call as ToolCall;
     if (replyId === undefined) {
-      throw ApplicationFailure.nonRetryable(`runTool: call ${call.id} has no arguments and no replyId to read them from`);
+      throw ApplicationFailure.nonRetryable(
+        `runTool: call ${call.id} has no arguments and no replyId to read them from`,
+      );
     }
     const key = messageKey(agent, replyId);
     const body = await untilStored(() => store.get(key));
@@ -173,7 +176,10 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     }
     const stored = ((JSON.parse(body) as ChatMessage).tool_calls ?? []).find((c) => c.id === call.id);
     if (!stored) {
-      throw ApplicationFailure.nonRetryable(`runTool: the reply ${replyId} holds no call ${call.id}`, FAILURE.missingObject);
+      throw ApplicationFailure.nonRetryable(
+        `runTool: the reply ${replyId} holds no call ${call.id}`,
+        FAILURE.missingObject,
+      );
     }
     return stored;
   }

@@ -109,7 +109,9 @@ function render(b: HistoryBreakdown, sessionBytes: number): string {
     (x, y) => y[1].inputBytes + y[1].resultBytes - (x[1].inputBytes + x[1].resultBytes),
   );
   for (const [name, { count, inputBytes, resultBytes }] of rows) {
-    lines.push(`  ${name.padEnd(24)} ${String(count).padStart(5)}  ${kb(inputBytes).padStart(10)}  ${kb(resultBytes).padStart(10)}`);
+    lines.push(
+      `  ${name.padEnd(24)} ${String(count).padStart(5)}  ${kb(inputBytes).padStart(10)}  ${kb(resultBytes).padStart(10)}`,
+    );
   }
   return lines.join('\n');
 }
@@ -126,7 +128,8 @@ async function main(): Promise<void> {
     },
   });
   const window = Number(values.window);
-  if (!Number.isInteger(window) || window <= 0) throw new Error(`--window: a whole number of tokens (got ${values.window})`);
+  if (!Number.isInteger(window) || window <= 0)
+    throw new Error(`--window: a whole number of tokens (got ${values.window})`);
   const file = join(SESSIONS_DIR, `${values.session}.jsonl`);
   const sessionBytes = statSync(file).size;
   const settings = loadSettings();

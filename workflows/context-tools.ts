@@ -87,7 +87,11 @@ function argumentsOf(call: CallOfReply): Record<string, unknown> | string {
 }
 
 /** Answers a call of a tool in {@link WORKFLOW_TOOLS}: the text of its result (a refusal is a result too). */
-export async function answerContextTool(conversation: Conversation, call: CallOfReply, usage: TurnUsage): Promise<string> {
+export async function answerContextTool(
+  conversation: Conversation,
+  call: CallOfReply,
+  usage: TurnUsage,
+): Promise<string> {
   if (call.function.name === 'context_budget') return budgetText(figuresOf(conversation, usage, false));
   const args = argumentsOf(call);
   if (typeof args === 'string') return `[refused] ${args}`;

@@ -177,7 +177,7 @@ describe('a plan after tool calls', () => {
       });
       const seen = h.model.requests.length;
       expect((await sendMessage(h.client, agentId, 'work, thinking aloud')).reply).toBe('done');
-      const activities = await activitiesOf((await agentHandle(h.client, agentId).fetchHistory()).events ?? []);
+      const activities = activitiesOf((await agentHandle(h.client, agentId).fetchHistory()).events ?? []);
       const replies = activities
         .filter((a) => a.type === 'callModel')
         .map((a) => (a.result as CallModelResult).reply!)
@@ -207,11 +207,12 @@ describe('a plan after tool calls', () => {
       const calls = activities.filter((a) => a.type === 'callModel').map((a) => a.input as unknown as CallModelInput);
       expect(calls.every((c) => c.budget !== undefined && c.budgetNote === undefined)).toBe(true);
       const requests = h.model.requests.slice(seen).filter((r) => !isSummaryRequest(r));
-      expect(requests.map((r) => textOf(r.budgetNote?.content ?? ''))).toEqual(
-        requests.map(() =>
-          expect.stringMatching(/^\[context budget: a note from longrun, not from the user\] Context: /),
-        ),
-      );
+      expect(requests.length).toBeGreaterThan(CALLS.length);
+      for (const request of requests) {
+        expect(textOf(request.budgetNote?.content ?? '')).toMatch(
+          /^\[context budget: a note from longrun, not from the user\] Context: /,
+        );
+      }
       await closeAgent(h.client, agentId);
     },
   );
