@@ -15,7 +15,7 @@ import type { AgentLife } from '../contract/keys.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { unkeyedRecord } from '../contract/records.ts';
 import type { ContextRecord } from '../contract/records.ts';
-import { registryPrice, resolveModelInfo } from '../engine/models.ts';
+import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, Counting } from '../engine/models.ts';
 import { CHAT_OVERHEAD, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
@@ -188,7 +188,7 @@ export function createActivities({
         return { completion, ...readModelReply(choice.message, model) };
       },
       ({ completion }) => ({ usage: completion.usage ?? undefined, model: completion.model }),
-      input.price ?? registryPrice(model),
+      input.price,
     );
     // What the stream's model-end and the reply both say of the call: its usage and the model that served it.
     const usage = readUsage(completion.usage);

@@ -56,10 +56,7 @@ export interface CallModelInput extends AgentLife {
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
   counting: Counting;
-  /**
-   * The agent's price (its model's, or its own): the call's cost in the metrics. Absent when it is the registry's
-   * list price of `model` (engine/models.ts `registryPrice`, which the activity takes then), or not known.
-   */
+  /** The agent's price (its model's, or its own): the call's cost in the metrics. Absent when not known. */
   price?: ModelPrice;
   /** The turn and step of this call: a reply without tool calls publishes the turn's end to the live stream. */
   turn?: { turn: number; step: number };

@@ -27,8 +27,6 @@ import type { TurnControl } from './turn-control.ts';
 import { shownArguments, wasCancelled } from './turn-control.ts';
 import { seqOf } from '../contract/keys.ts';
 import { turnBudgetOf, turnStoppedReply } from '../contract/inputs.ts';
-import { registryPrice } from '../engine/models.ts';
-import type { ModelPrice } from '../engine/pricing.ts';
 import type { AgentInput, SendInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
 import type { SendResult } from '../contract/results.ts';
 import type { ViewRef } from '../contract/records.ts';
@@ -601,7 +599,7 @@ async function callModelFitting(
             view,
             replyId,
             counting: conversation.counting,
-            ...priceInput(state.modelInfo?.price, model),
+            ...(state.modelInfo?.price ? { price: state.modelInfo.price } : {}),
             window: conversation.window,
             ...(forceText ? { toolChoice: 'none' as const } : {}),
             ...(unstored.length ? { newMessages: unstored, gateCheck: conversation.gateCheck() } : {}),
@@ -641,18 +639,6 @@ async function callModelFitting(
     await compactions.compact('auto', replySeq);
     view = conversation.view(replyId);
   }
-}
-
-/** The agent's price for a model call's input: left out when it is the registry's for the model (the activity's). */
-function priceInput(price: ModelPrice | undefined, model: string): { price?: ModelPrice } {
-  if (!price) return {};
-  const listed = registryPrice(model);
-  const same =
-    listed !== undefined &&
-    listed.inputPerMillion === price.inputPerMillion &&
-    listed.cachedInputPerMillion === price.cachedInputPerMillion &&
-    listed.outputPerMillion === price.outputPerMillion;
-  return same ? {} : { price };
 }
 
 /** What a model call adds to its view: the pinned block's pins, the budget note (nothing, for agents without). */
