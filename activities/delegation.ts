@@ -5,10 +5,10 @@
  * answer, cut so that the whole counts at most {@link DELEGATION_RESULT_TOKENS} tokens; a cut answer's whole result
  * is stored apart and named for `context_reload`, as a tool result cut as it arrives.
  */
-import { agentLife, messageIdOf, messageKey, originalResultKey } from '../contract/keys.ts';
+import { agentLife, messageIdOf, messageKey, originalResultKey, resultMarksKey } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ReportDelegationInput } from '../contract/activities.ts';
-import type { ContextRecord } from '../contract/records.ts';
+import type { ContextRecord, ResultMarks } from '../contract/records.ts';
 import { DELEGATION_RESULT_TOKENS, manifestOf, renderManifest } from '../contract/delegation.ts';
 import type { DelegationReport } from '../contract/delegation.ts';
 import type { ChatMessage } from '../engine/messages.ts';
@@ -73,7 +73,11 @@ export function createReportDelegation({ store, save, search, stream }: ReportDe
 
   return async function reportDelegation(input: ReportDelegationInput): Promise<ContextRecord> {
     const agent = agentLife(input);
-    const { call, resultId, counting, child } = input;
+    const { resultId, counting, child } = input;
+    const call = {
+      ...input.call,
+      function: { name: input.call.function.name, arguments: input.call.function.arguments ?? '' },
+    };
     const childLife = { agentId: child.agentId, life: child.life };
     const counter = await loadTokenCounter(counting.encoding);
     // What the child stored: each message once (a compaction never deletes one), its tool calls and its size.
@@ -122,11 +126,15 @@ export function createReportDelegation({ store, save, search, stream }: ReportDe
     );
     const whole: ChatMessage = { role: 'tool', tool_call_id: call.id, content: `${manifest}\n${answer}` };
     const message: ChatMessage = { role: 'tool', tool_call_id: call.id, content };
-    const marks = { tool: call.function.name };
+    const marks: ResultMarks = cut
+      ? { kind: 'truncated', ref: originalKey, tool: call.function.name }
+      : { tool: call.function.name };
     if (cut) await untilStored(() => store.put(originalKey, JSON.stringify(whole), 'application/json'));
     const record = await untilStored(() => save(agent, resultId, message, counting));
+    // Beside the result, what its record says beyond its body: a plan derives the same record (as runTool's).
+    await untilStored(() => store.put(resultMarksKey(agent, resultId), JSON.stringify(marks), 'application/json'));
     await search.messages(agent, [{ messageId: resultId, message, ...(cut ? { original: whole } : {}) }]);
     await stream.toolResult(agent, call, content);
-    return cut ? { ...record, kind: 'truncated', ref: originalKey, ...marks } : { ...record, ...marks };
+    return { ...record, ...marks };
   };
 }

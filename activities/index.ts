@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { BlobStore } from '../storage/s3.ts';
 import { messageKey, messageIdOf, agentLife, pinKey } from '../contract/keys.ts';
+import { budgetNote } from '../engine/budget-note.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { FAILURE } from '../contract/failures.ts';
 import { unkeyedRecord } from '../contract/records.ts';
@@ -36,10 +37,11 @@ import type {
   StoredPin,
   ViolationInput,
 } from '../contract/activities.ts';
+import { noteFiguresOf } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
 import { interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
-import { readModelReply } from './model-reply.ts';
+import { leanReply, readModelReply } from './model-reply.ts';
 import { readUsage } from './usage.ts';
 import { createCompletion } from './model-stream.ts';
 import type { AssembledCompletion } from './model-stream.ts';
@@ -131,7 +133,10 @@ export function createActivities({
       );
       insertPinnedBlock(messages, input.pinned, bodies);
     }
-    if (input.budgetNote !== undefined) messages.push(budgetNoteMessage(input.budgetNote));
+    // The note written here from its figures (`budget`); a call scheduled before carries its text (`budgetNote`).
+    const note =
+      input.budget !== undefined ? budgetNote(noteFiguresOf(input.budget, input.window ?? 0)) : input.budgetNote;
+    if (note !== undefined) messages.push(budgetNoteMessage(note));
     // Invariant: no request leaves the worker over the model's window.
     if (input.window !== undefined) {
       const counter = await loadTokenCounter(counting.encoding);
@@ -257,7 +262,7 @@ export function createActivities({
         },
       ]);
     }
-    return { stored, reply };
+    return { stored, reply: leanReply(reply, input.toolChoice) };
   }
   const compaction = createCompactionActivities({
     store,

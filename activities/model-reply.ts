@@ -14,14 +14,40 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { quoted } from '../contract/inputs.ts';
 import { FAILURE } from '../contract/failures.ts';
-import type { ContentPart, MessageContent, ToolCall } from '../engine/messages.ts';
+import type { CallOfReply, ContentPart, MessageContent, ToolCall } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';
+import { contextBudget, contextPin } from './tools.ts';
+import { DELEGATE_TOOL } from '../contract/delegation.ts';
 
 /** A reply as it is kept: its content, its text (the turn's reply), its function calls. */
 export interface ModelReplyMessage {
   content: MessageContent;
   text: string;
   toolCalls: ToolCall[];
+}
+
+/**
+ * The tools whose calls the workflow answers itself (workflows/context-tools.ts, workflows/delegation.ts): it reads
+ * their arguments. (A team's `delegateTo` tools get theirs from `runTool`, which reads the stored reply.)
+ */
+const ANSWERED_BY_WORKFLOW: ReadonlySet<string> = new Set([contextPin.name, contextBudget.name, DELEGATE_TOOL]);
+
+/**
+ * The reply as the workflow needs it, for its history: a call's arguments only where the workflow answers the call
+ * itself, and the text only when the reply may end the turn (no tool calls, or `tool_choice: 'none'`). Both stay in
+ * the stored reply: `runTool` reads a call's arguments there.
+ */
+export function leanReply<R extends { content: string; toolCalls: CallOfReply[] }>(
+  reply: R,
+  toolChoice: 'auto' | 'none' | undefined,
+): R {
+  if (reply.toolCalls.length === 0) return reply;
+  const toolCalls = reply.toolCalls.map(({ id, type, function: { name, arguments: args } }): CallOfReply =>
+    ANSWERED_BY_WORKFLOW.has(name)
+      ? { id, type, function: { name, arguments: args } }
+      : { id, type, function: { name } },
+  );
+  return { ...reply, ...(toolChoice === 'none' ? {} : { content: '' }), toolCalls };
 }
 
 /** A value's kind as an error names it: a number, an object, a list, null, undefined… */

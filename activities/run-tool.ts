@@ -13,12 +13,12 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FAILURE, TOOL_ERROR_ATTEMPTS } from '../contract/failures.ts';
-import { agentLife, lateResultKey, originalResultKey } from '../contract/keys.ts';
+import { agentLife, lateResultKey, messageKey, originalResultKey, resultMarksKey } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ApprovalNeeded, RunToolInput } from '../contract/activities.ts';
 import type { DelegateRequest } from '../contract/delegation.ts';
-import type { ContextRecord } from '../contract/records.ts';
+import type { ContextRecord, ResultMarks } from '../contract/records.ts';
 import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { BlobStore } from '../storage/s3.ts';
@@ -114,16 +114,31 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    { call, counting, limits: policyLimits }: RunToolInput,
+    input: RunToolInput & { call: ToolCall },
     tool: ToolDefinition | undefined,
   ): Promise<ContextRecord> {
+    const { record, marks } = await stored(agent, resultId, message, input, tool);
+    // What the record says beyond the body, beside it: the plan step derives the same record from the two.
+    if (marks) await store.put(resultMarksKey(agent, resultId), JSON.stringify(marks), 'application/json');
+    return { ...record, ...marks };
+  }
+
+  /** The result stored (cut, the whole apart), its record as the body gives it, and what the record says beyond it. */
+  async function stored(
+    agent: AgentLife,
+    resultId: string,
+    message: ChatMessage & { content: string },
+    { call, counting, limits: policyLimits }: RunToolInput & { call: ToolCall },
+    tool: ToolDefinition | undefined,
+  ): Promise<{ record: ContextRecord; marks?: ResultMarks }> {
     // What context_reload and context_search return is stored content again: not indexed a second time.
-    if (tool === contextReload) return { ...(await save(agent, resultId, message, counting)), reload: true };
-    if (tool === contextSearch) return save(agent, resultId, message, counting);
+    if (tool === contextReload)
+      return { record: await save(agent, resultId, message, counting), marks: { reload: true } };
+    if (tool === contextSearch) return { record: await save(agent, resultId, message, counting) };
     const own = tool ? definedLimits(tool) : {};
     const limits = { ...own, ...policyLimits };
     const resource = resourceOf(call);
-    const marks = {
+    const marks: ResultMarks = {
       tool: call.function.name,
       ...(resource !== undefined ? { resource } : {}),
       ...(own.neverMask ? { neverMask: true as const } : {}),
@@ -137,18 +152,44 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     if (cut === undefined) {
       const record = await save(agent, resultId, message, counting);
       await search?.messages(agent, [{ messageId: resultId, message }]);
-      return { ...record, ...marks };
+      return { record, marks };
     }
     // The whole result first: the cut names it, and nothing the model reads may point at what is not stored yet.
     await store.put(originalKey, JSON.stringify(message), 'application/json');
     const record = await save(agent, resultId, cut, counting);
     await search?.messages(agent, [{ messageId: resultId, message: cut, original: message }]);
-    return { ...record, kind: 'truncated', ref: originalKey, ...marks };
+    return { record, marks: { kind: 'truncated', ref: originalKey, ...marks } };
   }
 
-  return async function runTool(input: RunToolInput): Promise<ContextRecord | ApprovalNeeded | DelegateRequest> {
-    const { call, resultId } = input;
-    const agent = agentLife(input);
+  /** The call with its arguments: as the input has it, or from the stored reply that made it (`replyId`). */
+  async function callOf(agent: AgentLife, input: RunToolInput): Promise<ToolCall> {
+    const { call, replyId } = input;
+    if (call.function.arguments !== undefined) return call as ToolCall;
+    if (replyId === undefined) {
+      throw ApplicationFailure.nonRetryable(
+        `runTool: call ${call.id} has no arguments and no replyId to read them from`,
+      );
+    }
+    const key = messageKey(agent, replyId);
+    const body = await untilStored(() => store.get(key));
+    if (body === undefined) {
+      throw ApplicationFailure.nonRetryable(`stored object ${key} is missing`, FAILURE.missingObject);
+    }
+    const stored = ((JSON.parse(body) as ChatMessage).tool_calls ?? []).find((c) => c.id === call.id);
+    if (!stored) {
+      throw ApplicationFailure.nonRetryable(
+        `runTool: the reply ${replyId} holds no call ${call.id}`,
+        FAILURE.missingObject,
+      );
+    }
+    return stored;
+  }
+
+  return async function runTool(lean: RunToolInput): Promise<ContextRecord | ApprovalNeeded | DelegateRequest> {
+    const { resultId } = lean;
+    const agent = agentLife(lean);
+    const call = await callOf(agent, lean);
+    const input = { ...lean, call };
     const tool = tools.get(call.function.name);
     const asked =
       input.approval === 'required' || (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call)));
@@ -162,13 +203,15 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
           arguments: call.function.arguments,
         },
       ]);
-      return { approvalNeeded: true };
+      return { approvalNeeded: true, arguments: call.function.arguments };
     }
     await stream.announce(agent, input.announce);
     // A team's sub-agent (`delegateTo`): nothing runs here; the workflow starts the child (workflows/delegation.ts).
     // (Turns of runs recorded before reachable turns ask with no `approval`: they cannot delegate; the call's
     // result says so.)
-    if (tool?.delegation && input.approval !== undefined) return { delegate: tool.delegation };
+    if (tool?.delegation && input.approval !== undefined) {
+      return { delegate: tool.delegation, arguments: call.function.arguments };
+    }
     const context = Context.current();
     const interrupt = interruptSignal(context);
     const earlier = context.info.heartbeatDetails as ToolProgress | undefined;

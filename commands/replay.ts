@@ -54,6 +54,8 @@ export interface ReplayOptions {
    * the model verbatim in every request after (`pins`): `npm run fidelity`'s pins column.
    */
   pin?: boolean;
+  /** Called once the agent has closed, before its workflow is deleted: to read its history (bench/history-breakdown.ts). */
+  inspect?: (client: Client, agentId: string) => Promise<void>;
 }
 
 /** What became of the pin a replay made ({@link ReplayOptions.pin}). */
@@ -265,7 +267,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   if (!servers.stack?.minio) await store.ensureBucket();
   const agents = await startInProcessAgents({
     temporal,
-    taskQueue: `replay-${randomUUID()}`,
+    taskQueue: `replay-${randomUUID().slice(0, 8)}`,
     deps: { store, openai: createOpenAI({ apiKey: 'replay', baseURL: model.baseURL, timeoutMs: 30_000 }), tools },
   });
   const { client, taskQueue } = agents;
@@ -315,6 +317,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       if ((turn + 1) % 10 === 0) log(`[replay] ${turn + 1} of ${turns.length} turns`);
     }
     const state = await closeAgentAndWait(client, agentId);
+    await options.inspect?.(client, agentId);
     const before = session.findIndex((m) => m.role === 'user');
     const orphans = session.slice(0, before).filter((m) => m.role === 'assistant').length;
     if (orphans > 0) {

@@ -3,6 +3,7 @@
  * workflow's history. The workflow calls the activities through `proxyActivities` with these types; the activities
  * (activities/) implement them.
  */
+import type { BudgetFigures } from '../engine/budget-note.ts';
 import type { PinnedRef } from './pins.ts';
 import type { ToolSelection } from './inputs.ts';
 import type { TaskOutcome } from './delegation.ts';
@@ -12,7 +13,7 @@ import type { ContextRecord, MessageRecord, ViewRef } from './records.ts';
 import type { AgentLife } from './keys.ts';
 import type { StreamAnnouncement } from './stream.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
-import type { ChatMessage, ToolCall } from '../engine/messages.ts';
+import type { CallOfReply, ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { Counting, ModelInfo, ModelOverride } from '../engine/models.ts';
 import type { ModelPrice, Spend } from '../engine/pricing.ts';
 import type { Plan, PlanInput, PlanStep, SummarySpec } from '../engine/planner/index.ts';
@@ -78,6 +79,12 @@ export interface CallModelInput extends AgentLife {
   /** The tool schemas the agent's model sees (its `delegation`, `tools`); absent: all but `delegate`. */
   tools?: ToolSelection;
   /**
+   * The budget note's figures: the activity writes the note from them (engine/budget-note.ts `budgetNote`), so the
+   * history carries the figures, not the text; the window is `window`'s, no `compacted` is none. `budgetNote` in
+   * calls scheduled before.
+   */
+  budget?: NoteFigures;
+  /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
    * instead, and the workflow compacts further before it calls again.
    */
@@ -97,7 +104,8 @@ export interface CallModelInput extends AgentLife {
 
 /** Input of `reportDelegation`: a delegate call's result, from what its child agent stored (activities/delegation.ts). */
 export interface ReportDelegationInput extends AgentLife {
-  call: ToolCall;
+  /** The delegate call (its arguments may be left out: the report does not read them). */
+  call: CallOfReply;
   resultId: string;
   counting: Counting;
   child: {
@@ -144,11 +152,27 @@ export interface ModelUsage {
   cachedTokens?: number;
 }
 
+/** The budget note's figures as a model call takes them: its window is the call's, no `compacted` is none. */
+export type NoteFigures = Omit<BudgetFigures, 'window' | 'compacted'> & { compacted?: BudgetFigures['compacted'] };
+
+/** The figures of {@link NoteFigures} whole again, with the call's window. */
+export function noteFiguresOf(figures: NoteFigures, window: number): BudgetFigures {
+  return { ...figures, window, compacted: figures.compacted ?? [] };
+}
+
 export interface ModelReply {
   record: ContextRecord;
+  /**
+   * The reply's text: the turn's reply when it calls no tools. Empty (since `budget` was added: the same release)
+   * when it calls tools and could not end the turn (no `toolChoice: 'none'`): the text is in the stored reply.
+   */
   content: string;
-  /** Tool calls the model asked for, to run before the next model call. */
-  toolCalls: ToolCall[];
+  /**
+   * Tool calls the model asked for, to run before the next model call: without their arguments (in the stored
+   * reply, read by `runTool`) unless the workflow answers the call itself (`context_pin`, `context_budget`); with
+   * them in replies recorded before.
+   */
+  toolCalls: CallOfReply[];
   usage?: ModelUsage;
   /**
    * The model that served the reply, as the provider names it (the completion's `model`, e.g. a dated version of
@@ -173,7 +197,10 @@ export interface ViolationInput extends AgentLife {
 }
 
 export interface RunToolInput extends AgentLife {
-  call: ToolCall;
+  /** The call; without its arguments when `replyId` names the stored reply that holds them. */
+  call: ToolCall | CallOfReply;
+  /** The stored reply that made the call, where the activity reads its arguments (absent: `call` carries them). */
+  replyId?: string;
   /** Id under which the tool result message is stored. */
   resultId: string;
   counting: Counting;
@@ -196,6 +223,8 @@ export interface RunToolInput extends AgentLife {
 /** What `runTool` answers for a call that waits for approval by its tool's own rule (nothing run, nothing stored). */
 export interface ApprovalNeeded {
   approvalNeeded: true;
+  /** The call's arguments, as the person asked sees them (absent in runs of before: the call carried them). */
+  arguments?: string;
 }
 
 export interface PlanCompactionInput

@@ -26,6 +26,8 @@ export interface TaskOutcome {
 /** What `runTool` answers for a call of a `delegateTo` tool: the child's settings (nothing run, nothing stored). */
 export interface DelegateRequest {
   delegate: ChildSettings;
+  /** The call's arguments, read from the stored reply (the workflow's copy of a call may come without them). */
+  arguments: string;
 }
 
 /** A child's steps when neither the settings nor the call say. */

@@ -4,6 +4,7 @@
  *
  *   agents/<agentId>/<life>/messages/<messageId>.json                 one chat message, as sent to the model
  *   agents/<agentId>/<life>/originals/<messageId>.json                a tool result cut as it arrived: the whole one
+ *   agents/<agentId>/<life>/marks/<messageId>.json                    what a tool result's record says beyond its body
  *   agents/<agentId>/<life>/compactions/<seq>/plan.json               the plan and the context it was made over
  *   agents/<agentId>/<life>/compactions/<seq>/summary.json            the summary message (a chat message)
  *   agents/<agentId>/<life>/compactions/<seq>/summary-edited.json     a reviewer's edit of it (approve with a summary)
@@ -47,7 +48,7 @@ export function lifePrefix(agent: AgentLife): string {
 }
 
 /** The folders directly under a life's prefix (a key's third segment names a life unless it is one of these). */
-const LIFE_FOLDERS = new Set(['messages', 'originals', 'late', 'compactions', 'stream', 'search']);
+const LIFE_FOLDERS = new Set(['messages', 'originals', 'marks', 'late', 'compactions', 'stream', 'search']);
 
 /** The agent life a key of this layout is stored under (undefined: not a key of this layout). */
 export function lifeOfKey(key: string): AgentLife | undefined {
@@ -66,6 +67,15 @@ export function messageKey(agent: AgentLife, messageId: string): string {
  */
 export function originalResultKey(agent: AgentLife, messageId: string): string {
   return `${lifePrefix(agent)}originals/${messageId}.json`;
+}
+
+/**
+ * What the record of a tool result the `runTool` activity stored says beyond what its body does (the tool, the
+ * resource, the tool's limits, a cut and where its original is: contract/records.ts `ResultMarks`), so that the plan
+ * step derives from the stored bodies the records the workflow holds. Results the workflow answered have none.
+ */
+export function resultMarksKey(agent: AgentLife, messageId: string): string {
+  return `${lifePrefix(agent)}marks/${messageId}.json`;
 }
 
 /**

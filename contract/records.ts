@@ -30,6 +30,15 @@ export interface MessageRecord extends MessageMeta {
  */
 export type ContextRecord = Omit<MessageRecord, 'key'> & { key?: string };
 
+/**
+ * What the record of a tool result the `runTool` activity stored says beyond what its body does, stored beside it
+ * (keys.ts `resultMarksKey`): the plan step adds it to the record it derives from the body, as the activity did.
+ */
+export type ResultMarks = Pick<
+  MessageMeta,
+  'kind' | 'ref' | 'tool' | 'resource' | 'neverMask' | 'resultPreview' | 'reload'
+>;
+
 /** A record's storage key: the one it names, or the message's own in the agent's life. */
 export function recordKey(agent: AgentLife, record: ContextRecord): string {
   return record.key ?? messageKey(agent, record.id);

@@ -13,6 +13,16 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/**
+ * A tool call as the model-call activity returns it to the workflow: its arguments left out (`arguments` absent)
+ * unless the workflow answers the call itself; they stay in the stored reply, where `runTool` reads them.
+ */
+export interface CallOfReply {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments?: string };
+}
+
 /** A text part of an array content. */
 export interface TextPart {
   type: 'text';

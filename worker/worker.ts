@@ -1,6 +1,7 @@
 /**
  * The longrun worker: polls the task queue, runs agent workflows (bundled from workflows/) and their activities.
  */
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerInterceptors, WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -135,6 +136,7 @@ export async function createAgentWorker(
       ...(options.temporal.dataConverter ? { dataConverter: options.temporal.dataConverter } : {}),
       // The bundle has its workflow interceptor modules built in (bundleWorkflows).
       workflowBundle,
+      buildId: buildIdOf(workflowBundle),
       ...(tracing ? { sinks: tracing.sinks } : {}),
       // Bodies are read again every turn; a worker-side cache keeps the recent ones.
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
@@ -154,6 +156,16 @@ export async function createAgentWorker(
     await connection.close();
     throw error;
   }
+}
+
+/**
+ * The worker's build id: `longrun+` and the first 12 hex digits of the SHA-256 of its workflow bundle, so a build id
+ * still names the workflow code. The SDK's default (its package, version and the bundle's whole SHA-256, about 90
+ * characters) is recorded in every workflow task and activity start: a third of a long agent's history events.
+ * Worker versioning stays off: the build id only names the code.
+ */
+export function buildIdOf(bundle: { code: string }): string {
+  return `longrun+${createHash('sha256').update(bundle.code).digest('hex').slice(0, 12)}`;
 }
 
 /**

@@ -4,9 +4,10 @@
  * text, as the `pin` Update does) and `context_budget` (the note's figures). The tools' schemas are registered with
  * the worker's tools (activities/tools.ts); their calls are answered here, so a pin is in the state at once.
  */
-import { budgetNote, budgetText } from '../engine/budget-note.ts';
+import { budgetText } from '../engine/budget-note.ts';
 import type { BudgetFigures } from '../engine/budget-note.ts';
-import type { ToolCall } from '../engine/messages.ts';
+import type { NoteFigures } from '../contract/activities.ts';
+import type { CallOfReply } from '../engine/messages.ts';
 import { pinBudgetOf, pinnedTokensOf, validatePinInput } from '../contract/pins.ts';
 import type { PinInput } from '../contract/pins.ts';
 import type { Conversation } from './conversation.ts';
@@ -63,14 +64,18 @@ export function figuresOf(conversation: Conversation, usage: TurnUsage, sinceNot
   };
 }
 
-/** The budget note for the next request when the agent's policy asks for one. */
-export function noteFor(conversation: Conversation, usage: TurnUsage): string | undefined {
+/**
+ * The budget note's figures for the next request when the agent's policy asks for one: the model-call activity writes
+ * the note from them (engine/budget-note.ts `budgetNote`).
+ */
+export function noteFor(conversation: Conversation, usage: TurnUsage): NoteFigures | undefined {
   if (conversation.state.policy?.budgetNote !== true) return undefined;
-  return budgetNote(figuresOf(conversation, usage, true));
+  const { window: _, compacted, ...figures } = figuresOf(conversation, usage, true);
+  return { ...figures, ...(compacted.length ? { compacted } : {}) };
 }
 
 /** The arguments of a call as the model wrote them (an object), or why not. */
-function argumentsOf(call: ToolCall): Record<string, unknown> | string {
+function argumentsOf(call: CallOfReply): Record<string, unknown> | string {
   try {
     const parsed: unknown = JSON.parse(call.function.arguments || '{}');
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
@@ -78,11 +83,15 @@ function argumentsOf(call: ToolCall): Record<string, unknown> | string {
   } catch {
     // answered below
   }
-  return `the arguments must be a JSON object (got ${JSON.stringify(call.function.arguments.slice(0, 200))})`;
+  return `the arguments must be a JSON object (got ${JSON.stringify((call.function.arguments ?? '').slice(0, 200))})`;
 }
 
 /** Answers a call of a tool in {@link WORKFLOW_TOOLS}: the text of its result (a refusal is a result too). */
-export async function answerContextTool(conversation: Conversation, call: ToolCall, usage: TurnUsage): Promise<string> {
+export async function answerContextTool(
+  conversation: Conversation,
+  call: CallOfReply,
+  usage: TurnUsage,
+): Promise<string> {
   if (call.function.name === 'context_budget') return budgetText(figuresOf(conversation, usage, false));
   const args = argumentsOf(call);
   if (typeof args === 'string') return `[refused] ${args}`;

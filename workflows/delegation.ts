@@ -33,7 +33,7 @@ import { validateAgentInput } from '../contract/inputs.ts';
 import type { AgentInput, ChildSettings, DelegationSettings } from '../contract/inputs.ts';
 import type { ContextRecord } from '../contract/records.ts';
 import type { AgentState } from '../contract/state.ts';
-import type { ToolCall } from '../engine/messages.ts';
+import type { CallOfReply } from '../engine/messages.ts';
 import type { Conversation } from './conversation.ts';
 import type { TurnControl } from './turn-control.ts';
 import { wasCancelled } from './turn-control.ts';
@@ -47,7 +47,7 @@ const { reportDelegation } = proxyActivities<ReturnType<typeof activities.create
 });
 
 /** Whether `call` is the built-in `delegate` of an agent that has it on (`delegation`: its settings). */
-export function delegatesBuiltIn(call: ToolCall, delegation: DelegationSettings | undefined): boolean {
+export function delegatesBuiltIn(call: CallOfReply, delegation: DelegationSettings | undefined): boolean {
   return call.function.name === DELEGATE_TOOL && delegation !== undefined && patched(DELEGATION_PATCH);
 }
 
@@ -65,7 +65,7 @@ export interface CallPlace {
 export async function delegate(
   conversation: Conversation,
   control: TurnControl,
-  call: ToolCall,
+  call: CallOfReply,
   resultId: string,
   place: CallPlace,
   settings: DelegationSettings | ChildSettings,
@@ -133,7 +133,8 @@ export async function delegate(
     [
       {
         ...conversation.life,
-        call,
+        // The call without its arguments (the task is in the child's input already).
+        call: { id: call.id, type: 'function' as const, function: { name: call.function.name } },
         resultId,
         counting: conversation.counting,
         child: {
@@ -149,7 +150,7 @@ export async function delegate(
 }
 
 /** The arguments of a call (an object), or why not. */
-function argumentsOf(call: ToolCall): Record<string, unknown> | string {
+function argumentsOf(call: CallOfReply): Record<string, unknown> | string {
   try {
     const parsed: unknown = JSON.parse(call.function.arguments || '{}');
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {

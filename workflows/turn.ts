@@ -13,8 +13,8 @@ import {
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { ModelReply, NewMessage } from '../contract/activities.ts';
-import type { ToolCall } from '../engine/messages.ts';
+import type { ModelReply, NewMessage, NoteFigures } from '../contract/activities.ts';
+import type { CallOfReply } from '../engine/messages.ts';
 import type { ToolLimits } from '../engine/policy.ts';
 import { TOOL_RESULT_PREVIEW_CHARS } from '../contract/stream.ts';
 import type { StreamAnnouncement } from '../contract/stream.ts';
@@ -285,6 +285,7 @@ export async function runTurn(
               {
                 ...conversation.life,
                 call,
+                ...callIn(call, reply!.record.id),
                 resultId,
                 counting: conversation.counting,
                 ...toolLimits(conversation, call),
@@ -295,7 +296,7 @@ export async function runTurn(
       );
       conversation.append(...(results as ContextRecord[]));
     } else {
-      conversation.append(...(await answerCalls(conversation, reach, reply.toolCalls, step, usage)));
+      conversation.append(...(await answerCalls(conversation, reach, reply.toolCalls, reply.record.id, step, usage)));
       if (reach.interruptQueued()) {
         interrupt = { pending: reach.takeInterrupt(), step };
         break;
@@ -344,13 +345,16 @@ function steered(records: ContextRecord[], steerIds: ReadonlySet<string>): Conte
 async function answerCalls(
   conversation: Conversation,
   reach: TurnReach,
-  calls: ToolCall[],
+  calls: CallOfReply[],
+  replyId: string,
   step: number,
   usage: () => TurnUsage,
 ): Promise<ContextRecord[]> {
   const answered = calls.map((call) => ({ call, resultId: conversation.newMessageId() }));
   const outcomes = await Promise.allSettled(
-    answered.map(({ call, resultId }, i) => answerCall(conversation, reach, call, resultId, { step, n: i + 1 }, usage)),
+    answered.map(({ call, resultId }, i) =>
+      answerCall(conversation, reach, call, replyId, resultId, { step, n: i + 1 }, usage),
+    ),
   );
   const failure = outcomes.find(
     (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected' && !wasCancelled(outcome.reason),
@@ -372,13 +376,18 @@ async function answerCalls(
 }
 
 /** Answers `call` with `content` (a denial, an interrupt), and says so in the live stream. */
-function standIn(conversation: Conversation, call: ToolCall, resultId: string, content: string, step: number) {
+function standIn(conversation: Conversation, call: CallOfReply, resultId: string, content: string, step: number) {
   const items = standInItems(call, content, step, conversation.progress.turn?.turn);
   return storeStandIn(conversation, call, resultId, content, items);
 }
 
+/** Where `runTool` reads a call's arguments when the reply came without them: the stored reply. */
+function callIn(call: CallOfReply, replyId: string): { replyId?: string } {
+  return call.function.arguments === undefined ? { replyId } : {};
+}
+
 /** The policy's limits for a call's tool (`tools`), for `runTool`: none (nothing added) when it sets none. */
-function toolLimits(conversation: Conversation, call: ToolCall): { limits?: ToolLimits } {
+function toolLimits(conversation: Conversation, call: CallOfReply): { limits?: ToolLimits } {
   const limits = conversation.state.policy?.tools?.[call.function.name];
   return limits ? { limits } : {};
 }
@@ -387,7 +396,8 @@ function toolLimits(conversation: Conversation, call: ToolCall): { limits?: Tool
 async function answerCall(
   conversation: Conversation,
   reach: TurnReach,
-  call: ToolCall,
+  call: CallOfReply,
+  replyId: string,
   resultId: string,
   { step, n }: { step: number; n: number },
   usage: () => TurnUsage,
@@ -411,6 +421,7 @@ async function answerCall(
           {
             ...conversation.life,
             call,
+            ...callIn(call, replyId),
             resultId,
             counting: conversation.counting,
             ...toolLimits(conversation, call),
@@ -438,13 +449,16 @@ async function answerCall(
   const asks = !byName || patched(APPROVAL_ASKED_BY_NAME_PATCH);
   let result = asks ? await run(byName ? 'required' : 'ask') : undefined;
   if (result === undefined || 'approvalNeeded' in result) {
-    const decided = await approvalFor(conversation, reach, call);
+    const decided = await approvalFor(conversation, reach, call, result?.arguments);
     if (decided !== true) return standIn(conversation, call, resultId, decided, step);
     result = await run('granted');
   }
   if ('approvalNeeded' in result) throw new Error(`tool ${call.function.name} asked for approval twice`);
-  if ('delegate' in result)
-    return delegate(conversation, reach.control, call, resultId, place, result.delegate, answer);
+  if ('delegate' in result) {
+    // The call's arguments as `runTool` read them (a lean reply's call comes without them).
+    const whole = { ...call, function: { name: call.function.name, arguments: result.arguments } };
+    return delegate(conversation, reach.control, whole, resultId, place, result.delegate, answer);
+  }
   return result;
 }
 
@@ -452,13 +466,19 @@ async function answerCall(
  * Waits for a person to approve or deny `call` (or the timeout, or an interrupt). Resolves to true (run it), or the
  * result that answers it instead (the denial, or that the turn was interrupted).
  */
-async function approvalFor(conversation: Conversation, reach: TurnReach, call: ToolCall): Promise<true | string> {
+async function approvalFor(
+  conversation: Conversation,
+  reach: TurnReach,
+  call: CallOfReply,
+  /** The call's arguments as `runTool` answered them (the reply's call came without them). */
+  args = call.function.arguments ?? '',
+): Promise<true | string> {
   const { control, approval } = reach;
   const now = Date.now();
   const waiting = {
     callId: call.id,
     tool: call.function.name,
-    arguments: shownArguments(call.function.arguments),
+    arguments: shownArguments(args),
     since: new Date(now).toISOString(),
     until: new Date(now + approval.timeoutMs).toISOString(),
     onTimeout: approval.onTimeout,
@@ -487,7 +507,7 @@ async function approvalFor(conversation: Conversation, reach: TurnReach, call: T
 }
 
 /** The result of a call the turn's interrupt left unanswered. */
-function interruptedResult(call: ToolCall, step: number | undefined): string {
+function interruptedResult(call: CallOfReply, step: number | undefined): string {
   return (
     `[interrupted] This call of ${call.function.name} was interrupted${step !== undefined ? ` at step ${step}` : ''} ` +
     'before it returned: a person interrupted the turn. It may have had effects; what it returns later is kept ' +
@@ -498,7 +518,7 @@ function interruptedResult(call: ToolCall, step: number | undefined): string {
 /** Answers `call` with `content` instead of the tool's result (a denial, an interrupt), stored under its result id. */
 async function storeStandIn(
   conversation: Conversation,
-  call: ToolCall,
+  call: CallOfReply,
   resultId: string,
   content: string,
   announce: StreamAnnouncement[],
@@ -512,7 +532,7 @@ async function storeStandIn(
 }
 
 /** What the live stream says of a call's result. */
-function resultItem(call: ToolCall, content: string): StreamAnnouncement {
+function resultItem(call: CallOfReply, content: string): StreamAnnouncement {
   return {
     kind: 'tool-result',
     id: `tool-result:${call.id}`,
@@ -524,7 +544,7 @@ function resultItem(call: ToolCall, content: string): StreamAnnouncement {
 }
 
 /** What the live stream says of a call answered without running: denied, or interrupted. */
-function standInItems(call: ToolCall, content: string, step: number | undefined, turn: number | undefined) {
+function standInItems(call: CallOfReply, content: string, step: number | undefined, turn: number | undefined) {
   const items: StreamAnnouncement[] = [];
   if (content.startsWith('[denied]')) {
     items.push({
@@ -633,7 +653,7 @@ async function callModelFitting(
     conversation.append(...steered(result.stored, call.steerIds));
     unstored = [];
     if (result.reply) {
-      if (extras.budgetNote !== undefined) conversation.noted();
+      if (extras.budget !== undefined) conversation.noted();
       conversation.called(result.reply);
       return result.reply;
     }
@@ -647,13 +667,13 @@ async function callModelFitting(
 function requestExtras(
   conversation: Conversation,
   usage: () => TurnUsage,
-): { pinned?: PinnedRef[]; budgetNote?: string } {
+): { pinned?: PinnedRef[]; budget?: NoteFigures } {
   const { state } = conversation;
   const block = pinnedBlockOf(conversation.life, state.pins, state.messages);
   const note = noteFor(conversation, usage());
   return {
     ...(block.length ? { pinned: pinnedRefsOf(block) } : {}),
-    ...(note !== undefined ? { budgetNote: note } : {}),
+    ...(note !== undefined ? { budget: note } : {}),
   };
 }
 

@@ -11,11 +11,11 @@ import type { TaskLedger } from '../../engine/ledger.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { recordsDigest } from '../../contract/context-delta.ts';
-import { agentLife, compactionKey, messageIdOf, messageKey } from '../../contract/keys.ts';
+import { agentLife, compactionKey, messageIdOf, messageKey, resultMarksKey } from '../../contract/keys.ts';
 import type { AgentLife } from '../../contract/keys.ts';
 import { keyedRecord, unkeyedRecord } from '../../contract/records.ts';
 import type { ContextRef, PlanCompactionInput, PlanOutcome, SummarizeInput } from '../../contract/activities.ts';
-import type { ContextRecord, MessageRecord } from '../../contract/records.ts';
+import type { ContextRecord, MessageRecord, ResultMarks } from '../../contract/records.ts';
 import { contextReload } from '../tools.ts';
 import type { Counting } from '../../engine/models.ts';
 import { withHeartbeat } from '../stored.ts';
@@ -24,13 +24,14 @@ import type { CompactionShared, StoredPlan } from './shared.ts';
 import { createWrittenSizing } from './written.ts';
 
 export function createPlanActivities(shared: CompactionShared) {
-  const { summaryModel, putJson, load, measure } = shared;
+  const { summaryModel, putJson, load, measure, store } = shared;
   const writtenSizes = createWrittenSizing(shared);
 
   /**
    * The working context's records by reference: the base's as stored (or inline), then the messages since, derived
-   * from their bodies as they were stored (counted, a steer marked, a reloaded page marked). Undefined when what it
-   * derived differs from what the workflow holds (the digest): the workflow sends them then.
+   * from their bodies as they were stored (counted, a steer marked, a tool result with what `runTool` stored beside
+   * it, a reloaded page marked). Undefined when what it derived differs from what the workflow holds (the digest):
+   * the workflow sends them then.
    */
   async function readContext(
     agent: AgentLife,
@@ -54,7 +55,10 @@ export function createPlanActivities(shared: CompactionShared) {
       Array.from({ length }, async (_, i) => {
         const id = messageIdOf(ref.firstSeq + i);
         const key = messageKey(agent, id);
-        return { id, key, message: await load<ChatMessage>(key) };
+        const message = await load<ChatMessage>(key);
+        // A tool result runTool stored has its marks beside it; one the workflow answered has none.
+        const marks = message.role === 'tool' ? await store.get(resultMarksKey(agent, id)) : undefined;
+        return { id, key, message, ...(marks !== undefined ? { marks: JSON.parse(marks) as ResultMarks } : {}) };
       }),
     );
     const reloads = new Set(
@@ -63,8 +67,9 @@ export function createPlanActivities(shared: CompactionShared) {
       ),
     );
     const tail = await Promise.all(
-      bodies.map(async ({ id, key, message }) => {
+      bodies.map(async ({ id, key, message, marks }) => {
         const record = unkeyedRecord(agent, await measure(key, message, counting, { id }));
+        if (marks) return { ...record, ...marks };
         if (steers.has(id)) return { ...record, steer: true as const };
         if (message.tool_call_id !== undefined && reloads.has(message.tool_call_id)) {
           return { ...record, reload: true as const };

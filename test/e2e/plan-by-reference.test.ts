@@ -1,0 +1,219 @@
+/**
+ * A plan after tool calls goes by reference (issue 29, item 5): the plan step derives the records of the messages
+ * since the last compaction from their stored bodies, and what `runTool` stored beside a tool result (the tool, the
+ * resource, a cut and its original) makes them the records the workflow holds, so the digest matches and the
+ * workflow does not send them. Covered: results of a tool run by `runTool`, one read twice (the same resource), one
+ * cut as it arrived (`maxResultTokens`), calls the workflow answers itself (`context_budget`, `context_pin`) and a
+ * call denied when nobody approved it in time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { temporal } from '@temporalio/proto';
+import { defineTool } from '../../activities/tools.ts';
+import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import type {
+  CallModelInput,
+  CallModelResult,
+  ContextRef,
+  PlanOutcome,
+  RunToolInput,
+} from '../../contract/activities.ts';
+import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
+import { textOf } from '../../engine/messages.ts';
+import { isSummaryRequest, newAgentId, startHarness } from '../support/harness.ts';
+import type { Harness } from '../support/harness.ts';
+
+const read = defineTool({
+  name: 'read',
+  description: 'Reads a file',
+  parameters: { type: 'object', properties: { path: { type: 'string' } } },
+  run: ({ path }) => Promise.resolve(`contents of ${String(path)}: the queue consumer retries 3 times`),
+});
+const dump = defineTool({
+  name: 'dump',
+  description: 'Dumps a long log',
+  parameters: { type: 'object', properties: {} },
+  maxResultTokens: 60,
+  run: () => Promise.resolve(Array.from({ length: 200 }, (_, i) => `log line ${i}: worker ${i % 7} idle`).join('\n')),
+});
+const deploy = defineTool({
+  name: 'deploy',
+  description: 'Deploys',
+  parameters: { type: 'object', properties: { target: { type: 'string' } } },
+  approval: 'always',
+  run: ({ target }) => Promise.resolve(`deployed ${String(target)}`),
+});
+
+/** The turn's calls, one per step, then an answer. */
+const CALLS: [name: string, args: unknown][] = [
+  ['read', { path: 'a.txt' }],
+  ['dump', {}],
+  ['context_budget', {}],
+  ['context_pin', { text: 'the queue consumer listens on port 8080' }],
+  ['deploy', { target: 'prod' }],
+  ['read', { path: 'a.txt' }],
+];
+
+function script(request: RecordedRequest): ScriptedReply {
+  if (isSummaryRequest(request)) {
+    return {
+      content: JSON.stringify({
+        task_overview: 'Inspect the queue consumer.',
+        current_state: 'Files read.',
+        important_discoveries: 'It retries 3 times.',
+        next_steps: 'Go on.',
+        context_to_preserve: 'port 8080',
+      }),
+    };
+  }
+  const messages = request.body.messages;
+  const last = messages.at(-1)!;
+  if (last.role === 'user') {
+    if (!textOf(last.content).startsWith('work')) return { content: `noted: ${textOf(last.content)}` };
+    const [name, args] = CALLS[0]!;
+    return {
+      content: null,
+      toolCalls: [{ id: 'c-1', type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+    };
+  }
+  const lastCall = messages.findLast((m) => m.tool_calls?.[0]?.id.startsWith('c-'))?.tool_calls?.[0]?.id;
+  const done = lastCall ? Number(lastCall.slice(2)) : 0;
+  if (done >= CALLS.length) return { content: 'done' };
+  const [name, args] = CALLS[done]!;
+  const id = `c-${done + 1}`;
+  return { content: null, toolCalls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] };
+}
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness(script, [read, dump, deploy]);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+type Event = temporal.api.history.v1.IHistoryEvent;
+const decoded = <T>(payload: temporal.api.common.v1.IPayload | undefined): T =>
+  JSON.parse(Buffer.from(payload!.data!).toString('utf8')) as T;
+
+/** Each activity of the agent's history: its type, its input and its result. */
+function activitiesOf(events: Event[]): { type: string; input: Record<string, unknown>; result?: unknown }[] {
+  const scheduled = new Map<string, { type: string; input: Record<string, unknown>; result?: unknown }>();
+  for (const e of events) {
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s) scheduled.set(String(e.eventId), { type: s.activityType!.name!, input: decoded(s.input?.payloads?.[0]) });
+    const done = e.activityTaskCompletedEventAttributes;
+    const activity = done && scheduled.get(String(done.scheduledEventId));
+    if (activity) activity.result = decoded(done.result?.payloads?.[0]);
+  }
+  return [...scheduled.values()];
+}
+
+/** The planCompaction inputs the agent's history scheduled, and what each answered. */
+function plansOf(events: Event[]): { contextRef?: ContextRef; outcome?: PlanOutcome }[] {
+  const scheduled = new Map<string, { contextRef?: ContextRef; outcome?: PlanOutcome }>();
+  for (const e of events) {
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s?.activityType?.name === 'planCompaction') {
+      scheduled.set(String(e.eventId), decoded<{ contextRef?: ContextRef }>(s.input?.payloads?.[0]));
+    }
+    const done = e.activityTaskCompletedEventAttributes;
+    const plan = done && scheduled.get(String(done.scheduledEventId));
+    if (plan) plan.outcome = decoded<PlanOutcome>(done.result?.payloads?.[0]);
+  }
+  return [...scheduled.values()];
+}
+
+describe('a plan after tool calls', () => {
+  it(
+    'goes by reference: the records it derives are the ones the workflow holds, none re-sent',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const agentId = newAgentId('plan-ref');
+      await startAgent(h.client, {
+        agentId,
+        model: 'gpt-4o-mini',
+        taskQueue: h.taskQueue,
+        toolApproval: { tools: ['deploy'], timeoutSeconds: 1, onTimeout: 'deny' },
+        compaction: { reserveRatio: 0, keepTurns: 1 },
+      });
+      await sendMessage(h.client, agentId, 'note: the consumer is in queue.ts');
+      expect((await sendMessage(h.client, agentId, 'work on the queue consumer')).reply).toBe('done');
+      await sendMessage(h.client, agentId, 'note: and in worker.ts');
+      await sendMessage(h.client, agentId, 'note: the tests are in test/');
+      const state = await agentState(h.client, agentId);
+      const results = state.messages.filter((m) => m.role === 'tool');
+      // What the test covers: results runTool stored (one cut), the workflow's own answers, a denial.
+      expect(results.map((m) => m.tool ?? null)).toEqual(['read', 'dump', null, null, null, 'read']);
+      expect(results[1]).toMatchObject({ kind: 'truncated' });
+      expect(results[0]!.resource).toBeDefined();
+      expect(results[0]!.resource).toBe(results[5]!.resource);
+      expect(results[4]!.preview).toMatch(/^\[denied\]/);
+      const compacted = await compactAgent(h.client, agentId, { strategy: 'truncate-rounds', evenIfLarger: true });
+      expect(compacted.compacted, compacted.reason).toBe(true);
+      const plans = plansOf((await agentHandle(h.client, agentId).fetchHistory()).events ?? []);
+      expect(plans.map((p) => p.outcome?.reason)).not.toContain('records differ');
+      expect(plans).toHaveLength(1);
+      expect(plans[0]!.contextRef).toBeDefined();
+      expect(plans[0]!.contextRef!.tail).toBeUndefined();
+      expect(plans[0]!.outcome!.action).toBe('compact');
+      await closeAgent(h.client, agentId);
+    },
+  );
+
+  it(
+    'a reply that calls tools comes back without its text and its calls’ arguments; runTool reads them',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const agentId = newAgentId('lean-reply');
+      await startAgent(h.client, {
+        agentId,
+        model: 'gpt-4o-mini',
+        taskQueue: h.taskQueue,
+        toolApproval: { tools: ['deploy'], timeoutSeconds: 1, onTimeout: 'deny' },
+      });
+      const seen = h.model.requests.length;
+      expect((await sendMessage(h.client, agentId, 'work, thinking aloud')).reply).toBe('done');
+      const activities = activitiesOf((await agentHandle(h.client, agentId).fetchHistory()).events ?? []);
+      const replies = activities
+        .filter((a) => a.type === 'callModel')
+        .map((a) => (a.result as CallModelResult).reply!)
+        .filter((reply) => reply.toolCalls.length > 0);
+      expect(replies).toHaveLength(CALLS.length);
+      for (const reply of replies) {
+        expect(reply.content).toBe(''); // the text is in the stored reply
+        const [call] = reply.toolCalls;
+        // Only the calls the workflow answers itself keep their arguments.
+        if (call!.function.name.startsWith('context_')) expect(call!.function.arguments).toBeDefined();
+        else expect(call!.function.arguments).toBeUndefined();
+      }
+      const runs = activities.filter((a) => a.type === 'runTool').map((a) => a.input as unknown as RunToolInput);
+      expect(runs.map((r) => r.call.function.name)).toEqual(['read', 'dump', 'deploy', 'read']);
+      for (const run of runs) {
+        expect(run.call.function.arguments).toBeUndefined();
+        expect(run.replyId).toMatch(/^m\d+$/);
+      }
+      // The tool ran with the arguments of the stored reply, and a call waiting for approval showed them.
+      const results = (await agentState(h.client, agentId)).messages.filter((m) => m.role === 'tool');
+      expect(results[0]!.preview).toContain('contents of a.txt');
+      const asked = activities.find(
+        (a) => a.type === 'runTool' && (a.result as { approvalNeeded?: true }).approvalNeeded,
+      );
+      expect(asked!.result).toEqual({ approvalNeeded: true, arguments: '{"target":"prod"}' });
+      // The budget note: its figures in the history, its text in every request the model got.
+      const calls = activities.filter((a) => a.type === 'callModel').map((a) => a.input as unknown as CallModelInput);
+      expect(calls.every((c) => c.budget !== undefined && c.budgetNote === undefined)).toBe(true);
+      const requests = h.model.requests.slice(seen).filter((r) => !isSummaryRequest(r));
+      expect(requests.length).toBeGreaterThan(CALLS.length);
+      for (const request of requests) {
+        expect(textOf(request.budgetNote?.content ?? '')).toMatch(
+          /^\[context budget: a note from longrun, not from the user\] Context: /,
+        );
+      }
+      await closeAgent(h.client, agentId);
+    },
+  );
+});
