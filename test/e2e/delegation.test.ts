@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { delegateTo, defineTool } from '../../activities/tools.ts';
-import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { interruptAgent, steerAgent } from '../../client/control.ts';
 import { listAgents } from '../../client/reads.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
@@ -17,6 +17,7 @@ import { textOf } from '../../engine/messages.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import type { Responder } from '../../llm/chat-server.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
+import { eventsOfAllRuns, plansOf } from '../support/planned.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 
@@ -172,6 +173,15 @@ describe('delegate', () => {
     const at = lines.findIndex((line) => line.startsWith(`${parentId} `));
     expect(at).toBeGreaterThan(-1);
     expect(lines[at + 1]).toMatch(new RegExp(`^\\s+└ ${childId.replaceAll('.', '\\.')}\\s+closed`));
+
+    // A compaction asked for after it plans by reference (whether or not it finds anything to remove): what
+    // reportDelegation stored beside the result (the tool, the cut and its original) lets the plan derive the record
+    // the parent holds, so the plan does not answer "records differ" and the workflow sends nothing again.
+    await compactAgent(h.client, parentId, { strategy: 'truncate-rounds', evenIfLarger: true });
+    const plans = plansOf(await eventsOfAllRuns(h.client, agentWorkflowId(parentId)));
+    expect(plans.length).toBeGreaterThan(0);
+    expect(plans.map((p) => p.outcome?.reason)).not.toContain('records differ');
+    expect(plans.every((p) => p.contextRef !== undefined && p.contextRef.tail === undefined)).toBe(true);
   }, 120_000);
 
   it("a team's delegateTo tool starts its configured child: its own prompt, tools and budget", async () => {

@@ -9,17 +9,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { temporal } from '@temporalio/proto';
 import { defineTool } from '../../activities/tools.ts';
-import { agentHandle, agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import type {
-  CallModelInput,
-  CallModelResult,
-  ContextRef,
-  PlanOutcome,
-  RunToolInput,
-} from '../../contract/activities.ts';
+import { agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import type { CallModelInput, CallModelResult, RunToolInput } from '../../contract/activities.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import { isSummaryRequest, newAgentId, startHarness } from '../support/harness.ts';
+import { decoded, eventsOfAllRuns, plansOf } from '../support/planned.ts';
+import { agentWorkflowId } from '../../contract/agent.ts';
 import type { Harness } from '../support/harness.ts';
 
 const read = defineTool({
@@ -92,8 +88,6 @@ afterAll(async () => {
 });
 
 type Event = temporal.api.history.v1.IHistoryEvent;
-const decoded = <T>(payload: temporal.api.common.v1.IPayload | undefined): T =>
-  JSON.parse(Buffer.from(payload!.data!).toString('utf8')) as T;
 
 /** Each activity of the agent's history: its type, its input and its result. */
 function activitiesOf(events: Event[]): { type: string; input: Record<string, unknown>; result?: unknown }[] {
@@ -104,21 +98,6 @@ function activitiesOf(events: Event[]): { type: string; input: Record<string, un
     const done = e.activityTaskCompletedEventAttributes;
     const activity = done && scheduled.get(String(done.scheduledEventId));
     if (activity) activity.result = decoded(done.result?.payloads?.[0]);
-  }
-  return [...scheduled.values()];
-}
-
-/** The planCompaction inputs the agent's history scheduled, and what each answered. */
-function plansOf(events: Event[]): { contextRef?: ContextRef; outcome?: PlanOutcome }[] {
-  const scheduled = new Map<string, { contextRef?: ContextRef; outcome?: PlanOutcome }>();
-  for (const e of events) {
-    const s = e.activityTaskScheduledEventAttributes;
-    if (s?.activityType?.name === 'planCompaction') {
-      scheduled.set(String(e.eventId), decoded<{ contextRef?: ContextRef }>(s.input?.payloads?.[0]));
-    }
-    const done = e.activityTaskCompletedEventAttributes;
-    const plan = done && scheduled.get(String(done.scheduledEventId));
-    if (plan) plan.outcome = decoded<PlanOutcome>(done.result?.payloads?.[0]);
   }
   return [...scheduled.values()];
 }
@@ -152,7 +131,7 @@ describe('a plan after tool calls', () => {
       expect(results[4]!.preview).toMatch(/^\[denied\]/);
       const compacted = await compactAgent(h.client, agentId, { strategy: 'truncate-rounds', evenIfLarger: true });
       expect(compacted.compacted, compacted.reason).toBe(true);
-      const plans = plansOf((await agentHandle(h.client, agentId).fetchHistory()).events ?? []);
+      const plans = plansOf(await eventsOfAllRuns(h.client, agentWorkflowId(agentId)));
       expect(plans.map((p) => p.outcome?.reason)).not.toContain('records differ');
       expect(plans).toHaveLength(1);
       expect(plans[0]!.contextRef).toBeDefined();
@@ -177,7 +156,7 @@ describe('a plan after tool calls', () => {
       });
       const seen = h.model.requests.length;
       expect((await sendMessage(h.client, agentId, 'work, thinking aloud')).reply).toBe('done');
-      const activities = activitiesOf((await agentHandle(h.client, agentId).fetchHistory()).events ?? []);
+      const activities = activitiesOf(await eventsOfAllRuns(h.client, agentWorkflowId(agentId)));
       const replies = activities
         .filter((a) => a.type === 'callModel')
         .map((a) => (a.result as CallModelResult).reply!)
