@@ -317,11 +317,13 @@ export class ToolRegistry {
   }
 
   /**
-   * The names of the tools registered (the built-in ones first: context_reload, context_search, context_pin,
-   * context_budget).
+   * The names of the tools a model sees, as {@link schemas} gives them (the built-in ones first: context_reload,
+   * context_search, context_pin, context_budget; `delegate` only with a selection that has it).
    */
-  names(): string[] {
-    return [...this.tools.keys()];
+  names(selection?: ToolSelection): string[] {
+    return [...this.tools.values()]
+      .filter((tool) => selected(tool.name, BUILT_IN.has(tool), selection))
+      .map((tool) => tool.name);
   }
 
   /** The schemas the model sees: all but `delegate`, or those of an agent's `selection` (its `delegation`, `tools`). */
