@@ -67,6 +67,7 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
         ]
       : []),
     ...workerLines(extras.worker),
+    ...taskLines(state),
     ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
     ...draftLines(state, extras.now ?? Date.now()),
     ...approvalLines(state.awaitingApproval ?? [], state.agentId, extras.now ?? Date.now()),
@@ -74,6 +75,17 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
     '',
     renderMessages(state.messages),
   ].join('\n');
+}
+
+/** A sub-agent's task once it ended (workflows/task-mode.ts): whose, how it ended, where its answer is. */
+function taskLines(state: AgentState): string[] {
+  const task = state.task;
+  if (!task) return [];
+  const ended = task.error !== undefined ? `failed: ${task.error}` : task.stopped ? `stopped: ${task.stopped}` : 'done';
+  const answer = task.replyId !== undefined ? `, answer ${task.replyId}` : '';
+  return [
+    `task     sub-agent of ${task.parent}: ${ended} (${task.steps} step(s), ${task.toolCalls} tool call(s)${answer})`,
+  ];
 }
 
 /** Whether a worker polls the agent's task queue, and what to do when none does. */

@@ -170,6 +170,11 @@ describe('delegate', () => {
     const cli = await runLongrun(['list'], { env: cliEnv(h) });
     expect(cli.code, cli.stderr).toBe(0);
     const lines = cli.stdout.split('\n');
+    const shown = await runLongrun(['state', childId], { env: cliEnv(h) });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(
+      `task     sub-agent of ${parentId}: done (${PAGES + 1} step(s), ${PAGES} tool call(s)`,
+    );
     const at = lines.findIndex((line) => line.startsWith(`${parentId} `));
     expect(at).toBeGreaterThan(-1);
     expect(lines[at + 1]).toMatch(new RegExp(`^\\s+└ ${childId.replaceAll('.', '\\.')}\\s+closed`));

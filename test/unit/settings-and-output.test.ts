@@ -130,6 +130,18 @@ describe('renderState', () => {
     expect(text).toContain('discard: longrun discard trip-planner-7 draft-1');
   });
 
+  it("shows a sub-agent's task once it ended: its parent, how it ended, its answer", () => {
+    const done = renderState(agent({ task: { parent: 'desk', replyId: 'm000027', steps: 13, toolCalls: 12 } }));
+    expect(done).toContain('task     sub-agent of desk: done (13 step(s), 12 tool call(s), answer m000027)\n');
+    const stopped = renderState(
+      agent({ task: { parent: 'desk', steps: 5, toolCalls: 5, stopped: 'its steps budget of 5 was reached' } }),
+    );
+    expect(stopped).toContain('task     sub-agent of desk: stopped: its steps budget of 5 was reached (5 step(s)');
+    const failed = renderState(agent({ task: { parent: 'desk', steps: 0, toolCalls: 0, error: 'HTTP 401' } }));
+    expect(failed).toContain('task     sub-agent of desk: failed: HTTP 401 (0 step(s), 0 tool call(s))\n');
+    expect(renderState(agent())).not.toMatch(/^task /m);
+  });
+
   it('says when no worker polls the task queue, and what to do', () => {
     const text = renderState(agent(), {
       worker: { taskQueue: 'q1', polled: false, text: 'no worker polls task queue q1 (the server has seen none)' },
