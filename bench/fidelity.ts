@@ -30,10 +30,7 @@ import type { ModelPrice } from '../engine/pricing.ts';
 import { priceFlag } from '../commands/cli/parse.ts';
 import { PRESET_NAMES, resolvePolicy } from '../engine/presets.ts';
 import { triggerTokens } from '../engine/gates.ts';
-import { DEFAULTS, loadSettings, PROJECT_ROOT } from '../config/settings.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
+import { PROJECT_ROOT } from '../config/settings.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { SEARCH_LIMITS, SearchIndex } from '../storage/search-index.ts';
@@ -45,6 +42,7 @@ import { loadCorpus, missingSessions, SESSIONS_DIR } from './fidelity/corpus.ts'
 import type { CorpusSession } from './fidelity/corpus.ts';
 import { factInMatches, failedRun, FINDABLE_TOP, findableOf, messageText, runResult } from './fidelity/measure.ts';
 import type { CompactionSnapshot, RunResult } from './fidelity/measure.ts';
+import { startReplayStack } from './fidelity/replay-stack.ts';
 import { writeSyntheticCorpus } from './fidelity/synthetic.ts';
 import { checkTargets, historyLine, renderTable, renderTargets, windowLabel } from './fidelity/table.ts';
 import type { TargetCheck } from './fidelity/table.ts';
@@ -210,16 +208,6 @@ function progressLine(index: number, total: number, r: RunResult): string {
   );
 }
 
-/** What runFidelity points runReplay at (and puts back after). */
-const SERVER_VARIABLES = [
-  'TEMPORAL_ADDRESS',
-  'TEMPORAL_NAMESPACE',
-  'AWS_ENDPOINT_URL_S3',
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_REGION',
-];
-
 export interface FidelityRun {
   durationMs: number;
   results: RunResult[];
@@ -245,20 +233,10 @@ export async function runFidelity(
       `windows ${windows.join(', ')} × presets ${presets.join(', ')}`,
   );
   const started = performance.now();
-  const settings = loadSettings();
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries, log });
+  const stack = await startReplayStack(log);
   const results: RunResult[] = [];
-  const saved = Object.fromEntries(SERVER_VARIABLES.map((name) => [name, process.env[name]]));
   try {
-    // runReplay uses a running stack when TEMPORAL_ADDRESS is set, and the S3 store the environment names.
-    process.env.TEMPORAL_ADDRESS = stack.temporal!.address;
-    process.env.TEMPORAL_NAMESPACE = stack.temporal!.namespace;
-    process.env.AWS_ENDPOINT_URL_S3 = stack.minio!.endpoint;
-    process.env.AWS_ACCESS_KEY_ID = DEFAULTS.minioUser;
-    process.env.AWS_SECRET_ACCESS_KEY = DEFAULTS.minioPassword;
-    process.env.AWS_REGION = DEFAULTS.region;
-    const store = new S3BlobStore(stack.minio!.target);
+    const store = new S3BlobStore(stack.s3);
     for (const [i, { session, window, preset }] of plan.entries()) {
       const runStarted = performance.now();
       let result: RunResult;
@@ -288,10 +266,6 @@ export async function runFidelity(
       log(progressLine(i + 1, plan.length, result));
     }
   } finally {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
     await stack.stop();
   }
   return { durationMs: performance.now() - started, results, targets: checkTargets(results) };

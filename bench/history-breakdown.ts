@@ -13,12 +13,9 @@ import { statSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import protos from '@temporalio/proto';
-import { DEFAULTS, loadSettings } from '../config/settings.ts';
-import { BINARIES } from '../stack/binaries.ts';
-import { startEmbeddedStack } from '../stack/index.ts';
-import { ensureBinaries } from '../stack/setup.ts';
 import { runReplay } from '../commands/replay.ts';
 import { SESSIONS_DIR } from './fidelity/corpus.ts';
+import { startReplayStack } from './fidelity/replay-stack.ts';
 
 type Event = protos.temporal.api.history.v1.IHistoryEvent;
 
@@ -132,17 +129,9 @@ async function main(): Promise<void> {
     throw new Error(`--window: a whole number of tokens (got ${values.window})`);
   const file = join(SESSIONS_DIR, `${values.session}.jsonl`);
   const sessionBytes = statSync(file).size;
-  const settings = loadSettings();
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
-  const stack = await startEmbeddedStack({ mode: 'ephemeral', settings, binaries, log });
+  const stack = await startReplayStack(log);
   try {
-    process.env.TEMPORAL_ADDRESS = stack.temporal!.address;
-    process.env.TEMPORAL_NAMESPACE = stack.temporal!.namespace;
-    process.env.AWS_ENDPOINT_URL_S3 = stack.minio!.endpoint;
-    process.env.AWS_ACCESS_KEY_ID = DEFAULTS.minioUser;
-    process.env.AWS_SECRET_ACCESS_KEY = DEFAULTS.minioPassword;
-    process.env.AWS_REGION = DEFAULTS.region;
     let breakdown: HistoryBreakdown | undefined;
     await runReplay({
       file,
