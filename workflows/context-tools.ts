@@ -76,14 +76,22 @@ export function noteFor(conversation: Conversation, usage: TurnUsage): NoteFigur
 
 /** The arguments of a call as the model wrote them (an object), or why not. */
 function argumentsOf(call: CallOfReply): Record<string, unknown> | string {
+  return (
+    argumentsObjectOf(call) ??
+    `the arguments must be a JSON object (got ${JSON.stringify((call.function.arguments ?? '').slice(0, 200))})`
+  );
+}
+
+/** The arguments of a call the workflow answers, as the model wrote them: a JSON object, or undefined if not one. */
+export function argumentsObjectOf(call: CallOfReply): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(call.function.arguments || '{}');
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
       return parsed as Record<string, unknown>;
   } catch {
-    // answered below
+    // not JSON: undefined
   }
-  return `the arguments must be a JSON object (got ${JSON.stringify((call.function.arguments ?? '').slice(0, 200))})`;
+  return undefined;
 }
 
 /** Answers a call of a tool in {@link WORKFLOW_TOOLS}: the text of its result (a refusal is a result too). */

@@ -35,6 +35,7 @@ import type { ContextRecord } from '../contract/records.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { CallOfReply } from '../engine/messages.ts';
 import type { Conversation } from './conversation.ts';
+import { argumentsObjectOf } from './context-tools.ts';
 import type { TurnControl } from './turn-control.ts';
 import { wasCancelled } from './turn-control.ts';
 
@@ -72,7 +73,7 @@ export async function delegate(
   answer: (content: string) => Promise<ContextRecord>,
 ): Promise<ContextRecord> {
   const { state } = conversation;
-  const args = argumentsOf(call);
+  const args = argumentsObjectOf(call) ?? 'the arguments must be a JSON object with a task';
   const asked = typeof args === 'string' ? args : delegateArguments(args, settings);
   if (typeof asked === 'string') return answer(`[refused] ${call.function.name}: ${asked}`);
   if (control.closing) return answer(`[refused] ${call.function.name}: the agent is closing; nothing was delegated`);
@@ -147,17 +148,4 @@ export async function delegate(
       },
     ],
   );
-}
-
-/** The arguments of a call (an object), or why not. */
-function argumentsOf(call: CallOfReply): Record<string, unknown> | string {
-  try {
-    const parsed: unknown = JSON.parse(call.function.arguments || '{}');
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      return parsed as Record<string, unknown>;
-    }
-  } catch {
-    // answered below
-  }
-  return 'the arguments must be a JSON object with a task';
 }
