@@ -100,6 +100,26 @@ export interface CallModelInput extends AgentLife {
    * the model is not called and the result says so: the workflow compacts, then calls again.
    */
   gateCheck?: GateCheck;
+  /**
+   * The step's plain tool calls run in this activity once the reply is stored (absent: none is; in calls of before,
+   * and on the calls of runs recorded before reachable turns): see {@link RunCalls}.
+   */
+  runCalls?: RunCalls;
+}
+
+/**
+ * What the model call needs to answer the reply's tool calls itself, in parallel, as `runTool` does (stored,
+ * streamed, cut): every call it can answer cleanly. It leaves to the workflow (`runTool`, or the workflow's own
+ * answer) a call of a tool the workflow answers (`context_pin`, `context_budget`, `delegate`, a team's `delegateTo`
+ * tools), one that waits for approval (`approval`, or its tool's own rule), one whose tool threw (`runTool` retries
+ * it), and the calls an interrupt cancelled. The results take the ids after the reply's, in call order
+ * (contract/keys.ts `resultIdsOf`).
+ */
+export interface RunCalls {
+  /** The tools whose calls wait for approval by name (the agent's `toolApproval`); absent: none. */
+  approval?: string[];
+  /** The policy's per-tool limits (`tools`), by tool name; absent: none. */
+  limits?: Record<string, ToolLimits>;
 }
 
 /** Input of `reportDelegation`: a delegate call's result, from what its child agent stored (activities/delegation.ts). */
@@ -187,6 +207,13 @@ export interface CallModelResult {
   /** What fired when the new messages made compaction due: the model was not called, `reply` is absent. */
   compactionDue?: string;
   reply?: ModelReply;
+  /**
+   * With `runCalls`: the records of the reply's tool calls the activity answered, in call order (each names its call
+   * in `toolCallId`); the workflow answers the others. Absent: none answered (and in results of before).
+   */
+  toolResults?: ContextRecord[];
+  /** With `runCalls`: the calls whose tool threw here, by call id: the attempts spent (`runTool` goes on counting). */
+  toolErrors?: Record<string, number>;
 }
 
 /** A break of the coverage invariant the workflow found in its context (engine/coverage.ts). */
@@ -218,6 +245,11 @@ export interface RunToolInput extends AgentLife {
    * runs of before).
    */
   limits?: ToolLimits;
+  /**
+   * Attempts of this call the tool already failed in the model call's activity ({@link RunCalls}): they count toward
+   * `TOOL_ERROR_ATTEMPTS`. Absent: none.
+   */
+  toolErrors?: number;
 }
 
 /** What `runTool` answers for a call that waits for approval by its tool's own rule (nothing run, nothing stored). */
