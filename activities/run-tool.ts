@@ -9,6 +9,11 @@
  * (the turn waits for a person). Cancelled (an `interrupt`), the tool's `signal` is aborted; a tool that stops, or
  * does not within {@link TOOL_CANCEL_GRACE_MS}, leaves the call cancelled, and whatever it returns is stored under
  * its late-result key, apart: the turn answered the call as interrupted, and nothing is written under its result id.
+ *
+ * The same code runs a reply's plain calls inside the model call's activity (`runReplyCalls`, contract/activities.ts
+ * `RunCalls`): each call's progress rides on that activity's heartbeats instead, and a call that waits for approval,
+ * is the workflow's to answer, was cancelled or whose tool threw is left to the workflow (`runTool`, told the tool's
+ * errors so far in `toolErrors`).
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -23,7 +28,7 @@ import {
 } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import type { ApprovalNeeded, RunCalls, RunToolInput } from '../contract/activities.ts';
+import type { ApprovalNeeded, RunCalls, RunToolInput, ToolResultRecord } from '../contract/activities.ts';
 import type { DelegateRequest } from '../contract/delegation.ts';
 import type { ContextRecord, ResultMarks } from '../contract/records.ts';
 import type { Counting } from '../engine/models.ts';
@@ -307,7 +312,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     progress: ToolProgress[],
     beat: () => void,
     interrupt: AbortSignal,
-  ): Promise<{ toolResults?: ContextRecord[]; toolErrors?: Record<string, number> }> {
+  ): Promise<{ toolResults?: (ToolResultRecord | null)[]; toolErrors?: Record<string, number> }> {
     const byName = new Set(runCalls.approval ?? []);
     const resultIds = resultIdsOf(replyId, calls.length);
     /** Results ride on the heartbeats up to this many characters in all (a heartbeat's details stay under 2 MB). */
@@ -357,9 +362,10 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
         }
       }),
     );
-    const toolResults = outcomes.filter((record): record is ContextRecord => record !== undefined);
+    // Lean: the workflow knows each result's id, role and call id.
+    const toolResults = outcomes.map((record) => (record ? leanResult(record) : null));
     return {
-      ...(toolResults.length ? { toolResults } : {}),
+      ...(toolResults.some((record) => record !== null) ? { toolResults } : {}),
       ...(Object.keys(toolErrors).length ? { toolErrors } : {}),
     };
   }
@@ -429,6 +435,11 @@ function toolFailure(error: unknown, call: ToolCall, toolErrors: number): unknow
     details: [{ tool: call.function.name, callId: call.id, attempts: toolErrors }],
     ...(error instanceof Error ? { cause: error } : {}),
   });
+}
+
+/** A result's record without what the workflow knows of it (its id, role and call id). */
+function leanResult({ id: _id, role: _role, toolCallId: _call, ...record }: ContextRecord): ToolResultRecord {
+  return record;
 }
 
 /** A tool that failed after its call was cancelled: nothing to keep. */

@@ -122,6 +122,9 @@ export interface RunCalls {
   limits?: Record<string, ToolLimits>;
 }
 
+/** A tool result's record as the model call returns it (`toolResults`): its id, role and call id are the workflow's. */
+export type ToolResultRecord = Omit<ContextRecord, 'id' | 'role' | 'toolCallId'>;
+
 /** Input of `reportDelegation`: a delegate call's result, from what its child agent stored (activities/delegation.ts). */
 export interface ReportDelegationInput extends AgentLife {
   /** The delegate call (its arguments may be left out: the report does not read them). */
@@ -208,10 +211,11 @@ export interface CallModelResult {
   compactionDue?: string;
   reply?: ModelReply;
   /**
-   * With `runCalls`: the records of the reply's tool calls the activity answered, in call order (each names its call
-   * in `toolCallId`); the workflow answers the others. Absent: none answered (and in results of before).
+   * With `runCalls`: one entry per tool call of the reply, in call order: the record of its result when the activity
+   * answered it (without what the workflow knows: its id, role and call id), null when the workflow is to answer it.
+   * Absent: none answered (and in results of before).
    */
-  toolResults?: ContextRecord[];
+  toolResults?: (ToolResultRecord | null)[];
   /** With `runCalls`: the calls whose tool threw here, by call id: the attempts spent (`runTool` goes on counting). */
   toolErrors?: Record<string, number>;
 }

@@ -25,7 +25,7 @@ import type { ContextRecord } from '../contract/records.ts';
 import type { PendingOf } from './inbox.ts';
 import type { TurnControl } from './turn-control.ts';
 import { shownArguments, wasCancelled } from './turn-control.ts';
-import { seqOf } from '../contract/keys.ts';
+import { resultIdsOf, seqOf } from '../contract/keys.ts';
 import { turnBudgetOf, turnStoppedReply } from '../contract/inputs.ts';
 import type { AgentInput, SendInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
 import type { SendResult } from '../contract/results.ts';
@@ -376,15 +376,15 @@ async function answerCalls(
   ran?: Ran,
 ): Promise<ContextRecord[]> {
   const answered = calls.map((call) => ({ call, resultId: conversation.newMessageId() }));
-  const records = new Map((ran?.toolResults ?? []).map((record) => [record.toolCallId, record]));
+  // The activity stored its results under the ids after the reply's: the ones taken here.
+  const expected = resultIdsOf(replyId, calls.length);
+  if (ran?.toolResults && answered.some(({ resultId }, i) => resultId !== expected[i])) {
+    throw new Error(`the results of reply ${replyId} took ids other than ${expected.join(', ')}`);
+  }
   const outcomes = await Promise.allSettled(
     answered.map(({ call, resultId }, i) => {
-      const record = records.get(call.id);
-      if (record) {
-        // (contract/keys.ts resultIdsOf: the activity stored it under the id the workflow takes for it.)
-        if (record.id !== resultId) throw new Error(`call ${call.id} was answered as ${record.id}, not ${resultId}`);
-        return Promise.resolve(record);
-      }
+      const lean = ran?.toolResults?.[i];
+      if (lean) return Promise.resolve({ id: resultId, role: 'tool' as const, toolCallId: call.id, ...lean });
       if (ran && reach.interruptQueued()) {
         return standIn(conversation, call, resultId, interruptedResult(call, step), step);
       }
