@@ -79,15 +79,19 @@ const MODEL_AND_TOOLS_OPTIONS: ActivityOptions = { ...MODEL_OPTIONS, startToClos
 const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 /**
- * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
- * store can come after the turn has moved on (workflows/turn-control.ts).
- */
-/**
  * Since this patch, a call that waits for approval because the agent's `toolApproval` names its tool goes through the
  * `runTool` activity first (approval `required`), which publishes `approval-asked` to the live stream, as a tool's own
  * rule always did. Histories of before waited with no activity (docs/changing-workflows.md).
  */
 export const APPROVAL_ASKED_BY_NAME_PATCH = 'approval-asked-by-name';
+/**
+ * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
+ * store can come after the turn has moved on (workflows/turn-control.ts). A model call that runs its reply's tool
+ * calls (`runCalls`) completes after an interrupt asked it to cancel, once its reply is stored: with the reply and
+ * the results that came, the cancelled calls left unanswered. Waiting for the cancellation to complete, the SDK
+ * resolves the activity's promise with that result (a completed resolution resolves whatever was asked:
+ * @temporalio/workflow `resolveActivity`), and the turn answers the rest as interrupted.
+ */
 const UNTIL_CANCELLED = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 /** What reaches a turn while it works (issue 28), from the agent's loop (agent.ts). */
