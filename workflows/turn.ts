@@ -73,9 +73,14 @@ const TOOL_OPTIONS: ActivityOptions = {
 };
 /**
  * A model call that runs its reply's plain tool calls too (reachable turns, `runCalls`): the model's time and the
- * tools' (in parallel, each within `runTool`'s five minutes). It heartbeats throughout, as either does.
+ * tools' (in parallel, each within `runTool`'s five minutes). It heartbeats throughout, as either does; a tool gets
+ * the heartbeat timeout it has in `runTool`.
  */
-const MODEL_AND_TOOLS_OPTIONS: ActivityOptions = { ...MODEL_OPTIONS, startToCloseTimeout: '10 minutes' };
+const MODEL_AND_TOOLS_OPTIONS: ActivityOptions = {
+  ...MODEL_OPTIONS,
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: TOOL_OPTIONS.heartbeatTimeout!,
+};
 const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 /**
