@@ -8,7 +8,8 @@
  * `stream_options.include_usage`, then `data: [DONE]` (chat-stream.ts); `chunkDelayMs` spaces them in time. Scripted
  * errors are JSON errors either way, as a provider answers a stream it refuses.
  *
- * It caches prompts as OpenAI does (prompt-cache.ts): every completion's usage has
+ * It caches prompts as OpenAI does (prompt-cache.ts; the response format first, then the tools, then the messages):
+ * every completion's usage has
  * `prompt_tokens_details.cached_tokens`, the longest prefix shared with an earlier request within the time to live,
  * from 1,024 tokens in steps of 128, never more than the reported `prompt_tokens`. The reported prompt and completion
  * tokens are the scripted reply's `usage`, or 0 without one (longrun then counts the request itself, as it does for a
@@ -221,7 +222,8 @@ export async function startChatServer(responder: Responder, options: ChatServerO
     const result = counted.then(async () => {
       const counter = await loadTokenCounter('o200k_base');
       const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
-      const ids = requestTokenIds(counter, Array.isArray(body.messages) ? body.messages : [], tools);
+      const messages = Array.isArray(body.messages) ? body.messages : [];
+      const ids = requestTokenIds(counter, messages, tools, body.response_format);
       return { tokens: ids.length, prefix: cache.use(ids) };
     });
     counted = result.catch(() => undefined);

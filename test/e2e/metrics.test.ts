@@ -56,10 +56,14 @@ let hold: { reached: () => void; release: Promise<void> } | undefined;
 let countedSummary: { failFirst: boolean } | undefined;
 
 /** The tokens of a request as the server's prompt cache counts them: it reports the cached part of them. */
-async function requestTokens(body: { messages: ChatMessage[]; tools?: unknown }): Promise<number> {
+async function requestTokens(body: {
+  messages: ChatMessage[];
+  tools?: unknown;
+  response_format?: unknown;
+}): Promise<number> {
   const counter = await loadTokenCounter('o200k_base');
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
-  return requestTokenIds(counter, body.messages, tools).length;
+  return requestTokenIds(counter, body.messages, tools, body.response_format).length;
 }
 
 beforeAll(async () => {
