@@ -27,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { loadTokenCounter } from '../engine/tokens.ts';
 import { isBudgetNote } from '../engine/budget-note.ts';
+import { isConversationSummaryInstruction } from '../engine/summary.ts';
 import type { TokenCounter } from '../engine/tokens.ts';
 import { completionChunks, SSE_DONE, sseEvent } from './chat-stream.ts';
 import type { StreamedReply } from './chat-stream.ts';
@@ -202,6 +203,16 @@ export interface ChatServerOptions {
   promptCache?: PromptCacheOptions;
   /** A reply without a scripted usage reports the request's and the reply's tokens as counted (default: zeros). */
   countUsage?: boolean;
+}
+
+/**
+ * Whether a request asks for a compaction summary: with structured output (a summary in transcript mode), or ending
+ * with the instruction of a summary in conversation mode (engine/summary.ts `conversationSummaryPrompt`), which
+ * repeats the agent's own request before it. What scripted models tell summaries from the agent's steps by.
+ */
+export function asksForSummary(body: RecordedRequest['body']): boolean {
+  if (body.response_format !== undefined) return true;
+  return Array.isArray(body.messages) && isConversationSummaryInstruction(body.messages.at(-1));
 }
 
 /** The request with its trailing budget note, if it has one, taken off its messages into `budgetNote`. */

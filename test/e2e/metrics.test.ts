@@ -21,7 +21,7 @@ import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { startChatServer } from '../../llm/chat-server.ts';
+import { asksForSummary, startChatServer } from '../../llm/chat-server.ts';
 import { requestTokenIds } from '../../llm/prompt-cache.ts';
 import { loadTokenCounter } from '../../engine/tokens.ts';
 import { registryPrice } from '../../engine/models.ts';
@@ -68,7 +68,7 @@ async function requestTokens(body: {
 
 beforeAll(async () => {
   model = await startChatServer(async (request) => {
-    if (request.body.response_format) {
+    if (asksForSummary(request.body)) {
       if (!countedSummary) return { content: SUMMARY, usage: { prompt_tokens: 700, completion_tokens: 80 } };
       if (countedSummary.failFirst) {
         countedSummary.failFirst = false;
