@@ -51,7 +51,8 @@ import { PUBLISH_MAX_ITEMS } from '../contract/stream.ts';
 import type { CompactionPhase, PublishStreamInput } from '../contract/stream.ts';
 import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
-import { budgetNoteMessage, insertPinnedBlock } from './request-extras.ts';
+import { budgetNoteMessage } from './request-extras.ts';
+import { withPinnedBlock } from './agent-request.ts';
 import { createRunTool } from './run-tool.ts';
 import { createReportDelegation } from './delegation.ts';
 import { createSearchWrites } from './search-writes.ts';
@@ -127,12 +128,7 @@ export function createActivities({
       throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, FAILURE.toolPairViolation);
     }
     // The pinned block after the system prompt, the budget note last (contract/pins.ts, activities/request-extras.ts).
-    if (input.pinned?.length) {
-      const bodies = await Promise.all(
-        input.pinned.map((pin) => untilStored(() => objects.load<ChatMessage>(pin.key))),
-      );
-      insertPinnedBlock(messages, input.pinned, bodies);
-    }
+    await withPinnedBlock(messages, input.pinned, (key) => untilStored(() => objects.load<ChatMessage>(key)));
     // The note written here from its figures (`budget`); a call scheduled before carries its text (`budgetNote`).
     const note =
       input.budget !== undefined ? budgetNote(noteFiguresOf(input.budget, input.window ?? 0)) : input.budgetNote;
@@ -268,6 +264,7 @@ export function createActivities({
     store,
     search,
     openai,
+    tools,
     ...(summaryModel ? { summaryModel } : {}),
     ...(summaryWindow ? { summaryWindow } : {}),
     strictInvariants,

@@ -344,6 +344,25 @@ export interface SummarizeInput extends AgentLife {
   /** The ledger so far, and the key of the user's first message (the goal). */
   ledger?: TaskLedger;
   goalKey?: string;
+  /**
+   * The policy asks for the summary in conversation mode (`summary.request`): the agent's own request, as its model
+   * call builds it, up to the end of the span, then the instruction. Absent: transcript mode.
+   */
+  conversation?: AgentRequestRef;
+}
+
+/**
+ * What a summary in conversation mode repeats of the agent's own model call (activities/agent-request.ts): the model
+ * it calls (the summary is asked so only when the worker's summary model is that model), the tool schemas it sees,
+ * the pinned block it sends, and its window (the request, the instruction and the summary must fit it).
+ */
+export interface AgentRequestRef {
+  model: string;
+  /** The tool schemas the agent's model sees (its `delegation`, `tools`); absent: all but `delegate`. */
+  tools?: ToolSelection;
+  /** The pins of the pinned block, as its model call sends them (contract/pins.ts); absent: none. */
+  pinned?: PinnedRef[];
+  window: number;
 }
 
 /**
@@ -373,7 +392,10 @@ export interface SummarizeProgress {
 export interface SummaryOutcome {
   record: MessageRecord;
   parsedAs: string;
-  /** Structured output, the plain-text fallback when the provider rejected it, or none (extractive). */
+  /**
+   * Structured output, plain text (the fallback when the provider rejected structured output, or a summary asked in
+   * conversation mode: `llm.request`), or none (extractive).
+   */
   responseFormat: 'json_schema' | 'text' | 'none';
   /** Summary calls the span took: more than 1 when it did not fit the summary model's window at once. */
   chunks?: number;
