@@ -79,12 +79,17 @@ export interface SummaryPromptInput {
   form?: SummaryForm;
 }
 
-export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
+/** The summarizer's rules, as both kinds of summary request give them. */
+const SUMMARIZER_RULES = [
   'You compact the older part of an AI agent’s working context so that the agent can continue its task without it.',
   'Write a summary with exactly these sections: task overview, current state, important discoveries, next steps,',
   'context to preserve. Keep the user’s goal and constraints in their own words. Keep every file path, URL,',
   'identifier, number with its unit and error message that may matter later, verbatim. Say what was tried and failed.',
   'State the exact next step. Write in the language the user writes in. Do not invent anything.',
+].join(' ');
+
+export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
+  SUMMARIZER_RULES,
   'When answering in JSON, also list the decisions taken, the work done and the work pending (task ledger).',
 ].join(' ');
 
@@ -150,7 +155,7 @@ export function conversationSummaryPrompt(
   const headings = SUMMARY_FIELDS.map((field) => `## ${SUMMARY_HEADINGS[field]}`).join(', ');
   return [
     CONVERSATION_SUMMARY_TITLE,
-    `${DEFAULT_SUMMARY_SYSTEM_PROMPT.split(' When answering in JSON')[0]}`,
+    SUMMARIZER_RULES,
     `## Messages to summarize\n${which}`,
     ...(input.ledger ? [ledgerSection(input.ledger)] : []),
     ...requestSections(input),
