@@ -14,7 +14,12 @@ import {
   wholeModelResult,
   wholeToolResult,
 } from '../../contract/lean-calls.ts';
-import type { CallModelPayload, CallModelResult, RunToolInput, WholeCallModelInput } from '../../contract/activities.ts';
+import type {
+  CallModelPayload,
+  CallModelResult,
+  RunToolInput,
+  WholeCallModelInput,
+} from '../../contract/activities.ts';
 import { noteFiguresOf } from '../../contract/activities.ts';
 import { compactionKey } from '../../contract/keys.ts';
 import { DEFAULT_TURN_STEPS } from '../../contract/inputs.ts';
