@@ -483,6 +483,28 @@ export interface SummaryOutcome {
   ledgerKey?: string;
 }
 
+/**
+ * {@link SummaryOutcome} as `summarizeSpan` returns it, recorded in the workflow's history: a summary by reference
+ * (`planKey`) carries its ledger as `ledgerChanges` from the ledger its plan was made with, which the workflow holds
+ * (contract/lean-calls.ts `ledgerWith`; the whole ledger is stored under `ledgerKey`). `ledger`: a summary of before,
+ * or one not by reference.
+ */
+export type SummaryPayload = Omit<SummaryOutcome, 'ledger'> & { ledger?: TaskLedger; ledgerChanges?: LedgerChanges };
+
+/**
+ * A task ledger as a change of another: a field left out is the other's; a list as `{ from, add }` is the other's
+ * list from index `from`, then `add`; null is a field the ledger no longer has.
+ */
+export type LedgerChanges = {
+  [K in keyof TaskLedger]?: (TaskLedger[K] extends string[] | undefined ? ListChange : never) | TaskLedger[K] | null;
+};
+
+/** A list as the end of another's from index `from`, then `add`. */
+export interface ListChange {
+  from: number;
+  add: string[];
+}
+
 export interface ApplyCompactionInput extends AgentLife {
   seq: number;
   planKey: string;

@@ -15,14 +15,19 @@ import type {
   CallModelInput,
   CallModelPayload,
   CallModelResult,
+  LedgerChanges,
+  ListChange,
   LeanNoteFigures,
   LeanRecord,
   ModelReply,
   ModelReplyPayload,
   NoteFigures,
   RunToolInput,
+  SummaryOutcome,
+  SummaryPayload,
   WholeCallModelInput,
 } from './activities.ts';
+import type { TaskLedger } from '../engine/ledger.ts';
 import type { ApprovalNeeded } from './activities.ts';
 import type { DelegateRequest } from './delegation.ts';
 import type { ContextRecord, ViewRef } from './records.ts';
@@ -226,4 +231,61 @@ export function wholeToolResult(payload: ToolOutcomePayload, call: { resultId: s
   if ('approvalNeeded' in payload || 'delegate' in payload || payload.id !== undefined) return payload as ToolOutcome;
   const { role, ...fields } = payload;
   return { id: call.resultId, role: role ?? RESULT_ROLE, ...fields, toolCallId: call.callId };
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** `list` as the end of `base` from some index, then what it adds; undefined when it is not one (or no shorter). */
+function listChange(base: readonly string[], list: readonly string[]): ListChange | undefined {
+  for (let from = 0; from <= base.length; from++) {
+    const kept = base.length - from;
+    if (kept <= list.length && sameList(base.slice(from), list.slice(0, kept))) {
+      const change = { from, add: list.slice(kept) };
+      return JSON.stringify(change).length < JSON.stringify(list).length ? change : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** The ledger as a change of `base` (the ledger its plan was made with): what is the same left out. */
+export function ledgerChangesOf(base: TaskLedger | undefined, ledger: TaskLedger): LedgerChanges {
+  if (base === undefined) return { ...ledger };
+  const changes: Record<string, unknown> = {};
+  const keys = new Set([...Object.keys(base), ...Object.keys(ledger)] as (keyof TaskLedger)[]);
+  for (const key of keys) {
+    const was = base[key];
+    const now = ledger[key];
+    if (now === undefined) {
+      if (was !== undefined) changes[key] = null;
+    } else if (Array.isArray(now) && Array.isArray(was)) {
+      if (!sameList(was, now)) changes[key] = listChange(was, now) ?? now;
+    } else if (now !== was) changes[key] = now;
+  }
+  return changes;
+}
+
+/** The ledger `changes` make of `base`: {@link ledgerChangesOf} undone. */
+export function ledgerWith(base: TaskLedger | undefined, changes: LedgerChanges): TaskLedger {
+  const ledger: Record<string, unknown> = { ...base };
+  for (const [key, change] of Object.entries(changes) as [keyof TaskLedger, unknown][]) {
+    if (change === null) delete ledger[key];
+    else if (change !== null && typeof change === 'object' && !Array.isArray(change)) {
+      const { from, add } = change as ListChange;
+      ledger[key] = [...((base?.[key] as string[] | undefined) ?? []).slice(from), ...add];
+    } else ledger[key] = change;
+  }
+  return ledger as unknown as TaskLedger;
+}
+
+/** The summary's outcome as recorded: its ledger as a change of `base`, the ledger its plan was made with. */
+export function leanSummary(outcome: SummaryOutcome, base: TaskLedger | undefined): SummaryPayload {
+  const { ledger, ...rest } = outcome;
+  return { ...rest, ledgerChanges: ledgerChangesOf(base, ledger) };
+}
+
+/** The summary's outcome whole again, in the workflow: `base` is the ledger it sent its plan (one of before: as it is). */
+export function wholeSummary(payload: SummaryPayload, base: TaskLedger | undefined): SummaryOutcome {
+  if (payload.ledger !== undefined || payload.ledgerChanges === undefined) return payload as SummaryOutcome;
+  const { ledgerChanges, ...rest } = payload;
+  return { ...rest, ledger: ledgerWith(base, ledgerChanges) };
 }

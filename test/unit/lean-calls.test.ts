@@ -5,18 +5,25 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_COUNTING,
+  ledgerChangesOf,
+  ledgerWith,
   leanModelInput,
   leanModelResult,
+  leanSummary,
   leanToolInput,
   leanToolResult,
   toolInputDefaults,
   wholeModelInput,
   wholeModelResult,
+  wholeSummary,
   wholeToolResult,
 } from '../../contract/lean-calls.ts';
+import { EMPTY_LEDGER } from '../../engine/ledger.ts';
+import type { TaskLedger } from '../../engine/ledger.ts';
 import type {
   CallModelPayload,
   CallModelResult,
+  LedgerChanges,
   RunToolInput,
   WholeCallModelInput,
 } from '../../contract/activities.ts';
@@ -248,5 +255,67 @@ describe('a tool call’s input and result', () => {
     expect(wholeToolResult(record, { resultId: 'm000062', callId: 'call_1' })).toEqual(record);
     const asked = { approvalNeeded: true as const, arguments: '{"target":"prod"}' };
     expect(wholeToolResult(leanToolResult(asked, lean), { resultId: 'm000062', callId: 'call_1' })).toEqual(asked);
+  });
+});
+
+describe('a summary’s task ledger', () => {
+  const goal = 'Fix the TypeError in marshmallow’s nested validation. '.repeat(20);
+  const base: TaskLedger = {
+    goal,
+    constraints: ['never touch the tests'],
+    decisions: [],
+    done: ['read schema.py'],
+    pending: [],
+    nextAction: 'run the repro',
+    keyFacts: Array.from({ length: 40 }, (_, i) => `src/marshmallow/file${i}.py`),
+  };
+
+  it('comes as a change of the ledger its plan was made with: the same fields left out, lists as their end', () => {
+    const next: TaskLedger = {
+      ...base,
+      done: ['read schema.py', 'wrote the repro'],
+      nextAction: 'fix _do_load',
+      keyFacts: [...base.keyFacts!.slice(6), 'TypeError: NoneType', 'fix.py'],
+    };
+    const changes = ledgerChangesOf(base, next);
+    expect(changes).toEqual({
+      done: ['read schema.py', 'wrote the repro'], // (as a change no shorter: whole)
+      nextAction: 'fix _do_load',
+      keyFacts: { from: 6, add: ['TypeError: NoneType', 'fix.py'] },
+    });
+    expect(ledgerWith(base, JSON.parse(JSON.stringify(changes)) as LedgerChanges)).toEqual(next);
+    expect(JSON.stringify(changes).length).toBeLessThan(JSON.stringify(next).length / 10);
+  });
+
+  it('restores any ledger from any base, none included', () => {
+    const others: TaskLedger[] = [
+      base,
+      { ...base, keyFacts: ['other'], constraints: [] },
+      (({ keyFacts: _, ...rest }) => rest)(base), // a field the ledger no longer has
+      { ...base, goal: 'another goal', pending: ['a', 'b'], decisions: ['c'] },
+      EMPTY_LEDGER,
+    ];
+    for (const from of [undefined, ...others]) {
+      for (const to of others) {
+        const changes = JSON.parse(JSON.stringify(ledgerChangesOf(from, to))) as LedgerChanges;
+        expect(ledgerWith(from, changes)).toEqual(to);
+      }
+    }
+  });
+
+  it('a summary of before carries its whole ledger: read as it is', () => {
+    const outcome = {
+      record: { id: 'c000001', role: 'user' as const, key: 'k', chars: 1, tokens: 1, preview: '' },
+      parsedAs: 'extractive',
+      responseFormat: 'none' as const,
+      facts: { found: 0, missing: 0, reprompted: false, pinned: [] },
+      ledger: base,
+      ledgerRecord: { id: 'l000001', role: 'user' as const, key: 'l', chars: 1, tokens: 1, preview: '' },
+      llm: { model: 'extractive', promptTokens: 0, completionTokens: 0, durationMs: 1, cost: 0 },
+    };
+    expect(wholeSummary(outcome, undefined)).toEqual(outcome);
+    const lean = leanSummary({ ...outcome, ledger: { ...base, nextAction: 'next' } }, base);
+    expect(lean.ledger).toBeUndefined();
+    expect(wholeSummary(lean, base)).toEqual({ ...outcome, ledger: { ...base, nextAction: 'next' } });
   });
 });
