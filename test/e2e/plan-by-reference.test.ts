@@ -155,13 +155,18 @@ describe('a plan after tool calls', () => {
         toolApproval: { tools: ['deploy'], timeoutSeconds: 1, onTimeout: 'deny' },
       });
       const seen = h.model.requests.length;
-      expect((await sendMessage(h.client, agentId, 'work, thinking aloud')).reply).toBe('done');
+      const sent = await sendMessage(h.client, agentId, 'work, thinking aloud');
+      expect(sent.reply).toBe('done');
+      // The model that served it, though no result in the history names it (it is the model asked for).
+      expect(sent.servedBy).toBe('gpt-4o-mini');
       const activities = activitiesOf(await eventsOfAllRuns(h.client, agentWorkflowId(agentId)));
       const replies = activities
         .filter((a) => a.type === 'callModel')
         .map((a) => (a.result as CallModelPayload).reply!)
         .filter((reply) => reply.toolCalls.length > 0);
       expect(replies).toHaveLength(CALLS.length);
+      const payloads = activities.filter((a) => a.type === 'callModel').map((a) => a.result as CallModelPayload);
+      expect(payloads.every((p) => p.reply?.servedBy === undefined && p.reply?.record.id === undefined)).toBe(true);
       for (const reply of replies) {
         expect(reply.content).toBeUndefined(); // the text is in the stored reply (a lean payload: absent is empty)
         const [call] = reply.toolCalls;
