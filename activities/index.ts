@@ -27,6 +27,7 @@ import { gateOf } from '../engine/gates.ts';
 import { gateFiresWith } from '../engine/trigger.ts';
 import type {
   CallModelInput,
+  CallModelPayload,
   CallModelResult,
   DescribeModelInput,
   ModelDescription,
@@ -36,7 +37,9 @@ import type {
   StorePinInput,
   StoredPin,
   ViolationInput,
+  WholeCallModelInput,
 } from '../contract/activities.ts';
+import { leanModelResult, wholeModelInput } from '../contract/lean-calls.ts';
 import { noteFiguresOf } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
 import { interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
@@ -104,7 +107,7 @@ export function createActivities({
 
   /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
   async function answer(
-    input: Omit<CallModelInput, 'newMessages' | 'gateCheck'>,
+    input: Omit<WholeCallModelInput, 'newMessages' | 'gateCheck'>,
     fresh: Map<string, ChatMessage>,
   ): Promise<ModelReply> {
     const { model, view, replyId, toolChoice, counting } = input;
@@ -212,7 +215,7 @@ export function createActivities({
   }
 
   /** Stores the turn's new messages (waiting out a storage outage) and, unless they make compaction due, calls the model. */
-  async function storeAndCall(input: CallModelInput): Promise<CallModelResult> {
+  async function storeAndCall(input: WholeCallModelInput): Promise<CallModelResult> {
     const { counting, newMessages = [] } = input;
     const agent = agentLife(input);
     await stream.announce(agent, input.announce);
@@ -387,10 +390,12 @@ export function createActivities({
      * Stores and counts the turn's new messages, then (unless they make compaction due) loads the referenced
      * messages, calls the model (Chat Completions, with the tools) and stores the reply.
      */
-    async callModel(input: CallModelInput): Promise<CallModelResult> {
+    async callModel(lean: CallModelInput): Promise<CallModelPayload> {
+      // What the input leaves out restored, what the workflow knows left out of the result (contract/lean-calls.ts).
+      const input = wholeModelInput(lean);
       // Heartbeating throughout: a storage outage is waited out here (the model is not asked again because its
       // answer could not be stored yet), and a worker that dies meanwhile is still noticed within the timeout.
-      return withHeartbeat(() => storeAndCall(input));
+      return leanModelResult(await withHeartbeat(() => storeAndCall(input)), input);
     },
 
     /**

@@ -16,8 +16,9 @@ import { FAILURE, TOOL_ERROR_ATTEMPTS } from '../contract/failures.ts';
 import { agentLife, lateResultKey, messageKey, originalResultKey, resultMarksKey } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import type { ApprovalNeeded, RunToolInput } from '../contract/activities.ts';
-import type { DelegateRequest } from '../contract/delegation.ts';
+import type { RunToolInput } from '../contract/activities.ts';
+import { leanToolResult, toolInputDefaults } from '../contract/lean-calls.ts';
+import type { ToolOutcome, ToolOutcomePayload } from '../contract/lean-calls.ts';
 import type { ContextRecord, ResultMarks } from '../contract/records.ts';
 import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
@@ -114,7 +115,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    input: RunToolInput & { call: ToolCall },
+    input: RunToolInput & { call: ToolCall; counting: Counting },
     tool: ToolDefinition | undefined,
   ): Promise<ContextRecord> {
     const { record, marks } = await stored(agent, resultId, message, input, tool);
@@ -128,7 +129,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    { call, counting, limits: policyLimits }: RunToolInput & { call: ToolCall },
+    { call, counting, limits: policyLimits }: RunToolInput & { call: ToolCall; counting: Counting },
     tool: ToolDefinition | undefined,
   ): Promise<{ record: ContextRecord; marks?: ResultMarks }> {
     // What context_reload and context_search return is stored content again: not indexed a second time.
@@ -164,7 +165,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
   /** The call with its arguments: as the input has it, or from the stored reply that made it (`replyId`). */
   async function callOf(agent: AgentLife, input: RunToolInput): Promise<ToolCall> {
     const { call, replyId } = input;
-    if (call.function.arguments !== undefined) return call as ToolCall;
+    if (call.function?.arguments !== undefined) return { ...call, type: 'function' } as ToolCall;
     if (replyId === undefined) {
       throw ApplicationFailure.nonRetryable(
         `runTool: call ${call.id} has no arguments and no replyId to read them from`,
@@ -185,11 +186,17 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     return stored;
   }
 
-  return async function runTool(lean: RunToolInput): Promise<ContextRecord | ApprovalNeeded | DelegateRequest> {
+  /** Runs the call; its answer (the result's record, lean for a lean input: contract/lean-calls.ts). */
+  return async function runTool(lean: RunToolInput): Promise<ToolOutcomePayload> {
+    return leanToolResult(await run(lean), lean);
+  };
+
+  async function run(lean: RunToolInput): Promise<ToolOutcome> {
     const { resultId } = lean;
     const agent = agentLife(lean);
     const call = await callOf(agent, lean);
-    const input = { ...lean, call };
+    // What a lean input leaves out: the default counting, approval `ask` (contract/lean-calls.ts).
+    const input = { ...lean, ...toolInputDefaults(lean), call };
     const tool = tools.get(call.function.name);
     const asked =
       input.approval === 'required' || (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call)));
@@ -253,7 +260,7 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
       },
       () => progress,
     );
-  };
+  }
 }
 
 /**

@@ -24,6 +24,7 @@ import type { Prepared } from '../contract/state.ts';
 import type { CompactionStep } from '../contract/progress.ts';
 import type { Conversation } from './conversation.ts';
 import { showCompaction, showProgress } from './visibility.ts';
+import { wholeSummary } from '../contract/lean-calls.ts';
 
 export type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -120,6 +121,8 @@ export async function prepare(
   const goalKey = goal && recordKey(life, goal);
   for (;;) {
     stepOf(conversation, seq, trigger, 'planning');
+    // The ledger the plan stores (by its key, or inline): a summary's ledger comes back as a change of it.
+    const ledgerBase = state.ledger;
     const plan = await planCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `plan compaction ${seq} (${trigger}, ${state.contextTokens} tok)` },
       [
@@ -180,7 +183,7 @@ export async function prepare(
         }
       : { planKey: plan.planKey! };
     try {
-      const summary = await summarizeSpan.executeWithOptions(
+      const payload = await summarizeSpan.executeWithOptions(
         { ...SUMMARIZE_OPTIONS, summary: `summarize ${span} msgs → ≤${maxTokens} tok` },
         [
           {
@@ -196,6 +199,7 @@ export async function prepare(
           },
         ],
       );
+      const summary = wholeSummary(payload, ledgerBase); // (its ledger whole again: contract/lean-calls.ts)
       return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq, ...byRef };
     } catch (error) {
       if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;

@@ -6,7 +6,14 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { agentLife, compactionKey } from '../../contract/keys.ts';
-import type { SummarizeInput, SummarizeProgress, SummarizeRequest, SummaryOutcome } from '../../contract/activities.ts';
+import type {
+  SummarizeInput,
+  SummarizeProgress,
+  SummarizeRequest,
+  SummaryOutcome,
+  SummaryPayload,
+} from '../../contract/activities.ts';
+import { leanSummary } from '../../contract/lean-calls.ts';
 import { registryPrice } from '../../engine/models.ts';
 import { costOf } from '../../engine/pricing.ts';
 import { modelFailure } from '../model-errors.ts';
@@ -38,7 +45,7 @@ export function createSummarizeActivities(shared: CompactionShared) {
      * Summarizes the span with the summary model: structured output (JSON schema) first; a provider that rejects
      * it gets the plain prompt, whose reply is parsed by headings. Stores the summary message and counts it.
      */
-    async summarizeSpan(request: SummarizeRequest): Promise<SummaryOutcome> {
+    async summarizeSpan(request: SummarizeRequest): Promise<SummaryPayload> {
       const started = Date.now();
       const input = await resolve(request);
       // Summaries in their places (a plan's parts): each written on its own, then one outcome.
@@ -53,7 +60,8 @@ export function createSummarizeActivities(shared: CompactionShared) {
       await putJson(ledgerKey, outcome.ledger);
       const stored = { ...outcome, summaryKey, ledgerKey };
       await putJson(summaryKey, stored);
-      return stored;
+      // The ledger as a change of the one its plan was made with, which the workflow holds (contract/lean-calls.ts).
+      return leanSummary(stored, input.ledger);
     },
   };
 
