@@ -27,6 +27,7 @@ import { gateOf } from '../engine/gates.ts';
 import { gateFiresWith } from '../engine/trigger.ts';
 import type {
   CallModelInput,
+  CallModelPayload,
   CallModelResult,
   DescribeModelInput,
   ModelDescription,
@@ -36,7 +37,9 @@ import type {
   StorePinInput,
   StoredPin,
   ViolationInput,
+  WholeCallModelInput,
 } from '../contract/activities.ts';
+import { leanModelResult, wholeModelInput } from '../contract/lean-calls.ts';
 import { noteFiguresOf } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
 import { heartbeatNow, interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
@@ -51,7 +54,8 @@ import { PUBLISH_MAX_ITEMS } from '../contract/stream.ts';
 import type { CompactionPhase, PublishStreamInput } from '../contract/stream.ts';
 import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
-import { budgetNoteMessage, insertPinnedBlock } from './request-extras.ts';
+import { budgetNoteMessage } from './request-extras.ts';
+import { withPinnedBlock } from './agent-request.ts';
 import { createToolRunner } from './run-tool.ts';
 import type { ToolProgress } from './run-tool.ts';
 import { createReportDelegation } from './delegation.ts';
@@ -121,7 +125,7 @@ export function createActivities({
 
   /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
   async function answer(
-    input: Omit<CallModelInput, 'newMessages' | 'gateCheck'>,
+    input: Omit<WholeCallModelInput, 'newMessages' | 'gateCheck'>,
     fresh: Map<string, ChatMessage>,
   ): Promise<FullReply> {
     const { model, view, replyId, toolChoice, counting } = input;
@@ -145,12 +149,7 @@ export function createActivities({
       throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, FAILURE.toolPairViolation);
     }
     // The pinned block after the system prompt, the budget note last (contract/pins.ts, activities/request-extras.ts).
-    if (input.pinned?.length) {
-      const bodies = await Promise.all(
-        input.pinned.map((pin) => untilStored(() => objects.load<ChatMessage>(pin.key))),
-      );
-      insertPinnedBlock(messages, input.pinned, bodies);
-    }
+    await withPinnedBlock(messages, input.pinned, (key) => untilStored(() => objects.load<ChatMessage>(key)));
     // The note written here from its figures (`budget`); a call scheduled before carries its text (`budgetNote`).
     const note =
       input.budget !== undefined ? budgetNote(noteFiguresOf(input.budget, input.window ?? 0)) : input.budgetNote;
@@ -234,7 +233,7 @@ export function createActivities({
   }
 
   /** A reply stored by an earlier attempt of the model call (its heartbeats said so), read back, not asked again. */
-  async function storedReply(input: CallModelInput, served: StepProgress['reply']): Promise<FullReply> {
+  async function storedReply(input: WholeCallModelInput, served: StepProgress['reply']): Promise<FullReply> {
     const agent = agentLife(input);
     const message = await untilStored(() => objects.load<ChatMessage>(messageKey(agent, input.replyId)));
     const record = await measure(agent, input.replyId, message, input.counting);
@@ -245,7 +244,7 @@ export function createActivities({
    * Stores the turn's new messages (waiting out a storage outage) and, unless they make compaction due, calls the
    * model; with `step` (the input's `runCalls`), then runs the reply's plain tool calls (RunCalls).
    */
-  async function storeAndCall(input: CallModelInput, step?: StepProgress): Promise<CallModelResult> {
+  async function storeAndCall(input: WholeCallModelInput, step?: StepProgress): Promise<CallModelResult> {
     const { counting, newMessages = [] } = input;
     const agent = agentLife(input);
     await stream.announce(agent, input.announce);
@@ -316,6 +315,7 @@ export function createActivities({
     store,
     search,
     openai,
+    tools,
     ...(summaryModel ? { summaryModel } : {}),
     ...(summaryWindow ? { summaryWindow } : {}),
     strictInvariants,
@@ -438,17 +438,19 @@ export function createActivities({
      * Stores and counts the turn's new messages, then (unless they make compaction due) loads the referenced
      * messages, calls the model (Chat Completions, with the tools) and stores the reply.
      */
-    async callModel(input: CallModelInput): Promise<CallModelResult> {
+    async callModel(lean: CallModelInput): Promise<CallModelPayload> {
+      // What the input leaves out restored, what the workflow knows left out of the result (contract/lean-calls.ts).
+      const input = wholeModelInput(lean);
       // Heartbeating throughout: a storage outage is waited out here (the model is not asked again because its
       // answer could not be stored yet), and a worker that dies meanwhile is still noticed within the timeout.
-      if (!input.runCalls) return withHeartbeat(() => storeAndCall(input));
+      if (!input.runCalls) return leanModelResult(await withHeartbeat(() => storeAndCall(input)), input);
       // Running the reply's tool calls too: the heartbeats carry the stored reply's mark and each call's result, so
       // that a retry reads the reply back and stores the results instead of asking the model and running them again.
       const { info } = Context.current();
       const earlier = info.heartbeatDetails as StepProgress | undefined;
       const step: StepProgress = earlier?.replyId === input.replyId ? earlier : { replyId: input.replyId, calls: [] };
       const key = messageKey(agentLife(input), input.replyId);
-      return withHeartbeat(
+      const result = await withHeartbeat(
         async () => {
           // A retry whose attempt before died before a heartbeat said the reply was stored: a stored reply is read
           // back all the same (only its usage, which rode on that heartbeat, is lost).
@@ -459,6 +461,7 @@ export function createActivities({
         },
         () => (step.reply ? step : undefined),
       );
+      return leanModelResult(result, input);
     },
 
     /**

@@ -28,8 +28,9 @@ import {
 } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import type { ApprovalNeeded, RunCalls, RunToolInput, ToolResultRecord } from '../contract/activities.ts';
-import type { DelegateRequest } from '../contract/delegation.ts';
+import type { LeanRecord, RunCalls, RunToolInput } from '../contract/activities.ts';
+import { leanToolResult, toolInputDefaults } from '../contract/lean-calls.ts';
+import type { ToolOutcome, ToolOutcomePayload } from '../contract/lean-calls.ts';
 import type { ContextRecord, ResultMarks } from '../contract/records.ts';
 import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
@@ -140,7 +141,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    input: RunToolInput & { call: ToolCall },
+    input: RunToolInput & { call: ToolCall; counting: Counting },
     tool: ToolDefinition | undefined,
   ): Promise<ContextRecord> {
     const { record, marks } = await stored(agent, resultId, message, input, tool);
@@ -154,7 +155,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     agent: AgentLife,
     resultId: string,
     message: ChatMessage & { content: string },
-    { call, counting, limits: policyLimits }: RunToolInput & { call: ToolCall },
+    { call, counting, limits: policyLimits }: RunToolInput & { call: ToolCall; counting: Counting },
     tool: ToolDefinition | undefined,
   ): Promise<{ record: ContextRecord; marks?: ResultMarks }> {
     // What context_reload and context_search return is stored content again: not indexed a second time.
@@ -190,7 +191,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
   /** The call with its arguments: as the input has it, or from the stored reply that made it (`replyId`). */
   async function callOf(agent: AgentLife, input: RunToolInput): Promise<ToolCall> {
     const { call, replyId } = input;
-    if (call.function.arguments !== undefined) return call as ToolCall;
+    if (call.function?.arguments !== undefined) return { ...call, type: 'function' } as ToolCall;
     if (replyId === undefined) {
       throw ApplicationFailure.nonRetryable(
         `runTool: call ${call.id} has no arguments and no replyId to read them from`,
@@ -218,7 +219,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
    */
   async function execute(
     agent: AgentLife,
-    input: RunToolInput & { call: ToolCall },
+    input: RunToolInput & { call: ToolCall; counting: Counting },
     tool: ToolDefinition | undefined,
     slot: ProgressSlot,
     beat: () => void,
@@ -259,10 +260,16 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     return record;
   }
 
-  async function runTool(lean: RunToolInput): Promise<ContextRecord | ApprovalNeeded | DelegateRequest> {
+  /** Runs the call; its answer (the result's record, lean for a lean input: contract/lean-calls.ts). */
+  async function runTool(lean: RunToolInput): Promise<ToolOutcomePayload> {
+    return leanToolResult(await run(lean), lean);
+  }
+
+  async function run(lean: RunToolInput): Promise<ToolOutcome> {
     const agent = agentLife(lean);
     const call = await callOf(agent, lean);
-    const input = { ...lean, call };
+    // What a lean input leaves out: the default counting, approval `ask` (contract/lean-calls.ts).
+    const input = { ...lean, ...toolInputDefaults(lean), call };
     const tool = tools.get(call.function.name);
     const asked =
       input.approval === 'required' || (input.approval === 'ask' && asksApproval(tool, () => argumentsForRule(call)));
@@ -312,7 +319,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     progress: ToolProgress[],
     beat: () => void,
     interrupt: AbortSignal,
-  ): Promise<{ toolResults?: (ToolResultRecord | null)[]; toolErrors?: Record<string, number> }> {
+  ): Promise<{ toolResults?: (LeanRecord | null)[]; toolErrors?: Record<string, number> }> {
     const byName = new Set(runCalls.approval ?? []);
     const resultIds = resultIdsOf(replyId, calls.length);
     /** Results ride on the heartbeats up to this many characters in all (a heartbeat's details stay under 2 MB). */
@@ -362,8 +369,12 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
         }
       }),
     );
-    // Lean: the workflow knows each result's id, role and call id.
-    const toolResults = outcomes.map((record) => (record ? leanResult(record) : null));
+    // Lean, as `runTool` answers a lean input: the workflow knows each result's id, role and call id.
+    const toolResults = outcomes.map((record, i) =>
+      record
+        ? (leanToolResult(record, { ...agent, call: { id: calls[i]!.id }, resultId: resultIds[i]! }) as LeanRecord)
+        : null,
+    );
     return {
       ...(toolResults.some((record) => record !== null) ? { toolResults } : {}),
       ...(Object.keys(toolErrors).length ? { toolErrors } : {}),
@@ -435,11 +446,6 @@ function toolFailure(error: unknown, call: ToolCall, toolErrors: number): unknow
     details: [{ tool: call.function.name, callId: call.id, attempts: toolErrors }],
     ...(error instanceof Error ? { cause: error } : {}),
   });
-}
-
-/** A result's record without what the workflow knows of it (its id, role and call id). */
-function leanResult({ id: _id, role: _role, toolCallId: _call, ...record }: ContextRecord): ToolResultRecord {
-  return record;
 }
 
 /** A tool that failed after its call was cancelled: nothing to keep. */

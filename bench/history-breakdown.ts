@@ -74,7 +74,7 @@ async function agentBreakdown(client: Client, agentId: string, dump?: string): P
   return out;
 }
 
-/** Each activity's type, decoded input and result, as JSON lines. */
+/** Each activity's type, decoded input and result, and the workflow's own result, as JSON lines. */
 function activityLines(events: Event[]): string[] {
   const decode = (payloads: protos.temporal.api.common.v1.IPayloads | null | undefined): unknown[] =>
     (payloads?.payloads ?? []).map((p) => JSON.parse(Buffer.from(p.data ?? []).toString('utf8')) as unknown);
@@ -90,6 +90,8 @@ function activityLines(events: Event[]): string[] {
     const c = e.activityTaskCompletedEventAttributes;
     const of = c && scheduled.get(String(c.scheduledEventId));
     if (of) lines.push(JSON.stringify({ ...of, result: decode(c.result) }));
+    const done = e.workflowExecutionCompletedEventAttributes;
+    if (done) lines.push(JSON.stringify({ type: 'workflowExecutionCompleted', result: decode(done.result) }));
   }
   return lines;
 }

@@ -12,7 +12,7 @@ import type {
   ToolDecisionResult,
 } from '../contract/results.ts';
 import type { ApprovalProgress } from '../contract/progress.ts';
-import { costLine, formatUsd } from '../contract/state.ts';
+import { costLine, formatUsd, summaryCallNote } from '../contract/state.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
@@ -271,9 +271,17 @@ export function withChildren(agents: AgentSummary[]): { agent: AgentSummary; dep
   return rows;
 }
 
+/** The summary column of `longrun events`: the call's cost, then how it was asked and its cached share. */
+function summaryCell(e: CompactionEventSummary): string {
+  const cost = e.spent ? formatUsd(e.spent.summary) : '–';
+  const note = summaryCallNote(e.llm);
+  return note ? `${cost} (${note})` : cost;
+}
+
 /**
- * One line per compaction event, then the totals. `summary`: what its summary call cost; `cache lost`: the cached
- * prompt tokens it invalidated, and what the next call pays more for them (engine/pricing.ts).
+ * One line per compaction event, then the totals. `summary`: what its summary call cost, how it was asked (policy
+ * `summary.request`) and the share of its input served from the prompt cache; `cache lost`: the cached prompt tokens
+ * it invalidated, and what the next call pays more for them (engine/pricing.ts).
  */
 export function renderEvents(events: CompactionEventSummary[], stats: CompactionStats): string {
   const rows = events.map((e) => [
@@ -284,7 +292,7 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     `${e.messagesBefore} → ${e.messagesAfter}`,
     e.strategies.join(', '),
     e.removedCount,
-    e.spent ? formatUsd(e.spent.summary) : '–',
+    summaryCell(e),
     e.spent ? `${e.spent.cache.invalidatedTokens} (${formatUsd(e.spent.cache.nextCallCost)})` : '–',
   ]);
   const totals =

@@ -51,16 +51,24 @@ export interface ModelDescription {
   gate: Gate;
 }
 
+/**
+ * A model call's input as the workflow schedules it, recorded in its history: what the activity can tell itself is
+ * left out (contract/lean-calls.ts: `wholeModelInput` restores it, `leanModelInput` leaves it out).
+ */
 export interface CallModelInput extends AgentLife {
   model: string;
   /** The messages to send, by reference (constant size in history, however long the context). */
   view: ViewRef;
-  /** Id under which the reply is stored. */
-  replyId: string;
+  /** Id under which the reply is stored. Absent: the id after the view's last message. */
+  replyId?: string;
   /** 'none' forces a text answer (the turn's step limit is reached). */
   toolChoice?: 'auto' | 'none';
-  counting: Counting;
-  /** The agent's price (its model's, or its own): the call's cost in the metrics. Absent when not known. */
+  /** Absent: the default counting, o200k_base × 1 (contract/lean-calls.ts `DEFAULT_COUNTING`). */
+  counting?: Counting;
+  /**
+   * The agent's price (its model's, or its own): the call's cost in the metrics. Absent: the registry's for `model`
+   * (none when the registry has none).
+   */
   price?: ModelPrice;
   /** The turn and step of this call: a reply without tool calls publishes the turn's end to the live stream. */
   turn?: { turn: number; step: number };
@@ -80,13 +88,14 @@ export interface CallModelInput extends AgentLife {
   tools?: ToolSelection;
   /**
    * The budget note's figures: the activity writes the note from them (engine/budget-note.ts `budgetNote`), so the
-   * history carries the figures, not the text; the window is `window`'s, no `compacted` is none. `budgetNote` in
-   * calls scheduled before.
+   * history carries the figures, not the text; the window is `window`'s, no `compacted` is none, the steps used and
+   * their limit as {@link LeanNoteFigures} says. `budgetNote` in calls scheduled before.
    */
-  budget?: NoteFigures;
+  budget?: LeanNoteFigures;
   /**
    * The model's window: a request counted over it is never sent; the call fails with `ContextOverflow` (contract/failures.ts)
-   * instead, and the workflow compacts further before it calls again.
+   * instead, and the workflow compacts further before it calls again. Absent: the registry's for `model` (calls
+   * scheduled before windows were passed: none, no check).
    */
   window?: number;
   /**
@@ -122,8 +131,12 @@ export interface RunCalls {
   limits?: Record<string, ToolLimits>;
 }
 
-/** A tool result's record as the model call returns it (`toolResults`): its id, role and call id are the workflow's. */
-export type ToolResultRecord = Omit<ContextRecord, 'id' | 'role' | 'toolCallId'>;
+/** A model call's input with what {@link CallModelInput} may leave out restored (contract/lean-calls.ts). */
+export type WholeCallModelInput = Omit<CallModelInput, 'replyId' | 'counting' | 'budget'> & {
+  replyId: string;
+  counting: Counting;
+  budget?: NoteFigures;
+};
 
 /** Input of `reportDelegation`: a delegate call's result, from what its child agent stored (activities/delegation.ts). */
 export interface ReportDelegationInput extends AgentLife {
@@ -178,6 +191,13 @@ export interface ModelUsage {
 /** The budget note's figures as a model call takes them: its window is the call's, no `compacted` is none. */
 export type NoteFigures = Omit<BudgetFigures, 'window' | 'compacted'> & { compacted?: BudgetFigures['compacted'] };
 
+/**
+ * {@link NoteFigures} as a model call's input carries them: `steps.used` absent is the call's step − 1 (the steps the
+ * turn made before it), `steps.limit` absent is the default turn budget (contract/inputs.ts `DEFAULT_TURN_STEPS`),
+ * `steps` absent is both.
+ */
+export type LeanNoteFigures = Omit<NoteFigures, 'steps'> & { steps?: { used?: number; limit?: number } };
+
 /** The figures of {@link NoteFigures} whole again, with the call's window. */
 export function noteFiguresOf(figures: NoteFigures, window: number): BudgetFigures {
   return { ...figures, window, compacted: figures.compacted ?? [] };
@@ -215,9 +235,38 @@ export interface CallModelResult {
    * answered it (without what the workflow knows: its id, role and call id), null when the workflow is to answer it.
    * Absent: none answered (and in results of before).
    */
-  toolResults?: (ToolResultRecord | null)[];
+  toolResults?: (LeanRecord | null)[];
   /** With `runCalls`: the calls whose tool threw here, by call id: the attempts spent (`runTool` goes on counting). */
   toolErrors?: Record<string, number>;
+}
+
+/**
+ * A tool call of a reply as the model-call activity returns it: without `type` (always `function`) in replies since
+ * lean payloads (contract/lean-calls.ts).
+ */
+export type LeanCallOfReply = Omit<CallOfReply, 'type'> & { type?: 'function' };
+
+/**
+ * A reply as the model-call activity returns it, recorded in the workflow's history: {@link ModelReply} less what the
+ * workflow knows (contract/lean-calls.ts `wholeModelResult` restores it). A record without `id` tells this shape:
+ * `id` is the call's `replyId`, `role` absent is `assistant`, `toolCallIds` absent are the calls' ids, `content`
+ * absent is empty, `servedBy` absent is the model asked for and empty is none named. A record with `id`: a reply
+ * recorded before, whole.
+ */
+export interface ModelReplyPayload extends Omit<ModelReply, 'record' | 'content' | 'toolCalls'> {
+  record: LeanRecord;
+  content?: string;
+  toolCalls: LeanCallOfReply[];
+}
+
+/** A record as a lean payload carries it: `id` and `role` left out when the workflow knows them. */
+export type LeanRecord = Omit<ContextRecord, 'id' | 'role'> & { id?: string; role?: ContextRecord['role'] };
+
+/** {@link CallModelResult} as the activity returns it: `stored` absent is none, `reply` lean. */
+export interface CallModelPayload extends Pick<CallModelResult, 'toolResults' | 'toolErrors'> {
+  stored?: ContextRecord[];
+  compactionDue?: string;
+  reply?: ModelReplyPayload;
 }
 
 /** A break of the coverage invariant the workflow found in its context (engine/coverage.ts). */
@@ -227,19 +276,28 @@ export interface ViolationInput extends AgentLife {
   problems: string[];
 }
 
+/**
+ * A tool call's input as the workflow schedules it. Since lean payloads (contract/lean-calls.ts), `call` comes without
+ * `type`: that shape leaves out `counting` (absent: the default, o200k_base × 1), `approval` (absent: `ask`) and the
+ * call's `function` when the stored reply holds it, and its result leaves out what the input says (`id`, `role`,
+ * `toolCallId`). A `call` with `type`: the shape of before (runs recorded before reachable turns keep it), whole.
+ */
 export interface RunToolInput extends AgentLife {
-  /** The call; without its arguments when `replyId` names the stored reply that holds them. */
-  call: ToolCall | CallOfReply;
+  /**
+   * The call; without its arguments when `replyId` names the stored reply that holds them, and then (lean) without
+   * its `function` at all.
+   */
+  call: ToolCall | CallOfReply | ToolCallRef;
   /** The stored reply that made the call, where the activity reads its arguments (absent: `call` carries them). */
   replyId?: string;
   /** Id under which the tool result message is stored. */
   resultId: string;
-  counting: Counting;
+  counting?: Counting;
   /**
    * `ask`: a call of a tool whose own rule asks for approval is not run; the activity answers {@link ApprovalNeeded}
    * and the turn waits for a person. `required`: the agent's `toolApproval` names the tool: not run, the activity
-   * says in the live stream that the call waits, and answers {@link ApprovalNeeded}. `granted`: run it. Absent (runs
-   * of before): run it.
+   * says in the live stream that the call waits, and answers {@link ApprovalNeeded}. `granted`: run it. Absent: `ask`
+   * in a lean input, run it in one of before (whole: runs recorded before reachable turns).
    */
   approval?: 'ask' | 'required' | 'granted';
   /** Published to the agent's live stream before the call runs (its approval answered). */
@@ -254,6 +312,13 @@ export interface RunToolInput extends AgentLife {
    * `TOOL_ERROR_ATTEMPTS`. Absent: none.
    */
   toolErrors?: number;
+}
+
+/** A tool call as a lean `runTool` input names it: its id, and its `function` unless the stored reply holds it. */
+export interface ToolCallRef {
+  id: string;
+  type?: 'function';
+  function?: { name: string; arguments?: string };
 }
 
 /** What `runTool` answers for a call that waits for approval by its tool's own rule (nothing run, nothing stored). */
@@ -380,6 +445,25 @@ export interface SummarizeInput extends AgentLife {
   /** The ledger so far, and the key of the user's first message (the goal). */
   ledger?: TaskLedger;
   goalKey?: string;
+  /**
+   * The policy asks for the summary in conversation mode (`summary.request`): the agent's own request, as its model
+   * call builds it, up to the end of the span, then the instruction. Absent: transcript mode.
+   */
+  conversation?: AgentRequestRef;
+}
+
+/**
+ * What a summary in conversation mode repeats of the agent's own model call (activities/agent-request.ts): the model
+ * it calls (the summary is asked so only when the worker's summary model is that model), the tool schemas it sees,
+ * the pinned block it sends, and its window (the request, the instruction and the summary must fit it).
+ */
+export interface AgentRequestRef {
+  model: string;
+  /** The tool schemas the agent's model sees (its `delegation`, `tools`); absent: all but `delegate`. */
+  tools?: ToolSelection;
+  /** The pins of the pinned block, as its model call sends them (contract/pins.ts); absent: none. */
+  pinned?: PinnedRef[];
+  window: number;
 }
 
 /**
@@ -409,7 +493,10 @@ export interface SummarizeProgress {
 export interface SummaryOutcome {
   record: MessageRecord;
   parsedAs: string;
-  /** Structured output, the plain-text fallback when the provider rejected it, or none (extractive). */
+  /**
+   * Structured output, plain text (the fallback when the provider rejected structured output, or a summary asked in
+   * conversation mode: `llm.request`), or none (extractive).
+   */
   responseFormat: 'json_schema' | 'text' | 'none';
   /** Summary calls the span took: more than 1 when it did not fit the summary model's window at once. */
   chunks?: number;
@@ -427,6 +514,28 @@ export interface SummaryOutcome {
   summaryKey?: string;
   /** Where `ledger` is stored (`compaction-refs`): the next plan takes the ledger by this key. */
   ledgerKey?: string;
+}
+
+/**
+ * {@link SummaryOutcome} as `summarizeSpan` returns it, recorded in the workflow's history: a summary by reference
+ * (`planKey`) carries its ledger as `ledgerChanges` from the ledger its plan was made with, which the workflow holds
+ * (contract/lean-calls.ts `ledgerWith`; the whole ledger is stored under `ledgerKey`). `ledger`: a summary of before,
+ * or one not by reference.
+ */
+export type SummaryPayload = Omit<SummaryOutcome, 'ledger'> & { ledger?: TaskLedger; ledgerChanges?: LedgerChanges };
+
+/**
+ * A task ledger as a change of another: a field left out is the other's; a list as `{ from, add }` is the other's
+ * list from index `from`, then `add`; null is a field the ledger no longer has.
+ */
+export type LedgerChanges = {
+  [K in keyof TaskLedger]?: (TaskLedger[K] extends string[] | undefined ? ListChange : never) | TaskLedger[K] | null;
+};
+
+/** A list as the end of another's from index `from`, then `add`. */
+export interface ListChange {
+  from: number;
+  add: string[];
 }
 
 export interface ApplyCompactionInput extends AgentLife {

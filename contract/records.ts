@@ -9,10 +9,12 @@ import type { AgentLife } from './keys.ts';
 /**
  * The working context sent to the model, by reference: the first `baseLength` keys of the stored context manifest
  * `base` (what the last compaction left), then the messages with sequence numbers `firstSeq..lastSeq`. Its size in
- * history is constant however long the context is.
+ * history is constant however long the context is. A model call's input names a base that is compaction N's
+ * `context.json` of the agent's own life by `baseCompaction: N` instead (contract/lean-calls.ts).
  */
 export interface ViewRef {
   base?: string;
+  baseCompaction?: number;
   baseLength?: number;
   firstSeq: number;
   lastSeq: number;

@@ -115,7 +115,10 @@ export interface CompactionEventSummary {
   summaryParsedAs?: string;
   /** Summary calls a span too large for the summary model's window took (chunks, each folding in the one before). */
   summaryChunks?: number;
-  /** Structured output (`json_schema`), the plain-text prompt when the provider rejected it, or none (extractive). */
+  /**
+   * Structured output (`json_schema`), plain text (the fallback when the provider rejected structured output, or a
+   * summary asked in conversation mode: `llm.request`), or none (extractive).
+   */
   responseFormat?: 'json_schema' | 'text' | 'none';
   /** Must-keep facts of the removed messages: found in the summary, missing after one re-prompt, pinned verbatim. */
   facts?: { found: number; missing: number; reprompted: boolean; pinned: string[] };
@@ -157,6 +160,14 @@ export interface SummaryCall {
   completionTokens: number;
   durationMs: number;
   cost?: number | null;
+  /**
+   * How the summary was asked (policy `summary.request`): `conversation`, the agent's own request up to the span's
+   * end and an instruction (its prefix served from the agent's prompt cache), or `transcript`, the summarizer's own
+   * prompt. Absent: extractive (no call), or an event of before.
+   */
+  request?: 'conversation' | 'transcript';
+  /** Why a summary the policy asked in conversation mode was asked as a transcript (another model, too large, chunks). */
+  transcriptBecause?: string;
 }
 
 /** The full compaction event, stored at `keys.event` (all of them, for as long as the agent's objects are kept). */

@@ -9,7 +9,7 @@ import { lifePrefix, seqOf } from './keys.ts';
 import { keyedRecord } from './records.ts';
 import type { ContextRecord, MessageRecord } from './records.ts';
 import { NO_COMPACTIONS } from './results.ts';
-import type { CompactionEventSummary, CompactionStats, Draft, KeptResult } from './results.ts';
+import type { CompactionEventSummary, CompactionStats, Draft, KeptResult, SummaryCall } from './results.ts';
 import type { ModelInfo } from '../engine/models.ts';
 import { cachedShareOf, totalCostOf } from '../engine/pricing.ts';
 import type { Spend } from '../engine/pricing.ts';
@@ -241,6 +241,17 @@ export function formatUsd(usd: number | null): string {
 /** A share (0 to 1) as a whole percent; `–` for null. */
 export function formatShare(share: number | null): string {
   return share === null ? '–' : `${Math.round(share * 100)}%`;
+}
+
+/**
+ * How a compaction's summary call was asked (policy `summary.request`; events of before: as a transcript) and the
+ * share of its input the provider served from its prompt cache: `conversation, 91% cached`. Undefined without a call
+ * (an extractive summary, or none).
+ */
+export function summaryCallNote(llm: SummaryCall | undefined): string | undefined {
+  if (!llm || llm.promptTokens + llm.completionTokens === 0) return undefined;
+  const share = llm.promptTokens > 0 ? (llm.cachedTokens ?? 0) / llm.promptTokens : null;
+  return `${llm.request ?? 'transcript'}, ${formatShare(share)} cached`;
 }
 
 /** The cost line of the current details and `longrun state`: the total, the summaries' part, the cached share. */

@@ -264,6 +264,15 @@ export interface CompactionPolicy {
      * content leaves a summary of what it removed either way (the extractive one without a model).
      */
     withoutModel: 'extractive' | 'fallback';
+    /**
+     * How the summary model is asked, when it is the agent's own model: `conversation` repeats the agent's own request
+     * up to the end of the span (the same tool schemas, system prompt, pinned block and messages, so the provider
+     * serves that prefix from its prompt cache) and adds one instruction; `transcript` sends the summarizer's own
+     * system prompt and the span as a transcript, with structured output. A summary model other than the agent's, a
+     * prefix that would not fit the window, or a span in chunks is asked as `transcript` whatever this says. Absent
+     * (policies stored before it): `transcript`.
+     */
+    request?: 'conversation' | 'transcript';
   };
   truncateRounds: {
     /** Turns dropped per step, oldest first. */
@@ -507,6 +516,9 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   count('summary.keepUserTokens', policy.summary.keepUserTokens, 0, MAX_TOKENS);
   oneOf('summary.fallback', policy.summary.fallback, ['truncate-rounds', 'halve']);
   oneOf('summary.withoutModel', policy.summary.withoutModel, ['extractive', 'fallback']);
+  if (policy.summary.request !== undefined) {
+    oneOf('summary.request', policy.summary.request, ['conversation', 'transcript']);
+  }
   count('truncateRounds.perStep', policy.truncateRounds?.perStep, 1, 10_000);
   if (policy.truncateRounds.until !== undefined) {
     oneOf('truncateRounds.until', policy.truncateRounds.until, ['target', 'trigger']);

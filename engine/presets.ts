@@ -61,6 +61,8 @@ const DEFAULT: CompactionPolicy = {
     keepUserTokens: 2_000,
     fallback: 'truncate-rounds',
     withoutModel: 'extractive',
+    // Ours: the summary rides the agent's prompt cache (its own request up to the span's end, then the instruction).
+    request: 'conversation',
   },
   truncateRounds: { perStep: 1 },
   hardLimitRatio: 0.95,
@@ -91,7 +93,14 @@ const ASTRBOT: CompactionPolicy = {
   cooldown: [],
   strategies: ['summarize', 'halve'],
   mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
-  summary: { ...DEFAULT.summary, keepUserTokens: 0, fallback: 'truncate-rounds', withoutModel: 'fallback' },
+  // Its own summary prompt over the messages (a customizable prompt in its document).
+  summary: {
+    ...DEFAULT.summary,
+    keepUserTokens: 0,
+    fallback: 'truncate-rounds',
+    withoutModel: 'fallback',
+    request: 'transcript',
+  },
   truncateRounds: { perStep: 1, until: 'trigger' }, // one round at a time until the context meets 82%
 };
 
@@ -131,6 +140,7 @@ const CHATGPT_ON_WECHAT: CompactionPolicy = {
     span: 'oldest-half',
     keepUserTokens: 0,
     fallback: 'halve',
+    request: 'transcript', // its own summary prompt over the trimmed turns
   },
 };
 
@@ -176,7 +186,7 @@ const AGENTSCOPE: CompactionPolicy = {
     marker: AGENTSCOPE_TRUNCATION_REMINDER,
     olderTurnsOnly: false,
   },
-  summary: { ...DEFAULT.summary, keepUserTokens: 0 },
+  summary: { ...DEFAULT.summary, keepUserTokens: 0, request: 'transcript' }, // its own summary prompt
 };
 
 /** AgentScope Java AutoContextMemory: 100 messages or 75% of the window, before each reasoning step; at most one
@@ -211,7 +221,7 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
   toolRunMessages: 6, // minConsecutiveToolMessages
   mask: { minTokens: 0 },
   offload: { minChars: 5_120, previewChars: 200, includeProtected: true, beforeLatestAnswer: true },
-  summary: { ...DEFAULT.summary, keepUserTokens: 0 },
+  summary: { ...DEFAULT.summary, keepUserTokens: 0, request: 'transcript' }, // its own summary prompt
 };
 
 /**
@@ -244,7 +254,7 @@ const OCTOMIND: CompactionPolicy = {
   cooldown: [0.1, 0.2, 0.4, 0.8, 1],
   strategies: ['summarize', 'halve'],
   mask: { minTokens: DEFAULT.mask.minTokens }, // no masking pass below the trigger (ours)
-  summary: { ...DEFAULT.summary, keepUserTokens: 0 },
+  summary: { ...DEFAULT.summary, keepUserTokens: 0, request: 'transcript' }, // its own summary prompt
   cost: {
     inputPerMillion: 3,
     // Octomind's document prices every remaining call at the full input price (no prompt cache).

@@ -79,12 +79,17 @@ export interface SummaryPromptInput {
   form?: SummaryForm;
 }
 
-export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
+/** The summarizer's rules, as both kinds of summary request give them. */
+const SUMMARIZER_RULES = [
   'You compact the older part of an AI agent’s working context so that the agent can continue its task without it.',
   'Write a summary with exactly these sections: task overview, current state, important discoveries, next steps,',
   'context to preserve. Keep the user’s goal and constraints in their own words. Keep every file path, URL,',
   'identifier, number with its unit and error message that may matter later, verbatim. Say what was tried and failed.',
   'State the exact next step. Write in the language the user writes in. Do not invent anything.',
+].join(' ');
+
+export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
+  SUMMARIZER_RULES,
   'When answering in JSON, also list the decisions taken, the work done and the work pending (task ledger).',
 ].join(' ');
 
@@ -92,8 +97,17 @@ export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
 export function summaryPrompt(input: SummaryPromptInput): string {
   const parts = [];
   if (input.previousSummary) parts.push(`## Previous summary (fold it in)\n${input.previousSummary}`);
-  if (input.ledger) parts.push(`## Task ledger (authoritative; do not contradict it)\n${input.ledger}`);
+  if (input.ledger) parts.push(ledgerSection(input.ledger));
   parts.push(`## Messages to summarize\n${input.transcript}`);
+  parts.push(...requestSections(input));
+  return parts.join('\n\n');
+}
+
+const ledgerSection = (ledger: string) => `## Task ledger (authoritative; do not contradict it)\n${ledger}`;
+
+/** What both prompts add after the messages: the turn in progress, the summary's form, a compaction's instructions. */
+function requestSections(input: Pick<SummaryPromptInput, 'stepsInProgress' | 'form' | 'instructions'>): string[] {
+  const parts = [];
   if (input.stepsInProgress) {
     parts.push(
       `## The task in progress\nThese messages include steps 1–${input.stepsInProgress} of the task the agent is ` +
@@ -103,7 +117,60 @@ export function summaryPrompt(input: SummaryPromptInput): string {
   }
   if (input.form) parts.push(FORM_REQUESTS[input.form]);
   if (input.instructions) parts.push(`## Instructions for this compaction (follow them)\n${input.instructions}`);
-  return parts.join('\n\n');
+  return parts;
+}
+
+/**
+ * The first line of the instruction that ends a summary request in conversation mode (policy `summary.request`):
+ * the agent's own request up to the end of the span, then this instruction as one user message.
+ */
+export const CONVERSATION_SUMMARY_TITLE = '[Compaction: summarize the messages named below; call no tool]';
+
+/** Where the span is in the conversation a conversation-mode summary request repeats. */
+export interface ConversationSpan {
+  /** The span's first and last message, counted in the request's messages from 1 (the system prompt is 1). */
+  from: number;
+  to: number;
+  /** Of them, the user's messages that stay in the context verbatim (not summarized away). */
+  kept: number;
+  /** The span holds an earlier summary: it is folded in. */
+  foldsSummary: boolean;
+}
+
+/**
+ * The instruction that ends a conversation-mode summary request: the summarizer's rules, which messages above leave
+ * the context, then the ledger, the turn in progress, the form and a compaction's instructions as
+ * {@link summaryPrompt} says them, and the answer asked for in plain text under the five headings (read by
+ * {@link parseSummary}), with no tool call.
+ */
+export function conversationSummaryPrompt(
+  input: Omit<SummaryPromptInput, 'transcript' | 'previousSummary'> & { span: ConversationSpan },
+): string {
+  const { span } = input;
+  const which =
+    `Messages ${span.from}–${span.to} of this conversation (the first message above is 1) leave the agent's ` +
+    'working context now; the messages before them stay.' +
+    (span.foldsSummary ? ' An earlier summary among them is folded into this one.' : '') +
+    (span.kept > 0 ? ` The user's own messages among them (${span.kept}) stay verbatim beside the summary.` : '');
+  const headings = SUMMARY_FIELDS.map((field) => `## ${SUMMARY_HEADINGS[field]}`).join(', ');
+  return [
+    CONVERSATION_SUMMARY_TITLE,
+    SUMMARIZER_RULES,
+    `## Messages to summarize\n${which}`,
+    ...(input.ledger ? [ledgerSection(input.ledger)] : []),
+    ...requestSections(input),
+    `## How to answer\nDo not call any tool and do not go on with the task. Answer in plain text with exactly these ` +
+      `headings, each on its own line: ${headings}.`,
+  ].join('\n\n');
+}
+
+/** Whether `message` is a conversation-mode summary instruction ({@link conversationSummaryPrompt}). */
+export function isConversationSummaryInstruction(message: { role: string; content?: unknown } | undefined): boolean {
+  return (
+    message?.role === 'user' &&
+    typeof message.content === 'string' &&
+    message.content.startsWith(CONVERSATION_SUMMARY_TITLE)
+  );
 }
 
 /** What a summary of one span in its place is asked to be (AgentScope Java's strategies 1 and 4). */

@@ -8,7 +8,8 @@
  * `stream_options.include_usage`, then `data: [DONE]` (chat-stream.ts); `chunkDelayMs` spaces them in time. Scripted
  * errors are JSON errors either way, as a provider answers a stream it refuses.
  *
- * It caches prompts as OpenAI does (prompt-cache.ts): every completion's usage has
+ * It caches prompts as OpenAI does (prompt-cache.ts; the response format first, then the tools, then the messages):
+ * every completion's usage has
  * `prompt_tokens_details.cached_tokens`, the longest prefix shared with an earlier request within the time to live,
  * from 1,024 tokens in steps of 128, never more than the reported `prompt_tokens`. The reported prompt and completion
  * tokens are the scripted reply's `usage`, or 0 without one (longrun then counts the request itself, as it does for a
@@ -26,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { loadTokenCounter } from '../engine/tokens.ts';
 import { isBudgetNote } from '../engine/budget-note.ts';
+import { isConversationSummaryInstruction } from '../engine/summary.ts';
 import type { TokenCounter } from '../engine/tokens.ts';
 import { completionChunks, SSE_DONE, sseEvent } from './chat-stream.ts';
 import type { StreamedReply } from './chat-stream.ts';
@@ -203,6 +205,16 @@ export interface ChatServerOptions {
   countUsage?: boolean;
 }
 
+/**
+ * Whether a request asks for a compaction summary: with structured output (a summary in transcript mode), or ending
+ * with the instruction of a summary in conversation mode (engine/summary.ts `conversationSummaryPrompt`), which
+ * repeats the agent's own request before it. What scripted models tell summaries from the agent's steps by.
+ */
+export function asksForSummary(body: RecordedRequest['body']): boolean {
+  if (body.response_format !== undefined) return true;
+  return Array.isArray(body.messages) && isConversationSummaryInstruction(body.messages.at(-1));
+}
+
 /** The request with its trailing budget note, if it has one, taken off its messages into `budgetNote`. */
 export function withoutBudgetNote(request: RecordedRequest): RecordedRequest {
   const messages = Array.isArray(request.body.messages) ? request.body.messages : [];
@@ -221,7 +233,8 @@ export async function startChatServer(responder: Responder, options: ChatServerO
     const result = counted.then(async () => {
       const counter = await loadTokenCounter('o200k_base');
       const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
-      const ids = requestTokenIds(counter, Array.isArray(body.messages) ? body.messages : [], tools);
+      const messages = Array.isArray(body.messages) ? body.messages : [];
+      const ids = requestTokenIds(counter, messages, tools, body.response_format);
       return { tokens: ids.length, prefix: cache.use(ids) };
     });
     counted = result.catch(() => undefined);

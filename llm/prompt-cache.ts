@@ -10,12 +10,14 @@
  * - only an exact prefix counts, up to the first token that differs;
  * - nothing is cached below 1,024 tokens of common prefix; above, in steps of 128:
  *   cached = floor((prefix - 1024) / 128) × 128 + 1024, never more than the prompt's tokens;
- * - the whole request is the prefix: tool definitions first, then the messages in order;
+ * - the whole request is the prefix: the structured-output schema first (OpenAI: the schema in `response_format`
+ *   "serves as a prefix to the system message", so a request with another schema, or none, shares no prefix with
+ *   one that has it), then the tool definitions, then the messages in order;
  * - an entry stays for a time to live after its last use (OpenAI: "5-10 minutes of inactivity"; here 10 minutes by
  *   default, {@link PromptCacheOptions.ttlMs}); each use renews it.
  *
- * Tokens: the request's token ids by longrun's tokenizer (engine/tokens.ts, o200k_base): the JSON of the tool
- * definitions, then of each message (role, content, name, tool calls, tool call id), in order. That is an
+ * Tokens: the request's token ids by longrun's tokenizer (engine/tokens.ts, o200k_base): the JSON of the response
+ * format (when the request has one), then of the tool definitions, then of each message (role, content, name, tool calls, tool call id), in order. That is an
  * approximation of the provider's own rendering (its chat template's separators are not JSON); it keeps the property
  * that matters: a request that repeats an earlier one's beginning repeats its token ids, and the first changed
  * message breaks the match there.
@@ -38,16 +40,22 @@ export function cachedTokensFor(prefixTokens: number, promptTokens: number): num
   return PROMPT_CACHE.minTokens + steps * PROMPT_CACHE.stepTokens;
 }
 
-/** The token ids of a request as the cache compares them: tool definitions, then each message, in order. */
+/**
+ * The token ids of a request as the cache compares them: its response format (`response_format`, absent: none), the
+ * tool definitions, then each message, in order.
+ */
 export function requestTokenIds(
   counter: TokenCounter,
   messages: readonly ChatMessage[],
   tools: readonly unknown[] = [],
+  responseFormat?: unknown,
 ): number[] {
   const ids: number[] = [];
   const push = (text: string) => {
     for (const id of counter.encode(text)) ids.push(id);
   };
+  if (responseFormat !== undefined && responseFormat !== null)
+    push(JSON.stringify({ response_format: responseFormat }));
   if (tools.length > 0) push(JSON.stringify(tools));
   for (const m of messages) {
     push(

@@ -16,7 +16,7 @@ import { applyDelta } from '../contract/context-delta.ts';
 import { contextRefOf, nothingToMask } from './compaction-refs.ts';
 import type { Skipped } from './compaction-refs.ts';
 import { recordKey } from '../contract/records.ts';
-import { pinnedIdsOf, requestFixedTokensOf } from '../contract/pins.ts';
+import { pinnedBlockOf, pinnedIdsOf, pinnedRefsOf, requestFixedTokensOf } from '../contract/pins.ts';
 import { summaryOfEvent } from '../contract/results.ts';
 import type { CompactInput } from '../contract/inputs.ts';
 import type { CompactResult } from '../contract/results.ts';
@@ -24,6 +24,7 @@ import type { Prepared } from '../contract/state.ts';
 import type { CompactionStep } from '../contract/progress.ts';
 import type { Conversation } from './conversation.ts';
 import { showCompaction, showProgress } from './visibility.ts';
+import { wholeSummary } from '../contract/lean-calls.ts';
 
 export type Activities = ReturnType<typeof activities.createActivities>;
 
@@ -120,6 +121,8 @@ export async function prepare(
   const goalKey = goal && recordKey(life, goal);
   for (;;) {
     stepOf(conversation, seq, trigger, 'planning');
+    // The ledger the plan stores (by its key, or inline): a summary's ledger comes back as a change of it.
+    const ledgerBase = state.ledger;
     const plan = await planCompaction.executeWithOptions(
       { ...STEP_OPTIONS, summary: `plan compaction ${seq} (${trigger}, ${state.contextTokens} tok)` },
       [
@@ -180,7 +183,7 @@ export async function prepare(
         }
       : { planKey: plan.planKey! };
     try {
-      const summary = await summarizeSpan.executeWithOptions(
+      const payload = await summarizeSpan.executeWithOptions(
         { ...SUMMARIZE_OPTIONS, summary: `summarize ${span} msgs → ≤${maxTokens} tok` },
         [
           {
@@ -192,9 +195,11 @@ export async function prepare(
             counting,
             ...(plan.summary.writer ? { writer: plan.summary.writer } : {}),
             ...(goalKey ? { goalKey } : {}),
+            ...agentRequestInput(conversation),
           },
         ],
       );
+      const summary = wholeSummary(payload, ledgerBase); // (its ledger whole again: contract/lean-calls.ts)
       return { seq, trigger, request, startedAt, cooldown, plan, summary, made, tailFromSeq, ...byRef };
     } catch (error) {
       if (!(error instanceof ActivityFailure) || summarizerFailed) throw error;
@@ -305,6 +310,25 @@ export async function violated(conversation: Conversation, where: string, proble
   await reportViolation.executeWithOptions({ ...STEP_OPTIONS, summary: `coverage invariant broken ${where}` }, [
     { ...conversation.life, where, problems },
   ]);
+}
+
+/**
+ * What a summary in conversation mode (policy `summary.request`) repeats of the agent's own model call: its model,
+ * tool selection, pinned block and window, as the turn's model call sends them (turn.ts). Nothing for a policy that
+ * asks a transcript, or one stored before the field (an activity input only: the history's commands are the same).
+ */
+function agentRequestInput(conversation: Conversation): Pick<SummarizeRequest, 'conversation'> {
+  const { state, life } = conversation;
+  if (state.policy?.summary.request !== 'conversation') return {};
+  const block = pinnedBlockOf(life, state.pins, state.messages);
+  return {
+    conversation: {
+      model: state.model,
+      ...(conversation.tools ? { tools: conversation.tools } : {}),
+      ...(block.length ? { pinned: pinnedRefsOf(block) } : {}),
+      window: conversation.window,
+    },
+  };
 }
 
 /** The pinned messages of the context for the plan (nothing added without pins: plans of before stay as they were). */

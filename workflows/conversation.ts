@@ -23,7 +23,8 @@ import { endAtLastCompleteStep, EVENTS_KEPT } from '../contract/state.ts';
 import { NO_COMPACTIONS, summaryOfEvent } from '../contract/results.ts';
 import type { CompactionStats } from '../contract/results.ts';
 import type { AgentCarry, Prepared, Snapshot, WorkflowState } from '../contract/state.ts';
-import type { AgentInput } from '../contract/inputs.ts';
+import type { AgentInput, ToolSelection } from '../contract/inputs.ts';
+import { toolSelectionOf } from '../contract/inputs.ts';
 import type { CompactionEventSummary, Draft } from '../contract/results.ts';
 import type { ContextRecord, ViewRef } from '../contract/records.ts';
 import type { ModelDescription, ModelReply } from '../contract/activities.ts';
@@ -39,9 +40,15 @@ export class Conversation {
   readonly state: WorkflowState;
   /** What the agent is doing now (this run only, not state: workflows/progress.ts). */
   readonly progress = new Progress();
+  /**
+   * The tool schemas the agent's model sees (its input's `delegation`, `tools`; absent: all but `delegate`): a summary
+   * in conversation mode sends the same (compaction-pipeline.ts).
+   */
+  readonly tools: ToolSelection | undefined;
 
-  private constructor(state: WorkflowState) {
+  private constructor(state: WorkflowState, tools: ToolSelection | undefined) {
     this.state = state;
+    this.tools = tools;
   }
 
   /**
@@ -76,7 +83,7 @@ export class Conversation {
       state.runs = (state.runs ?? 1) + 1;
       state.lastHandOver = `reopened (the agent was ${carry.reopened.closedAs})`;
     }
-    return new Conversation(state);
+    return new Conversation(state, toolSelectionOf(input));
   }
 
   /** What the next run starts from (continue-as-new); `nextMessageSeq` beside the state too, for an older worker. */

@@ -14,6 +14,7 @@ import {
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
 import type { CallModelResult, ModelReply, NewMessage, NoteFigures, RunCalls } from '../contract/activities.ts';
+import { leanModelInput, leanToolInput, wholeModelResult, wholeToolResult } from '../contract/lean-calls.ts';
 import type { CallOfReply } from '../engine/messages.ts';
 import type { ToolLimits } from '../engine/policy.ts';
 import { TOOL_RESULT_PREVIEW_CHARS } from '../contract/stream.ts';
@@ -393,7 +394,7 @@ async function answerCalls(
   const outcomes = await Promise.allSettled(
     answered.map(({ call, resultId }, i) => {
       const lean = ran?.toolResults?.[i];
-      if (lean) return Promise.resolve({ id: resultId, role: 'tool' as const, toolCallId: call.id, ...lean });
+      if (lean) return Promise.resolve(wholeToolResult(lean, { resultId, callId: call.id }) as ContextRecord);
       if (ran && reach.interruptQueued()) {
         return standIn(conversation, call, resultId, interruptedResult(call, step), step);
       }
@@ -458,12 +459,13 @@ async function answerCall(
   if (delegatesBuiltIn(call, reach.delegation)) {
     return delegate(conversation, reach.control, call, resultId, place, reach.delegation!, answer);
   }
-  const run = (approval: 'ask' | 'required' | 'granted') =>
-    reach.control.run(() =>
+  const run = async (approval: 'ask' | 'required' | 'granted') => {
+    const payload = await reach.control.run(() =>
       runTool.executeWithOptions(
         { ...TOOL_OPTIONS, ...UNTIL_CANCELLED, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
         [
-          {
+          // What the activity can tell itself left out of the history (contract/lean-calls.ts).
+          leanToolInput({
             ...conversation.life,
             call,
             ...callIn(call, replyId),
@@ -486,10 +488,12 @@ async function answerCall(
                   ],
                 }
               : {}),
-          },
+          }),
         ],
       ),
     );
+    return wholeToolResult(payload, { resultId, callId: call.id });
+  };
   const byName = reach.approval.tools.has(call.function.name);
   // A call the agent's `toolApproval` names asks through the activity too, which says so in the live stream; runs of
   // before this waited without it (APPROVAL_ASKED_BY_NAME_PATCH).
@@ -650,7 +654,7 @@ async function callModelFitting(
   const replySeq = seqOf(replyId);
   for (let attempt = 1; ;) {
     await compactions.checkBeforeCall(replyId);
-    let result: Awaited<ReturnType<typeof callModel>>;
+    let result: CallModelResult;
     // The pinned block and the budget note as the context is now (after any compaction this call needed).
     const extras = requestExtras(conversation, call.usage);
     const calling = () =>
@@ -664,7 +668,8 @@ async function callModelFitting(
             (unstored.length ? ` (stores ${unstored.map((m) => m.messageId).join(', ')})` : ''),
         },
         [
-          {
+          // What the activity can tell itself left out of the history (contract/lean-calls.ts).
+          leanModelInput({
             ...conversation.life,
             model,
             view,
@@ -679,13 +684,14 @@ async function callModelFitting(
             ...extras,
             ...(call.tools ? { tools: call.tools } : {}),
             ...(call.runCalls ? { runCalls: call.runCalls } : {}),
-          },
+          }),
         ],
       );
     try {
       // (A reachable turn: an interrupt that came while the call was being made to fit stops it here.)
       if (reach?.interruptQueued()) throw new InterruptedBeforeCall();
-      result = await (reach ? reach.control.run(calling) : calling());
+      // The result whole again: a lean one's defaults restored (contract/lean-calls.ts).
+      result = wholeModelResult(await (reach ? reach.control.run(calling) : calling()), { model, replyId });
       announce = [];
     } catch (error) {
       announce = [];

@@ -7,7 +7,7 @@ import { pinBudgetOf, pinnedTokensOf } from '../contract/pins.ts';
 import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CompactionEventSummary } from '../contract/results.ts';
-import { costLine, shownStatusOf } from '../contract/state.ts';
+import { costLine, formatUsd, shownStatusOf, summaryCallNote } from '../contract/state.ts';
 import { totalCostOf } from '../engine/pricing.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
@@ -137,6 +137,13 @@ export function showClosed(state: WorkflowState): void {
   ]);
 }
 
+/** The last compaction's summary call, where the details show it: its cost, how it was asked, its cached share. */
+function summaryCallLine(event: CompactionEventSummary): string[] {
+  const note = summaryCallNote(event.llm);
+  if (!note) return [];
+  return [`last summary call: ${formatUsd(event.spent?.summary ?? event.llm?.cost ?? null)} (${note})`];
+}
+
 /** The longest line of the current details: the UI's panel shows that much without clipping. */
 export const DETAILS_LINE_CHARS = 80;
 
@@ -161,6 +168,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
         `last ${last.trigger === 'revert' ? 'event (a revert)' : 'compaction'}: ${last.seq}, ` +
           `${last.tokensBefore} → ${last.tokensAfter} tokens`,
         ...(last.strategies.length > 0 ? [`last strategies: ${last.strategies.join(', ')}`] : []),
+        ...summaryCallLine(last),
       ]
     : [];
   const lines = [

@@ -1,7 +1,8 @@
 /**
  * Asking the summary model: the prompt for a part of the span, the call (structured output first; a provider that
- * rejects it gets the plain prompt, whose reply is parsed by headings), the reply read into the summary and the ledger
- * update, and the tokens the calls used (cached input apart).
+ * rejects it gets the plain prompt, whose reply is parsed by headings; in conversation mode the agent's own request
+ * and tools, plain text: conversation.ts), the reply read into the summary and the ledger update, and the tokens the
+ * calls used (cached input apart).
  */
 import type OpenAI from 'openai';
 import { nextActionOf, parseLedgerUpdate, renderLedger } from '../../engine/ledger.ts';
@@ -21,6 +22,7 @@ import { readUsage } from '../usage.ts';
 import { observeModelCall } from '../telemetry.ts';
 import { transcriptOf } from './chunk.ts';
 import type { CompactionDeps } from './shared.ts';
+import type { ToolSchema } from '../tools.ts';
 
 export type Conversation = OpenAI.Chat.Completions.ChatCompletionMessageParam[];
 
@@ -40,11 +42,18 @@ export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
    * The calls of one summary by `model`, for `input`, each message of a transcript cut at `maxChars`: they share
    * the response format (structured output until the provider rejects it) and add up the tokens they used.
    */
-  return function askerFor(model: string, input: SummarizeInput, maxChars: number) {
+  return function askerFor(model: string, input: SummarizeInput, maxChars: number, agentTools?: ToolSchema[]) {
     // Cached input kept apart, as the model-call activity keeps it (activities/usage.ts), so it is priced apart;
     // absent until a call reports it.
     const usage: TokenUsage = { promptTokens: 0, completionTokens: 0 };
-    let responseFormat: 'json_schema' | 'text' = 'json_schema';
+    // In conversation mode (`agentTools`: the schemas the agent's model sees) the request is the agent's own, then
+    // the instruction: its tools, no tool call, no response format (a schema would come before the whole prefix).
+    let responseFormat: 'json_schema' | 'text' = agentTools ? 'text' : 'json_schema';
+    const asked = agentTools
+      ? agentTools.length > 0
+        ? { tools: agentTools as OpenAI.Chat.Completions.ChatCompletionTool[], tool_choice: 'none' as const }
+        : {}
+      : undefined;
 
     /** The model's reply to `conversation`, in the response format the summary is on. */
     async function ask(conversation: Conversation): Promise<string> {
@@ -56,6 +65,7 @@ export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
             model,
             messages: conversation,
             max_tokens: input.maxTokens,
+            ...asked,
             ...(responseFormat === 'json_schema'
               ? { response_format: { type: 'json_schema' as const, json_schema: SUMMARY_JSON_SCHEMA } }
               : {}),
@@ -97,6 +107,7 @@ export function createAsking({ openai }: Pick<CompactionDeps, 'openai'>) {
 
       /** The reply to `messages`; a provider without structured output answers 400 and is asked again in plain text. */
       async askFallingBack(messages: Conversation): Promise<string> {
+        if (agentTools) return ask(messages); // conversation mode: plain text already
         try {
           return await ask(messages);
         } catch (error) {

@@ -17,6 +17,7 @@ import type { AgentLife } from '../../contract/keys.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import { storedObjects } from '../stored.ts';
 import type { SearchWrites } from '../search-writes.ts';
+import type { ToolRegistry } from '../tools.ts';
 
 export interface CompactionDeps {
   store: BlobStore;
@@ -29,6 +30,8 @@ export interface CompactionDeps {
   strictInvariants?: boolean;
   /** The search index: a stored summary or task ledger is added to it (activities/search-writes.ts). */
   search?: SearchWrites;
+  /** The worker's tools: a summary in conversation mode sends the schemas the agent's model sees. Absent: none. */
+  tools?: ToolRegistry;
 }
 
 /**

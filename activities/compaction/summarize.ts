@@ -6,12 +6,21 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { agentLife, compactionKey } from '../../contract/keys.ts';
-import type { SummarizeInput, SummarizeProgress, SummarizeRequest, SummaryOutcome } from '../../contract/activities.ts';
+import type {
+  SummarizeInput,
+  SummarizeProgress,
+  SummarizeRequest,
+  SummaryOutcome,
+  SummaryPayload,
+} from '../../contract/activities.ts';
+import { leanSummary } from '../../contract/lean-calls.ts';
 import { registryPrice } from '../../engine/models.ts';
 import { costOf } from '../../engine/pricing.ts';
 import { modelFailure } from '../model-errors.ts';
 import { heartbeatNow, withHeartbeat } from '../stored.ts';
 import { createAsking, readSummary } from './ask.ts';
+import type { Conversation } from './ask.ts';
+import { createConversationRequests } from './conversation.ts';
 import { createChunking, foldChunks } from './chunk.ts';
 import { createComposing } from './compose.ts';
 import { judgedReply } from './judge.ts';
@@ -28,6 +37,7 @@ export function createSummarizeActivities(shared: CompactionShared) {
   const readSpan = createSpanReading(shared);
   const chunkSpan = createChunking(shared);
   const askerFor = createAsking(shared);
+  const summaryRequestOf = createConversationRequests(shared);
   const storeComposed = createComposing(shared);
 
   return {
@@ -35,7 +45,7 @@ export function createSummarizeActivities(shared: CompactionShared) {
      * Summarizes the span with the summary model: structured output (JSON schema) first; a provider that rejects
      * it gets the plain prompt, whose reply is parsed by headings. Stores the summary message and counts it.
      */
-    async summarizeSpan(request: SummarizeRequest): Promise<SummaryOutcome> {
+    async summarizeSpan(request: SummarizeRequest): Promise<SummaryPayload> {
       const started = Date.now();
       const input = await resolve(request);
       // Summaries in their places (a plan's parts): each written on its own, then one outcome.
@@ -50,7 +60,8 @@ export function createSummarizeActivities(shared: CompactionShared) {
       await putJson(ledgerKey, outcome.ledger);
       const stored = { ...outcome, summaryKey, ledgerKey };
       await putJson(summaryKey, stored);
-      return stored;
+      // The ledger as a change of the one its plan was made with, which the workflow holds (contract/lean-calls.ts).
+      return leanSummary(stored, input.ledger);
     },
   };
 
@@ -97,9 +108,19 @@ export function createSummarizeActivities(shared: CompactionShared) {
       llm: {
         model: first!.llm.model,
         promptTokens: sum((o) => o.llm.promptTokens),
+        ...(outcomes.some((o) => o.llm.cachedTokens !== undefined)
+          ? { cachedTokens: sum((o) => o.llm.cachedTokens ?? 0) }
+          : {}),
         completionTokens: sum((o) => o.llm.completionTokens),
         durationMs: Date.now() - started,
         cost: costs.some((c) => c === null) ? null : costs.reduce<number>((total, c) => total + (c ?? 0), 0),
+        // Conversation mode when every part was asked so; the first reason a part was not.
+        ...(first!.llm.request
+          ? { request: outcomes.every((o) => o.llm.request === 'conversation') ? 'conversation' : 'transcript' }
+          : {}),
+        ...(outcomes.find((o) => o.llm.transcriptBecause)
+          ? { transcriptBecause: outcomes.find((o) => o.llm.transcriptBecause)!.llm.transcriptBecause! }
+          : {}),
       },
     };
   }
@@ -125,6 +146,7 @@ export function createSummarizeActivities(shared: CompactionShared) {
       ...(request.writer ? { writer: request.writer } : {}),
       ...(request.instructions ? { instructions: request.instructions } : {}),
       ...(request.goalKey ? { goalKey: request.goalKey } : {}),
+      ...(request.conversation ? { conversation: request.conversation } : {}),
     };
   }
 
@@ -152,7 +174,14 @@ export function createSummarizeActivities(shared: CompactionShared) {
 
       // A span too large for the summary model's window is summarized in chunks, each folding in the one before.
       const { chunks, maxChars } = chunkSpan(rest, counter, input.maxTokens);
-      const asker = askerFor(summaryModel, input, maxChars);
+      // Conversation mode (policy `summary.request`): the agent's own request, then the instruction (conversation.ts).
+      const request = await summaryRequestOf(input, chunks.length, counter);
+      const asker = askerFor(
+        summaryModel,
+        input,
+        maxChars,
+        request.mode === 'conversation' ? request.tools : undefined,
+      );
       const read = (reply: string) => {
         const { rendered, parsedAs, update } = readSummary(reply);
         return { ...judge(rendered, update), parsedAs };
@@ -164,6 +193,15 @@ export function createSummarizeActivities(shared: CompactionShared) {
         heartbeatNow(progress);
       };
       const summarize = async () => {
+        if (request.mode === 'conversation') {
+          onChunk(1);
+          return judgedReply(
+            request.messages as Conversation,
+            await asker.ask(request.messages as Conversation),
+            read,
+            asker.ask,
+          );
+        }
         const before = await foldChunks(
           chunks,
           previousText,
@@ -191,6 +229,8 @@ export function createSummarizeActivities(shared: CompactionShared) {
           ...asker.usage,
           durationMs: Date.now() - started,
           cost: costOf(asker.usage, registryPrice(summaryModel)),
+          request: request.mode,
+          ...(request.mode === 'transcript' && request.because ? { transcriptBecause: request.because } : {}),
         },
       });
     }

@@ -8,6 +8,7 @@
  * hang past the client's timeout, malformed JSON, an empty `choices`. Each is retried by the model-call activity; none
  * may change what the agent ends with.
  */
+import { asksForSummary } from '../../llm/chat-server.ts';
 import type { Responder, ScriptedReply } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 
@@ -97,7 +98,7 @@ export function chaosResponder(options: { rate: number; seed: number; hangMs: nu
       injected[fault]++;
       return faultReply(fault, options.hangMs);
     }
-    return scriptedReply(request.body.messages, request.body.response_format !== undefined);
+    return scriptedReply(request.body.messages, asksForSummary(request.body));
   };
   return { responder, injected };
 }
@@ -147,7 +148,7 @@ export function streamingResponder(options: { chunkDelayMs: number }): {
     const messages = request.body.messages.filter(
       (m) => !(m.role === 'user' && STEER.test(textOf(m.content as never))),
     );
-    const summary = request.body.response_format !== undefined;
+    const summary = asksForSummary(request.body);
     const reply = scriptedReply(messages, summary);
     if (summary || 'status' in reply || !('content' in reply)) return reply;
     const call = reply.toolCalls?.[0];

@@ -2,11 +2,13 @@
  * The scale benchmark's model: a scripted OpenAI-compatible responder that answers each request after 1–5 s (drawn
  * from the request, so the same seed gives the same latencies), with a reply of 1–10 KB. A user message opens a
  * turn; a share of turns first asks for one `lookup` tool call (the worker's tool returns 1–10 KB), then answers. A
- * summary request (structured output asked for) gets a five-field summary.
+ * summary request (structured output asked for, or the conversation-mode instruction last: chat-server.ts
+ * `asksForSummary`) gets a five-field summary.
  *
  * Every request is told apart by the tag of the newest user message it holds (workload.ts `messageTag`), so the
  * time the model held each agent's requests is known: the driver subtracts it from the turn's latency.
  */
+import { asksForSummary } from '../../llm/chat-server.ts';
 import type { Responder, ScriptedReply } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
@@ -38,7 +40,7 @@ function newestTag(messages: readonly { role: string; content?: unknown }[]) {
   return undefined;
 }
 
-/** The reply to a request, and how long to hold it; `summary`: the request asks for structured output. */
+/** The reply to a request, and how long to hold it; `summary`: the request asks for a summary. */
 export function scaleReply(
   options: ScaleModelOptions,
   messages: readonly ChatMessage[],
@@ -95,7 +97,7 @@ export function scaleResponder(options: ScaleModelOptions): {
 } {
   const tally = new Map<string, AgentModelTally>();
   const responder: Responder = (request) => {
-    const summary = request.body.response_format !== undefined;
+    const summary = asksForSummary(request.body);
     const { reply, agent } = scaleReply(options, request.body.messages, summary);
     if (agent !== undefined) {
       const seen = tally.get(agent) ?? { requests: 0, summaries: 0, modelMs: 0 };

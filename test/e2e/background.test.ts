@@ -18,7 +18,7 @@ import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { textOf } from '../../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../../engine/tokens.ts';
 import { pairViewOf, toolPairViolations } from '../../engine/tool-pairs.ts';
-import { startChatServer } from '../../llm/chat-server.ts';
+import { asksForSummary, startChatServer } from '../../llm/chat-server.ts';
 import type { RecordedRequest, Responder } from '../../llm/chat-server.ts';
 import { nextStep, readFile } from '../support/files.ts';
 import { newAgentId, spawnWorker, startHarness } from '../support/harness.ts';
@@ -41,7 +41,7 @@ const isSummaryRequest = (request: RecordedRequest) => request.body.model === 's
 /** The model: the loop's next step at once; a summary only after `summaryDelayMs` (the window it runs in). */
 function loopModel(steps: number, summaryDelayMs: number, timeline: { at: number; summary: boolean }[]): Responder {
   return async (request) => {
-    const summary = isSummaryRequest(request) || request.body.response_format !== undefined;
+    const summary = isSummaryRequest(request) || asksForSummary(request.body);
     timeline.push({ at: Date.now(), summary });
     if (summary) {
       await sleep(summaryDelayMs);
@@ -68,7 +68,7 @@ async function checkRequests(requests: RecordedRequest[], steps: number, window:
   const agentRequests = requests.filter(
     (r) =>
       !isSummaryRequest(r) &&
-      r.body.response_format === undefined &&
+      !asksForSummary(r.body) &&
       textOf(r.body.messages.find((m) => m.role === 'user')?.content).includes(`module_${steps}.ts one by one`),
   );
   expect(agentRequests.length).toBeGreaterThanOrEqual(steps + 1);

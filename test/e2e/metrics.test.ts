@@ -21,7 +21,7 @@ import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { startChatServer } from '../../llm/chat-server.ts';
+import { asksForSummary, startChatServer } from '../../llm/chat-server.ts';
 import { requestTokenIds } from '../../llm/prompt-cache.ts';
 import { loadTokenCounter } from '../../engine/tokens.ts';
 import { registryPrice } from '../../engine/models.ts';
@@ -56,15 +56,19 @@ let hold: { reached: () => void; release: Promise<void> } | undefined;
 let countedSummary: { failFirst: boolean } | undefined;
 
 /** The tokens of a request as the server's prompt cache counts them: it reports the cached part of them. */
-async function requestTokens(body: { messages: ChatMessage[]; tools?: unknown }): Promise<number> {
+async function requestTokens(body: {
+  messages: ChatMessage[];
+  tools?: unknown;
+  response_format?: unknown;
+}): Promise<number> {
   const counter = await loadTokenCounter('o200k_base');
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
-  return requestTokenIds(counter, body.messages, tools).length;
+  return requestTokenIds(counter, body.messages, tools, body.response_format).length;
 }
 
 beforeAll(async () => {
   model = await startChatServer(async (request) => {
-    if (request.body.response_format) {
+    if (asksForSummary(request.body)) {
       if (!countedSummary) return { content: SUMMARY, usage: { prompt_tokens: 700, completion_tokens: 80 } };
       if (countedSummary.failFirst) {
         countedSummary.failFirst = false;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { temporal } from '@temporalio/proto';
 import { defineTool } from '../../activities/tools.ts';
 import { agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
-import type { CallModelInput, CallModelResult, RunToolInput } from '../../contract/activities.ts';
+import type { CallModelInput, CallModelPayload, RunToolInput } from '../../contract/activities.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import { isSummaryRequest, newAgentId, startHarness } from '../support/harness.ts';
@@ -156,15 +156,20 @@ describe('a plan after tool calls', () => {
         toolApproval: { tools: ['deploy'], timeoutSeconds: 1, onTimeout: 'deny' },
       });
       const seen = h.model.requests.length;
-      expect((await sendMessage(h.client, agentId, 'work, thinking aloud')).reply).toBe('done');
+      const sent = await sendMessage(h.client, agentId, 'work, thinking aloud');
+      expect(sent.reply).toBe('done');
+      // The model that served it, though no result in the history names it (it is the model asked for).
+      expect(sent.servedBy).toBe('gpt-4o-mini');
       const activities = activitiesOf(await eventsOfAllRuns(h.client, agentWorkflowId(agentId)));
       const replies = activities
         .filter((a) => a.type === 'callModel')
-        .map((a) => (a.result as CallModelResult).reply!)
+        .map((a) => (a.result as CallModelPayload).reply!)
         .filter((reply) => reply.toolCalls.length > 0);
       expect(replies).toHaveLength(CALLS.length);
+      const payloads = activities.filter((a) => a.type === 'callModel').map((a) => a.result as CallModelPayload);
+      expect(payloads.every((p) => p.reply?.servedBy === undefined && p.reply?.record.id === undefined)).toBe(true);
       for (const reply of replies) {
-        expect(reply.content).toBe(''); // the text is in the stored reply
+        expect(reply.content).toBeUndefined(); // the text is in the stored reply (a lean payload: absent is empty)
         const [call] = reply.toolCalls;
         // Only the calls the workflow answers itself keep their arguments.
         if (call!.function.name.startsWith('context_')) expect(call!.function.arguments).toBeDefined();
@@ -174,14 +179,16 @@ describe('a plan after tool calls', () => {
       // knows: id, role, call id); the call waiting for approval went to runTool.
       const ran = activities
         .filter((a) => a.type === 'callModel')
-        .flatMap((a) => (a.result as CallModelResult).toolResults ?? [])
+        .flatMap((a) => (a.result as CallModelPayload).toolResults ?? [])
         .filter((record) => record !== null);
       expect(ran.map((r) => r.tool)).toEqual(['read', 'dump', 'read']);
       for (const record of ran) expect(Object.keys(record)).not.toContain('toolCallId');
       const runs = activities.filter((a) => a.type === 'runTool').map((a) => a.input as unknown as RunToolInput);
-      expect(runs.map((r) => r.call.function.name)).toEqual(['deploy']);
+      const nameOf = new Map(replies.flatMap((reply) => reply.toolCalls.map((c) => [c.id, c.function.name] as const)));
+      expect(runs.map((r) => nameOf.get(r.call.id))).toEqual(['deploy']);
       for (const run of runs) {
-        expect(run.call.function.arguments).toBeUndefined();
+        // The call by its id alone: its name and arguments are in the stored reply, which runTool reads.
+        expect(run.call).toEqual({ id: expect.any(String) as string });
         expect(run.replyId).toMatch(/^m\d+$/);
       }
       // The tool ran with the arguments of the stored reply, and a call waiting for approval showed them.

@@ -283,9 +283,10 @@ describe('state by reference', () => {
     expect(state.messages.reduce((sum, m) => sum + m.chars, 0)).toBeGreaterThan(100_000);
     // The input names the messages by range and carries the turn's own message (the same 'small' both times), the
     // trigger's counters and the budget note's figures (default preset; the activity writes the note's text), so only
-    // the digits of the range, the counters and the figures differ.
+    // the digits of the range, the counters and the figures differ. What the activity tells itself is left out (the
+    // default counting, the registry's window and price, the reply's id, the steps used: contract/lean-calls.ts).
     expect(Math.abs(large - small)).toBeLessThanOrEqual(12);
-    expect(large).toBeLessThan(900);
+    expect(large).toBeLessThan(650);
 
     await closeAgent(h.client, agentId);
   });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentState, closeAgent, compactAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { compactionHistory } from '../../client/reads.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
-import { startChatServer } from '../../llm/chat-server.ts';
+import { asksForSummary, startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
@@ -56,7 +56,7 @@ beforeAll(async () => {
   heldWorker = new Promise((resolve) => (onHeld = resolve));
   let held = false;
   model = await startChatServer(async (request) => {
-    if (request.body.response_format) {
+    if (asksForSummary(request.body)) {
       // A summary request (structured output); the first one while holdSummary is set never returns.
       if (holdSummary) {
         holdSummary = false;
@@ -155,7 +155,7 @@ describe('two workers on one task queue', () => {
       expect(result.compacted).toBe(true);
       expect(result.event).toMatchObject({ seq: 1, trigger: 'forced', strategies: ['summarize'] });
       // The held summary call died with its worker; the retry ran on the survivor.
-      const summaries = model.requests.filter((r) => r.body.response_format);
+      const summaries = model.requests.filter((r) => asksForSummary(r.body));
       expect(String(summaries.at(-1)!.headers['x-longrun-worker'])).not.toContain(`longrun-worker-${pid}@`);
       const state = await agentState(client, agentId);
       expect(state.compactions).toBe(1);

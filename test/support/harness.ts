@@ -79,12 +79,18 @@ export function spawnWorker(
 export async function startHarness(
   responder: Responder,
   tools: ToolDefinition[] = [],
-  options: { summaryModel?: string | null; summaryWindow?: number; modelTimeoutMs?: number } = {},
+  options: {
+    summaryModel?: string | null;
+    summaryWindow?: number;
+    modelTimeoutMs?: number;
+    /** The chat server reports each request's and reply's tokens as its prompt cache counts them (chat-server.ts). */
+    countUsage?: boolean;
+  } = {},
 ): Promise<Harness> {
   const stack = inject('stack');
   const temporal = localTemporalTarget(stack.temporalAddress, stack.namespace);
   const store = new S3BlobStore(stack.s3);
-  const model = await startChatServer(responder);
+  const model = await startChatServer(responder, options.countUsage ? { countUsage: true } : {});
   const agents = await startInProcessAgents({
     temporal,
     taskQueue: `test-${randomUUID()}`,

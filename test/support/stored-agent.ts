@@ -18,6 +18,8 @@ import type { PlanOutcome, SummarizeRequest } from '../../contract/activities.ts
 import { messageIdOf, messageKey } from '../../contract/keys.ts';
 import type { AgentLife } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';
+import { wholeSummary } from '../../contract/lean-calls.ts';
+import type { TaskLedger } from '../../engine/ledger.ts';
 import type { BlobStore } from '../../storage/s3.ts';
 
 export const counting = { encoding: 'o200k_base' as const, margin: 1 };
@@ -128,19 +130,23 @@ export async function storedAgent(
 
   /**
    * The summary of a plan's span, asked as the workflow asks it: `span` names it inline (by default the plan's own
-   * keys, as before `compaction-refs`) or by the stored plan's key (`{ planKey }`).
+   * keys, as before `compaction-refs`) or by the stored plan's key (`{ planKey }`). Its ledger whole again, as the
+   * workflow restores it from `base`, the ledger the plan was made with (contract/lean-calls.ts).
    */
-  const summarize = (seq: number, s: PlannedSummary, span: SpanOf = inlineSpan(s)) =>
-    inActivity(() =>
-      activities.summarizeSpan({
-        ...life,
-        seq,
-        ...span,
-        maxTokens: s.maxTokens!,
-        counting,
-        writer: s.writer!,
-        goalKey: messageKey(life, goalId),
-      }),
+  const summarize = async (seq: number, s: PlannedSummary, span: SpanOf = inlineSpan(s), base?: TaskLedger) =>
+    wholeSummary(
+      await inActivity(() =>
+        activities.summarizeSpan({
+          ...life,
+          seq,
+          ...span,
+          maxTokens: s.maxTokens!,
+          counting,
+          writer: s.writer!,
+          goalKey: messageKey(life, goalId),
+        }),
+      ),
+      base,
     );
 
   /** What every apply of compaction `o.seq` takes (the summary and options aside). */

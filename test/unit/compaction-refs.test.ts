@@ -16,6 +16,7 @@ import { applyDelta, recordsDigest } from '../../contract/context-delta.ts';
 import { messageIdOf } from '../../contract/keys.ts';
 import { keyedRecord } from '../../contract/records.ts';
 import type { ContextRecord } from '../../contract/records.ts';
+import type { TaskLedger } from '../../engine/ledger.ts';
 import { Conversation } from '../../workflows/conversation.ts';
 import { contextRefOf, nothingToMask } from '../../workflows/compaction-refs.ts';
 import { agentLoop as loopOf, inActivity, storedAgent } from '../support/stored-agent.ts';
@@ -56,7 +57,9 @@ async function agentWith(messages: ChatMessage[]) {
       activities.planCompaction({ ...planInput(o), contextRef: ref, ...(ledgerKey ? { ledgerKey } : {}) }),
     );
     if (plan.action === 'skip') return { plan };
-    const summary = plan.summary ? await summarize(o.seq, plan.summary, { planKey: plan.planKey! }) : undefined;
+    // The ledger the plan was made with, as the workflow holds it: the one stored under its key (or none).
+    const base = ledgerKey ? (JSON.parse(store.objects.get(ledgerKey)!) as TaskLedger) : undefined;
+    const summary = plan.summary ? await summarize(o.seq, plan.summary, { planKey: plan.planKey! }, base) : undefined;
     const outcome = await inActivity(() =>
       activities.applyCompaction({
         ...applyInput(o, plan),

@@ -85,6 +85,69 @@ describe('PromptCache', () => {
   });
 });
 
+describe('requestTokenIds (what the cache compares)', () => {
+  const long = Array.from({ length: 300 }, (_, i) => `Rule ${i}: answer in the order the steps came.`).join('\n');
+  const messages = [
+    { role: 'system', content: long },
+    { role: 'user', content: 'Summarize the run.' },
+  ] satisfies ChatMessage[];
+  const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
+  const schema = { type: 'json_schema', json_schema: { name: 'context_summary', strict: true, schema: {} } };
+
+  it('the response format first (OpenAI: the schema "serves as a prefix to the system message"), then tools, then messages', async () => {
+    const counter = await loadTokenCounter('o200k_base');
+    const plain = requestTokenIds(counter, messages, tools);
+    const structured = requestTokenIds(counter, messages, tools, schema);
+    // The same tools and messages after it: the request with the schema ends as the one without it, and begins with it.
+    expect(structured.slice(-plain.length)).toEqual(plain);
+    expect(structured.length).toBeGreaterThan(plain.length);
+    expect(structured[0]).not.toBe(plain[0]);
+    // Without one (or null): as before, the tools first.
+    expect(requestTokenIds(counter, messages, tools, undefined)).toEqual(plain);
+    expect(requestTokenIds(counter, messages, tools, null)).toEqual(plain);
+    expect(plain.slice(0, counter.encode(JSON.stringify(tools)).length)).toEqual(counter.encode(JSON.stringify(tools)));
+  });
+
+  it('a request with a response format shares no prefix with one without it, nor with one of another schema', async () => {
+    const counter = await loadTokenCounter('o200k_base');
+    const cache = new PromptCache();
+    const plain = requestTokenIds(counter, messages, tools);
+    const structured = requestTokenIds(counter, messages, tools, schema);
+    const other = requestTokenIds(counter, messages, tools, { ...schema, json_schema: { name: 'other', schema: {} } });
+    expect(plain.length).toBeGreaterThan(2_000);
+    expect(cache.use(plain)).toBe(0);
+    expect(cache.use(structured)).toBe(0); // same tools and messages, a schema before them: nothing cached
+    expect(cache.use(other)).toBe(0);
+    // The same schema again: cached as any repeated prefix.
+    expect(cache.use(structured)).toBe(cachedTokensFor(structured.length, structured.length));
+    expect(cache.use(plain)).toBe(cachedTokensFor(plain.length, plain.length));
+  });
+
+  it('the loopback server counts the response format of what it receives', async () => {
+    const server = await startChatServer(() => ({ content: 'ok' }), { countUsage: true });
+    try {
+      const client = new OpenAI({ apiKey: 'test', baseURL: server.baseURL, maxRetries: 0 });
+      const counter = await loadTokenCounter('o200k_base');
+      const plain = await client.chat.completions.create({ model: 'gpt-4o-mini', messages });
+      expect(plain.usage?.prompt_tokens).toBe(requestTokenIds(counter, messages).length);
+      const structured = await client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages,
+        response_format: { type: 'json_schema', json_schema: { name: 'context_summary', schema: {} } },
+      });
+      expect(structured.usage).toMatchObject({
+        prompt_tokens: requestTokenIds(counter, messages, [], {
+          type: 'json_schema',
+          json_schema: { name: 'context_summary', schema: {} },
+        }).length,
+        prompt_tokens_details: { cached_tokens: 0 }, // the same messages, but the schema comes first
+      });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the loopback chat server reports cached tokens', () => {
   let server: ChatServer | undefined;
   afterEach(async () => {

@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { settingDifferences } from '../../client/agents.ts';
 import { listedStatus } from '../../client/reads.ts';
-import { renderAgents, renderConfigured, renderState } from '../../commands/render.ts';
+import { renderAgents, renderConfigured, renderEvents, renderState } from '../../commands/render.ts';
 import { validateConfigureInput } from '../../contract/inputs.ts';
 import { shownStatusOf } from '../../contract/state.ts';
 import type { AgentState, WorkflowState } from '../../contract/state.ts';
-import type { Draft } from '../../contract/results.ts';
+import type { CompactionEventSummary, Draft } from '../../contract/results.ts';
 import { configuredModel, countingRefusal } from '../../workflows/inputs.ts';
 import { resolveModelInfo } from '../../engine/models.ts';
 import { Progress } from '../../workflows/progress.ts';
@@ -249,6 +249,40 @@ describe('the current details', () => {
     expect(details).toContain('times out at 2026-01-01T00:10:00Z (in ');
     expect(details).toContain('`longrun approve a-rather-long-agent-id-for-the-panel draft-1`');
     expect(details).toContain('automatic compaction paused until 99999 tokens:\n\ndraft-0 discarded by a person');
+  });
+
+  it("show the last compaction's summary call: its cost, how it was asked, its cached share", () => {
+    const event = {
+      seq: 4,
+      at: '2026-01-01T00:00:00.000Z',
+      trigger: 'auto',
+      messagesBefore: 40,
+      messagesAfter: 12,
+      removedCount: 28,
+      tokensBefore: 6_000,
+      tokensAfter: 2_500,
+      strategies: ['summarize'],
+      llm: { model: 'gpt-4o-mini', promptTokens: 5_000, cachedTokens: 4_608, completionTokens: 300, durationMs: 9 },
+      spent: { summary: 0.000561, cache: { invalidatedTokens: 0, keptTokens: 0, rewrittenTokens: 0, nextCallCost: 0 } },
+    };
+    const details = (events: unknown[]) =>
+      currentDetails({ ...agent(), messages: [], events } as unknown as WorkflowState, new Progress());
+    expect(details([{ ...event, llm: { ...event.llm, request: 'conversation' } }])).toContain(
+      'last summary call: $0.000561 (conversation, 92% cached)',
+    );
+    // An event of before the field: its summary was asked as a transcript.
+    expect(details([event])).toContain('last summary call: $0.000561 (transcript, 92% cached)');
+    // An extractive summary (no call), or none: no line.
+    const extractive = { ...event, llm: { model: 'extractive', promptTokens: 0, completionTokens: 0, durationMs: 1 } };
+    expect(details([extractive])).not.toContain('summary call');
+    expect(details([{ ...event, llm: undefined }])).not.toContain('summary call');
+    // `longrun events`: the same beside the cost, in the summary column.
+    const stats = { count: 1, tokensSaved: 3_500, averageSizeRatio: 0.4 };
+    const shown = renderEvents(
+      [{ ...event, llm: { ...event.llm, request: 'conversation' } }] as unknown as CompactionEventSummary[],
+      stats,
+    );
+    expect(shown).toContain('$0.000561 (conversation, 92% cached)');
   });
 
   it('break a long line at spaces', () => {

@@ -651,9 +651,24 @@ describe('configuration', () => {
       { summary: { withoutModel: 'drop' } },
       'summary.withoutModel: "drop" is not allowed (one of extractive, fallback)',
     ],
+    [{ summary: { request: 'chat' } }, 'summary.request: "chat" is not allowed (one of conversation, transcript)'],
   ])('%j is rejected: %s', (overrides, message) => {
     expect(() => resolvePolicy(overrides as never)).toThrow(PolicyError);
     expect(() => resolvePolicy(overrides as never)).toThrow(message);
+  });
+
+  it("summary.request: ours rides the agent's prompt cache (conversation); each seed sends its own prompt (transcript)", () => {
+    expect(resolvePolicy().summary.request).toBe('conversation');
+    for (const name of PRESET_NAMES.filter((n) => n !== 'default')) {
+      expect(resolvePolicy({ preset: name }).summary.request, name).toBe('transcript');
+    }
+    expect(resolvePolicy({ summary: { request: 'transcript' } }).summary).toMatchObject({
+      request: 'transcript',
+      maxTokens: 2_000,
+    });
+    expect(resolvePolicy({ preset: 'astrbot', summary: { request: 'conversation' } }).summary.request).toBe(
+      'conversation',
+    );
   });
 
   it('overrides merge into nested groups field by field', () => {
