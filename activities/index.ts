@@ -19,7 +19,7 @@ import { resolveModelInfo } from '../engine/models.ts';
 import type { ModelInfo, Counting } from '../engine/models.ts';
 import { CHAT_OVERHEAD, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
-import type { ChatMessage } from '../engine/messages.ts';
+import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import { isUserTurn, textOf } from '../engine/messages.ts';
 import type { CompactionPolicy } from '../engine/policy.ts';
 import { resolvePolicy } from '../engine/presets.ts';
@@ -42,7 +42,7 @@ import type {
 import { leanModelResult, wholeModelInput } from '../contract/lean-calls.ts';
 import { noteFiguresOf } from '../contract/activities.ts';
 import { createCompactionActivities } from './compaction/index.ts';
-import { interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
+import { heartbeatNow, interruptSignal, storedObjects, untilStored, withHeartbeat } from './stored.ts';
 import { modelFailure } from './model-errors.ts';
 import { leanReply, readModelReply } from './model-reply.ts';
 import { readUsage } from './usage.ts';
@@ -56,7 +56,8 @@ import { observeModelCall } from './telemetry.ts';
 import { ToolRegistry } from './tools.ts';
 import { budgetNoteMessage } from './request-extras.ts';
 import { withPinnedBlock } from './agent-request.ts';
-import { createRunTool } from './run-tool.ts';
+import { createToolRunner } from './run-tool.ts';
+import type { ToolProgress } from './run-tool.ts';
 import { createReportDelegation } from './delegation.ts';
 import { createSearchWrites } from './search-writes.ts';
 
@@ -82,6 +83,20 @@ export interface ActivityDeps {
 
 export type { Counting } from '../engine/models.ts';
 
+/**
+ * What a model call that runs its reply's tool calls (`runCalls`) keeps on its heartbeats: once the reply is stored,
+ * its mark (a retry reads it back instead of asking the model again), and each call's progress as `runTool` keeps it.
+ */
+interface StepProgress {
+  replyId: string;
+  /** The reply is stored: its usage and the model that served it, as the call reported them. */
+  reply?: Pick<ModelReply, 'usage' | 'servedBy'>;
+  calls: ToolProgress[];
+}
+
+/** A reply as the model call holds it before it is made lean: its calls with their arguments. */
+type FullReply = ModelReply & { toolCalls: ToolCall[] };
+
 export function createActivities({
   store,
   openai,
@@ -105,11 +120,14 @@ export function createActivities({
     return measure(agent, messageId, message, counting);
   };
 
+  /** Tool calls: the `runTool` activity, and a reply's plain calls run in the model call (activities/run-tool.ts). */
+  const runner = createToolRunner({ tools, store, save, stream, search });
+
   /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
   async function answer(
     input: Omit<WholeCallModelInput, 'newMessages' | 'gateCheck'>,
     fresh: Map<string, ChatMessage>,
-  ): Promise<ModelReply> {
+  ): Promise<FullReply> {
     const { model, view, replyId, toolChoice, counting } = input;
     const agent = agentLife(input);
     const base = view.base ? await untilStored(() => objects.load<string[]>(view.base!)) : [];
@@ -214,8 +232,19 @@ export function createActivities({
     };
   }
 
-  /** Stores the turn's new messages (waiting out a storage outage) and, unless they make compaction due, calls the model. */
-  async function storeAndCall(input: WholeCallModelInput): Promise<CallModelResult> {
+  /** A reply stored by an earlier attempt of the model call (its heartbeats said so), read back, not asked again. */
+  async function storedReply(input: WholeCallModelInput, served: StepProgress['reply']): Promise<FullReply> {
+    const agent = agentLife(input);
+    const message = await untilStored(() => objects.load<ChatMessage>(messageKey(agent, input.replyId)));
+    const record = await measure(agent, input.replyId, message, input.counting);
+    return { record, content: textOf(message.content), toolCalls: message.tool_calls ?? [], ...served };
+  }
+
+  /**
+   * Stores the turn's new messages (waiting out a storage outage) and, unless they make compaction due, calls the
+   * model; with `step` (the input's `runCalls`), then runs the reply's plain tool calls (RunCalls).
+   */
+  async function storeAndCall(input: WholeCallModelInput, step?: StepProgress): Promise<CallModelResult> {
     const { counting, newMessages = [] } = input;
     const agent = agentLife(input);
     await stream.announce(agent, input.announce);
@@ -246,7 +275,15 @@ export function createActivities({
       await indexing;
       return { stored, compactionDue: due.reason };
     }
-    const [reply] = await Promise.all([answer(input, fresh), indexing]);
+    const [reply] = await Promise.all([step?.reply ? storedReply(input, step.reply) : answer(input, fresh), indexing]);
+    if (step && !step.reply) {
+      // Stored: a retry from here on (a worker killed while the tools run) reads it back.
+      step.reply = {
+        ...(reply.usage ? { usage: reply.usage } : {}),
+        ...(reply.servedBy ? { servedBy: reply.servedBy } : {}),
+      };
+      heartbeatNow(step);
+    }
     // The blocks of messages the reply is past: every message before it is stored (and indexed) by now.
     await search.sealBefore(agent, input.replyId);
     if (reply.toolCalls.length === 0 && input.turn) {
@@ -261,7 +298,18 @@ export function createActivities({
         },
       ]);
     }
-    return { stored, reply: leanReply(reply, input.toolChoice) };
+    const ran =
+      step && input.runCalls && reply.toolCalls.length
+        ? await runner.runReplyCalls(
+            agent,
+            { replyId: input.replyId, counting, runCalls: input.runCalls },
+            reply.toolCalls,
+            step.calls,
+            () => heartbeatNow(step),
+            interruptSignal(Context.current()),
+          )
+        : {};
+    return { stored, reply: leanReply(reply, input.toolChoice), ...ran };
   }
   const compaction = createCompactionActivities({
     store,
@@ -395,14 +443,32 @@ export function createActivities({
       const input = wholeModelInput(lean);
       // Heartbeating throughout: a storage outage is waited out here (the model is not asked again because its
       // answer could not be stored yet), and a worker that dies meanwhile is still noticed within the timeout.
-      return leanModelResult(await withHeartbeat(() => storeAndCall(input)), input);
+      if (!input.runCalls) return leanModelResult(await withHeartbeat(() => storeAndCall(input)), input);
+      // Running the reply's tool calls too: the heartbeats carry the stored reply's mark and each call's result, so
+      // that a retry reads the reply back and stores the results instead of asking the model and running them again.
+      const { info } = Context.current();
+      const earlier = info.heartbeatDetails as StepProgress | undefined;
+      const step: StepProgress = earlier?.replyId === input.replyId ? earlier : { replyId: input.replyId, calls: [] };
+      const key = messageKey(agentLife(input), input.replyId);
+      const result = await withHeartbeat(
+        async () => {
+          // A retry whose attempt before died before a heartbeat said the reply was stored: a stored reply is read
+          // back all the same (only its usage, which rode on that heartbeat, is lost).
+          if (!step.reply && info.attempt > 1 && (await untilStored(() => store.get(key))) !== undefined) {
+            step.reply = {};
+          }
+          return storeAndCall(input, step);
+        },
+        () => (step.reply ? step : undefined),
+      );
+      return leanModelResult(result, input);
     },
 
     /**
      * Runs one tool call and stores its result as a tool message (activities/run-tool.ts): heartbeating, at least
      * once, cancellable by an interrupt, and asking for approval first when the tool's rule says so.
      */
-    runTool: createRunTool({ tools, store, save, stream, search }),
+    runTool: runner.runTool,
     reportDelegation: createReportDelegation({ store, save, search, stream }),
   };
 }

@@ -30,7 +30,7 @@ export interface ModelReplyMessage {
  * The tools whose calls the workflow answers itself (workflows/context-tools.ts, workflows/delegation.ts): it reads
  * their arguments. (A team's `delegateTo` tools get theirs from `runTool`, which reads the stored reply.)
  */
-const ANSWERED_BY_WORKFLOW: ReadonlySet<string> = new Set([contextPin.name, contextBudget.name, DELEGATE_TOOL]);
+export const ANSWERED_BY_WORKFLOW: ReadonlySet<string> = new Set([contextPin.name, contextBudget.name, DELEGATE_TOOL]);
 
 /**
  * The reply as the workflow needs it, for its history: a call's arguments only where the workflow answers the call

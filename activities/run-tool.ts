@@ -9,21 +9,33 @@
  * (the turn waits for a person). Cancelled (an `interrupt`), the tool's `signal` is aborted; a tool that stops, or
  * does not within {@link TOOL_CANCEL_GRACE_MS}, leaves the call cancelled, and whatever it returns is stored under
  * its late-result key, apart: the turn answered the call as interrupted, and nothing is written under its result id.
+ *
+ * The same code runs a reply's plain calls inside the model call's activity (`runReplyCalls`, contract/activities.ts
+ * `RunCalls`): each call's progress rides on that activity's heartbeats instead, and a call that waits for approval,
+ * is the workflow's to answer, was cancelled or whose tool threw is left to the workflow (`runTool`, told the tool's
+ * errors so far in `toolErrors`).
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FAILURE, TOOL_ERROR_ATTEMPTS } from '../contract/failures.ts';
-import { agentLife, lateResultKey, messageKey, originalResultKey, resultMarksKey } from '../contract/keys.ts';
+import {
+  agentLife,
+  lateResultKey,
+  messageKey,
+  originalResultKey,
+  resultIdsOf,
+  resultMarksKey,
+} from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import type { RunToolInput } from '../contract/activities.ts';
+import type { LeanRecord, RunCalls, RunToolInput } from '../contract/activities.ts';
 import { leanToolResult, toolInputDefaults } from '../contract/lean-calls.ts';
 import type { ToolOutcome, ToolOutcomePayload } from '../contract/lean-calls.ts';
 import type { ContextRecord, ResultMarks } from '../contract/records.ts';
 import type { Counting } from '../engine/models.ts';
 import type { ChatMessage, ToolCall } from '../engine/messages.ts';
 import type { BlobStore } from '../storage/s3.ts';
-import { kindOf } from './model-reply.ts';
+import { ANSWERED_BY_WORKFLOW, kindOf } from './model-reply.ts';
 import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
 import { loadTokenCounter } from '../engine/tokens.ts';
 import { cutAtEntry, resourceOf } from './tool-results.ts';
@@ -40,7 +52,7 @@ import type { AgentStream } from './stream.ts';
 import type { SearchWrites } from './search-writes.ts';
 
 /** A tool call's result kept on the activity's heartbeats, so that a retry stores it instead of running it again. */
-interface ToolProgress {
+export interface ToolProgress {
   callId: string;
   /** The tool's result, once it has answered. */
   content?: string;
@@ -50,6 +62,8 @@ interface ToolProgress {
 
 /** Tool results up to this many characters ride on the heartbeats (a heartbeat's details stay well under 2 MB). */
 const TOOL_RESULT_IN_HEARTBEAT_CHARS = 256 * 1024;
+/** A step's tool results (run in the model call's activity) ride on its heartbeats up to this many characters in all. */
+const STEP_RESULTS_IN_HEARTBEAT_CHARS = 1024 * 1024;
 
 /**
  * Runs a tool call. An unknown tool (the result names the tools there are), arguments that are not a JSON object, or
@@ -106,7 +120,19 @@ export interface RunToolDeps {
   search?: SearchWrites;
 }
 
-export function createRunTool({ tools, store, save, stream, search }: RunToolDeps) {
+/** A call's progress as the heartbeats carry it, and whether a result may ride on them. */
+interface ProgressSlot {
+  progress: ToolProgress | undefined;
+  keep: (content: string) => boolean;
+  /** Told when `progress` changed (a step's calls keep theirs in one list). */
+  changed?: () => void;
+}
+
+/**
+ * The `runTool` activity, and the same running of a reply's plain tool calls inside the model call's activity
+ * (`runReplyCalls`, contract/activities.ts {@link RunCalls}).
+ */
+export function createToolRunner({ tools, store, save, stream, search }: RunToolDeps) {
   /**
    * Stores a tool's result as it enters the context: cut to its tool's `maxResultTokens` (the policy's, over the
    * definition's) with the whole stored apart, and its record naming the tool and the resource the call read.
@@ -186,13 +212,60 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
     return stored;
   }
 
+  /**
+   * Runs a call that needs neither approval nor the workflow: the tool (unless `slot` holds its result from an earlier
+   * attempt), then its result stored and streamed. `slot` is what the heartbeats carry for the call; `beat` sends it
+   * now (a tool's error is counted there before the attempt fails).
+   */
+  async function execute(
+    agent: AgentLife,
+    input: RunToolInput & { call: ToolCall; counting: Counting },
+    tool: ToolDefinition | undefined,
+    slot: ProgressSlot,
+    beat: () => void,
+    interrupt: AbortSignal,
+  ): Promise<ContextRecord> {
+    const { call, resultId } = input;
+    /** What the tool returned after the call was cancelled: kept apart, never under the result's id. */
+    const keepLate = (content: string) =>
+      untilStored(() =>
+        store.put(lateResultKey(agent, resultId), JSON.stringify({ role: 'tool', tool_call_id: call.id, content })),
+      );
+    let content = slot.progress?.content;
+    if (content === undefined) {
+      await stream.toolCall(agent, call);
+      const running = runToolCall(tools, tool, call, { ...agent, store, callId: call.id, signal: interrupt });
+      try {
+        content = await unlessCancelled(running, interrupt, keepLate);
+      } catch (error) {
+        if (error instanceof CancelledFailure) throw error;
+        const toolErrors = (slot.progress?.toolErrors ?? 0) + 1;
+        slot.progress = { callId: call.id, toolErrors };
+        slot.changed?.();
+        if (toolErrors < TOOL_ERROR_ATTEMPTS) beat();
+        throw toolFailure(error, call, toolErrors);
+      }
+      if (slot.keep(content)) {
+        slot.progress = { callId: call.id, content };
+        slot.changed?.();
+      }
+    }
+    if (interrupt.aborted) {
+      await keepLate(content);
+      throw new CancelledFailure('the turn was interrupted: the result is kept apart, not used');
+    }
+    const message = { role: 'tool' as const, tool_call_id: call.id, content };
+    const record = await untilStored(() => enter(agent, resultId, message, input, tool));
+    await stream.toolResult(agent, call, content);
+    return record;
+  }
+
   /** Runs the call; its answer (the result's record, lean for a lean input: contract/lean-calls.ts). */
-  return async function runTool(lean: RunToolInput): Promise<ToolOutcomePayload> {
+  async function runTool(lean: RunToolInput): Promise<ToolOutcomePayload> {
     return leanToolResult(await run(lean), lean);
-  };
+  }
 
   async function run(lean: RunToolInput): Promise<ToolOutcome> {
-    const { resultId } = lean;
     const agent = agentLife(lean);
     const call = await callOf(agent, lean);
     // What a lean input leaves out: the default counting, approval `ask` (contract/lean-calls.ts).
@@ -220,47 +293,95 @@ export function createRunTool({ tools, store, save, stream, search }: RunToolDep
       return { delegate: tool.delegation, arguments: call.function.arguments };
     }
     const context = Context.current();
-    const interrupt = interruptSignal(context);
     const earlier = context.info.heartbeatDetails as ToolProgress | undefined;
-    let progress: ToolProgress | undefined = earlier?.callId === call.id ? earlier : undefined;
-    /** What the tool returned after the call was cancelled: kept apart, never under the result's id. */
-    const keepLate = (content: string) =>
-      untilStored(() =>
-        store.put(lateResultKey(agent, resultId), JSON.stringify({ role: 'tool', tool_call_id: call.id, content })),
-      );
+    // The attempts the tool failed in the model call's activity count too (RunCalls).
+    const spent = lean.toolErrors ? { callId: call.id, toolErrors: lean.toolErrors } : undefined;
+    const slot: ProgressSlot = {
+      progress: earlier?.callId === call.id ? earlier : spent,
+      keep: (content) => content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS,
+    };
     return withHeartbeat(
-      async () => {
-        let content = progress?.content;
-        if (content === undefined) {
-          await stream.toolCall(agent, call);
-          const running = runToolCall(tools, tool, call, {
-            ...agent,
-            store,
-            callId: call.id,
-            signal: interrupt,
-          });
-          try {
-            content = await unlessCancelled(running, interrupt, keepLate);
-          } catch (error) {
-            if (error instanceof CancelledFailure) throw error;
-            const toolErrors = (progress?.toolErrors ?? 0) + 1;
-            progress = { callId: call.id, toolErrors };
-            throw toolFailure(error, call, toolErrors);
-          }
-          if (content.length <= TOOL_RESULT_IN_HEARTBEAT_CHARS) progress = { callId: call.id, content };
-        }
-        if (interrupt.aborted) {
-          await keepLate(content);
-          throw new CancelledFailure('the turn was interrupted: the result is kept apart, not used');
-        }
-        const message = { role: 'tool' as const, tool_call_id: call.id, content };
-        const record = await untilStored(() => enter(agent, resultId, message, input, tool));
-        await stream.toolResult(agent, call, content);
-        return record;
-      },
-      () => progress,
+      () => execute(agent, input, tool, slot, () => heartbeatNow(slot.progress), interruptSignal(context)),
+      () => slot.progress,
     );
   }
+
+  /**
+   * Runs the tool calls of a stored reply that the model call answers itself ({@link RunCalls}), in parallel, each as
+   * `runTool` runs it. `progress` holds each call's progress (what the model call's heartbeats carry, read back on a
+   * retry); `beat` heartbeats it now. Returns the records of the calls answered, in call order, and the tool errors of
+   * the calls whose tool threw (left to `runTool`, which goes on counting them).
+   */
+  async function runReplyCalls(
+    agent: AgentLife,
+    { replyId, counting, runCalls }: { replyId: string; counting: Counting; runCalls: RunCalls },
+    calls: ToolCall[],
+    progress: ToolProgress[],
+    beat: () => void,
+    interrupt: AbortSignal,
+  ): Promise<{ toolResults?: (LeanRecord | null)[]; toolErrors?: Record<string, number> }> {
+    const byName = new Set(runCalls.approval ?? []);
+    const resultIds = resultIdsOf(replyId, calls.length);
+    /** Results ride on the heartbeats up to this many characters in all (a heartbeat's details stay under 2 MB). */
+    let room = STEP_RESULTS_IN_HEARTBEAT_CHARS;
+    const keep = (content: string) => {
+      if (content.length > TOOL_RESULT_IN_HEARTBEAT_CHARS || content.length > room) return false;
+      room -= content.length;
+      return true;
+    };
+    const toolErrors: Record<string, number> = {};
+    const outcomes = await Promise.all(
+      calls.map(async (call, i): Promise<ContextRecord | undefined> => {
+        const tool = tools.get(call.function.name);
+        const plain =
+          !ANSWERED_BY_WORKFLOW.has(call.function.name) &&
+          !byName.has(call.function.name) &&
+          !tool?.delegation &&
+          !asksApproval(tool, () => argumentsForRule(call));
+        if (!plain || interrupt.aborted) return undefined;
+        const index = progress.findIndex((p) => p.callId === call.id);
+        const earlier = index >= 0 ? progress[index] : undefined;
+        if (earlier?.toolErrors) {
+          toolErrors[call.id] = earlier.toolErrors; // an earlier attempt's: `runTool` runs it again
+          return undefined;
+        }
+        if (earlier?.content !== undefined) room -= earlier.content.length;
+        const slot: ProgressSlot = { progress: earlier, keep };
+        /** The call's progress in the list the heartbeats carry, as it changes. */
+        slot.changed = () => {
+          const at = progress.findIndex((p) => p.callId === call.id);
+          if (slot.progress === undefined) return;
+          if (at >= 0) progress[at] = slot.progress;
+          else progress.push(slot.progress);
+        };
+        const limits = runCalls.limits?.[call.function.name];
+        const input = { ...agent, call, resultId: resultIds[i]!, counting, ...(limits ? { limits } : {}) };
+        try {
+          return await execute(agent, input, tool, slot, beat, interrupt);
+        } catch (error) {
+          // Cancelled (answered as interrupted), or the tool threw (`runTool` retries it), or anything else: the
+          // workflow answers the call as it did before the model call ran calls.
+          if (slot.progress?.toolErrors) toolErrors[call.id] = slot.progress.toolErrors;
+          else if (!(error instanceof CancelledFailure)) {
+            log.warn(`tool call ${call.id} left to runTool: ${String((error as Error)?.message ?? error)}`);
+          }
+          return undefined;
+        }
+      }),
+    );
+    // Lean, as `runTool` answers a lean input: the workflow knows each result's id, role and call id.
+    const toolResults = outcomes.map((record, i) =>
+      record
+        ? (leanToolResult(record, { ...agent, call: { id: calls[i]!.id }, resultId: resultIds[i]! }) as LeanRecord)
+        : null,
+    );
+    return {
+      ...(toolResults.some((record) => record !== null) ? { toolResults } : {}),
+      ...(Object.keys(toolErrors).length ? { toolErrors } : {}),
+    };
+  }
+
+  return { runTool, runReplyCalls };
 }
 
 /**
@@ -316,10 +437,7 @@ async function unlessCancelled(
  * counted against the tool.
  */
 function toolFailure(error: unknown, call: ToolCall, toolErrors: number): unknown {
-  if (toolErrors < TOOL_ERROR_ATTEMPTS) {
-    heartbeatNow({ callId: call.id, toolErrors } satisfies ToolProgress);
-    return error;
-  }
+  if (toolErrors < TOOL_ERROR_ATTEMPTS) return error;
   const message = error instanceof Error ? error.message : String(error);
   return ApplicationFailure.create({
     message,

@@ -109,6 +109,26 @@ export interface CallModelInput extends AgentLife {
    * the model is not called and the result says so: the workflow compacts, then calls again.
    */
   gateCheck?: GateCheck;
+  /**
+   * The step's plain tool calls run in this activity once the reply is stored (absent: none is; in calls of before,
+   * and on the calls of runs recorded before reachable turns): see {@link RunCalls}.
+   */
+  runCalls?: RunCalls;
+}
+
+/**
+ * What the model call needs to answer the reply's tool calls itself, in parallel, as `runTool` does (stored,
+ * streamed, cut): every call it can answer cleanly. It leaves to the workflow (`runTool`, or the workflow's own
+ * answer) a call of a tool the workflow answers (`context_pin`, `context_budget`, `delegate`, a team's `delegateTo`
+ * tools), one that waits for approval (`approval`, or its tool's own rule), one whose tool threw (`runTool` retries
+ * it), and the calls an interrupt cancelled. The results take the ids after the reply's, in call order
+ * (contract/keys.ts `resultIdsOf`).
+ */
+export interface RunCalls {
+  /** The tools whose calls wait for approval by name (the agent's `toolApproval`); absent: none. */
+  approval?: string[];
+  /** The policy's per-tool limits (`tools`), by tool name; absent: none. */
+  limits?: Record<string, ToolLimits>;
 }
 
 /** A model call's input with what {@link CallModelInput} may leave out restored (contract/lean-calls.ts). */
@@ -210,6 +230,14 @@ export interface CallModelResult {
   /** What fired when the new messages made compaction due: the model was not called, `reply` is absent. */
   compactionDue?: string;
   reply?: ModelReply;
+  /**
+   * With `runCalls`: one entry per tool call of the reply, in call order: the record of its result when the activity
+   * answered it (without what the workflow knows: its id, role and call id), null when the workflow is to answer it.
+   * Absent: none answered (and in results of before).
+   */
+  toolResults?: (LeanRecord | null)[];
+  /** With `runCalls`: the calls whose tool threw here, by call id: the attempts spent (`runTool` goes on counting). */
+  toolErrors?: Record<string, number>;
 }
 
 /**
@@ -235,7 +263,7 @@ export interface ModelReplyPayload extends Omit<ModelReply, 'record' | 'content'
 export type LeanRecord = Omit<ContextRecord, 'id' | 'role'> & { id?: string; role?: ContextRecord['role'] };
 
 /** {@link CallModelResult} as the activity returns it: `stored` absent is none, `reply` lean. */
-export interface CallModelPayload {
+export interface CallModelPayload extends Pick<CallModelResult, 'toolResults' | 'toolErrors'> {
   stored?: ContextRecord[];
   compactionDue?: string;
   reply?: ModelReplyPayload;
@@ -279,6 +307,11 @@ export interface RunToolInput extends AgentLife {
    * runs of before).
    */
   limits?: ToolLimits;
+  /**
+   * Attempts of this call the tool already failed in the model call's activity ({@link RunCalls}): they count toward
+   * `TOOL_ERROR_ATTEMPTS`. Absent: none.
+   */
+  toolErrors?: number;
 }
 
 /** A tool call as a lean `runTool` input names it: its id, and its `function` unless the stored reply holds it. */

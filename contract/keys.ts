@@ -131,6 +131,14 @@ export function messageIdOf(seq: number): string {
   return seqId('m', seq);
 }
 
+/**
+ * The ids a step's tool results take: the ones right after its reply's, in call order (the workflow takes them so,
+ * workflows/turn.ts, and the model call that answers the calls itself stores under them).
+ */
+export function resultIdsOf(replyId: string, calls: number): string[] {
+  return Array.from({ length: calls }, (_, i) => messageIdOf(seqOf(replyId) + 1 + i));
+}
+
 /** The sequence number of a message id made by {@link messageIdOf}. */
 export function seqOf(messageId: string): number {
   return Number(messageId.slice(1));

@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { CallModelResult, ModelReply, NewMessage, NoteFigures } from '../contract/activities.ts';
+import type { CallModelResult, ModelReply, NewMessage, NoteFigures, RunCalls } from '../contract/activities.ts';
 import { leanModelInput, leanToolInput, wholeModelResult, wholeToolResult } from '../contract/lean-calls.ts';
 import type { CallOfReply } from '../engine/messages.ts';
 import type { ToolLimits } from '../engine/policy.ts';
@@ -26,7 +26,7 @@ import type { ContextRecord } from '../contract/records.ts';
 import type { PendingOf } from './inbox.ts';
 import type { TurnControl } from './turn-control.ts';
 import { shownArguments, wasCancelled } from './turn-control.ts';
-import { seqOf } from '../contract/keys.ts';
+import { resultIdsOf, seqOf } from '../contract/keys.ts';
 import { turnBudgetOf, turnStoppedReply } from '../contract/inputs.ts';
 import type { AgentInput, SendInput, TurnBudget, TurnStop } from '../contract/inputs.ts';
 import type { SendResult } from '../contract/results.ts';
@@ -72,18 +72,32 @@ const TOOL_OPTIONS: ActivityOptions = {
   heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 10 },
 };
+/**
+ * A model call that runs its reply's plain tool calls too (reachable turns, `runCalls`): the model's time and the
+ * tools' (in parallel, each within `runTool`'s five minutes). It heartbeats throughout, as either does; a tool gets
+ * the heartbeat timeout it has in `runTool`.
+ */
+const MODEL_AND_TOOLS_OPTIONS: ActivityOptions = {
+  ...MODEL_OPTIONS,
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: TOOL_OPTIONS.heartbeatTimeout!,
+};
 const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
 const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
-/**
- * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
- * store can come after the turn has moved on (workflows/turn-control.ts).
- */
 /**
  * Since this patch, a call that waits for approval because the agent's `toolApproval` names its tool goes through the
  * `runTool` activity first (approval `required`), which publishes `approval-asked` to the live stream, as a tool's own
  * rule always did. Histories of before waited with no activity (docs/changing-workflows.md).
  */
 export const APPROVAL_ASKED_BY_NAME_PATCH = 'approval-asked-by-name';
+/**
+ * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
+ * store can come after the turn has moved on (workflows/turn-control.ts). A model call that runs its reply's tool
+ * calls (`runCalls`) completes after an interrupt asked it to cancel, once its reply is stored: with the reply and
+ * the results that came, the cancelled calls left unanswered. Waiting for the cancellation to complete, the SDK
+ * resolves the activity's promise with that result (a completed resolution resolves whatever was asked:
+ * @temporalio/workflow `resolveActivity`), and the turn answers the rest as interrupted.
+ */
 const UNTIL_CANCELLED = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 /** What reaches a turn while it works (issue 28), from the agent's loop (agent.ts). */
@@ -257,10 +271,14 @@ export async function runTurn(
     const replyId = conversation.newMessageId();
     // The model as the agent has it now: the start's, or the last `configure`'s.
     const call = { view, replyId, forceText, fresh, steerIds, at: { turn, step }, announce, usage, tools };
-    if (!reachable) reply = await callModelFitting(conversation, compactions, state.model, call);
+    /** What the model call's activity answered of the reply's tool calls itself (reachable turns). */
+    let ran: Ran | undefined;
+    if (!reachable) ({ reply } = await callModelFitting(conversation, compactions, state.model, call));
     else {
       try {
-        reply = await callModelFitting(conversation, compactions, state.model, call, reach);
+        // The reply's plain tool calls run in the model call's activity (a forced text answer calls none).
+        const runCalls = forceText ? undefined : runCallsOf(conversation, reach);
+        ({ reply, ran } = await callModelFitting(conversation, compactions, state.model, { ...call, runCalls }, reach));
       } catch (error) {
         if (!wasCancelled(error) && !(error instanceof InterruptedBeforeCall)) throw error;
         const pending = reach.takeInterrupt();
@@ -297,7 +315,8 @@ export async function runTurn(
       );
       conversation.append(...(results as ContextRecord[]));
     } else {
-      conversation.append(...(await answerCalls(conversation, reach, reply.toolCalls, reply.record.id, step, usage)));
+      const answers = await answerCalls(conversation, reach, reply.toolCalls, reply.record.id, step, usage, ran);
+      conversation.append(...answers);
       if (reach.interruptQueued()) {
         interrupt = { pending: reach.takeInterrupt(), step };
         break;
@@ -338,10 +357,24 @@ function steered(records: ContextRecord[], steerIds: ReadonlySet<string>): Conte
   return records.map((record) => (steerIds.has(record.id) ? { ...record, steer: true as const } : record));
 }
 
+/** What the model call's activity answered of its reply's tool calls (`runCalls`), as its result says. */
+type Ran = Pick<CallModelResult, 'toolResults' | 'toolErrors'>;
+
+/** What the model call's activity needs to answer the reply's plain tool calls itself (contract/activities.ts). */
+function runCallsOf(conversation: Conversation, reach: TurnReach): RunCalls {
+  const limits = conversation.state.policy?.tools;
+  return {
+    ...(reach.approval.tools.size ? { approval: [...reach.approval.tools] } : {}),
+    ...(limits && Object.keys(limits).length ? { limits } : {}),
+  };
+}
+
 /**
  * Answers a step's tool calls, in parallel, each run in the turn's cancellable scope: a call that waits for approval
  * waits first (denied: answered with the denial); a call an interrupt cancelled (or that was waiting when it came)
  * is answered as interrupted. Every call is answered, so the tool pairs stay whole. Any other failure fails the turn.
+ * The calls the model call's activity answered (`ran`) are answered by their records; of the others, when the
+ * interrupt cancelled that activity, each is answered as interrupted.
  */
 async function answerCalls(
   conversation: Conversation,
@@ -350,12 +383,24 @@ async function answerCalls(
   replyId: string,
   step: number,
   usage: () => TurnUsage,
+  ran?: Ran,
 ): Promise<ContextRecord[]> {
   const answered = calls.map((call) => ({ call, resultId: conversation.newMessageId() }));
+  // The activity stored its results under the ids after the reply's: the ones taken here.
+  const expected = resultIdsOf(replyId, calls.length);
+  if (ran?.toolResults && answered.some(({ resultId }, i) => resultId !== expected[i])) {
+    throw new Error(`the results of reply ${replyId} took ids other than ${expected.join(', ')}`);
+  }
   const outcomes = await Promise.allSettled(
-    answered.map(({ call, resultId }, i) =>
-      answerCall(conversation, reach, call, replyId, resultId, { step, n: i + 1 }, usage),
-    ),
+    answered.map(({ call, resultId }, i) => {
+      const lean = ran?.toolResults?.[i];
+      if (lean) return Promise.resolve(wholeToolResult(lean, { resultId, callId: call.id }) as ContextRecord);
+      if (ran && reach.interruptQueued()) {
+        return standIn(conversation, call, resultId, interruptedResult(call, step), step);
+      }
+      const toolErrors = ran?.toolErrors?.[call.id];
+      return answerCall(conversation, reach, call, replyId, resultId, { step, n: i + 1, toolErrors }, usage);
+    }),
   );
   const failure = outcomes.find(
     (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected' && !wasCancelled(outcome.reason),
@@ -400,7 +445,7 @@ async function answerCall(
   call: CallOfReply,
   replyId: string,
   resultId: string,
-  { step, n }: { step: number; n: number },
+  { step, n, toolErrors }: { step: number; n: number; toolErrors?: number | undefined },
   usage: () => TurnUsage,
 ): Promise<ContextRecord> {
   // `context_pin` and `context_budget`: answered here, from the agent's state (workflows/context-tools.ts).
@@ -428,6 +473,8 @@ async function answerCall(
             counting: conversation.counting,
             ...toolLimits(conversation, call),
             approval,
+            // Attempts the tool failed in the model call's activity count toward its limit.
+            ...(toolErrors ? { toolErrors } : {}),
             // An approved call says so in the live stream as it runs.
             ...(approval === 'granted'
               ? {
@@ -593,9 +640,11 @@ async function callModelFitting(
     /** The turn's budget and use, for the budget note. */
     usage: () => TurnUsage;
     tools?: ToolSelection | undefined;
+    /** The reply's plain tool calls run in the activity too (reachable turns). */
+    runCalls?: RunCalls | undefined;
   },
   reach?: TurnReach,
-): Promise<ModelReply> {
+): Promise<{ reply: ModelReply; ran?: Ran }> {
   const { state } = conversation;
   const { replyId, forceText } = call;
   let view = call.view;
@@ -611,10 +660,11 @@ async function callModelFitting(
     const calling = () =>
       callModel.executeWithOptions(
         {
-          ...MODEL_OPTIONS,
+          ...(call.runCalls ? MODEL_AND_TOOLS_OPTIONS : MODEL_OPTIONS),
           ...(reach ? UNTIL_CANCELLED : {}),
           summary:
             `${model}: ${state.messages.length + unstored.length} msgs → reply ${replyId}` +
+            (call.runCalls ? ' + tools' : '') +
             (unstored.length ? ` (stores ${unstored.map((m) => m.messageId).join(', ')})` : ''),
         },
         [
@@ -633,6 +683,7 @@ async function callModelFitting(
             ...(announce.length ? { announce } : {}),
             ...extras,
             ...(call.tools ? { tools: call.tools } : {}),
+            ...(call.runCalls ? { runCalls: call.runCalls } : {}),
           }),
         ],
       );
@@ -661,7 +712,13 @@ async function callModelFitting(
     if (result.reply) {
       if (extras.budget !== undefined) conversation.noted();
       conversation.called(result.reply);
-      return result.reply;
+      const { toolResults, toolErrors } = result;
+      return {
+        reply: result.reply,
+        ...(call.runCalls
+          ? { ran: { ...(toolResults ? { toolResults } : {}), ...(toolErrors ? { toolErrors } : {}) } }
+          : {}),
+      };
     }
     // The new messages made compaction due: compact, then call with them in the compacted context.
     await compactions.compact('auto', replySeq);

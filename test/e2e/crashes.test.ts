@@ -233,9 +233,12 @@ describe('a server crash mid-turn', () => {
     await restarted;
     expect(result).toMatchObject({ turn: 1, reply: 'the tool said: done 1', toolCalls: 1 });
     expect(toolRuns).toEqual(['call-1']);
-    // The tool's activity waited the outage out itself: its first attempt completed (a retry would have run it again).
+    // The tool ran in the step's model call, whose activity waited the outage out itself: its first attempt
+    // completed (a retry would have run it again).
     const events = (await agentHandle(agents.client, agentId).fetchHistory()).events ?? [];
-    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool')!;
+    const names = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(names).toEqual(['describeModel', 'callModel', 'callModel']);
+    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')!;
     const started = events.find(
       (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled.eventId),
     );

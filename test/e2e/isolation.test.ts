@@ -294,9 +294,10 @@ describe('isolation', () => {
       [agentWorkflowId(B), stateB.storagePrefix!],
     ]);
     const mine = accesses.filter((access) => prefixes.has(access.workflowId));
-    // Every path that stores: messages, model replies, tool results, the compaction's plan, summary and event.
+    // Every path that stores: messages, model replies, tool results (a step's plain calls run in its model call's
+    // activity), the compaction's plan, summary and event.
     const activities = new Set(mine.filter((access) => access.op === 'put').map((access) => access.activity));
-    for (const activity of ['callModel', 'runTool', 'planCompaction', 'applyCompaction']) {
+    for (const activity of ['callModel', 'planCompaction', 'applyCompaction']) {
       expect(activities, activity).toContain(activity);
     }
     const outside = mine.filter((access) => !access.key.startsWith(prefixes.get(access.workflowId)!));

@@ -1,8 +1,9 @@
 /**
  * A plan after tool calls goes by reference (issue 29, item 5): the plan step derives the records of the messages
- * since the last compaction from their stored bodies, and what `runTool` stored beside a tool result (the tool, the
- * resource, a cut and its original) makes them the records the workflow holds, so the digest matches and the
- * workflow does not send them. Covered: results of a tool run by `runTool`, one read twice (the same resource), one
+ * since the last compaction from their stored bodies, and what was stored beside a tool result (the tool, the
+ * resource, a cut and its original: by `runTool`'s code, in the step's model call) makes them the records the workflow
+ * holds, so the digest matches and the workflow does not send them. Covered: results of a tool run in the model
+ * call, one read twice (the same resource), one
  * cut as it arrived (`maxResultTokens`), calls the workflow answers itself (`context_budget`, `context_pin`) and a
  * call denied when nobody approved it in time.
  */
@@ -123,7 +124,7 @@ describe('a plan after tool calls', () => {
       await sendMessage(h.client, agentId, 'note: the tests are in test/');
       const state = await agentState(h.client, agentId);
       const results = state.messages.filter((m) => m.role === 'tool');
-      // What the test covers: results runTool stored (one cut), the workflow's own answers, a denial.
+      // What the test covers: results the tools' code stored (one cut), the workflow's own answers, a denial.
       expect(results.map((m) => m.tool ?? null)).toEqual(['read', 'dump', null, null, null, 'read']);
       expect(results[1]).toMatchObject({ kind: 'truncated' });
       expect(results[0]!.resource).toBeDefined();
@@ -142,7 +143,7 @@ describe('a plan after tool calls', () => {
   );
 
   it(
-    'a reply that calls tools comes back without its text and its calls’ arguments; runTool reads them',
+    'a reply that calls tools comes back without its text and its calls’ arguments; runTool reads them from the stored reply',
     {
       timeout: 60_000,
     },
@@ -174,9 +175,17 @@ describe('a plan after tool calls', () => {
         if (call!.function.name.startsWith('context_')) expect(call!.function.arguments).toBeDefined();
         else expect(call!.function.arguments).toBeUndefined();
       }
+      // The plain calls ran in their step's model call (its result has their records, without what the workflow
+      // knows: id, role, call id); the call waiting for approval went to runTool.
+      const ran = activities
+        .filter((a) => a.type === 'callModel')
+        .flatMap((a) => (a.result as CallModelPayload).toolResults ?? [])
+        .filter((record) => record !== null);
+      expect(ran.map((r) => r.tool)).toEqual(['read', 'dump', 'read']);
+      for (const record of ran) expect(Object.keys(record)).not.toContain('toolCallId');
       const runs = activities.filter((a) => a.type === 'runTool').map((a) => a.input as unknown as RunToolInput);
       const nameOf = new Map(replies.flatMap((reply) => reply.toolCalls.map((c) => [c.id, c.function.name] as const)));
-      expect(runs.map((r) => nameOf.get(r.call.id))).toEqual(['read', 'dump', 'deploy', 'read']);
+      expect(runs.map((r) => nameOf.get(r.call.id))).toEqual(['deploy']);
       for (const run of runs) {
         // The call by its id alone: its name and arguments are in the stored reply, which runTool reads.
         expect(run.call).toEqual({ id: expect.any(String) as string });

@@ -82,6 +82,7 @@ function script(request: RecordedRequest): ScriptedReply {
     stubborn?: boolean;
     slowModel?: boolean;
     deploy?: string;
+    pair?: boolean;
   };
   const last = messages.at(-1)!;
   if (last.role === 'user' && textOf(last.content).startsWith('steer:')) {
@@ -101,6 +102,10 @@ function script(request: RecordedRequest): ScriptedReply {
   }
   if (command.sleepy)
     return done === 0 ? { content: null, toolCalls: [call('s-1', 'sleepy', {})] } : { content: 'woke' };
+  if (command.pair) {
+    const calls = [call('p-1', 'work', { n: 1 }), call('p-2', 'sleepy', {})];
+    return done === 0 ? { content: null, toolCalls: calls } : { content: 'both done' };
+  }
   if (command.slowModel) return { content: 'too late', delayMs: 60_000 };
   if (command.deploy) {
     if (done === 0) return { content: null, toolCalls: [call('d-1', 'deploy', { target: command.deploy })] };
@@ -253,10 +258,54 @@ describe('interrupt', () => {
     expect(results).toHaveLength(1);
     expect(results[0]).toMatchObject({ callId: 's-1' });
     expect((results[0] as { preview: string }).preview).toContain('[interrupted]');
+    // The tool ran in the model call's activity: its cancellation was asked for, and it completed with the reply.
+    const events = (await handle(agentId).fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool')).toEqual([]);
+    const modelCall = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')!;
+    const ofCall = (e: (typeof events)[number]) =>
+      [e.activityTaskCancelRequestedEventAttributes, e.activityTaskCompletedEventAttributes].some(
+        (a) => String(a?.scheduledEventId) === String(modelCall.eventId),
+      );
+    expect(events.filter(ofCall).map((e) => (e.activityTaskCompletedEventAttributes ? 'completed' : 'cancel'))).toEqual(
+      ['cancel', 'completed'],
+    );
     // The agent goes on: the next message sees a whole conversation.
     const next = await handle(agentId).executeUpdate(api.sendUpdate, { args: [{ text: 'are you there' }] });
     expect(next.reply).toBe('re: are you there');
     pairsWhole(requestsWith('are you there')[0]!.body.messages);
+    await closeAgent(h.client, agentId);
+  });
+
+  it("keeps the step's finished tool result and answers the cancelled one as interrupted", async () => {
+    const agentId = newAgentId('reach-int-pair');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const turn = startTurn(agentId, { pair: true, tag: agentId });
+    await untilRequests(agentId, 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // work is done, sleepy is running
+    await handle(agentId).executeUpdate(api.interruptUpdate, { args: [{}] });
+    const result = await turn;
+    expect(result).toMatchObject({ turn: 1, interrupted: { step: 1 }, steps: 1 });
+    expect(sawAbort).toContain('p-2');
+    const state = await agentState(h.client, agentId);
+    expect(state.messages.map((m) => [m.role, m.toolCallId])).toEqual([
+      ['user', undefined],
+      ['assistant', undefined],
+      ['tool', 'p-1'],
+      ['tool', 'p-2'],
+    ]);
+    expect(state.messages[2]!.preview).toBe('step 1 done');
+    expect(state.messages[3]!.preview).toContain('[interrupted]');
+    // The live stream: each call, then its result, as runTool published them.
+    const items = (await streamOf(agentId)).filter((i) => i.kind === 'tool-call' || i.kind === 'tool-result');
+    expect(items.map((i) => [i.kind, (i as { callId: string }).callId])).toEqual([
+      ['tool-call', 'p-1'],
+      ['tool-call', 'p-2'],
+      ['tool-result', 'p-1'],
+      ['tool-result', 'p-2'],
+    ]);
+    const next = await handle(agentId).executeUpdate(api.sendUpdate, { args: [{ text: 'still there' }] });
+    expect(next.reply).toBe('re: still there');
+    pairsWhole(requestsWith('still there')[0]!.body.messages);
     await closeAgent(h.client, agentId);
   });
 

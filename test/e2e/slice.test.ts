@@ -105,8 +105,8 @@ describe('one agent turn', () => {
       .map((event) => JSON.parse(Buffer.from(event.userMetadata!.summary!.data!).toString('utf8')) as string);
     expect(summaries).toEqual([
       'describe model gpt-4o-mini',
-      'gpt-4o-mini: 2 msgs → reply m000003 (stores m000001, m000002)',
-      'gpt-4o-mini: 4 msgs → reply m000005 (stores m000004)',
+      'gpt-4o-mini: 2 msgs → reply m000003 + tools (stores m000001, m000002)',
+      'gpt-4o-mini: 4 msgs → reply m000005 + tools (stores m000004)',
     ]);
     await closeAgent(h.client, agentId);
     const final = (await agentHandle(h.client, agentId).result()) as AgentState;

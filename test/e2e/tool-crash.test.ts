@@ -1,9 +1,11 @@
 /**
- * A worker killed while a tool runs: the tool's activity heartbeats, so the server notices the dead worker within the
- * heartbeat timeout (not the 5-minute start-to-close timeout) and the call runs again on another worker, with the
- * same call id (tools are called at least once; `callId` lets one with side effects dedupe). The turn completes.
+ * A worker killed while a tool runs: the tool runs in the model call's activity (a step of plain calls), which
+ * heartbeats, so the server notices the dead worker within the heartbeat timeout (not the start-to-close timeout) and
+ * the activity runs again on another worker: it reads the reply the first attempt stored back (the model is not asked
+ * again) and runs the call again, with the same call id (tools are called at least once; `callId` lets one with side
+ * effects dedupe). The turn completes.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,7 +33,19 @@ const toolRuns = () => readFileSync(toolLog, 'utf8').split('\n').filter(Boolean)
 beforeAll(async () => {
   model = await startChatServer((request) => {
     const last = request.body.messages.at(-1);
-    if (last?.role === 'tool') return { content: `the tool said: ${textOf(last.content)}` };
+    if (last?.role === 'tool') {
+      const results = request.body.messages.filter((m) => m.role === 'tool').map((m) => textOf(m.content));
+      return { content: `the tools said: ${results.join(' + ')}` };
+    }
+    if (last?.role === 'user' && textOf(last.content).startsWith('both')) {
+      return {
+        content: null,
+        toolCalls: [
+          { id: 'call-quick', type: 'function', function: { name: 'quick_side_effect', arguments: '{}' } },
+          { id: 'call-slow-2', type: 'function', function: { name: 'slow_side_effect', arguments: '{}' } },
+        ],
+      };
+    }
     return {
       content: null,
       toolCalls: [{ id: 'call-slow', type: 'function', function: { name: 'slow_side_effect', arguments: '{}' } }],
@@ -47,7 +61,7 @@ afterAll(async () => {
 });
 
 describe('a worker killed while a tool runs', () => {
-  it('the heartbeat timeout notices it; the call runs again on another worker with the same call id; the turn completes', async () => {
+  it('the heartbeat timeout notices it; the call runs again on another worker with the same call id, the model is not asked again; the turn completes', async () => {
     const stack = inject('stack');
     const client = await connectClient(localTemporalTarget(stack.temporalAddress, stack.namespace));
     try {
@@ -61,11 +75,16 @@ describe('a worker killed while a tool runs', () => {
       while (toolRuns().length < 2) await sleep(200); // the retry runs it on the second worker
       writeFileSync(release, '');
 
-      expect(await turn).toMatchObject({ turn: 1, reply: 'the tool said: released', toolCalls: 1 });
+      expect(await turn).toMatchObject({ turn: 1, reply: 'the tools said: released', toolCalls: 1 });
       expect(toolRuns()).toEqual(['call-slow', 'call-slow']);
+      // One request for the step (its reply, stored, was read back by the retry), one after the tool's result.
+      expect(model.requests).toHaveLength(2);
+      expect(model.requests[1]!.body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call-slow' });
       // The first attempt ended by its heartbeat timeout, not its start-to-close timeout.
       const events = (await agentHandle(client, agentId).fetchHistory()).events ?? [];
-      const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool')!;
+      const names = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      expect(names).not.toContain('runTool');
+      const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')!;
       const started = events.find(
         (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled.eventId),
       )!.activityTaskStartedEventAttributes!;
@@ -73,6 +92,49 @@ describe('a worker killed while a tool runs', () => {
       expect(started.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
       const state = await agentState(client, agentId);
       expect(state.messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+      await closeAgent(client, agentId);
+    } finally {
+      await client.connection.close();
+    }
+  }, 120_000);
+});
+
+describe('a worker killed while one of a step’s tools runs and the other has answered', () => {
+  mkdirSync(join(dir, 'second'));
+  const second = toolWorkers(join(dir, 'second'), `${taskQueue}-second`);
+  afterAll(async () => {
+    writeFileSync(second.release, '');
+    await second.stop();
+  });
+
+  it('the retry stores the answered result without running its tool again, and runs the other again', async () => {
+    const stack = inject('stack');
+    const client = await connectClient(localTemporalTarget(stack.temporalAddress, stack.namespace));
+    const runs = () => readFileSync(second.toolLog, 'utf8').split('\n').filter(Boolean);
+    try {
+      const first = await second.start(model.baseURL);
+      const agentId = newAgentId('tool-crash-two');
+      await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue: `${taskQueue}-second` });
+      const asked = model.requests.length;
+      const turn = sendMessage(client, agentId, 'both things');
+      while (runs().length < 2) await sleep(100); // both ran; the slow one waits
+      await sleep(2_500); // the quick one's result has ridden on a heartbeat
+      first.kill('SIGKILL');
+      await second.start(model.baseURL);
+      while (runs().length < 3) await sleep(200); // the retry runs the slow one again
+      writeFileSync(second.release, '');
+
+      expect(await turn).toMatchObject({ reply: 'the tools said: quick done + released', toolCalls: 2 });
+      expect(runs().sort()).toEqual(['call-slow-2', 'call-slow-2', 'quick call-quick']);
+      expect(model.requests.length - asked).toBe(2); // the step's reply was read back, not asked for again
+      const state = await agentState(client, agentId);
+      expect(state.messages.map((m) => m.toolCallId ?? m.role)).toEqual([
+        'user',
+        'assistant',
+        'call-quick',
+        'call-slow-2',
+        'assistant',
+      ]);
       await closeAgent(client, agentId);
     } finally {
       await client.connection.close();

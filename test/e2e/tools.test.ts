@@ -157,6 +157,46 @@ describe('tool calls', () => {
     expect(state.messages.slice(2, 6).map((m) => m.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
     const stored = JSON.parse((await h.store.get(state.messages[2]!.key))!) as ChatMessage;
     expect(stored).toEqual({ role: 'tool', tool_call_id: 'c1', content: '5' });
+    // A step whose calls are all plain runs them in the model call's activity: no runTool activity, no workflow task
+    // between the reply and the results; the activity's summary says it runs the reply's tools.
+    const events = (await agentHandle(h.client, agentId).fetchHistory()).events ?? [];
+    const scheduled = events.flatMap((e) => {
+      const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+      return name ? [{ name, summary: Buffer.from(e.userMetadata!.summary!.data!).toString('utf8') }] : [];
+    });
+    expect(scheduled.map((a) => a.name)).toEqual(['describeModel', 'callModel', 'callModel']);
+    expect(scheduled[1]!.summary).toContain('→ reply m000002 + tools');
+    await closeAgent(h.client, agentId);
+  });
+
+  it('a step with a call that waits for approval runs its plain calls in the model call, and the other as runTool after approval', async () => {
+    const agentId = newAgentId('tools-mixed');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      toolApproval: { tools: ['dump'], timeoutSeconds: 1, onTimeout: 'approve' },
+    });
+    const text = JSON.stringify({
+      calls: [
+        ['x1', 'add', { a: 1, b: 2 }],
+        ['x2', 'dump', { rows: 2 }],
+        ['x3', 'add', { a: 3, b: 4 }],
+      ],
+    });
+    const result = await sendMessage(h.client, agentId, text);
+    expect(result.reply).toBe(`results: 3 | ${dumpOutput(2)} | 7`);
+    const state = await agentState(h.client, agentId);
+    // The results take the ids after the reply's, in call order, whoever answered them.
+    expect(state.messages.slice(2, 5).map((m) => [m.id, m.toolCallId])).toEqual([
+      ['m000003', 'x1'],
+      ['m000004', 'x2'],
+      ['m000005', 'x3'],
+    ]);
+    const events = (await agentHandle(h.client, agentId).fetchHistory()).events ?? [];
+    const names = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    // runTool twice for x2: asked (it waits), then run once approved.
+    expect(names.filter((n) => n === 'runTool')).toHaveLength(2);
     await closeAgent(h.client, agentId);
   });
 

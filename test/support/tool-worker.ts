@@ -1,6 +1,7 @@
 /**
  * A worker process with one slow tool, for tests that kill a worker while a tool runs: `slow_side_effect` appends
- * its call id to TOOL_LOG (its side effect), then waits until the file TOOL_RELEASE exists. `guarded_deploy` waits for
+ * its call id to TOOL_LOG (its side effect), then waits until the file TOOL_RELEASE exists; `quick_side_effect`
+ * appends `quick <call id>` and answers at once. `guarded_deploy` waits for
  * a person's approval before it runs (for tests that kill a worker while a call waits).
  */
 import { appendFileSync, existsSync } from 'node:fs';
@@ -22,6 +23,16 @@ const slow = defineTool({
   },
 });
 
+const quick = defineTool({
+  name: 'quick_side_effect',
+  description: 'Does something at once',
+  parameters: { type: 'object', properties: {} },
+  run: (_args, context) => {
+    appendFileSync(log, `quick ${context.callId}\n`);
+    return Promise.resolve('quick done');
+  },
+});
+
 const guarded = defineTool({
   name: 'guarded_deploy',
   description: 'Deploys, once a person approves',
@@ -30,4 +41,4 @@ const guarded = defineTool({
   run: ({ target }) => Promise.resolve(`deployed ${String(target)}`),
 });
 
-await runAgentWorker({ tools: [slow, guarded] });
+await runAgentWorker({ tools: [slow, quick, guarded] });

@@ -4,7 +4,7 @@ import { Conversation } from '../../workflows/conversation.ts';
 import type { AgentCarry } from '../../contract/state.ts';
 import type { CompactionEventSummary } from '../../contract/results.ts';
 import type { ContextRecord } from '../../contract/records.ts';
-import { messageIdOf } from '../../contract/keys.ts';
+import { messageIdOf, resultIdsOf } from '../../contract/keys.ts';
 import { statsOf } from '../../contract/state.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { gateOf } from '../../engine/gates.ts';
@@ -32,6 +32,14 @@ function described(conversation: Conversation): Conversation {
 }
 
 describe('Conversation', () => {
+  it("takes a step's result ids as resultIdsOf names them, the ones the model call stores its calls' results under", () => {
+    const c = described(Conversation.begin(input, { nextMessageSeq: 41 } as AgentCarry, 'run-1'));
+    const reply = c.newMessageId();
+    const taken = [c.newMessageId(), c.newMessageId(), c.newMessageId()];
+    expect(resultIdsOf(reply, 3)).toEqual(taken);
+    expect(taken).toEqual([messageIdOf(42), messageIdOf(43), messageIdOf(44)]);
+  });
+
   it('gives a new agent ids from 1 on, and a view of every message stored since the last manifest', () => {
     const c = described(Conversation.begin(input, undefined, 'run-1'));
     expect(c.state.life).toBe('run-1');

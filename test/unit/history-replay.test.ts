@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { History } from '../support/history-fixtures.ts';
+import type { CallModelResult, RunToolInput } from '../../contract/activities.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { bundleWorkflows } from '../../worker/worker.ts';
 import {
@@ -172,5 +173,60 @@ describe('histories from before reachable turns (0.1.0-dev.0b95204)', () => {
     const between = events.slice(sent, planned).map(activity).filter(Boolean);
     expect(between).toEqual(['callModel', 'runTool', 'callModel', 'runTool', 'callModel']);
     expect(patchesOf(history)).not.toContain('reachable-turns');
+  });
+});
+
+describe("histories of a step's tool calls run in its model call (0.1.0-dev.6817442)", () => {
+  // Recorded by the code of commit 6817442, where the model call runs its reply's plain tool calls itself (`runCalls`):
+  // they replay through the same code as the histories of before, which schedule `runTool` for every call, told
+  // apart by the model call's result alone (its `toolResults`), with no marker.
+  const STEP_TOOLS = '0.1.0-dev.6817442';
+  const histories = fixtures
+    .filter((fixture) => fixture.version === STEP_TOOLS)
+    .map((fixture) => ({ file: fixture.file, history: readHistoryFixture(fixture) }));
+  /** Each activity of a history: its type, its input and result (decoded), and how it ended. */
+  const activitiesOf = (events: HistoryEvent[]) => {
+    const decoded = (data: Uint8Array | null | undefined): unknown =>
+      data ? JSON.parse(Buffer.from(data).toString('utf8')) : undefined;
+    const byId = new Map<string, { type: string; input: unknown; result?: unknown; ends: string[] }>();
+    for (const e of events) {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      if (scheduled) {
+        const input = decoded(scheduled.input?.payloads?.[0]?.data);
+        byId.set(String(e.eventId), { type: scheduled.activityType!.name!, input, ends: [] });
+      }
+      const cancel = e.activityTaskCancelRequestedEventAttributes;
+      if (cancel) byId.get(String(cancel.scheduledEventId))?.ends.push('cancel requested');
+      const completed = e.activityTaskCompletedEventAttributes;
+      if (completed) {
+        const activity = byId.get(String(completed.scheduledEventId));
+        if (activity) {
+          activity.ends.push('completed');
+          activity.result = decoded(completed.result?.payloads?.[0]?.data);
+        }
+      }
+    }
+    return [...byId.values()];
+  };
+  const all = histories.flatMap(({ history }) => activitiesOf(history.events ?? []));
+  const results = all.filter((a) => a.type === 'callModel').map((a) => a.result as CallModelResult | undefined);
+
+  it('its model calls ran their steps’ plain calls; runTool only for the calls left to the workflow', () => {
+    expect(histories.length).toBeGreaterThanOrEqual(6);
+    const ran = results.flatMap((result) => result?.toolResults ?? []).filter((record) => record !== null);
+    expect(ran.length).toBeGreaterThanOrEqual(8);
+    const runs = all.filter((a) => a.type === 'runTool').map((a) => a.input as RunToolInput);
+    // A call that waited for approval (asked, then run once approved), and a tool that threw, run again with the
+    // attempt it spent in the model call.
+    expect(runs.some((run) => run.approval === 'ask')).toBe(true);
+    expect(runs.some((run) => run.toolErrors === 1)).toBe(true);
+  });
+
+  it('holds a model call an interrupt asked to cancel while its tool ran, completed with its reply', () => {
+    const interrupted = all.filter(
+      (a) => a.type === 'callModel' && a.ends.join(', ') === 'cancel requested, completed',
+    );
+    expect(interrupted.length).toBeGreaterThanOrEqual(1);
+    for (const call of interrupted) expect((call.result as CallModelResult).reply?.toolCalls.length).toBeGreaterThan(0);
   });
 });
