@@ -28,7 +28,7 @@ import {
 } from '../contract/keys.ts';
 import { quoted } from '../contract/inputs.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import type { LeanRecord, RunCalls, RunToolInput } from '../contract/activities.ts';
+import type { CallModelResult, LeanRecord, RunCalls, RunToolInput, ToolFailure } from '../contract/activities.ts';
 import { leanToolResult, toolInputDefaults } from '../contract/lean-calls.ts';
 import type { ToolOutcome, ToolOutcomePayload } from '../contract/lean-calls.ts';
 import type { ContextRecord, ResultMarks } from '../contract/records.ts';
@@ -268,6 +268,15 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
   async function run(lean: RunToolInput): Promise<ToolOutcome> {
     const agent = agentLife(lean);
     const call = await callOf(agent, lean);
+    // The tool failed for good in the model call's activity (RunCalls): the same failure, the tool not run again.
+    if (lean.failed) {
+      throw ApplicationFailure.create({
+        message: lean.failed.message,
+        ...(lean.failed.type ? { type: lean.failed.type } : {}),
+        nonRetryable: true,
+        details: [{ tool: call.function.name, callId: call.id, attempts: 1 }],
+      });
+    }
     // What a lean input leaves out: the default counting, approval `ask` (contract/lean-calls.ts).
     const input = { ...lean, ...toolInputDefaults(lean), call };
     const tool = tools.get(call.function.name);
@@ -319,7 +328,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     progress: ToolProgress[],
     beat: () => void,
     interrupt: AbortSignal,
-  ): Promise<{ toolResults?: (LeanRecord | null)[]; toolErrors?: Record<string, number> }> {
+  ): Promise<Pick<CallModelResult, 'toolResults' | 'toolErrors' | 'toolFailed'>> {
     const byName = new Set(runCalls.approval ?? []);
     const resultIds = resultIdsOf(replyId, calls.length);
     /** Results ride on the heartbeats up to this many characters in all (a heartbeat's details stay under 2 MB). */
@@ -330,6 +339,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
       return true;
     };
     const toolErrors: Record<string, number> = {};
+    const toolFailed: Record<string, ToolFailure> = {};
     const outcomes = await Promise.all(
       calls.map(async (call, i): Promise<ContextRecord | undefined> => {
         const tool = tools.get(call.function.name);
@@ -361,7 +371,10 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
         } catch (error) {
           // Cancelled (answered as interrupted), or the tool threw (`runTool` retries it), or anything else: the
           // workflow answers the call as it did before the model call ran calls.
-          if (slot.progress?.toolErrors) toolErrors[call.id] = slot.progress.toolErrors;
+          if (error instanceof ApplicationFailure && error.nonRetryable) {
+            // Failed for good: `runTool` raises it without running the tool again.
+            toolFailed[call.id] = { message: error.message, ...(error.type ? { type: error.type } : {}) };
+          } else if (slot.progress?.toolErrors) toolErrors[call.id] = slot.progress.toolErrors;
           else if (!(error instanceof CancelledFailure)) {
             log.warn(`tool call ${call.id} left to runTool: ${String((error as Error)?.message ?? error)}`);
           }
@@ -378,6 +391,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     return {
       ...(toolResults.some((record) => record !== null) ? { toolResults } : {}),
       ...(Object.keys(toolErrors).length ? { toolErrors } : {}),
+      ...(Object.keys(toolFailed).length ? { toolFailed } : {}),
     };
   }
 

@@ -238,6 +238,18 @@ export interface CallModelResult {
   toolResults?: (LeanRecord | null)[];
   /** With `runCalls`: the calls whose tool threw here, by call id: the attempts spent (`runTool` goes on counting). */
   toolErrors?: Record<string, number>;
+  /**
+   * With `runCalls`: the calls whose tool failed here for good (it threw a non-retryable error), by call id: the
+   * error, which `runTool` raises without running the tool again, so the turn fails as it did before.
+   */
+  toolFailed?: Record<string, ToolFailure>;
+}
+
+/** A tool's non-retryable error, as the model call's activity hands it to `runTool` (contract/activities.ts). */
+export interface ToolFailure {
+  message: string;
+  /** The error's type (an ApplicationFailure's), when it has one. */
+  type?: string;
 }
 
 /**
@@ -263,7 +275,7 @@ export interface ModelReplyPayload extends Omit<ModelReply, 'record' | 'content'
 export type LeanRecord = Omit<ContextRecord, 'id' | 'role'> & { id?: string; role?: ContextRecord['role'] };
 
 /** {@link CallModelResult} as the activity returns it: `stored` absent is none, `reply` lean. */
-export interface CallModelPayload extends Pick<CallModelResult, 'toolResults' | 'toolErrors'> {
+export interface CallModelPayload extends Pick<CallModelResult, 'toolResults' | 'toolErrors' | 'toolFailed'> {
   stored?: ContextRecord[];
   compactionDue?: string;
   reply?: ModelReplyPayload;
@@ -312,6 +324,8 @@ export interface RunToolInput extends AgentLife {
    * `TOOL_ERROR_ATTEMPTS`. Absent: none.
    */
   toolErrors?: number;
+  /** The tool failed for good in the model call's activity: raised as this error, the tool not run again. */
+  failed?: ToolFailure;
 }
 
 /** A tool call as a lean `runTool` input names it: its id, and its `function` unless the stored reply holds it. */

@@ -13,7 +13,14 @@ import {
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type * as activities from '../activities/index.ts';
-import type { CallModelResult, ModelReply, NewMessage, NoteFigures, RunCalls } from '../contract/activities.ts';
+import type {
+  CallModelResult,
+  ModelReply,
+  NewMessage,
+  NoteFigures,
+  RunCalls,
+  ToolFailure,
+} from '../contract/activities.ts';
 import { leanModelInput, leanToolInput, wholeModelResult, wholeToolResult } from '../contract/lean-calls.ts';
 import type { CallOfReply } from '../engine/messages.ts';
 import type { ToolLimits } from '../engine/policy.ts';
@@ -358,7 +365,7 @@ function steered(records: ContextRecord[], steerIds: ReadonlySet<string>): Conte
 }
 
 /** What the model call's activity answered of its reply's tool calls (`runCalls`), as its result says. */
-type Ran = Pick<CallModelResult, 'toolResults' | 'toolErrors'>;
+type Ran = Pick<CallModelResult, 'toolResults' | 'toolErrors' | 'toolFailed'>;
 
 /** What the model call's activity needs to answer the reply's plain tool calls itself (contract/activities.ts). */
 function runCallsOf(conversation: Conversation, reach: TurnReach): RunCalls {
@@ -399,7 +406,8 @@ async function answerCalls(
         return standIn(conversation, call, resultId, interruptedResult(call, step), step);
       }
       const toolErrors = ran?.toolErrors?.[call.id];
-      return answerCall(conversation, reach, call, replyId, resultId, { step, n: i + 1, toolErrors }, usage);
+      const failed = ran?.toolFailed?.[call.id];
+      return answerCall(conversation, reach, call, replyId, resultId, { step, n: i + 1, toolErrors, failed }, usage);
     }),
   );
   const failure = outcomes.find(
@@ -445,7 +453,12 @@ async function answerCall(
   call: CallOfReply,
   replyId: string,
   resultId: string,
-  { step, n, toolErrors }: { step: number; n: number; toolErrors?: number | undefined },
+  {
+    step,
+    n,
+    toolErrors,
+    failed,
+  }: { step: number; n: number; toolErrors?: number | undefined; failed?: ToolFailure | undefined },
   usage: () => TurnUsage,
 ): Promise<ContextRecord> {
   // `context_pin` and `context_budget`: answered here, from the agent's state (workflows/context-tools.ts).
@@ -475,6 +488,8 @@ async function answerCall(
             approval,
             // Attempts the tool failed in the model call's activity count toward its limit.
             ...(toolErrors ? { toolErrors } : {}),
+            // A tool that failed for good there fails here, not run again.
+            ...(failed ? { failed } : {}),
             // An approved call says so in the live stream as it runs.
             ...(approval === 'granted'
               ? {
@@ -712,11 +727,17 @@ async function callModelFitting(
     if (result.reply) {
       if (extras.budget !== undefined) conversation.noted();
       conversation.called(result.reply);
-      const { toolResults, toolErrors } = result;
+      const { toolResults, toolErrors, toolFailed } = result;
       return {
         reply: result.reply,
         ...(call.runCalls
-          ? { ran: { ...(toolResults ? { toolResults } : {}), ...(toolErrors ? { toolErrors } : {}) } }
+          ? {
+              ran: {
+                ...(toolResults ? { toolResults } : {}),
+                ...(toolErrors ? { toolErrors } : {}),
+                ...(toolFailed ? { toolFailed } : {}),
+              },
+            }
           : {}),
       };
     }

@@ -10,6 +10,7 @@ import { messageKey } from '../../contract/keys.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
 import { turnStoppedReply } from '../../contract/inputs.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
@@ -24,6 +25,18 @@ const broken = defineTool({
   run: () => {
     brokenCalls++;
     return Promise.reject(new Error('disk on fire'));
+  },
+});
+
+let fatalCalls = 0;
+/** A tool that fails for good: its error says no attempt can succeed (a non-retryable failure). */
+const fatal = defineTool({
+  name: 'fatal',
+  description: 'Fails for good',
+  parameters: { type: 'object', properties: {} },
+  run: () => {
+    fatalCalls++;
+    return Promise.reject(ApplicationFailure.nonRetryable('license expired', 'LicenseExpired'));
   },
 });
 
@@ -103,7 +116,7 @@ function requestsWith(text: string): RecordedRequest[] {
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness(script, [add, broken, dump]);
+  h = await startHarness(script, [add, broken, dump, fatal]);
 });
 afterAll(async () => {
   await h?.close();
@@ -124,7 +137,7 @@ describe('tool calls', () => {
     const result = await sendMessage(h.client, agentId, text);
     expect(result.reply).toBe(
       'results: 5 | 6 | error: unknown tool "no_such_tool" (the tools: context_reload, context_search, context_pin, ' +
-        'context_budget, add, broken, dump) | ' +
+        'context_budget, add, broken, dump, fatal) | ' +
         'error: arguments of add must be a JSON object',
     );
     expect(result.toolCalls).toBe(4);
@@ -141,6 +154,7 @@ describe('tool calls', () => {
       'context_reload',
       'context_search',
       'dump',
+      'fatal',
     ]);
 
     const state = await agentState(h.client, agentId);
@@ -451,6 +465,18 @@ describe('tool calls', () => {
     const request = h.model.requests.findLast((r) => r.body.messages.some((m) => m.content === next))!;
     expect(toolPairViolations(request.body.messages)).toEqual([]);
     expect(request.body.messages.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool']);
+    await closeAgent(h.client, agentId);
+  });
+
+  it('a tool that fails for good (non-retryable) runs once, in the model call, and fails the turn with its error', async () => {
+    const agentId = newAgentId('fatal');
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
+    const text = JSON.stringify({ calls: [['f1', 'fatal', {}]] });
+    const failed = await sendMessage(h.client, agentId, text).catch((error: unknown) => error);
+    expect(((failed as Error).cause as Error).message).toBe('runTool failed: license expired');
+    expect(fatalCalls).toBe(1);
+    const state = await agentState(h.client, agentId);
+    expect(state.messages.map((m) => m.role)).toEqual(['user']);
     await closeAgent(h.client, agentId);
   });
 });
