@@ -79,8 +79,9 @@ describe('the stream server', () => {
     expect(all.every((event) => event.data.offset === event.id)).toBe(true);
     // A browser that saw event 3 reconnects with Last-Event-ID: 3 and gets 4 on, nothing twice.
     const resumed = await readEvents(url, { 'last-event-id': '3' }, (count) => count >= 2);
-    expect(resumed.map((event) => event.id)).toEqual([4, 5]);
-    expect(resumed.map((event) => event.data)).toEqual(all.slice(4, 6).map((event) => event.data));
+    // (One chunk of the response may carry more events than the two waited for: every one after 3, in order.)
+    expect(resumed.map((event) => event.id)).toEqual(resumed.map((_, i) => 4 + i));
+    expect(resumed.slice(0, 2).map((event) => event.data)).toEqual(all.slice(4, 6).map((event) => event.data));
     // `?from=` when there is no Last-Event-ID.
     const from = await readEvents(`${url}?from=2`, {}, (count) => count >= 1);
     expect(from[0]!.id).toBe(2);
