@@ -33,12 +33,14 @@ export function createConversationRequests({
 }: Pick<CompactionShared, 'load' | 'summaryModel' | 'tools'>) {
   /**
    * The request for `input`'s summary in conversation mode, or why it is asked as a transcript: `chunks` is how many
-   * calls the transcript would take (more than 1: a transcript), `counter` counts as the agent does.
+   * calls the transcript would take (more than 1: a transcript), `counter` counts as the agent does; `planContext`
+   * is the stored plan's context when the caller has read it (else read here from `input.planKey`).
    */
   return async function summaryRequestOf(
     input: SummarizeInput,
     chunks: number,
     counter: TokenCounter,
+    planContext?: StoredPlan['context'],
   ): Promise<SummaryRequest> {
     const agent = input.conversation;
     if (!agent) return { mode: 'transcript' };
@@ -48,7 +50,7 @@ export function createConversationRequests({
     if (chunks > 1) return { mode: 'transcript', because: `the span is summarized in ${chunks} chunks` };
     const first = input.spanKeys[0];
     const last = input.spanKeys.at(-1);
-    const context = input.planKey ? (await load<StoredPlan>(input.planKey)).context : [];
+    const context = planContext ?? (input.planKey ? (await load<StoredPlan>(input.planKey)).context : []);
     const end = context.findIndex((record) => record.key === last);
     const start = context.findIndex((record) => record.key === first);
     if (first === undefined || end < 0 || start < 0) {

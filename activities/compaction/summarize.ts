@@ -47,10 +47,12 @@ export function createSummarizeActivities(shared: CompactionShared) {
      */
     async summarizeSpan(request: SummarizeRequest): Promise<SummaryPayload> {
       const started = Date.now();
-      const input = await resolve(request);
+      // The stored plan, read once: the span, the parts and the conversation-mode request all come from it.
+      const plan = request.planKey ? await load<StoredPlan>(request.planKey) : undefined;
+      const input = resolve(request, plan);
       // Summaries in their places (a plan's parts): each written on its own, then one outcome.
       const outcomes: SummaryOutcome[] = [];
-      for (const one of await partsOf(input)) outcomes.push(await summarize(one, Date.now()));
+      for (const one of partsOf(input, plan)) outcomes.push(await summarize(one, Date.now(), plan?.context));
       const outcome = outcomes.length === 1 ? outcomes[0]! : combined(outcomes, started);
       if (!request.planKey || request.spanKeys) return outcome;
       // By reference (`compaction-refs`): the outcome is stored for the apply step, the ledger for the next plan.
@@ -69,9 +71,8 @@ export function createSummarizeActivities(shared: CompactionShared) {
    * The inputs of each summary the stored plan asks for in their places (its parts); else `input` as it is. Only a
    * plan by reference has parts (`compaction-refs`).
    */
-  async function partsOf(input: SummarizeInput): Promise<SummarizeInput[]> {
-    if (!input.planKey || !input.form) return [input];
-    const stored = await load<StoredPlan>(input.planKey);
+  function partsOf(input: SummarizeInput, stored: StoredPlan | undefined): SummarizeInput[] {
+    if (!stored || !input.form) return [input];
     const spec = stored.plan.summary!;
     if (!spec.parts) return [input];
     const { agentId, life, seq } = input;
@@ -125,11 +126,15 @@ export function createSummarizeActivities(shared: CompactionShared) {
     };
   }
 
-  /** The summarize step's input, its span read from the stored plan when it names only the plan (`compaction-refs`). */
-  async function resolve(request: SummarizeRequest): Promise<SummarizeInput> {
+  /**
+   * The summarize step's input, its span from the stored plan (`stored`, read from `request.planKey`) when the request
+   * names only the plan (`compaction-refs`).
+   */
+  function resolve(request: SummarizeRequest, stored: StoredPlan | undefined): SummarizeInput {
     if (request.spanKeys) return request as SummarizeInput;
-    if (!request.planKey) throw ApplicationFailure.nonRetryable('summarizeSpan: neither spanKeys nor planKey given');
-    const stored = await load<StoredPlan>(request.planKey);
+    if (!request.planKey || !stored) {
+      throw ApplicationFailure.nonRetryable('summarizeSpan: neither spanKeys nor planKey given');
+    }
     const spec = stored.plan.summary;
     if (!spec) throw ApplicationFailure.nonRetryable(`the plan at ${request.planKey} summarizes nothing`);
     const { agentId, life, seq } = request;
@@ -150,7 +155,12 @@ export function createSummarizeActivities(shared: CompactionShared) {
     };
   }
 
-  async function summarize(input: SummarizeInput, started: number): Promise<SummaryOutcome> {
+  /** `context`: the stored plan's context, when the step read one (conversation mode rebuilds the request from it). */
+  async function summarize(
+    input: SummarizeInput,
+    started: number,
+    context: StoredPlan['context'] | undefined,
+  ): Promise<SummaryOutcome> {
     {
       const { frame, previousText, judge } = await readSpan(input);
       const { rest, counter } = frame;
@@ -175,7 +185,7 @@ export function createSummarizeActivities(shared: CompactionShared) {
       // A span too large for the summary model's window is summarized in chunks, each folding in the one before.
       const { chunks, maxChars } = chunkSpan(rest, counter, input.maxTokens);
       // Conversation mode (policy `summary.request`): the agent's own request, then the instruction (conversation.ts).
-      const request = await summaryRequestOf(input, chunks.length, counter);
+      const request = await summaryRequestOf(input, chunks.length, counter, context);
       const asker = askerFor(
         summaryModel,
         input,

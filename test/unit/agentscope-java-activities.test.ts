@@ -52,11 +52,14 @@ function summaryModel(prompts: string[]): OpenAI {
 
 function memoryStore() {
   const objects = new Map<string, string>();
+  /** Every key read, in order. */
+  const reads: string[] = [];
   return {
     bucket: 'test',
     objects,
+    reads,
     put: (key: string, body: string) => Promise.resolve(void objects.set(key, body)),
-    get: (key: string) => Promise.resolve(objects.get(key)),
+    get: (key: string) => Promise.resolve(void reads.push(key)).then(() => objects.get(key)),
     ensureBucket: () => Promise.resolve(),
   };
 }
@@ -93,6 +96,7 @@ async function compacted(messages: ChatMessage[], prompts?: string[]) {
     }),
   );
   if (plan.action === 'skip') throw new Error(`skipped: ${plan.reason}`);
+  const readBefore = store.reads.length;
   const summary = await inActivity(() =>
     activities.summarizeSpan({
       ...life,
@@ -104,6 +108,7 @@ async function compacted(messages: ChatMessage[], prompts?: string[]) {
       goalKey: messageKey(life, goalId),
     }),
   );
+  const summaryReads = store.reads.slice(readBefore);
   const outcome: ApplyOutcome | NoGainOutcome = await inActivity(() =>
     activities.applyCompaction({
       ...life,
@@ -121,7 +126,7 @@ async function compacted(messages: ChatMessage[], prompts?: string[]) {
   if ('noGain' in outcome) throw new Error(`not applied: ${outcome.reason}`);
   const body = (record: ContextRecord): ChatMessage =>
     JSON.parse(store.objects.get(messageKey(life, record.id)) ?? store.objects.get(record.key!)!) as ChatMessage;
-  return { plan, summary, outcome, next: outcome.context!, body, store };
+  return { plan, summary, summaryReads, outcome, next: outcome.context!, body, store };
 }
 
 /** The goal, four read_file calls with their results, the answer, then 45 exchanges: 101 messages. */
@@ -212,8 +217,10 @@ describe('agentscope-java strategy 4 through the activities', () => {
         { role: 'assistant', content: `Service ${n} is healthy: 40 probes answered.` },
       );
     }
-    const { plan, next, body } = await compacted(messages);
+    const { plan, next, body, summaryReads } = await compacted(messages);
     expect(plan.steps.map((s) => s.strategy)).toEqual(['summarize-rounds']);
+    // 29 summaries in their places from one stored plan, read once.
+    expect(summaryReads.filter((key) => key === plan.planKey)).toHaveLength(1);
     // system, then (user, summary) × 29, then the 30th round whole.
     expect(next).toHaveLength(1 + 29 * 2 + 4);
     for (let r = 0; r < 29; r++) {

@@ -129,6 +129,19 @@ describe('a summary in conversation mode', () => {
     expect(parseSummary('## Task overview\nFix it.\n\n## Next steps\nRead m5.').parsedAs).toBe('headings');
   });
 
+  it("takes the plan's context its caller read (summarizeSpan reads the plan once) without reading the plan", async () => {
+    const counter = await loadTokenCounter('o200k_base');
+    const read: string[] = [];
+    const counting = <T>(k: string) => {
+      read.push(k);
+      return load<T>(k);
+    };
+    const given = createConversationRequests({ load: counting, summaryModel: 'gpt-4o-mini', tools });
+    const fromContext = await given(input, 1, counter, context);
+    expect(read).not.toContain(input.planKey);
+    expect(fromContext).toEqual(await requests(input, 1, counter));
+  });
+
   it('a policy that asks a transcript: a transcript, no reason given', async () => {
     const counter = await loadTokenCounter('o200k_base');
     const transcript: SummarizeInput = { ...input };
