@@ -10,10 +10,12 @@
  *
  * Prints a table (stdout) with progress on stderr, checks the issue's targets, and writes every figure as JSON.
  *
- *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--sessions DIR] [--out FILE] [--price P]
+ *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--policy FILE] [--sessions DIR] [--out FILE]
+ *     [--price P]
  *   npm run fidelity -- --short [--out FILE] [--price P]
  *
- * Options repeat or take comma lists. Defaults: every session, windows 16000 and 32000, every preset, sessions in
+ * `--policy FILE`: a JSON object of policy overrides (as `longrun replay --policy` takes it) on top of every preset
+ * replayed; a `preset` in it stands for `--preset`. Options repeat or take comma lists. Defaults: every session, windows 16000 and 32000, every preset, sessions in
  * test/fixtures/sessions, out bench/fidelity.json (git-ignored). The recorded sessions are not in the repository (the
  * README there builds them): without them it stops at once (exit 2) naming the files missing and where it looked.
  * `--short` replays a synthetic session generated here (fidelity/synthetic.ts) at one small window under two presets,
@@ -27,7 +29,8 @@ import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../engine/messages.ts';
 import { priceOf } from '../engine/pricing.ts';
 import type { ModelPrice } from '../engine/pricing.ts';
-import { priceFlag } from '../commands/cli/parse.ts';
+import { priceFlag, readPolicyFile } from '../commands/cli/parse.ts';
+import type { PolicyOverrides } from '../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../engine/presets.ts';
 import { triggerTokens } from '../engine/gates.ts';
 import { PROJECT_ROOT } from '../config/settings.ts';
@@ -62,6 +65,8 @@ interface Options {
   presets: string[];
   out: string;
   price: ModelPrice;
+  /** `--policy FILE`'s overrides, on top of every preset. */
+  policy?: PolicyOverrides;
 }
 
 /**
@@ -101,6 +106,7 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
       sessions: { type: 'string' },
       out: { type: 'string' },
       price: { type: 'string' },
+      policy: { type: 'string' },
     },
     strict: true,
   });
@@ -114,6 +120,7 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
   for (const p of presets) {
     if (!PRESET_NAMES.includes(p)) throw new FidelitySetupError(`--preset ${p}: one of ${PRESET_NAMES.join(', ')}`);
   }
+  const policy = values.policy === undefined ? undefined : policyOption(values.policy, presets);
   const windows = listOf(values.window).map((w) => {
     const n = Number(w);
     if (!Number.isInteger(n) || n < 1024)
@@ -123,10 +130,32 @@ export function parseOptions(argv: string[], corpus: readonly CorpusSession[]): 
   return {
     sessions: sessions.length ? sessions : names,
     windows: windows.length ? windows : DEFAULT_WINDOWS,
-    presets: presets.length ? presets : PRESET_NAMES,
+    presets: policy?.presets ?? (presets.length ? presets : PRESET_NAMES),
     out: values.out ?? DEFAULT_OUT,
     price: priceOption(values.price),
+    ...(policy ? { policy: policy.overrides } : {}),
   };
+}
+
+/**
+ * `--policy FILE` (commands/cli/parse.ts `readPolicyFile`), checked under each preset it goes on top of: a preset the
+ * file names stands for `--preset` (and must agree with it).
+ */
+function policyOption(file: string, presets: readonly string[]): { presets: string[]; overrides: PolicyOverrides } {
+  try {
+    const { preset: named, ...overrides } = readPolicyFile(file);
+    if (named !== undefined && presets.some((preset) => preset !== named)) {
+      throw new FidelitySetupError(
+        `--policy: ${file} names the preset ${named}, --preset ${presets.join(', ')}: give one, or the same`,
+      );
+    }
+    const chosen = named !== undefined ? [named] : presets.length ? [...presets] : PRESET_NAMES;
+    for (const preset of chosen) resolvePolicy({ ...overrides, preset });
+    return { presets: chosen, overrides };
+  } catch (error) {
+    if (error instanceof FidelitySetupError) throw error;
+    throw new FidelitySetupError((error as Error).message);
+  }
 }
 
 /** `--price IN,CACHED,OUT` (commands/cli/parse.ts), or {@link FIDELITY_PRICE}. */
@@ -224,6 +253,7 @@ export async function runFidelity(
   presets: readonly string[],
   log: (line: string) => void,
   price: ModelPrice = FIDELITY_PRICE,
+  policy?: PolicyOverrides,
 ): Promise<FidelityRun> {
   const plan = sessions.flatMap((session) =>
     windows.flatMap((window) => presets.map((preset) => ({ session, window, preset }))),
@@ -241,10 +271,17 @@ export async function runFidelity(
       const runStarted = performance.now();
       let result: RunResult;
       try {
-        const report = await runReplay({ file: session.file, window, preset, price, pin: true });
+        const report = await runReplay({
+          file: session.file,
+          window,
+          preset,
+          ...(policy ? { policy } : {}),
+          price,
+          pin: true,
+        });
         const snapshots = await snapshotsOf(store, report);
         const durationMs = performance.now() - runStarted;
-        const trigger = triggerTokens(resolvePolicy({ preset }), report.window);
+        const trigger = triggerTokens(resolvePolicy({ ...policy, preset }), report.window);
         result = runResult(
           {
             session: session.name,
@@ -328,7 +365,7 @@ async function main(): Promise<void> {
   }
   try {
     const sessions = corpus.filter((s) => options.sessions.includes(s.name));
-    const run = await runFidelity(sessions, options.windows, options.presets, log, options.price);
+    const run = await runFidelity(sessions, options.windows, options.presets, log, options.price, options.policy);
     if (options.out) {
       writeFileSync(
         options.out,
@@ -342,6 +379,7 @@ async function main(): Promise<void> {
               steps: s.steps,
               facts: s.facts.length,
             })),
+            ...(options.policy ? { policy: options.policy } : {}),
             results: run.results,
             targets: run.targets,
           },
@@ -355,6 +393,9 @@ async function main(): Promise<void> {
       `costs at USD ${p.inputPerMillion} / ${p.cachedInputPerMillion} / ${p.outputPerMillion} per million tokens ` +
         '(input / cached input / output)\n',
     );
+    if (options.policy) {
+      console.log(`every replay under these policy overrides (--policy): ${JSON.stringify(options.policy)}\n`);
+    }
     console.log(renderTable(run.results));
     console.log(`\ntargets (issue 13):\n${renderTargets(run.targets)}`);
     console.log(`\n${plansLine(run.results)}`);

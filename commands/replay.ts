@@ -21,6 +21,7 @@ import { storedCompactionEvents } from '../client/reads.ts';
 import { agentCostOf, formatShare, formatUsd } from '../contract/state.ts';
 import type { AgentCost, AgentState } from '../contract/state.ts';
 import type { ModelPrice, ResolvedPrice } from '../engine/pricing.ts';
+import type { PolicyOverrides } from '../engine/policy.ts';
 import { replayCost, sharedPrefixLengths } from './replay-cost.ts';
 import type { SendResult } from '../contract/results.ts';
 import { loadSettings } from '../config/settings.ts';
@@ -44,6 +45,8 @@ import { installRuntime } from '../worker/telemetry.ts';
 export interface ReplayOptions {
   file: string;
   preset?: string;
+  /** Policy overrides on top of the preset, as an agent's `compaction` setting takes them (`--policy FILE`). */
+  policy?: PolicyOverrides;
   /** The model's window for this replay (default 128,000: gpt-4o-mini). */
   window?: number;
   /** The price to cost the replay at (default: gpt-4o-mini's list price in the model registry). */
@@ -119,6 +122,8 @@ export interface ReplayReport {
   /** Where the agent's objects are stored (messages, compactions): agents/<agentId>/<life>/. */
   storagePrefix: string;
   preset: string;
+  /** The policy overrides it ran under on top of the preset (`--policy FILE`), when given. */
+  policy?: PolicyOverrides;
   window: number;
   messages: number;
   turns: number;
@@ -285,7 +290,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       ...(system?.content ? { systemPrompt: textOf(system.content) } : {}),
       taskQueue,
       modelOverride: { window, ...(options.price ? { price: options.price } : {}) },
-      compaction: { preset },
+      compaction: { ...options.policy, preset },
     });
     const cutShort: CutShort[] = [];
     let pinned: { messageId: string; text: string; fromRequest: number; compactions: number } | undefined;
@@ -458,6 +463,7 @@ async function report(
     agentId,
     storagePrefix: state.storagePrefix ?? '',
     preset: run.preset,
+    ...(run.options.policy !== undefined ? { policy: run.options.policy } : {}),
     window: run.window,
     messages: run.session.length,
     turns: state.turns,
@@ -527,10 +533,17 @@ export function costLineOf(
   );
 }
 
+/** The overrides a replay ran under, as the report's first line names them: ` with maxTokens 8000, …`. */
+function policyNote(policy: PolicyOverrides | undefined): string {
+  const entries = Object.entries(policy ?? {});
+  if (entries.length === 0) return '';
+  return ` with ${entries.map(([field, value]) => `${field} ${JSON.stringify(value)}`).join(', ')}`;
+}
+
 /** The report as a few readable lines. */
 export function renderReplay(r: ReplayReport): string {
   const lines = [
-    `${r.file}: ${r.messages} messages, ${r.turns} turns, ${r.modelCalls} model calls (preset ${r.preset}, window ${r.window})`,
+    `${r.file}: ${r.messages} messages, ${r.turns} turns, ${r.modelCalls} model calls (preset ${r.preset}${policyNote(r.policy)}, window ${r.window})`,
     r.replayedSteps < r.recordedSteps
       ? `CUT SHORT: replayed ${r.replayedSteps} of ${r.recordedSteps} recorded steps (assistant messages); ` +
         `step budget ${r.stepBudget}`

@@ -4,8 +4,7 @@
  * embedded stack are not for `longrun state` and the other client commands.
  */
 import { parseOrigins } from '../../config/settings.ts';
-import { resolvePolicy } from '../../engine/presets.ts';
-import { EXIT, intFlag, priceFlag, UsageError } from './parse.ts';
+import { EXIT, intFlag, policyFlags, priceFlag, UsageError } from './parse.ts';
 import type { Invocation } from './parse.ts';
 
 export async function up({ values, settings }: Invocation): Promise<number> {
@@ -15,14 +14,15 @@ export async function up({ values, settings }: Invocation): Promise<number> {
 }
 
 export async function replay({ args, values, out }: Invocation): Promise<number> {
-  // A bad preset: exit 2 before anything starts.
-  if (values.preset !== undefined) resolvePolicy({ preset: values.preset });
+  // A bad preset or policy file: exit 2 before anything starts.
+  const { preset, overrides } = policyFlags(values.preset, values.policy);
   const window = intFlag('window', values.window, 1);
   const price = priceFlag(values.price);
   const { runReplay, renderReplay } = await import('../replay.ts');
   const report = await runReplay({
     file: args.recording!,
-    ...(values.preset ? { preset: values.preset } : {}),
+    preset,
+    ...(values.policy !== undefined ? { policy: overrides } : {}),
     ...(window !== undefined ? { window } : {}),
     ...(price ? { price } : {}),
     log: (line) => console.error(line),

@@ -4,6 +4,8 @@
  */
 import { MAX_PRICE_PER_MILLION } from '../../engine/pricing.ts';
 import type { ModelPrice } from '../../engine/pricing.ts';
+import type { PolicyOverrides } from '../../engine/policy.ts';
+import { resolvePolicy } from '../../engine/presets.ts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Settings } from '../../config/settings.ts';
@@ -84,6 +86,7 @@ export const FLAGS = {
   'expect-turn': { value: 'N' },
   'to-event': { value: 'N' },
   'summary-file': { value: 'F' },
+  policy: { value: 'FILE' },
   port: { value: 'N' },
   host: { value: 'H' },
   origins: { value: 'A,B' },
@@ -267,6 +270,54 @@ export function priceFlag(raw: string | undefined): ModelPrice | undefined {
     ...(parts[1] !== '' ? { cachedInputPerMillion: number(parts[1]!) } : {}),
     outputPerMillion: number(parts[2]!),
   };
+}
+
+/** A compaction policy as `--preset` and `--policy FILE` give it: the preset's name and the overrides on top of it. */
+export interface PolicyChoice {
+  preset: string;
+  /** As the file gives them (its `preset` key taken out); empty without `--policy`. */
+  overrides: PolicyOverrides;
+}
+
+/**
+ * `--policy FILE`: a JSON object of policy overrides, as an agent's `compaction` setting takes them (`preset`
+ * included). A file that cannot be read, is not JSON, not an object, or whose `preset` is not a string is a
+ * {@link UsageError}; the fields are checked where a preset is put under them ({@link policyFlags}).
+ */
+export function readPolicyFile(file: string): PolicyOverrides & { preset?: string } {
+  const text = readNamedFile('--policy', file);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--policy: ${file} is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    const kind = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+    throw new UsageError(
+      `--policy: ${file} must hold a JSON object of compaction policy overrides (docs/configuration.md), not ${kind}`,
+    );
+  }
+  const { preset } = parsed as { preset?: unknown };
+  if (preset !== undefined && typeof preset !== 'string') {
+    throw new UsageError(`--policy: ${file}: "preset" must be a preset's name, not ${JSON.stringify(preset)}`);
+  }
+  return parsed;
+}
+
+/**
+ * `--preset NAME` and `--policy FILE` ({@link readPolicyFile}) as one policy, validated whole before anything starts:
+ * a file naming another preset than `--preset` is a {@link UsageError}, a bad field the policy's own `PolicyError`
+ * (naming the field and its limit).
+ */
+export function policyFlags(preset: string | undefined, file: string | undefined): PolicyChoice {
+  const { preset: named, ...overrides } = file === undefined ? {} : readPolicyFile(file);
+  if (named !== undefined && preset !== undefined && named !== preset) {
+    throw new UsageError(`--policy: ${file} names the preset ${named}, --preset ${preset}: give one, or the same`);
+  }
+  const chosen = preset ?? named ?? 'default';
+  resolvePolicy({ ...overrides, preset: chosen });
+  return { preset: chosen, overrides };
 }
 
 export function intFlag(name: FlagName, raw: string | undefined, min = 0, max = Infinity): number | undefined {

@@ -295,6 +295,9 @@ export const COMMANDS = {
       'starts the embedded stack unless TEMPORAL_ADDRESS is set',
     flags: {
       preset: 'the compaction policy to replay it under',
+      policy:
+        "a JSON object of policy overrides on top of the preset, as an agent's compaction setting takes them " +
+        '(docs/configuration.md)',
       window: 'the window to replay it in',
       price: "the price to cost it at (USD per million tokens: input, cached input, output; default gpt-4o-mini's)",
       json: 'the report as JSON',

@@ -361,6 +361,68 @@ function rows(): Row[] {
     },
     {
       surface: 'longrun CLI',
+      case: 'replay --policy: a file that is not JSON',
+      input: 'replay <recording> --policy <{"maxTokens":>',
+      run: async () =>
+        cli(
+          'replay',
+          await recording('policy-session', [user('hi')]),
+          '--policy',
+          await textFile('policy-not-json.json', '{"maxTokens":'),
+        ),
+      error: ['--policy:', 'policy-not-json.json is not JSON'],
+      exit: 2,
+      state: { refusedBeforeStart: true },
+    },
+    {
+      surface: 'longrun CLI',
+      case: 'replay --policy: a JSON array, not an object',
+      input: 'replay <recording> --policy <[1]>',
+      run: async () =>
+        cli(
+          'replay',
+          await recording('policy-session', [user('hi')]),
+          '--policy',
+          await textFile('policy-array.json', '[1]'),
+        ),
+      error: ['policy-array.json must hold a JSON object of compaction policy overrides', 'not an array'],
+      exit: 2,
+      state: { refusedBeforeStart: true },
+    },
+    {
+      surface: 'longrun CLI',
+      case: 'replay --policy: a field out of its range',
+      input: 'replay <recording> --policy <{"targetRatio":2}>',
+      run: async () =>
+        cli(
+          'replay',
+          await recording('policy-session', [user('hi')]),
+          '--policy',
+          await textFile('policy-range.json', '{"targetRatio":2}'),
+        ),
+      error: ['targetRatio: 2 is not allowed ('],
+      exit: 2,
+      state: { refusedBeforeStart: true },
+    },
+    {
+      surface: 'longrun CLI',
+      case: 'replay --policy: a preset other than --preset',
+      input: 'replay <recording> --preset default --policy <{"preset":"octomind"}>',
+      run: async () =>
+        cli(
+          'replay',
+          await recording('policy-session', [user('hi')]),
+          '--preset',
+          'default',
+          '--policy',
+          await textFile('policy-preset.json', '{"preset":"octomind"}'),
+        ),
+      error: ['names the preset octomind, --preset default: give one, or the same'],
+      exit: 2,
+      state: { refusedBeforeStart: true },
+    },
+    {
+      surface: 'longrun CLI',
       case: 'unknown command',
       input: 'frobnicate OPEN',
       run: () => cli('frobnicate', OPEN),

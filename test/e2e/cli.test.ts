@@ -377,10 +377,25 @@ describe('longrun CLI', () => {
 
     const bad = await longrunReplay(file, '--preset', 'nope');
     expect(bad.code).toBe(2);
-    const table = await longrunReplay(file, '--window', '4096', '--price', '0.15,,0.6');
+    // The text report, under a policy of the user's own on top of the preset (--policy FILE): summaries only, where
+    // the default's compactions above masked tool results too.
+    const policy = join(dir, 'policy.json');
+    await writeFile(policy, JSON.stringify({ strategies: ['summarize', 'halve'] }));
+    expect(report.compactions.some((c) => c.strategies.includes('mask-tool-results'))).toBe(true);
+    const table = await longrunReplay(file, '--window', '4096', '--price', '0.15,,0.6', '--policy', policy);
+    expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(
-      /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default, window 4096\)\nreplayed all 79 recorded steps.*\nrequests answered with a recorded step: 79 of 79 \(79 distinct, 0 again\); 0 with none\n/,
+      /^.*session\.jsonl: 159 messages, 25 turns, 79 model calls \(preset default with strategies \["summarize","halve"\], window 4096\)\nreplayed all 79 recorded steps.*\nrequests answered with a recorded step: 79 of 79 \(79 distinct, 0 again\); 0 with none\n/,
     );
+    const strategies = [...table.stdout.matchAll(/\ncompaction \d+ \(\w+\): \d+ → \d+ tokens; ([^;]+);/g)].map(
+      (m) => m[1],
+    );
+    expect(strategies.length).toBeGreaterThan(0);
+    for (const used of strategies)
+      expect(
+        used!.split(', ').every((s) => s === 'summarize' || s === 'halve'),
+        used,
+      ).toBe(true);
     expect(table.stdout).toMatch(
       /\ncost \$0\.\d+ vs \$0\.\d+ sending everything with caching \(0\.\d\d×\), floor \$0\.\d+ \(0\.\d\d×\); cached input \d+% vs \d+% \(USD per 1M tokens: input 0\.15, cached 0\.015, output 0\.6\)\n/,
     );
