@@ -350,6 +350,13 @@ export async function benchCompactionHistory(log: (line: string) => void, option
   );
 }
 
+/** The step latency part alone (`npm run bench -- --only agent.stepLatency`): without, beside and waiting for compaction. */
+export async function benchStepLatency(log: (line: string) => void, options: AgentBenchOptions = AGENT_FULL) {
+  return withBenchStack(log, undefined, ({ temporal, store }) =>
+    benchBackground(log, temporal, store, options.background),
+  );
+}
+
 /**
  * Runs `steps` on the bench's stack (`shared`, or one of its own: stack.ts), a zero-latency model on loopback and an
  * in-process worker, and stops what it started after.

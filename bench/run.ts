@@ -9,7 +9,14 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../config/settings.ts';
-import { AGENT_FULL, AGENT_SHORT, benchAgent, benchCompactionHistory, checkAgentOptions } from './agent.ts';
+import {
+  AGENT_FULL,
+  AGENT_SHORT,
+  benchAgent,
+  benchCompactionHistory,
+  benchStepLatency,
+  checkAgentOptions,
+} from './agent.ts';
 import type { AgentBenchOptions } from './agent.ts';
 import { benchControl, CONTROL_FULL, CONTROL_SHORT } from './control.ts';
 import type { ControlOptions } from './control.ts';
@@ -87,6 +94,10 @@ const ONLY: Record<string, (options: BenchOptions, log: (line: string) => void) 
     const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
     const agent = await benchCompactionHistory(log, options.agent);
     return { agent: { ...previous.agent, ...agent } };
+  },
+  'agent.stepLatency': async (options, log) => {
+    const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
+    return { agent: { ...previous.agent, ...(await benchStepLatency(log, options.agent)) } };
   },
   'agent.search': async (options, log) => {
     const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
