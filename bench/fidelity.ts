@@ -10,17 +10,18 @@
  *
  * Prints a table (stdout) with progress on stderr, checks the issue's targets, and writes every figure as JSON.
  *
- *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--policy FILE] [--sessions DIR] [--out FILE]
- *     [--price P]
+ *   npm run fidelity -- [--session NAME]… [--window N]… [--preset NAME]… [--policy FILE] [--sessions DIR]
+ *     [--out FILE] [--price P]
  *   npm run fidelity -- --short [--out FILE] [--price P]
  *
  * `--policy FILE`: a JSON object of policy overrides (as `longrun replay --policy` takes it) on top of every preset
- * replayed; a `preset` in it stands for `--preset`. Options repeat or take comma lists. Defaults: every session, windows 16000 and 32000, every preset, sessions in
- * test/fixtures/sessions, out bench/fidelity.json (git-ignored). The recorded sessions are not in the repository (the
- * README there builds them): without them it stops at once (exit 2) naming the files missing and where it looked.
- * `--short` replays a synthetic session generated here (fidelity/synthetic.ts) at one small window under two presets,
- * in well under a minute: `npm test` runs it (test/e2e/fidelity.test.ts); its figures say the machinery works, not
- * how well compaction keeps a real session. It writes its JSON only with --out.
+ * replayed; a `preset` in it stands for `--preset`. Options repeat or take comma lists. Defaults: every session,
+ * windows 16000 and 32000, every preset, sessions in test/fixtures/sessions, out bench/fidelity.json (git-ignored).
+ * The recorded sessions are not in the repository (the README there builds them): without them it stops at once
+ * (exit 2) naming the files missing and where it looked. `--short` replays a synthetic session generated here
+ * (fidelity/synthetic.ts) at one small window under two presets, in well under a minute: `npm test` runs it
+ * (test/e2e/fidelity.test.ts); its figures say the machinery works, not how well compaction keeps a real session. It
+ * writes its JSON only with --out.
  */
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
