@@ -85,24 +85,25 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   }
 }
 
+/** The `agent` figures results.json holds from an earlier run, which a part run alone keeps beside its own. */
+function previousAgentFigures(): object {
+  return existsSync(RESULTS) ? ((JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }).agent ?? {}) : {};
+}
+
 /**
  * The parts `--only` runs alone (`npm run bench -- --only agent.historyBytesPerCompaction`): their figures are merged
  * into results.json under their section, beside the others' figures.
  */
 const ONLY: Record<string, (options: BenchOptions, log: (line: string) => void) => Promise<Record<string, unknown>>> = {
-  'agent.historyBytesPerCompaction': async (options, log) => {
-    const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
-    const agent = await benchCompactionHistory(log, options.agent);
-    return { agent: { ...previous.agent, ...agent } };
-  },
-  'agent.stepLatency': async (options, log) => {
-    const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
-    return { agent: { ...previous.agent, ...(await benchStepLatency(log, options.agent)) } };
-  },
-  'agent.search': async (options, log) => {
-    const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as { agent?: object }) : {};
-    return { agent: { ...previous.agent, search: await benchSearch(log, options.search) } };
-  },
+  'agent.historyBytesPerCompaction': async (options, log) => ({
+    agent: { ...previousAgentFigures(), ...(await benchCompactionHistory(log, options.agent)) },
+  }),
+  'agent.stepLatency': async (options, log) => ({
+    agent: { ...previousAgentFigures(), ...(await benchStepLatency(log, options.agent)) },
+  }),
+  'agent.search': async (options, log) => ({
+    agent: { ...previousAgentFigures(), search: await benchSearch(log, options.search) },
+  }),
 };
 
 async function main(): Promise<void> {
