@@ -269,14 +269,7 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
     const agent = agentLife(lean);
     const call = await callOf(agent, lean);
     // The tool failed for good in the model call's activity (RunCalls): the same failure, the tool not run again.
-    if (lean.failed) {
-      throw ApplicationFailure.create({
-        message: lean.failed.message,
-        ...(lean.failed.type ? { type: lean.failed.type } : {}),
-        nonRetryable: true,
-        details: [{ tool: call.function.name, callId: call.id, attempts: 1 }],
-      });
-    }
+    if (lean.failed) throw failedForGood(call, lean.failed, 1);
     // What a lean input leaves out: the default counting, approval `ask` (contract/lean-calls.ts).
     const input = { ...lean, ...toolInputDefaults(lean), call };
     const tool = tools.get(call.function.name);
@@ -453,12 +446,17 @@ async function unlessCancelled(
 function toolFailure(error: unknown, call: ToolCall, toolErrors: number): unknown {
   if (toolErrors < TOOL_ERROR_ATTEMPTS) return error;
   const message = error instanceof Error ? error.message : String(error);
+  return failedForGood(call, { message, type: FAILURE.toolFailed }, toolErrors, error);
+}
+
+/** The failure of a tool call that is not retried: its message and type, the call and the attempts it took. */
+function failedForGood(call: ToolCall, failure: ToolFailure, attempts: number, cause?: unknown): ApplicationFailure {
   return ApplicationFailure.create({
-    message,
-    type: FAILURE.toolFailed,
+    message: failure.message,
+    ...(failure.type ? { type: failure.type } : {}),
     nonRetryable: true,
-    details: [{ tool: call.function.name, callId: call.id, attempts: toolErrors }],
-    ...(error instanceof Error ? { cause: error } : {}),
+    details: [{ tool: call.function.name, callId: call.id, attempts }],
+    ...(cause instanceof Error ? { cause } : {}),
   });
 }
 
