@@ -55,6 +55,12 @@ function recording(name: string, lines: string[]): Promise<string> {
   return textFile(`${name}.jsonl`, lines.join('\n'));
 }
 
+/** `longrun replay` of a one-message recording with `--policy` a file of `policy`'s text (`name`), `flags` before it. */
+async function replayUnderPolicy(name: string, policy: string, ...flags: string[]): Promise<Outcome> {
+  const session = await recording('policy-session', [JSON.stringify({ role: 'user', content: 'hi' })]);
+  return cli('replay', session, ...flags, '--policy', await textFile(name, policy));
+}
+
 function rows(): Row[] {
   const fresh = Array.from({ length: 5 }, () => newAgentId('bad-fresh'));
   const user = (m: string) => JSON.stringify({ role: 'user', content: m });
@@ -363,13 +369,7 @@ function rows(): Row[] {
       surface: 'longrun CLI',
       case: 'replay --policy: a file that is not JSON',
       input: 'replay <recording> --policy <{"maxTokens":>',
-      run: async () =>
-        cli(
-          'replay',
-          await recording('policy-session', [user('hi')]),
-          '--policy',
-          await textFile('policy-not-json.json', '{"maxTokens":'),
-        ),
+      run: () => replayUnderPolicy('policy-not-json.json', '{"maxTokens":'),
       error: ['--policy:', 'policy-not-json.json is not JSON'],
       exit: 2,
       state: { refusedBeforeStart: true },
@@ -378,13 +378,7 @@ function rows(): Row[] {
       surface: 'longrun CLI',
       case: 'replay --policy: a JSON array, not an object',
       input: 'replay <recording> --policy <[1]>',
-      run: async () =>
-        cli(
-          'replay',
-          await recording('policy-session', [user('hi')]),
-          '--policy',
-          await textFile('policy-array.json', '[1]'),
-        ),
+      run: () => replayUnderPolicy('policy-array.json', '[1]'),
       error: ['policy-array.json must hold a JSON object of compaction policy overrides', 'not an array'],
       exit: 2,
       state: { refusedBeforeStart: true },
@@ -393,13 +387,7 @@ function rows(): Row[] {
       surface: 'longrun CLI',
       case: 'replay --policy: a field out of its range',
       input: 'replay <recording> --policy <{"targetRatio":2}>',
-      run: async () =>
-        cli(
-          'replay',
-          await recording('policy-session', [user('hi')]),
-          '--policy',
-          await textFile('policy-range.json', '{"targetRatio":2}'),
-        ),
+      run: () => replayUnderPolicy('policy-range.json', '{"targetRatio":2}'),
       error: ['targetRatio: 2 is not allowed ('],
       exit: 2,
       state: { refusedBeforeStart: true },
@@ -408,15 +396,7 @@ function rows(): Row[] {
       surface: 'longrun CLI',
       case: 'replay --policy: a preset other than --preset',
       input: 'replay <recording> --preset default --policy <{"preset":"octomind"}>',
-      run: async () =>
-        cli(
-          'replay',
-          await recording('policy-session', [user('hi')]),
-          '--preset',
-          'default',
-          '--policy',
-          await textFile('policy-preset.json', '{"preset":"octomind"}'),
-        ),
+      run: () => replayUnderPolicy('policy-preset.json', '{"preset":"octomind"}', '--preset', 'default'),
       error: ['names the preset octomind, --preset default: give one, or the same'],
       exit: 2,
       state: { refusedBeforeStart: true },
