@@ -8,11 +8,10 @@
  * over to a new run when the history has grown enough. The state and the message ids are the conversation's
  * (conversation.ts).
  */
-import { allHandlersFinished, condition, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/index.ts';
+import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { readReply, STORE_OPTIONS } from './activities.ts';
 import type { AgentCarry, AgentState } from '../contract/state.ts';
 import { publicState } from '../contract/state.ts';
-import { compactionPolicyOf, toolSelectionOf } from '../contract/inputs.ts';
 import { taskDone } from './task-mode.ts';
 import type { AgentInput, CompactInput } from '../contract/inputs.ts';
 import { Compactions } from './compaction.ts';
@@ -22,14 +21,12 @@ import { setHandlers } from './handlers.ts';
 import { dispatch, Inbox, pendingOf } from './inbox.ts';
 import type { DispatchTable, PendingOf } from './inbox.ts';
 import { checkAgentInput } from './inputs.ts';
-import { configure } from './settings.ts';
+import { configure, describeModelFor } from './configure.ts';
 import { pinItem, unpinItem } from './pins.ts';
-import { approvalOf, runTurn, StepRule, STORE_OPTIONS } from './turn.ts';
+import { approvalOf, runTurn, StepRule } from './turn.ts';
 import type { TurnReach } from './turn.ts';
 import { TurnControl } from './turn-control.ts';
 import { showClosed, showDetails, showProgress, showStarted } from './visibility.ts';
-
-const { describeModel, readReply } = proxyActivities<ReturnType<typeof activities.createActivities>>(STORE_OPTIONS);
 
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {
   if (!carry) checkAgentInput(input); // a new agent's input is checked before anything happens
@@ -52,19 +49,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
 
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
-    const policy = compactionPolicyOf(input);
-    const tools = toolSelectionOf(input);
-    const describe = {
-      ...(tools ? { tools } : {}),
-      model: input.model,
-      ...(input.modelOverride ? { override: input.modelOverride } : {}),
-      ...(policy ? { compaction: policy } : {}),
-    };
-    conversation.describedAs(
-      await describeModel.executeWithOptions({ ...STORE_OPTIONS, summary: `describe model ${input.model}` }, [
-        describe,
-      ]),
-    );
+    conversation.describedAs(await describeModelFor(input));
   }
 
   /** Why this run should hand over to a new one now (continue-as-new), if it should. */

@@ -5,9 +5,16 @@
  * gate before every model call is the conversation's `compactionDue`. Who runs it, and when: compaction.ts (blocking
  * and in the background), reviews.ts (a draft kept for review instead of stored).
  */
-import { ActivityFailure, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
-import type * as activities from '../activities/index.ts';
+import { ActivityFailure, patched } from '@temporalio/workflow';
+import {
+  applyCompaction,
+  planCompaction,
+  recordEventSpent,
+  reportViolation,
+  STEP_OPTIONS,
+  SUMMARIZE_OPTIONS,
+  summarizeSpan,
+} from './activities.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanCompactionInput, SummarizeRequest } from '../contract/activities.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
@@ -25,8 +32,6 @@ import type { CompactionStep } from '../contract/progress.ts';
 import type { Conversation } from './conversation.ts';
 import { showCompaction, showProgress } from './visibility.ts';
 import { wholeSummary } from '../contract/lean-calls.ts';
-
-export type Activities = ReturnType<typeof activities.createActivities>;
 
 /**
  * Since this patch the compaction activities take references and return deltas (docs/compaction.md, History): the
@@ -47,33 +52,6 @@ export const MASK_PASS_PRICED_PATCH = 'mask-pass-priced';
  * state does. Histories of before record no marker after the commit.
  */
 export const EVENT_SPENT_PATCH = 'event-spent';
-
-/**
- * Planning and applying: storage and CPU only, retried until they succeed (or fail for good on a bug). They
- * heartbeat every 2 s: a worker that dies in the middle is noticed within 10 s, not at the 2-minute timeout.
- */
-export const STEP_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-};
-/** The summary call: heartbeating, retried with backoff a few times; then the plan's fallback runs instead. */
-const SUMMARIZE_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', backoffCoefficient: 2, maximumAttempts: 4 },
-};
-
-const { planCompaction, applyCompaction, reportViolation } = proxyActivities<Activities>(STEP_OPTIONS);
-/**
- * Adding what a compaction cost to its stored event: one read and one write, run as a local activity (a marker in
- * the history, no task of its own), retried with backoff until it succeeds.
- */
-const { recordEventSpent } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
-const { summarizeSpan } = proxyActivities<Activities>(SUMMARIZE_OPTIONS);
 
 export type { Skipped } from './compaction-refs.ts';
 

@@ -7,32 +7,20 @@
  * compaction at a time: a blocking one (the hard trigger, a forced one, an overflow) first waits for the one in the
  * background and commits it. Drafts kept for review instead of applied: reviews.ts.
  */
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/workflow';
+import { revertContext, STEP_OPTIONS } from './activities.ts';
 import type { Trigger } from '../engine/trigger.ts';
 import type { CompactInput } from '../contract/inputs.ts';
 import type { CompactResult, RevertResult } from '../contract/results.ts';
 import { BackgroundCompaction } from './background-compaction.ts';
 import type { ApplyOutcome } from '../contract/activities.ts';
 import type { Prepared } from '../contract/state.ts';
-import {
-  commit,
-  ended,
-  prepare,
-  skippedOf,
-  skippedResult,
-  STEP_OPTIONS,
-  stepOf,
-  store,
-  violated,
-} from './compaction-pipeline.ts';
-import type { Activities } from './compaction-pipeline.ts';
+import { commit, ended, prepare, skippedOf, skippedResult, stepOf, store, violated } from './compaction-pipeline.ts';
 import type { Conversation } from './conversation.ts';
 import type { Inbox } from './inbox.ts';
 import { Reviews } from './reviews.ts';
 import { requestFixedTokensOf } from '../contract/pins.ts';
 import { showCompaction } from './visibility.ts';
-
-const { revertContext } = proxyActivities<Activities>(STEP_OPTIONS);
 
 /** The agent's compactions: blocking ones, and the one in the background. */
 export class Compactions {

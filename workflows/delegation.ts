@@ -16,11 +16,10 @@ import {
   ChildWorkflowFailure,
   ParentClosePolicy,
   patched,
-  proxyActivities,
   startChild,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type * as activities from '../activities/index.ts';
+import { DELEGATION_REPORT_OPTIONS, reportDelegation } from './activities.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../contract/agent.ts';
 import {
   childAgentId,
@@ -41,11 +40,6 @@ import { wasCancelled } from './turn-control.ts';
 
 /** Since this patch, a `delegate` call of an agent with `delegation` is answered by a child agent workflow. */
 export const DELEGATION_PATCH = 'delegation';
-
-const { reportDelegation } = proxyActivities<ReturnType<typeof activities.createActivities>>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
 
 /** Whether `call` is the built-in `delegate` of an agent that has it on (`delegation`: its settings). */
 export function delegatesBuiltIn(call: CallOfReply, delegation: DelegationSettings | undefined): boolean {
@@ -126,11 +120,7 @@ export async function delegate(
     throw error;
   }
   return reportDelegation.executeWithOptions(
-    {
-      startToCloseTimeout: '2 minutes',
-      retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-      summary: `report sub-agent ${childId} → ${resultId}`,
-    },
+    { ...DELEGATION_REPORT_OPTIONS, summary: `report sub-agent ${childId} → ${resultId}` },
     [
       {
         ...conversation.life,

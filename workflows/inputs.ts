@@ -67,7 +67,7 @@ export function checkDraft(
 /**
  * Rejects a `configure` of a closed agent or of the wrong shape, naming the setting. Whether the model is known and
  * counted as the agent's messages are is the loop's check, on the `describeModel` activity's answer
- * (workflows/settings.ts): the model registry is not workflow code.
+ * (workflows/configure.ts): the model registry is not workflow code.
  */
 export function checkConfigure(request: ConfigureInput, state: WorkflowState, closing: boolean): void {
   if (state.status === 'closed' || closing) throw agentClosed(state.agentId);

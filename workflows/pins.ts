@@ -3,9 +3,7 @@
  * `context_pin` tool, which makes a pin the same way. Deterministic: a text's tokens are counted by the `storePin`
  * activity, which stores it under the pin's own key.
  */
-import { proxyActivities } from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
-import type * as activities from '../activities/index.ts';
+import { STORE_OPTIONS, storePin } from './activities.ts';
 import { agentClosed, invalidInput } from '../contract/failures.ts';
 import { pinBudgetOf, pinnedTokensOf, pinRefusal, validatePinInput, validateUnpinInput } from '../contract/pins.ts';
 import type { Pin, PinInput, PinResult, UnpinInput, UnpinResult } from '../contract/pins.ts';
@@ -13,14 +11,6 @@ import { recordKey } from '../contract/records.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import type { Conversation } from './conversation.ts';
 import { DraftRefused } from './inbox.ts';
-
-/** A storage write, as turn.ts's (not imported from there: turn.ts answers `context_pin` with this module). */
-const STORE_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-};
-
-const { storePin } = proxyActivities<ReturnType<typeof activities.createActivities>>(STORE_OPTIONS);
 
 /** A pin the loop refuses although its validator let it in: over the budget once its text was counted. */
 export class PinRefused extends DraftRefused {

@@ -5,21 +5,19 @@
  * an automatic compaction makes one and waits for its decision. A draft is applied only after the compaction in the
  * background is settled: a compaction prepared after a draft replaces it.
  */
-import { ActivityFailure, condition, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, condition } from '@temporalio/workflow';
+import { reviseSummary, STEP_OPTIONS, storeDraft } from './activities.ts';
 import type { Trigger } from '../engine/trigger.ts';
 import { SUMMARY_PREVIEW_CHARS } from '../contract/results.ts';
 import type { ApproveInput, CompactInput, DiscardInput } from '../contract/inputs.ts';
 import type { CompactResult, DiscardResult, Draft } from '../contract/results.ts';
 import type { Prepared } from '../contract/state.ts';
 import type { BackgroundCompaction } from './background-compaction.ts';
-import { commit, ended, prepare, skippedResult, STEP_OPTIONS, store } from './compaction-pipeline.ts';
-import type { Activities } from './compaction-pipeline.ts';
+import { commit, ended, prepare, skippedResult, store } from './compaction-pipeline.ts';
 import type { Conversation } from './conversation.ts';
 import { DraftRefused, failureMessage } from './inbox.ts';
 import type { Decision, Inbox } from './inbox.ts';
 import { showDetails, showProgress } from './visibility.ts';
-
-const { storeDraft, reviseSummary } = proxyActivities<Activities>(STEP_OPTIONS);
 
 /** The agent's drafts: made, kept, waited for, approved, discarded, timed out. */
 export class Reviews {

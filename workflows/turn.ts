@@ -3,16 +3,17 @@
  * reached. Each model call is made to fit first (compaction before it when due, again when the provider says the
  * request overflows its window).
  */
+import { ActivityFailure, ApplicationFailure, condition, patched } from '@temporalio/workflow';
 import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  patched,
-  proxyActivities,
-} from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
-import type * as activities from '../activities/index.ts';
+  callModel,
+  MODEL_AND_TOOLS_OPTIONS,
+  MODEL_OPTIONS,
+  runTool,
+  STORE_OPTIONS,
+  storeMessage,
+  TOOL_OPTIONS,
+  UNTIL_CANCELLED,
+} from './activities.ts';
 import type {
   CallModelResult,
   ModelReply,
@@ -50,63 +51,12 @@ import type { DelegationSettings, ToolSelection } from '../contract/inputs.ts';
 import { delegate, delegatesBuiltIn } from './delegation.ts';
 import type { PinnedRef } from '../contract/pins.ts';
 
-type Activities = ReturnType<typeof activities.createActivities>;
-
-/** Storage writes: short, retried until they succeed. */
-export const STORE_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-};
-/**
- * Model calls: retried with backoff on 429, 5xx, resets and timeouts (2 s, 4 s, 8 s, … up to 1 min; a Retry-After
- * header sets the next delay), at most 8 attempts; permanent errors (401, 403, 404, 400) are not retried.
- */
-const MODEL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '10 seconds', // the activity heartbeats every 0.5 s while the request is out
-  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 8 },
-};
-/**
- * Tool calls: each may do real work; a tool's own input errors come back as results, not failures. Any other error
- * of the tool is retried (1 s, 2 s) until its third (`TOOL_ERROR_ATTEMPTS`: the activity then fails it for good),
- * and fails the turn; the unanswered call leaves the context. The activity heartbeats every 0.5 s while the tool
- * runs: a worker that dies or freezes meanwhile is noticed within 15 s, and the call runs again on another worker
- * (tools are called at least once; `callId` tells a retry apart). Such lost attempts are not the tool's errors: up to
- * 10 attempts in all.
- */
-const TOOL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2, maximumAttempts: 10 },
-};
-/**
- * A model call that runs its reply's plain tool calls too (reachable turns, `runCalls`): the model's time and the
- * tools' (in parallel, each within `runTool`'s five minutes). It heartbeats throughout, as either does; a tool gets
- * the heartbeat timeout it has in `runTool`.
- */
-const MODEL_AND_TOOLS_OPTIONS: ActivityOptions = {
-  ...MODEL_OPTIONS,
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: TOOL_OPTIONS.heartbeatTimeout!,
-};
-const { runTool, storeMessage } = proxyActivities<Activities>(STORE_OPTIONS);
-const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 /**
  * Since this patch, a call that waits for approval because the agent's `toolApproval` names its tool goes through the
  * `runTool` activity first (approval `required`), which publishes `approval-asked` to the live stream, as a tool's own
  * rule always did. Histories of before waited with no activity (docs/changing-workflows.md).
  */
 export const APPROVAL_ASKED_BY_NAME_PATCH = 'approval-asked-by-name';
-/**
- * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
- * store can come after the turn has moved on (workflows/turn-control.ts). A model call that runs its reply's tool
- * calls (`runCalls`) completes after an interrupt asked it to cancel, once its reply is stored: with the reply and
- * the results that came, the cancelled calls left unanswered. Waiting for the cancellation to complete, the SDK
- * resolves the activity's promise with that result (a completed resolution resolves whatever was asked:
- * @temporalio/workflow `resolveActivity`), and the turn answers the rest as interrupted.
- */
-const UNTIL_CANCELLED = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
-
 /** What reaches a turn while it works (issue 28), from the agent's loop (agent.ts). */
 export interface TurnReach {
   control: TurnControl;

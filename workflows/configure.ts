@@ -5,21 +5,20 @@
  * the agent's model is still the one before, as Claude Code and the Copilot SDK do on a model switch; the settings
  * change only once the context fits. What changed is in the state, so continue-as-new carries it.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import { compactionPolicyOf } from '../contract/inputs.ts';
+import { ActivityFailure, ApplicationFailure, upsertSearchAttributes } from '@temporalio/workflow';
+import { describeModel, STORE_OPTIONS } from './activities.ts';
+import { compactionPolicyOf, toolSelectionOf } from '../contract/inputs.ts';
 import type { AgentInput, ConfigureInput } from '../contract/inputs.ts';
 import type { CompactResult, ConfigureResult, SettingChange } from '../contract/results.ts';
+import type { DescribeModelInput } from '../contract/activities.ts';
+import type { ModelOverride } from '../engine/models.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { FAILURE } from '../contract/failures.ts';
-import type { Activities } from './compaction-pipeline.ts';
 import type { Compactions } from './compaction.ts';
 import type { Conversation } from './conversation.ts';
 import { SettingsRefused } from './inbox.ts';
 import { configuredModel, countingRefusal } from './inputs.ts';
-import { STORE_OPTIONS } from './turn.ts';
 import { showDetails } from './visibility.ts';
-
-const { describeModel } = proxyActivities<Activities>(STORE_OPTIONS);
 
 /** Applies `request` to the agent (checked by the Update's validator); resolves to what changed. */
 export async function configure(
@@ -34,19 +33,14 @@ export async function configure(
   const changed: SettingChange[] = [];
   let compaction: CompactResult | undefined;
   if (wanted.model !== before.model || request.window !== undefined) {
-    const policy = compactionPolicyOf(input);
-    const description = await describeModel
-      .executeWithOptions({ ...STORE_OPTIONS, summary: `describe model ${wanted.model} (configure)` }, [
-        { model: wanted.model, override: wanted.override, ...(policy ? { compaction: policy } : {}) },
-      ])
-      .catch((error: unknown) => {
-        // An unknown model, a bad override: the registry's answer, refused as the setting's.
-        const cause = error instanceof ActivityFailure ? error.cause : undefined;
-        if (cause instanceof ApplicationFailure && cause.type === FAILURE.badConfiguration) {
-          throw new SettingsRefused(`model: ${cause.message}`);
-        }
-        throw error;
-      });
+    const description = await describeModelFor(input, wanted, ' (configure)').catch((error: unknown) => {
+      // An unknown model, a bad override: the registry's answer, refused as the setting's.
+      const cause = error instanceof ActivityFailure ? error.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === FAILURE.badConfiguration) {
+        throw new SettingsRefused(`model: ${cause.message}`);
+      }
+      throw error;
+    });
     const { info } = description;
     const refused = countingRefusal(wanted.model, info, state.modelInfo!);
     if (refused !== undefined) throw new SettingsRefused(refused);
@@ -87,4 +81,29 @@ export async function configure(
     ...(compaction ? { compaction } : {}),
     settings: { model: state.model, window: conversation.window },
   };
+}
+
+/**
+ * The model's description (window, counting, policy, gate), resolved by an activity so that a change to the model
+ * registry never breaks replay: for the agent's start (`input.model`) or for a `configure` (`wanted`).
+ */
+export function describeModelFor(
+  input: AgentInput,
+  wanted: { model: string; override?: ModelOverride | undefined } = {
+    model: input.model,
+    override: input.modelOverride,
+  },
+  why = '',
+) {
+  const policy = compactionPolicyOf(input);
+  const tools = toolSelectionOf(input);
+  const request: DescribeModelInput = {
+    ...(tools ? { tools } : {}),
+    model: wanted.model,
+    ...(wanted.override ? { override: wanted.override } : {}),
+    ...(policy ? { compaction: policy } : {}),
+  };
+  return describeModel.executeWithOptions({ ...STORE_OPTIONS, summary: `describe model ${wanted.model}${why}` }, [
+    request,
+  ]);
 }
