@@ -23,9 +23,11 @@ import type { DispatchTable, PendingOf } from './inbox.ts';
 import { checkAgentInput } from './inputs.ts';
 import { configure, describeModelFor } from './configure.ts';
 import { pinItem, unpinItem } from './pins.ts';
-import { approvalOf, runTurn, StepRule } from './turn.ts';
-import type { TurnReach } from './turn.ts';
-import { TurnControl } from './turn-control.ts';
+import { runTurn } from './turn/run.ts';
+import { approvalOf } from './turn/reach.ts';
+import type { TurnReach } from './turn/reach.ts';
+import { StepRule } from './turn/step-rule.ts';
+import { TurnControl } from './turn/control.ts';
 import { showClosed, showDetails, showProgress, showStarted } from './visibility.ts';
 
 export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Promise<AgentState> {

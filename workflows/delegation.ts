@@ -35,8 +35,8 @@ import type { AgentState } from '../contract/state.ts';
 import type { CallOfReply } from '../engine/messages.ts';
 import type { Conversation } from './conversation.ts';
 import { argumentsObjectOf } from './context-tools.ts';
-import type { TurnControl } from './turn-control.ts';
-import { wasCancelled } from './turn-control.ts';
+import type { TurnControl } from './turn/control.ts';
+import { wasCancelled } from './turn/control.ts';
 
 /** Since this patch, a `delegate` call of an agent with `delegation` is answered by a child agent workflow. */
 export const DELEGATION_PATCH = 'delegation';

@@ -25,7 +25,7 @@ import {
 } from './inputs.ts';
 import { checkPin, checkUnpin } from './pins.ts';
 import { progressOf } from './progress.ts';
-import type { TurnControl } from './turn-control.ts';
+import type { TurnControl } from './turn/control.ts';
 import type { ToolDecisionInput } from '../contract/inputs.ts';
 import type { ToolDecisionResult } from '../contract/results.ts';
 

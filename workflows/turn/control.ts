@@ -9,7 +9,7 @@
  * run, which way the whole run goes (docs/changing-workflows.md), so their commands, and the order of them, stay.
  */
 import { ActivityFailure, CancellationScope, isCancellation, patched } from '@temporalio/workflow';
-import type { ApprovalProgress } from '../contract/progress.ts';
+import type { ApprovalProgress } from '../../contract/progress.ts';
 
 export const REACHABLE_TURNS_PATCH = 'reachable-turns';
 
