@@ -32,8 +32,9 @@ import type {
 } from '../../contract/activities.ts';
 import { recordCompaction } from '../telemetry.ts';
 import { withHeartbeat } from '../stored.ts';
-import { eventKeys, tokensOf } from './shared.ts';
-import type { CompactionShared, StoredPlan } from './shared.ts';
+import type { CompactionShared } from './deps.ts';
+import { eventKeys, tokensOf } from './stored-objects.ts';
+import type { StoredPlan } from './stored-objects.ts';
 
 export function createApplyActivities({ store, strictInvariants, load, save, putJson }: CompactionShared) {
   /**

@@ -21,7 +21,7 @@ import type { TokenUsage } from '../../engine/pricing.ts';
 import { readUsage } from '../usage.ts';
 import { observeModelCall } from '../telemetry.ts';
 import { transcriptOf } from './chunk.ts';
-import type { CompactionDeps } from './shared.ts';
+import type { CompactionDeps } from './deps.ts';
 import type { ToolSchema } from '../tools.ts';
 
 export type Conversation = OpenAI.Chat.Completions.ChatCompletionMessageParam[];

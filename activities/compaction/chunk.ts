@@ -8,7 +8,7 @@ import { partLabel, textOf } from '../../engine/messages.ts';
 import { resolveModelInfo } from '../../engine/models.ts';
 import { headOf } from '../../engine/text.ts';
 import type { TokenCounter } from '../../engine/tokens.ts';
-import type { CompactionDeps } from './shared.ts';
+import type { CompactionDeps } from './deps.ts';
 
 /** Share of the summary model's window a chunk's prompt may take (the rest: instructions, ledger, the answer). */
 const WINDOW_SHARE = 0.6;

@@ -19,7 +19,7 @@ import type { MessageRecord } from '../../contract/records.ts';
 import type { SummarizeInput, SummaryOutcome } from '../../contract/activities.ts';
 import { factsReport, pinsOf } from './judge.ts';
 import type { Judged } from './judge.ts';
-import type { CompactionObjects } from './shared.ts';
+import type { CompactionObjects } from './stored-objects.ts';
 
 /** What a summary is composed for: the activity's input, the span's messages (not its previous summaries), the host. */
 export interface SummaryFrame {

@@ -19,7 +19,8 @@ import { countRequest } from '../../engine/tokens.ts';
 import type { TokenCounter } from '../../engine/tokens.ts';
 import { withPinnedBlock } from '../agent-request.ts';
 import type { ToolSchema } from '../tools.ts';
-import type { CompactionShared, StoredPlan } from './shared.ts';
+import type { CompactionShared } from './deps.ts';
+import type { StoredPlan } from './stored-objects.ts';
 
 /** How a summary is asked: the agent's request and the instruction, or a transcript (with why, when asked otherwise). */
 export type SummaryRequest =

@@ -6,21 +6,23 @@
  * reviewer's edit of its summary). Each writes under keys derived from the agent and the compaction's sequence
  * number, so a retry overwrites, never duplicates.
  *
- * One file a role, each a factory over the shared dependencies (`shared.ts`: the stored-object helpers):
- * `plan.ts`; `summarize.ts`, which asks `chunk.ts` (a span too large for the summary model's window), `ask.ts` (the
- * model: structured output, plain-text fallback), `judge.ts` (the must-keep facts: check, re-prompt, pin) and
- * `compose.ts` (the summary and ledger messages, stored); `apply.ts`; `revert.ts`; `review.ts`. The activities'
- * names are what recorded workflow histories schedule: they do not change.
+ * One file a role, each a factory over the dependencies every role takes (`deps.ts`), with the stored-object helpers
+ * and the records a plan stores (`stored-objects.ts`): `plan.ts`, which counts what the summary will write
+ * (`written-sizes.ts`); `summarize.ts`, which reads the span (`span-reading.ts`) and asks `chunk.ts` (a span too large
+ * for the summary model's window), `ask.ts` (the model: structured output, plain-text fallback), `judge.ts` (the
+ * must-keep facts: check, re-prompt, pin) and `compose.ts` (the summary and ledger messages, stored); `apply.ts`;
+ * `revert.ts`; `review.ts`. The activities' names are what recorded workflow histories schedule: they do not change.
  */
 import { createApplyActivities } from './apply.ts';
 import { createPlanActivities } from './plan.ts';
 import { createReviewActivities } from './review.ts';
 import { createRevertActivities } from './revert.ts';
-import { sharedOf } from './shared.ts';
-import type { CompactionDeps } from './shared.ts';
+import { sharedOf } from './deps.ts';
+import type { CompactionDeps } from './deps.ts';
 import { createSummarizeActivities } from './summarize.ts';
 
-export type { CompactionDeps, StoredBefore } from './shared.ts';
+export type { CompactionDeps } from './deps.ts';
+export type { StoredBefore } from './stored-objects.ts';
 export { chunkByTokens, transcriptOf } from './chunk.ts';
 export { EXTRACTIVE_MODEL } from './summarize.ts';
 

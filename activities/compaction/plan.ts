@@ -19,9 +19,10 @@ import type { ContextRecord, MessageRecord, ResultMarks } from '../../contract/r
 import { contextReload } from '../tools.ts';
 import type { Counting } from '../../engine/models.ts';
 import { withHeartbeat } from '../stored.ts';
-import { spanKeysOf } from './shared.ts';
-import type { CompactionShared, StoredPlan } from './shared.ts';
-import { createWrittenSizing } from './written.ts';
+import type { CompactionShared } from './deps.ts';
+import { spanKeysOf } from './stored-objects.ts';
+import type { StoredPlan } from './stored-objects.ts';
+import { createWrittenSizing } from './written-sizes.ts';
 
 export function createPlanActivities(shared: CompactionShared) {
   const { summaryModel, putJson, load, measure, store } = shared;

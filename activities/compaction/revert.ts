@@ -12,8 +12,9 @@ import { summaryOfEvent } from '../../contract/results.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
 import type { RevertContextInput, RevertOutcome } from '../../contract/activities.ts';
 import { withHeartbeat } from '../stored.ts';
-import { eventKeys, tokensOf } from './shared.ts';
-import type { CompactionShared, StoredBefore } from './shared.ts';
+import type { CompactionShared } from './deps.ts';
+import { eventKeys, tokensOf } from './stored-objects.ts';
+import type { StoredBefore } from './stored-objects.ts';
 
 export function createRevertActivities({ store, load, measure, putJson }: CompactionShared) {
   /**

@@ -12,8 +12,9 @@ import { agentLife, compactionKey } from '../../contract/keys.ts';
 import type { Draft } from '../../contract/results.ts';
 import type { ReviseSummaryInput, StoreDraftInput, SummaryOutcome } from '../../contract/activities.ts';
 import { factsReport, pinsOf } from './judge.ts';
-import { spanKeysOf } from './shared.ts';
-import type { CompactionShared, StoredPlan } from './shared.ts';
+import type { CompactionShared } from './deps.ts';
+import { spanKeysOf } from './stored-objects.ts';
+import type { StoredPlan } from './stored-objects.ts';
 
 export function createReviewActivities({ load, save, putJson, spanOf }: CompactionShared) {
   return {

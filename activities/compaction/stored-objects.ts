@@ -1,10 +1,9 @@
 /**
- * What the compaction activities share: their dependencies, the records a plan and a revert store, and the
- * stored-object helpers over the store (read, store and count, write JSON, the span a summary covers, an event's
- * keys). Every key derives from the agent and the compaction's sequence number, so a retry overwrites, never
+ * What the compaction activities store and read back: the records a plan and a revert store (plan.json), the keys an
+ * event writes, the span a summary covers, and the stored-object helpers over the store (read, store and count, write
+ * JSON). Every key derives from the agent and the compaction's sequence number, so a retry overwrites, never
  * duplicates.
  */
-import type OpenAI from 'openai';
 import { extractFacts } from '../../engine/facts.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import type { Plan, SummarySpec } from '../../engine/planner/index.ts';
@@ -12,27 +11,10 @@ import type { CompactionPolicy } from '../../engine/policy.ts';
 import type { TaskLedger } from '../../engine/ledger.ts';
 import type { CooldownState } from '../../engine/trigger.ts';
 import type { BlobStore } from '../../storage/s3.ts';
-import { compactionKey, lifeOfKey } from '../../contract/keys.ts';
+import { compactionKey } from '../../contract/keys.ts';
 import type { AgentLife } from '../../contract/keys.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import { storedObjects } from '../stored.ts';
-import type { SearchWrites } from '../search-writes.ts';
-import type { ToolRegistry } from '../tools.ts';
-
-export interface CompactionDeps {
-  store: BlobStore;
-  openai: OpenAI;
-  /** The model that writes summaries; without one, the extractive summarizer quotes the span instead. */
-  summaryModel?: string;
-  /** The summary model's window (default: the registry's, or 128,000 for a model it does not know). */
-  summaryWindow?: number;
-  /** A break of the coverage invariant fails the compaction for good (tests) instead of being recorded. */
-  strictInvariants?: boolean;
-  /** The search index: a stored summary or task ledger is added to it (activities/search-writes.ts). */
-  search?: SearchWrites;
-  /** The worker's tools: a summary in conversation mode sends the schemas the agent's model sees. Absent: none. */
-  tools?: ToolRegistry;
-}
 
 /**
  * What a revert to before an event restores, stored with the event (a compaction's plan, a revert's own record): the
@@ -117,24 +99,3 @@ export function compactionObjects(store: BlobStore) {
 }
 
 export type CompactionObjects = ReturnType<typeof compactionObjects>;
-
-/** What each role's factory takes: the dependencies and the stored-object helpers over their store. */
-export type CompactionShared = CompactionDeps & CompactionObjects;
-
-/** The dependencies with the stored-object helpers over their store, made once for every role. */
-export function sharedOf(deps: CompactionDeps): CompactionShared {
-  const objects = compactionObjects(deps.store);
-  const { search } = deps;
-  if (!search) return { ...deps, ...objects };
-  return {
-    ...deps,
-    ...objects,
-    // A summary or task ledger, once stored, is added to the agent's search index.
-    save: async (key, message, counting, stored) => {
-      const record = await objects.save(key, message, counting, stored);
-      const agent = lifeOfKey(key);
-      if (agent && stored.kind) await search.compactionBody(agent, stored.id, stored.kind, key, message);
-      return record;
-    },
-  };
-}

@@ -25,9 +25,11 @@ import { createChunking, foldChunks } from './chunk.ts';
 import { createComposing } from './compose.ts';
 import { judgedReply } from './judge.ts';
 import { summarizeInputOf } from './plan.ts';
-import type { CompactionShared, StoredPlan } from './shared.ts';
+import type { CompactionShared } from './deps.ts';
+import type { StoredPlan } from './stored-objects.ts';
 import { summarySpecsOf } from '../../engine/planner/index.ts';
-import { createSpanReading, extractiveJudged } from './written.ts';
+import { createSpanReading } from './span-reading.ts';
+import { extractiveJudged } from './written-sizes.ts';
 
 /** The `llm.model` of an event whose summary was extractive. */
 export const EXTRACTIVE_MODEL = 'extractive (no summary model)';

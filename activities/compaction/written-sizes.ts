@@ -7,17 +7,15 @@
 import { extractiveSummary, toolCallLines } from '../../engine/extractive.ts';
 import { nextActionOf, renderLedger, updateLedger } from '../../engine/ledger.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { textOf } from '../../engine/messages.ts';
 import type { SummaryForm, WrittenSizes } from '../../engine/planner/index.ts';
 import { renderSummary, SUMMARY_FIELDS } from '../../engine/summary.ts';
 import type { StructuredSummary } from '../../engine/summary.ts';
-import { countMessage, loadTokenCounter } from '../../engine/tokens.ts';
+import { countMessage } from '../../engine/tokens.ts';
 import type { SummarizeInput } from '../../contract/activities.ts';
 import { compose, summaryMessageOf } from './compose.ts';
-import type { SummaryFrame } from './compose.ts';
-import { judgeOf } from './judge.ts';
-import type { Judged } from './judge.ts';
-import type { CompactionObjects } from './shared.ts';
+import type { Judged, judgeOf } from './judge.ts';
+import type { CompactionObjects } from './stored-objects.ts';
+import { createSpanReading } from './span-reading.ts';
 
 /**
  * Tokens a summary model's ledger update is planned at beyond what the plan can count (its decisions, work done and
@@ -46,22 +44,6 @@ export function extractiveJudged(
     ? { ...extracted, current_state: [listed, extracted.current_state].filter(Boolean).join('\n'), next_steps: '' }
     : extracted;
   return judge(renderSummary(summary), { nextAction: nextActionOf(summary.next_steps) });
-}
-
-/** A summary's span as the summarize step reads it: the frame it is composed in, the previous summaries, the judge. */
-export function createSpanReading({ load, spanOf }: Pick<CompactionObjects, 'load' | 'spanOf'>) {
-  return async function readSpan(input: SummarizeInput) {
-    const { previous, rest, facts } = await spanOf(input.spanKeys, input.keptKeys);
-    const previousText = previous.map((m) => textOf(m.content)).join('\n\n');
-    // The ledger after this summary: the goal and the user's constraints verbatim, the rest from the summary.
-    const goal = input.goalKey ? textOf((await load<ChatMessage>(input.goalKey)).content) : undefined;
-    const userMessages = rest.filter((m) => m.role === 'user').map((m) => textOf(m.content));
-    const judge = judgeOf({ ledger: input.ledger, goal, userMessages, facts });
-    const host = input.prependToKey ? await load<ChatMessage>(input.prependToKey) : undefined;
-    const counter = await loadTokenCounter(input.counting.encoding);
-    const frame: SummaryFrame = { input, rest, counter, host };
-    return { frame, previousText, judge, goal, userMessages, facts };
-  };
 }
 
 /** Counting what a summarize step with `input` will write (see the file's comment). */

@@ -13,7 +13,7 @@ import type { PolicyOverrides } from '../../engine/policy.ts';
 import type { Trigger } from '../../engine/trigger.ts';
 import { parseSessionJsonl } from '../../llm/replay.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
-import { MODEL_LEDGER_TOKENS } from '../../activities/compaction/written.ts';
+import { MODEL_LEDGER_TOKENS } from '../../activities/compaction/written-sizes.ts';
 import { compactionKey } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import { agentLoop as loopOf, inActivity, storedAgent, summaryModel } from '../support/stored-agent.ts';
