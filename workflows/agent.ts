@@ -24,8 +24,7 @@ import { checkAgentInput } from './inputs.ts';
 import { configure, describeModelFor } from './configure.ts';
 import { pinItem, unpinItem } from './pins.ts';
 import { runTurn } from './turn/run.ts';
-import { approvalOf } from './turn/reach.ts';
-import type { TurnReach } from './turn/reach.ts';
+import { reachOf } from './turn/reach.ts';
 import { StepRule } from './turn/step-rule.ts';
 import { TurnControl } from './turn/control.ts';
 import { showClosed, showDetails, showProgress, showStarted } from './visibility.ts';
@@ -84,35 +83,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     request.review
       ? reviews.review(request)
       : compactions.compact(request.force === false ? 'auto' : 'forced', conversation.tailSeq, request);
-  /** What reaches a turn while it works (workflows/turn-control.ts): the inputs it takes at its step boundaries. */
-  const reach: TurnReach = {
-    control,
-    approval: approvalOf(input),
-    ...(input.delegation ? { delegation: input.delegation } : {}),
-    boundaryQueued: () => inbox.boundaryQueued,
-    interruptQueued: () => inbox.interruptQueued,
-    takeInterrupt: () => {
-      const pending = inbox.interruptQueued ? inbox.takeAtBoundary() : undefined;
-      return pending as PendingOf<'interrupt'> | undefined;
-    },
-    atBoundary: async () => {
-      const steers: PendingOf<'steer'>[] = [];
-      for (let pending = inbox.takeAtBoundary(); pending; pending = inbox.takeAtBoundary()) {
-        if (pending.kind === 'interrupt') return { steers, interrupt: pending };
-        if (pending.kind === 'steer') steers.push(pending);
-        else await dispatch(work, pending);
-      }
-      return { steers };
-    },
-    answer: (pending, result) => {
-      pending.result = result;
-      inbox.done(pending);
-    },
-    openNext: (text) => {
-      inbox.pushFront(pendingOf('send', { text }));
-      return state.turns + 1;
-    },
-  };
+  /** What reaches a turn while it works: the inputs it takes at its step boundaries, through the inbox. */
+  const reach = reachOf(input, inbox, control);
   /** A message's turn (a child agent's task: then it closes, its outcome kept: workflows/task-mode.ts). */
   const send = (pending: PendingOf<'send'>) =>
     inbox.run(pending, () => runTurn(conversation, compactions, input, rule, pending.input, reach), turnFailed);
@@ -135,7 +107,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
         pending,
         () => {
           const text = pending.input?.text;
-          const opens = text !== undefined ? reach.openNext(text) : undefined;
+          const opens = text !== undefined ? inbox.openNext(text, state.turns) : undefined;
           return {
             interrupted: false,
             reason: 'no turn in progress',
@@ -153,6 +125,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     pin: (pending) => inbox.run(pending, () => pinItem(conversation, pending.input, 'person'), compactionFailed),
     unpin: (pending) => inbox.runNow(pending, () => unpinItem(conversation, pending.input), compactionFailed),
   };
+  inbox.serve(work);
   // A child agent's task is its first message (task mode: it closes once the task's turn is done).
   if (input.task && !carry) inbox.push(pendingOf('send', { text: input.task.text }));
   // One predicate for the whole run, made outside the loop: the SDK keeps every condition's predicate until the run

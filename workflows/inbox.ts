@@ -134,6 +134,8 @@ export class Inbox {
   updatesThisRun = 0;
   /** Messages queued or being answered. */
   private openSends = 0;
+  /** The loop's work for each kind of input ({@link serve}). */
+  private work: DispatchTable | undefined;
 
   /** A stored reply's text by its id (an activity), for a `send` answered again. */
   private readonly readReply: (replyId: string) => Promise<string>;
@@ -231,10 +233,54 @@ export class Inbox {
    * Takes the first queued input a turn takes at a step boundary, in arrival order (messages and `configure` stay in
    * their place); an interrupt first, whatever came before it.
    */
-  takeAtBoundary(): Pending | undefined {
+  private takeAtBoundary(): Pending | undefined {
     let at = this.queue.findIndex((pending) => pending.kind === 'interrupt');
     if (at === -1) at = this.queue.findIndex((pending) => AT_STEP_BOUNDARY.has(pending.kind));
     return at === -1 ? undefined : this.queue.splice(at, 1)[0];
+  }
+
+  /**
+   * A turn's step boundary (every tool call answered): the inputs queued for it are taken in their order (an
+   * interrupt first). The queued work (forced compactions, reviews, reverts, pins) is done now, each through the
+   * loop's work for its kind ({@link serve}, settled by {@link run}); what is the turn's own is handed to it: the
+   * steers that join the step's request, and an interrupt, which ends the turn here.
+   */
+  async atBoundary(): Promise<{ steers: PendingOf<'steer'>[]; interrupt?: PendingOf<'interrupt'> }> {
+    const steers: PendingOf<'steer'>[] = [];
+    for (let pending = this.takeAtBoundary(); pending; pending = this.takeAtBoundary()) {
+      if (pending.kind === 'interrupt') return { steers, interrupt: pending };
+      if (pending.kind === 'steer') steers.push(pending);
+      else await dispatch(this.work!, pending);
+    }
+    return { steers };
+  }
+
+  /** Takes the queued interrupt, if there is one (it ends the turn in progress). */
+  takeInterrupt(): PendingOf<'interrupt'> | undefined {
+    const pending = this.interruptQueued ? this.takeAtBoundary() : undefined;
+    return pending as PendingOf<'interrupt'> | undefined;
+  }
+
+  /**
+   * Answers a steer where it landed (its turn and step), or an interrupt once its turn has ended: settled as
+   * {@link runNow} settles any input, while the turn goes on.
+   */
+  answer<K extends 'steer' | 'interrupt'>(pending: PendingOf<K>, result: ResultOf<K>): void {
+    this.runNow(pending, () => result, cannotFail);
+  }
+
+  /**
+   * Queues an interrupt's text as the next turn's message, ahead of every other input; returns the turn it opens,
+   * the agent having finished `turns`.
+   */
+  openNext(text: string, turns: number): number {
+    this.pushFront(pendingOf('send', { text }));
+    return turns + 1;
+  }
+
+  /** The loop's work for each kind of input, which {@link atBoundary} does for the inputs a turn takes. */
+  serve(work: DispatchTable): void {
+    this.work = work;
   }
 
   /** An `approve` or `discard` is queued (the decision a draft of an automatic compaction waits for). */
@@ -322,6 +368,9 @@ export class Inbox {
 function inTraceOf<T>(pending: Queued, work: () => T): T {
   return pending.trace ? traceContext.with(pending.trace, work) : work();
 }
+
+/** What {@link Inbox.answer} settles cannot fail: its result is given. */
+function cannotFail(): void {}
 
 function isDecision(pending: Pending): boolean {
   return pending.kind === 'approve' || pending.kind === 'discard';

@@ -3,7 +3,6 @@
  * answers the call when it is not run (denied, timed out, interrupted).
  */
 import { condition } from '@temporalio/workflow';
-import { runTool } from '../activities.ts';
 import type { CallOfReply } from '../../engine/messages.ts';
 import { shownArguments } from './control.ts';
 import type { Conversation } from '../conversation.ts';
@@ -36,12 +35,12 @@ export async function approvalFor(
   conversation.progress.approvalsWaiting(control.awaiting());
   showProgress(conversation.state, conversation.progress);
   const entry = control.waiting.get(call.id)!;
-  await condition(() => entry.decision !== undefined || reach.interruptQueued(), approval.timeoutMs);
+  await condition(() => entry.decision !== undefined || reach.inbox.interruptQueued, approval.timeoutMs);
   control.stopWaiting(call.id);
   conversation.progress.approvalsWaiting(control.awaiting());
   showProgress(conversation.state, conversation.progress);
   const decision = entry.decision;
-  if (decision === undefined && reach.interruptQueued())
+  if (decision === undefined && reach.inbox.interruptQueued)
     return interruptedResult(call, conversation.progress.turn?.step);
   const approved = decision ? decision.approved : approval.onTimeout === 'approve';
   if (approved) return true;

@@ -110,7 +110,7 @@ export async function callModelFitting(
       );
     try {
       // (A reachable turn: an interrupt that came while the call was being made to fit stops it here.)
-      if (reach?.interruptQueued()) throw new InterruptedBeforeCall();
+      if (reach?.inbox.interruptQueued) throw new InterruptedBeforeCall();
       // The result whole again: a lean one's defaults restored (contract/lean-calls.ts).
       result = wholeModelResult(await (reach ? reach.control.run(calling) : calling()), { model, replyId });
       announce = [];

@@ -3,11 +3,8 @@
  * reached. Each model call is made to fit first (compaction before it when due, again when the provider says the
  * request overflows its window).
  */
-import { runTool, TOOL_OPTIONS } from '../activities.ts';
-import type { ModelReply, NewMessage } from '../../contract/activities.ts';
-import type { StreamAnnouncement } from '../../contract/stream.ts';
+import type { ModelReply } from '../../contract/activities.ts';
 import { interruptedReply } from '../../contract/results.ts';
-import type { ContextRecord } from '../../contract/records.ts';
 import type { PendingOf } from '../inbox.ts';
 import { wasCancelled } from './control.ts';
 import { turnStoppedReply } from '../../contract/inputs.ts';
@@ -24,7 +21,9 @@ import { budgetReached, spentTokens } from './step-rule.ts';
 import type { StepRule } from './step-rule.ts';
 import { callModelFitting, InterruptedBeforeCall, runCallsOf } from './model-call.ts';
 import type { Ran } from './model-call.ts';
-import { answerCalls, callIn, toolLimits } from './tool-calls.ts';
+import { answerCalls } from './tool-calls.ts';
+import { runToolsAsRecorded } from './as-recorded.ts';
+import { newMessages } from './new-messages.ts';
 
 /**
  * Runs one turn of `conversation` for the user's message `send`. The context stays a valid conversation to continue
@@ -83,38 +82,16 @@ export async function runTurn(
     // What was sent to the agent meanwhile: forced compactions, reviews and reverts are done now, steers join the
     // step's request, an interrupt ends the turn here.
     const steers: PendingOf<'steer'>[] = [];
-    if (reachable && reach.boundaryQueued()) {
-      const taken = await reach.atBoundary();
+    if (reachable && reach.inbox.boundaryQueued) {
+      const taken = await reach.inbox.atBoundary();
       steers.push(...taken.steers);
       if (taken.interrupt) interrupt = { pending: taken.interrupt, step };
     }
-    // The turn's new messages, stored and counted by its first model call: the system prompt on the agent's
-    // first turn, then the user's message; then the steers that came since the last step.
-    const fresh: NewMessage[] = [];
-    if (step === 1) {
-      // (`state.systemPrompt` is the start's unless `configure` set one; a set one waits for this turn.)
-      const prompt = state.systemPrompt ?? input.systemPrompt;
-      if ((state.messages.length === 0 || state.systemPromptPending) && prompt) {
-        fresh.push({
-          messageId: conversation.newMessageId(),
-          message: { role: 'system', content: prompt },
-        });
-        if (state.systemPromptPending) conversation.systemPromptSent();
-      }
-      messageId = conversation.newMessageId();
-      fresh.push({ messageId, message: { role: 'user', content: send.text } });
-      conversation.startGoal(send.text);
-      if (reach.opener) reach.answer(reach.opener, { turn, step, messageId, opened: true });
-    }
-    const steerIds = new Set<string>();
-    const announce: StreamAnnouncement[] = [];
-    for (const steer of steers) {
-      const id = conversation.newMessageId();
-      steerIds.add(id);
-      fresh.push({ messageId: id, message: { role: 'user', content: steer.input.text }, steer: true });
-      announce.push({ kind: 'steer', id: `steer-${id}`, text: steer.input.text, turn, step });
-      reach.answer(steer, { turn, step, messageId: id, opened: false });
-    }
+    const { fresh, steerIds, announce, userMessageId } = newMessages(conversation, input, reach, send, steers, {
+      turn,
+      step,
+    });
+    if (userMessageId !== undefined) messageId = userMessageId;
     if (interrupt) {
       if (fresh.length) conversation.append(...steered(await storeNew(conversation, fresh), steerIds));
       break;
@@ -133,7 +110,7 @@ export async function runTurn(
         ({ reply, ran } = await callModelFitting(conversation, compactions, state.model, { ...call, runCalls }, reach));
       } catch (error) {
         if (!wasCancelled(error) && !(error instanceof InterruptedBeforeCall)) throw error;
-        const pending = reach.takeInterrupt();
+        const pending = reach.inbox.takeInterrupt();
         if (pending === undefined && !(error instanceof InterruptedBeforeCall)) throw error; // the workflow's own
         conversation.replyNotStored(replyId);
         interrupt = { pending, step };
@@ -147,30 +124,12 @@ export async function runTurn(
     if (reply.toolCalls.length === 0) break;
     toolCalls += reply.toolCalls.length;
     if (!reachable) {
-      const results = await Promise.all(
-        reply.toolCalls.map((call) => {
-          const resultId = conversation.newMessageId();
-          return runTool.executeWithOptions(
-            { ...TOOL_OPTIONS, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
-            [
-              {
-                ...conversation.life,
-                call,
-                ...callIn(call, reply!.record.id),
-                resultId,
-                counting: conversation.counting,
-                ...toolLimits(conversation, call),
-              },
-            ],
-          );
-        }),
-      );
-      conversation.append(...(results as ContextRecord[]));
+      conversation.append(...(await runToolsAsRecorded(conversation, reply)));
     } else {
       const answers = await answerCalls(conversation, reach, reply.toolCalls, reply.record.id, step, usage, ran);
       conversation.append(...answers);
-      if (reach.interruptQueued()) {
-        interrupt = { pending: reach.takeInterrupt(), step };
+      if (reach.inbox.interruptQueued) {
+        interrupt = { pending: reach.inbox.takeInterrupt(), step };
         break;
       }
     }
@@ -179,10 +138,30 @@ export async function runTurn(
   conversation.turnDone(turn);
   conversation.progress.turnEnded();
   showTurn(state, conversation.progress);
+  return turnResult(reach, { turn, messageId, toolCalls, steps, reply, stopped, interrupt });
+}
+
+/**
+ * What the turn's `send` answers: the reply, or why the turn ended without one (its budget, an interrupt, which is
+ * answered now, its text queued as the next turn's message).
+ */
+function turnResult(
+  { inbox }: TurnReach,
+  ended: {
+    turn: number;
+    messageId: string;
+    toolCalls: number;
+    steps: number;
+    reply: ModelReply | undefined;
+    stopped: TurnStop | undefined;
+    interrupt: { pending: PendingOf<'interrupt'> | undefined; step: number } | undefined;
+  },
+): SendResult {
+  const { turn, reply, stopped, interrupt } = ended;
   if (interrupt?.pending) {
     const text = interrupt.pending.input?.text;
-    const opens = text !== undefined ? reach.openNext(text) : undefined;
-    reach.answer(interrupt.pending, {
+    const opens = text !== undefined ? inbox.openNext(text, turn) : undefined;
+    inbox.answer(interrupt.pending, {
       interrupted: true,
       turn,
       step: interrupt.step,
@@ -193,10 +172,10 @@ export async function runTurn(
   return {
     turn,
     reply: interrupt ? interruptedReply(turn, interrupt.step) : stopped ? turnStoppedReply(stopped) : reply!.content,
-    messageId,
+    messageId: ended.messageId,
     replyId: reply?.record.id ?? '',
-    toolCalls,
-    steps,
+    toolCalls: ended.toolCalls,
+    steps: ended.steps,
     ...(stopped ? { stopped } : {}),
     ...(interrupt ? { interrupted: { step: interrupt.step } } : {}),
     ...(reply?.servedBy ? { servedBy: reply.servedBy } : {}),

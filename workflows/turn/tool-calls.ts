@@ -53,7 +53,7 @@ export async function answerCalls(
     answered.map(({ call, resultId }, i) => {
       const lean = ran?.toolResults?.[i];
       if (lean) return Promise.resolve(wholeToolResult(lean, { resultId, callId: call.id }) as ContextRecord);
-      if (ran && reach.interruptQueued()) {
+      if (ran && reach.inbox.interruptQueued) {
         return standIn(conversation, call, resultId, interruptedResult(call, step), step);
       }
       const toolErrors = ran?.toolErrors?.[call.id];
