@@ -1,6 +1,6 @@
 /**
  * The agent's request as its model call builds it from the loaded view: the messages in order, the pinned block right
- * after the leading system messages (contract/pins.ts). Shared by the model call (activities/index.ts `answer`) and a
+ * after the leading system messages (contract/pins.ts). Shared by the model call (activities/model-request.ts) and a
  * summary in conversation mode (activities/compaction/conversation.ts), whose request must begin exactly as the
  * agent's own so the provider serves that prefix from its prompt cache.
  */

@@ -391,6 +391,9 @@ export function createToolRunner({ tools, store, save, stream, search }: RunTool
   return { runTool, runReplyCalls };
 }
 
+/** The tool runner: `runTool`, and `runReplyCalls` for the model call. */
+export type ToolRunner = ReturnType<typeof createToolRunner>;
+
 /**
  * The tool's result, unless the call is cancelled first: then the tool has {@link TOOL_CANCEL_GRACE_MS} to stop, and
  * the call ends cancelled either way; a result that comes later is handed to `keepLate`.
