@@ -16,7 +16,8 @@
 import type { BlobStore } from '../storage/s3.ts';
 import { lifePrefix } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import { TOOL_NAME_PATTERN, validateToolLimits } from '../engine/policy.ts';
+import { TOOL_NAME_PATTERN } from '../engine/policy.ts';
+import { validateToolLimits } from '../engine/policy-validation.ts';
 import type { ToolLimits } from '../engine/policy.ts';
 import { safeSlice } from '../engine/text.ts';
 import { renderMatches, SEARCH_LIMITS, SearchInputError, searchIndexOf } from '../storage/search-index.ts';

@@ -3,7 +3,9 @@
  * counting and the model-window registry, over chat messages in the OpenAI shape.
  */
 export { PRESET_NAMES, PRESETS, resolvePolicy } from './presets.ts';
-export { mergePolicy, PolicyError, STRATEGIES, validatePolicy } from './policy.ts';
+export { PolicyError, STRATEGIES } from './policy.ts';
+export { mergePolicy } from './policy-merge.ts';
+export { validatePolicy } from './policy-validation.ts';
 export type { CompactionPolicy, PolicyOverrides, StrategyName } from './policy.ts';
 export { planCompaction } from './planner/index.ts';
 export type { Operation, Plan, PlanInput, PlanStep } from './planner/index.ts';

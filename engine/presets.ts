@@ -6,7 +6,9 @@
  * @example
  *   resolvePolicy({ preset: 'octomind' }) // pressure levels 60k/120k/160k → 2×/4×/8×, cooldown, cost decision
  */
-import { DEFAULT_LOOP_GUARD, MAX_CONTEXT_MESSAGES, mergePolicy, PolicyError, validatePolicy } from './policy.ts';
+import { DEFAULT_LOOP_GUARD, MAX_CONTEXT_MESSAGES, PolicyError } from './policy.ts';
+import { mergePolicy } from './policy-merge.ts';
+import { validatePolicy } from './policy-validation.ts';
 import type { CompactionPolicy, PolicyOverrides } from './policy.ts';
 
 /**
