@@ -15,8 +15,9 @@ import type { BlobStore } from '../storage/s3.ts';
 import { createAnswering } from './model-answer.ts';
 import type { AnsweringDeps, ServedBy } from './model-answer.ts';
 import { leanReply } from './model-reply.ts';
-import type { ToolProgress, ToolRunner } from './run-tool.ts';
+import type { ToolRunner } from './run-tool.ts';
 import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
+import type { ToolProgress } from './tool-execution.ts';
 
 /**
  * What a model call that runs its reply's tool calls (`runCalls`) keeps on its heartbeats: once the reply is stored,

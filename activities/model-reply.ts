@@ -9,7 +9,7 @@
  * One leniency, where the intent is plain: the API sends a call's arguments as JSON text, and a provider that sends
  * the JSON value itself (an object) has its arguments read as that value's JSON text; missing arguments are none.
  * Unknown tools and arguments that are not a JSON object are not the boundary's to refuse: the call is answered
- * with an error result the model can read (activities/run-tool.ts `runToolCall`).
+ * with an error result the model can read (activities/tool-call.ts `runToolCall`).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { quoted } from '../contract/inputs.ts';
