@@ -7,7 +7,7 @@ import type { SettingName, TurnStop } from './inputs.ts';
 import type { RemovedItem } from '../engine/planner/index.ts';
 import type { StrategyName } from '../engine/policy.ts';
 import type { LoopGuardVerdict, Trigger } from '../engine/trigger.ts';
-import type { CostEstimate } from '../engine/cost.ts';
+import type { CostEstimate } from '../engine/compaction-value.ts';
 import type { CacheInvalidation } from '../engine/pricing.ts';
 
 export interface SendResult {

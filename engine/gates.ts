@@ -3,8 +3,8 @@
  * the agent's start, with the cooldown's floor and the loop guard's pause; after a plan that found nothing worth
  * doing; after a masking pass that found too little.
  */
-import { growthUntilWorthIt, tokensPerCallOf } from './cost.ts';
-import type { CostEstimate } from './cost.ts';
+import { growthUntilWorthIt, tokensPerCallOf } from './compaction-value.ts';
+import type { CostEstimate } from './compaction-value.ts';
 import type { CompactionPolicy } from './policy.ts';
 import { holdGrowth, NO_COOLDOWN, pausedGate } from './trigger.ts';
 import type { CooldownState, Gate, Trigger } from './trigger.ts';
@@ -163,9 +163,9 @@ export function gateAfterPlanSkip(
 /**
  * The gate after the plan of an automatic `trigger` was skipped at `plan.tokens`, as {@link gateAfterPlanSkip} moves
  * it. One that did not pay (`plan.cost`, a negative net benefit) holds until it would, at the session's pace
- * (engine/cost.ts `growthUntilWorthIt`), not for the fixed hold only: planning again sooner finds the same answer.
- * A background compaction that did not pay is not tried again before the next compaction: the trigger's own check
- * prices it then.
+ * (engine/compaction-value.ts `growthUntilWorthIt`), not for the fixed hold only: planning again sooner finds the same
+ * answer. A background compaction that did not pay is not tried again before the next compaction: the trigger's own
+ * check prices it then.
  */
 export function gateAfterSkippedPlan(
   policy: CompactionPolicy,

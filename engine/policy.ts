@@ -77,7 +77,7 @@ export const MAX_REVIEW_SECONDS = 2_592_000;
 
 /**
  * Prices per million tokens, for the cost-aware decision (Octomind's arithmetic with the provider's prompt cache,
- * see cost.ts).
+ * see compaction-value.ts).
  */
 export interface CostModel {
   /** Price per million input tokens of the agent's model. */

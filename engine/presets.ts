@@ -71,8 +71,8 @@ const DEFAULT: CompactionPolicy = {
   // Ours, and kept by every seed preset below (a safety net no seed documents): 3 ineffective compactions at most.
   loopGuard: DEFAULT_LOOP_GUARD,
   // Ours: every automatic compaction (the trigger, the soft threshold, the masking pass, a cut) priced against the
-  // prompt cache it invalidates (cost.ts), cached input at 0.1× (the default); the decision depends on the ratios
-  // of the prices, not on their level. The seed presets below other than octomind have none.
+  // prompt cache it invalidates (compaction-value.ts), cached input at 0.1× (the default); the decision depends on the
+  // ratios of the prices, not on their level. The seed presets below other than octomind have none.
   cost: DEFAULT_COST,
 };
 

@@ -24,7 +24,8 @@ export const WORKFLOW_ENGINE_MODULES = [
   'engine/planner/sizes.ts', // what a masked result's stub counts (workflows/compaction-refs.ts)
   'engine/turns.ts', // through protection.ts: the steps and turns of the context
   'engine/pricing.ts', // what the agent's model calls and compactions cost, and the cached share of its input
-  'engine/cost.ts', // whether a masking pass pays for the prompt cache it invalidates (workflows/compaction-refs.ts)
+  // whether a masking pass pays for the prompt cache it invalidates (workflows/compaction-refs.ts):
+  'engine/compaction-value.ts',
   'engine/budget-note.ts', // the budget note and context_budget's answer (workflows/context-tools.ts)
   // the registry's window and price, left out of a model call's input when they are the agent's (contract/lean-calls.ts):
   // only what an activity input says, which replay does not compare, so a registry change replays as before

@@ -8,7 +8,7 @@ import type { ContextRef } from '../contract/activities.ts';
 import { recordsDigest } from '../contract/context-delta.ts';
 import { seqOf } from '../contract/keys.ts';
 import type { WorkflowState } from '../contract/state.ts';
-import { estimateCost, tokensPerCallOf } from '../engine/cost.ts';
+import { estimateCost, tokensPerCallOf } from '../engine/compaction-value.ts';
 import { gateAfterMaskSkip, gateAfterSkippedPlan, gateOf } from '../engine/gates.ts';
 import { protectionOf } from '../engine/planner/protection.ts';
 import { MASK_TOKENS } from '../engine/planner/sizes.ts';

@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { applyPlan, replacementBody } from '../../engine/apply.ts';
-import { estimateCost } from '../../engine/cost.ts';
+import { estimateCost } from '../../engine/compaction-value.ts';
 import { compactionCoverage } from '../../engine/coverage.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { originalKeyOf } from '../../engine/messages.ts';

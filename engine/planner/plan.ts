@@ -4,8 +4,8 @@
  * hard-limit fit, the summary spec, and the last word (a compaction that would not shrink the context, or would cost
  * more than it saves with the prompt cache it invalidates, is a skip).
  */
-import { estimateCost, tokensPerCallOf } from '../cost.ts';
-import type { CostEstimate } from '../cost.ts';
+import { estimateCost, tokensPerCallOf } from '../compaction-value.ts';
+import type { CostEstimate } from '../compaction-value.ts';
 import { MAX_CONTEXT_MESSAGES } from '../policy.ts';
 import { gateOf, triggerOf, triggerTokens } from '../gates.ts';
 import { offloadsLargest } from '../loop-guard.ts';

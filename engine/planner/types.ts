@@ -1,5 +1,5 @@
 /** The plan's shape: what the planner is given (`PlanInput`) and what it returns (`Plan`, its steps and operations). */
-import type { CostEstimate } from '../cost.ts';
+import type { CostEstimate } from '../compaction-value.ts';
 import type { ChatRole, MessageKind, MessageMeta } from '../messages.ts';
 import type { CompactionPolicy, StrategyName } from '../policy.ts';
 import type { ContextStats, CooldownState, Trigger } from '../trigger.ts';

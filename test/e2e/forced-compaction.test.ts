@@ -17,7 +17,7 @@ import {
 import { compactionEvents, compactionHistory, compactionStats } from '../../client/reads.ts';
 import { EXTRACTIVE_MODEL } from '../../activities/compaction/index.ts';
 import { textOf } from '../../engine/messages.ts';
-import { estimateCost } from '../../engine/cost.ts';
+import { estimateCost } from '../../engine/compaction-value.ts';
 import { compactUpdate } from '../../contract/agent.ts';
 import { agentWithCompactions, isSummaryRequest, newAgentId } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyPlan } from '../../../engine/apply.ts';
-import { estimateCost } from '../../../engine/cost.ts';
+import { estimateCost } from '../../../engine/compaction-value.ts';
 import { gateAfterPlanSkip, gateOf } from '../../../engine/gates.ts';
 import { kindOf } from '../../../engine/messages.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';

@@ -6,7 +6,7 @@
  * only while the context is still at or above its trigger.
  */
 import { describe, expect, it } from 'vitest';
-import { estimateCost, growthUntilWorthIt, tokensPerCallOf } from '../../../engine/cost.ts';
+import { estimateCost, growthUntilWorthIt, tokensPerCallOf } from '../../../engine/compaction-value.ts';
 import { gateAfterSkippedPlan, gateOf } from '../../../engine/gates.ts';
 import type { PolicyOverrides } from '../../../engine/policy.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';

@@ -1,7 +1,7 @@
 /** Each preset behaves as its system documents, and the configuration is validated with clear errors. */
 import { describe, expect, it } from 'vitest';
 import { applyPlan, replacementBody, summaryMessage } from '../../../engine/apply.ts';
-import { estimateCost } from '../../../engine/cost.ts';
+import { estimateCost } from '../../../engine/compaction-value.ts';
 import { gateOf } from '../../../engine/gates.ts';
 import { isUserTurn } from '../../../engine/messages.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';

@@ -11,6 +11,9 @@
  * With `cachedInputPerMillion` equal to `inputPerMillion` (nothing is cached) this is Octomind's arithmetic as its
  * document gives it: the remaining calls at the full input price without and with the compaction, plus the summary.
  *
+ * This file decides whether a compaction pays for itself; what a model call costs at a model's price, and an agent's
+ * calls summed, are pricing.ts's.
+ *
  * @example
  *   // 40,000 tokens → 30,000, of which the first 2,000 stay cached, at the pace of 12 calls:
  *   estimateCost({ inputPerMillion: 3, summaryOutputPerMillion: 15 }, 40_000, 30_000, 0, 0, 12, {
