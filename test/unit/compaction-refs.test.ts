@@ -209,8 +209,8 @@ describe('a masking pass the workflow can tell would find nothing', () => {
 
   it('skips exactly the masking passes whose plan would skip for too little saved, over random loops', () => {
     // A plan may also skip a masking pass that saves enough but does not pay against the prompt cache it would
-    // invalidate ("not worth it", engine/compaction-value.ts): the workflow cannot tell that one, so it plans it; it never
-    // skips a pass whose plan would do something.
+    // invalidate ("not worth it", engine/compaction-value.ts): the workflow cannot tell that one, so it plans it; it
+    // never skips a pass whose plan would do something.
     let seed = 29;
     const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     let skipped = 0;
