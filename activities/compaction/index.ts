@@ -8,10 +8,11 @@
  *
  * One file a role, each a factory over the dependencies every role takes (`deps.ts`), with the stored-object helpers
  * and the records a plan stores (`stored-objects.ts`): `plan.ts`, which counts what the summary will write
- * (`written-sizes.ts`); `summarize.ts`, which reads the span (`span-reading.ts`) and asks `chunk.ts` (a span too large
- * for the summary model's window), `ask.ts` (the model: structured output, plain-text fallback), `judge.ts` (the
- * must-keep facts: check, re-prompt, pin) and `compose.ts` (the summary and ledger messages, stored); `apply.ts`;
- * `revert.ts`; `review.ts`. The activities' names are what recorded workflow histories schedule: they do not change.
+ * (`written-sizes.ts`); `summarize.ts`, whose inputs and parts are `summary-parts.ts` and each summary
+ * `summary-writer.ts`, which reads the span (`span-reading.ts`) and asks `chunk.ts` (a span too large for the summary
+ * model's window), `ask.ts` (the model: structured output, plain-text fallback), `judge.ts` (the must-keep facts:
+ * check, re-prompt, pin) and `compose.ts` (the summary and ledger messages, stored); `apply.ts`; `revert.ts`;
+ * `review.ts`. The activities' names are what recorded workflow histories schedule: they do not change.
  */
 import { createApplyActivities } from './apply.ts';
 import { createPlanActivities } from './plan.ts';
@@ -24,7 +25,7 @@ import { createSummarizeActivities } from './summarize.ts';
 export type { CompactionDeps } from './deps.ts';
 export type { StoredBefore } from './stored-objects.ts';
 export { chunkByTokens, transcriptOf } from './chunk.ts';
-export { EXTRACTIVE_MODEL } from './summarize.ts';
+export { EXTRACTIVE_MODEL } from './summary-writer.ts';
 
 /**
  * The compaction activities over `deps`: planCompaction, summarizeSpan, storeDraft, reviseSummary, applyCompaction
