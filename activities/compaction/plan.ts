@@ -1,85 +1,29 @@
 /**
- * The plan step: the engine's split over the context's metadata. The plan is stored (plan.json, with the context it
- * was made for, for the apply step and a revert); the workflow gets a summary of it, and the summary's span as
- * storage keys.
+ * The plan step: the engine's split over the context's metadata (read by reference: context-reading.ts). The plan is
+ * stored (plan.json, with the context it was made for, for the apply step and a revert); the workflow gets a summary
+ * of it, and the summary's span as storage keys.
  */
 import { planCompaction, summarySpecsOf } from '../../engine/planner/index.ts';
 import type { SummarySpec } from '../../engine/planner/index.ts';
 import { gateAfterSkippedPlan } from '../../engine/gates.ts';
-import { ApplicationFailure } from '@temporalio/common';
 import type { TaskLedger } from '../../engine/ledger.ts';
-import type { ChatMessage } from '../../engine/messages.ts';
-import { FAILURE } from '../../contract/failures.ts';
-import { recordsDigest } from '../../contract/context-delta.ts';
-import { agentLife, compactionKey, messageIdOf, messageKey, resultMarksKey } from '../../contract/keys.ts';
-import type { AgentLife } from '../../contract/keys.ts';
-import { keyedRecord, unkeyedRecord } from '../../contract/records.ts';
-import type { ContextRef, PlanCompactionInput, PlanOutcome, SummarizeInput } from '../../contract/activities.ts';
-import type { ContextRecord, MessageRecord, ResultMarks } from '../../contract/records.ts';
-import { contextReload } from '../tools.ts';
+import { agentLife, compactionKey } from '../../contract/keys.ts';
+import { keyedRecord } from '../../contract/records.ts';
+import type { PlanCompactionInput, PlanOutcome, SummarizeInput } from '../../contract/activities.ts';
+import type { MessageRecord } from '../../contract/records.ts';
 import type { Counting } from '../../engine/models.ts';
 import { withHeartbeat } from '../stored.ts';
+import { createContextReading } from './context-reading.ts';
 import type { CompactionShared } from './deps.ts';
 import { spanKeysOf } from './stored-objects.ts';
 import type { StoredPlan } from './stored-objects.ts';
 import { createWrittenSizing } from './written-sizes.ts';
 
+/** The activity planCompaction. */
 export function createPlanActivities(shared: CompactionShared) {
-  const { summaryModel, putJson, load, measure, store } = shared;
+  const { summaryModel, putJson, load } = shared;
   const writtenSizes = createWrittenSizing(shared);
-
-  /**
-   * The working context's records by reference: the base's as stored (or inline), then the messages since, derived
-   * from their bodies as they were stored (counted, a steer marked, a tool result with what `runTool` stored beside
-   * it, a reloaded page marked). Undefined when what it derived differs from what the workflow holds (the digest):
-   * the workflow sends them then.
-   */
-  async function readContext(
-    agent: AgentLife,
-    ref: ContextRef,
-    counting: Counting | undefined,
-  ): Promise<ContextRecord[] | undefined> {
-    const base = ref.base ?? (ref.baseRecords ? await load<ContextRecord[]>(ref.baseRecords) : []);
-    if (base.length < ref.baseLength) {
-      throw ApplicationFailure.nonRetryable(
-        `contextRef: ${ref.baseRecords ?? 'the inline base'} holds ${base.length} records, fewer than baseLength ` +
-          `${ref.baseLength}`,
-        FAILURE.missingObject,
-      );
-    }
-    const head = base.slice(0, ref.baseLength);
-    if (ref.tail) return [...head, ...ref.tail];
-    if (!counting) throw ApplicationFailure.nonRetryable('contextRef: counting is required to read the tail');
-    const steers = new Set(ref.steerIds ?? []);
-    const length = Math.max(0, ref.lastSeq - ref.firstSeq + 1);
-    const bodies = await Promise.all(
-      Array.from({ length }, async (_, i) => {
-        const id = messageIdOf(ref.firstSeq + i);
-        const key = messageKey(agent, id);
-        const message = await load<ChatMessage>(key);
-        // A tool result runTool stored has its marks beside it; one the workflow answered has none.
-        const marks = message.role === 'tool' ? await store.get(resultMarksKey(agent, id)) : undefined;
-        return { id, key, message, ...(marks !== undefined ? { marks: JSON.parse(marks) as ResultMarks } : {}) };
-      }),
-    );
-    const reloads = new Set(
-      bodies.flatMap(({ message }) =>
-        (message.tool_calls ?? []).filter((c) => c.function.name === contextReload.name).map((c) => c.id),
-      ),
-    );
-    const tail = await Promise.all(
-      bodies.map(async ({ id, key, message, marks }) => {
-        const record = unkeyedRecord(agent, await measure(key, message, counting, { id }));
-        if (marks) return { ...record, ...marks };
-        if (steers.has(id)) return { ...record, steer: true as const };
-        if (message.tool_call_id !== undefined && reloads.has(message.tool_call_id)) {
-          return { ...record, reload: true as const };
-        }
-        return record;
-      }),
-    );
-    return recordsDigest(tail) === ref.tailDigest ? [...head, ...tail] : undefined;
-  }
+  const readContext = createContextReading(shared);
 
   /** The engine's plan over the context's metadata; stored for the apply step, summarized for the workflow. */
   async function plan(input: PlanCompactionInput): Promise<PlanOutcome> {
@@ -187,22 +131,22 @@ export function createPlanActivities(shared: CompactionShared) {
     };
   }
 
-  /** Nothing planned: the workflow sends the records of the messages since the last compaction and plans again. */
-  function recordsDiffer(): PlanOutcome {
-    return {
-      action: 'skip',
-      reason: 'records differ',
-      recordsDiffer: true,
-      steps: [],
-      tokensBefore: 0,
-      tokensAfter: 0,
-      targetTokens: 0,
-    };
-  }
-
   return {
     // Planning heartbeats too: a worker that dies in the middle is noticed within the heartbeat timeout.
     planCompaction: (input: PlanCompactionInput) => withHeartbeat(() => plan(input)),
+  };
+}
+
+/** Nothing planned: the workflow sends the records of the messages since the last compaction and plans again. */
+function recordsDiffer(): PlanOutcome {
+  return {
+    action: 'skip',
+    reason: 'records differ',
+    recordsDiffer: true,
+    steps: [],
+    tokensBefore: 0,
+    tokensAfter: 0,
+    targetTokens: 0,
   };
 }
 
