@@ -1,8 +1,9 @@
 /**
- * Client library for longrun agents: connect, start (or reopen) an agent, send it messages and other Updates and
- * Signals, read its state. What else it reads (compaction events, progress, ledger, context, the list of agents) is
- * client/reads.ts's; the wait for an Update's outcome, client/updates.ts's. The CLI (commands/cli.ts) and the demo are
- * built on these; scripts can import them too.
+ * Client library for longrun agents: connect, start an agent, send it messages and other Updates and Signals, read
+ * its state. Reopening an ended agent is client/agent-reopen.ts's; the settings a start compares with a running
+ * agent's, client/setting-differences.ts's. What else it reads (compaction events, progress, ledger, context, the list
+ * of agents) is client/reads.ts's; the wait for an Update's outcome, client/updates.ts's. The CLI (commands/cli.ts)
+ * and the demo are built on these; scripts can import them too.
  *
  * @example
  *   const client = await connectClient(loadTemporalTarget()); // both from config/temporal.ts
@@ -12,16 +13,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, QueryDefinition, WorkflowHandle } from '@temporalio/client';
 import { resolveModelInfo } from '../engine/models.ts';
-import {
-  AGENT_ID_PATTERN,
-  AGENT_ID_RULE,
-  compactionPrefix,
-  lifePrefix,
-  messageKey,
-  agentLife,
-  messageIdOf,
-} from '../contract/keys.ts';
-import type { AgentCarry, AgentState, WorkflowState } from '../contract/state.ts';
+import { AGENT_ID_PATTERN, AGENT_ID_RULE } from '../contract/keys.ts';
+import type { AgentState } from '../contract/state.ts';
 import {
   AGENT_WORKFLOW,
   approveUpdate,
@@ -48,20 +41,19 @@ import {
   validateRevertInput,
   validateSendInput,
 } from '../contract/inputs.ts';
-import { endAtLastCompleteStep } from '../contract/state.ts';
-import { unkeyedRecord } from '../contract/records.ts';
 import { invalidInput } from '../contract/failures.ts';
-import { decodePayloadAt } from './payloads.ts';
 import { observeAgent, workerPolling } from './agent-observation.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
 import { readAgent } from './agent-reads.ts';
 import { executeAgentUpdate } from './updates.ts';
 import { AgentUpdateError } from './update-errors.ts';
 import type { UpdateWaitOptions } from './updates.ts';
-import type { AgentInput, CompactInput, ConfigureInput, RevertInput, SettingName } from '../contract/inputs.ts';
+import type { AgentInput, CompactInput, ConfigureInput, RevertInput } from '../contract/inputs.ts';
 import { validateDelegationInput } from '../contract/delegation.ts';
 import type { CompactResult, ConfigureResult, DiscardResult, RevertResult, SendResult } from '../contract/results.ts';
 import { resolvePolicy } from '../engine/presets.ts';
+import { AgentSettingsDifferError, settingDifferences } from './setting-differences.ts';
+import type { SettingDifference } from './setting-differences.ts';
 
 /**
  * Thrown for an agent id that cannot name a workflow and a storage prefix (a long id is quoted cut, with its
@@ -88,8 +80,8 @@ export interface StartAgentOptions extends AgentInput {
 
 /**
  * Thrown by {@link startAgent} when the agent id names an agent that has ended (closed, terminated, failed…). Starting
- * it again silently would begin a new, empty agent under the same id: pick a new id, or {@link reopenAgent} to
- * continue the old one with its messages.
+ * it again silently would begin a new, empty agent under the same id: pick a new id, or `reopenAgent`
+ * (client/agent-reopen.ts) to continue the old one with its messages.
  */
 export class AgentClosedError extends Error {
   readonly agentId: string;
@@ -104,65 +96,6 @@ export class AgentClosedError extends Error {
     this.agentId = agentId;
     this.closedAs = closedAs;
   }
-}
-
-/** A setting {@link startAgent} was given that the running agent has otherwise. */
-export interface SettingDifference {
-  setting: SettingName;
-  /** The running agent's (a system prompt as its text). */
-  running: string | number | undefined;
-  asked: string | number;
-}
-
-/**
- * Thrown by {@link startAgent} when the agent is running already with another model, window or system prompt than
- * it was given: nothing was applied (starting never changes a running agent). `differences` names each; change them
- * with {@link configureAgent} (`longrun configure`).
- */
-export class AgentSettingsDifferError extends Error {
-  readonly agentId: string;
-  readonly differences: SettingDifference[];
-  constructor(agentId: string, differences: SettingDifference[]) {
-    const flags = differences.map((d) => `${SETTING_FLAGS[d.setting]} ${shownSetting(d.asked, true)}`).join(' ');
-    super(
-      `agent ${agentId} is running already, with other settings; not applied: ` +
-        `${differences.map((d) => `${d.setting} ${shownSetting(d.running)} (asked ${shownSetting(d.asked)})`).join(', ')}. ` +
-        `To change them: longrun configure ${agentId} ${flags} (configureAgent() in the client library)`,
-    );
-    this.name = 'AgentSettingsDifferError';
-    this.agentId = agentId;
-    this.differences = differences;
-  }
-}
-
-/** Each setting's flag of `longrun configure`. */
-const SETTING_FLAGS: Record<SettingName, string> = { model: '--model', window: '--window', systemPrompt: '--system' };
-
-/** A setting's value in a message: a number as it is, a text quoted (cut when long: a system prompt). */
-function shownSetting(value: string | number | undefined, asFlag = false): string {
-  if (value === undefined) return 'none';
-  if (typeof value === 'number') return String(value);
-  return asFlag && /^[\w.:/-]+$/.test(value) ? value : quoted(value);
-}
-
-/**
- * The settings of `asked` the running agent (its state) has otherwise: the model always, the window and the system
- * prompt when asked for.
- */
-export function settingDifferences(
-  asked: Pick<AgentInput, 'model' | 'systemPrompt' | 'modelOverride'>,
-  running: Pick<AgentState, 'model' | 'modelInfo' | 'systemPrompt'>,
-): SettingDifference[] {
-  const differences: SettingDifference[] = [];
-  if (asked.model !== running.model) differences.push({ setting: 'model', running: running.model, asked: asked.model });
-  const window = asked.modelOverride?.window;
-  if (window !== undefined && running.modelInfo && window !== running.modelInfo.window) {
-    differences.push({ setting: 'window', running: running.modelInfo.window, asked: window });
-  }
-  if (asked.systemPrompt !== undefined && asked.systemPrompt !== running.systemPrompt) {
-    differences.push({ setting: 'systemPrompt', running: running.systemPrompt, asked: asked.systemPrompt });
-  }
-  return differences;
 }
 
 /**
@@ -220,93 +153,6 @@ async function runningDifferences(client: Client, asked: AgentInput): Promise<Se
   const description = await handle.describe();
   const model = description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model);
   return model === undefined ? [] : settingDifferences({ model: asked.model }, { model });
-}
-
-/** What {@link reopenAgent} needs of the store: the keys under a prefix (S3BlobStore has it). */
-export interface StoredLister {
-  list(prefix: string, options?: { startAfter?: string; limit?: number }): Promise<string[]>;
-}
-
-/**
- * Continues an agent that has ended, as the same agent: a new workflow execution under its id that carries the last
- * run's state (messages, ids, summary, ledger, policy) and its life, so new messages take the next ids and the same
- * storage prefix and nothing stored is written again. The agent's input (model, system prompt, turn budget, policy)
- * is the last run's. A running agent is returned as it is.
- *
- * An agent that closed itself (`close`) answers with its final state. One that was terminated, failed or timed out
- * is asked for its state (a worker replays it). It may have stopped mid-turn, after an activity stored objects the
- * state does not name: if any are found after its last message or compaction, it is not reopened (that would write
- * over them), and the error lists them.
- */
-export async function reopenAgent(client: Client, store: StoredLister, agentId: string): Promise<WorkflowHandle> {
-  const handle = agentHandle(client, agentId);
-  const description = await handle.describe(); // WorkflowNotFoundError: nothing to reopen
-  if (description.status.name === 'RUNNING') return handle;
-  const closedAs = description.status.name.toLowerCase();
-  const history = await client.workflowService.getWorkflowExecutionHistory({
-    namespace: client.options.namespace,
-    execution: { workflowId: description.workflowId, runId: description.runId },
-    maximumPageSize: 1,
-  });
-  const started = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
-  if (!started) throw new Error(`agent ${agentId}: the start of its last run is not in its history`);
-  const input = await decodePayloadAt<AgentInput>(client.options.loadedDataConverter, 0, started.input?.payloads);
-  let final: AgentState;
-  if (description.status.name === 'COMPLETED') {
-    final = (await handle.result()) as AgentState;
-  } else {
-    // Its last state needs a worker to replay it: without one, said at once (AgentNotAnsweringError), not after a
-    // query's timeout.
-    final = await readAgent(
-      client,
-      client.workflow.getHandle(description.workflowId, description.runId),
-      agentId,
-      stateQuery,
-      [],
-    );
-  }
-  const { storagePrefix: _, shownStatus: __, messages, ...rest } = final;
-  const state: WorkflowState = { ...rest, messages: messages.map((record) => unkeyedRecord(final, record)) };
-  // A run cut off mid-step may hold an unanswered tool call: the context ends at its last complete step.
-  const nextMessageSeq = endAtLastCompleteStep(state);
-  state.nextMessageSeq = nextMessageSeq; // not the ids the cut-off run took: they name nothing stored
-  if (description.status.name !== 'COMPLETED') await refuseOverUnnamedObjects(store, state, nextMessageSeq, closedAs);
-  const carry: AgentCarry = { state, nextMessageSeq, applied: [], reopened: { closedAs } };
-  await client.workflow.start(AGENT_WORKFLOW, {
-    workflowId: description.workflowId,
-    taskQueue: description.taskQueue,
-    args: [input, carry],
-    staticSummary: `longrun agent ${agentId} (${input.model}), reopened`,
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    workflowIdConflictPolicy: 'FAIL', // someone reopened or started it meanwhile: do not end theirs
-  });
-  return handle;
-}
-
-/**
- * Objects of the agent's life from message `next` on and after its last compaction: stored by a run cut off
- * mid-step. Refuses the reopen if there are any.
- */
-async function refuseOverUnnamedObjects(
-  store: StoredLister,
-  state: WorkflowState,
-  next: number,
-  closedAs: string,
-): Promise<void> {
-  const life = agentLife(state);
-  const found = [
-    ...(await store.list(`${lifePrefix(life)}messages/`, {
-      startAfter: messageKey(life, messageIdOf(next - 1)),
-      limit: 5,
-    })),
-    ...(await store.list(compactionPrefix(life, (state.compactions ?? 0) + 1), { limit: 5 })),
-  ];
-  if (found.length > 0) {
-    throw new Error(
-      `agent ${state.agentId} was ${closedAs} mid-step: objects its state does not name are stored after its last ` +
-        `message (${found.join(', ')}); reopening would write over them, so it is not reopened. Start a new agent id.`,
-    );
-  }
 }
 
 /**

@@ -4,7 +4,6 @@
  */
 export {
   AgentClosedError,
-  AgentSettingsDifferError,
   agentHandle,
   agentState,
   approveDraft,
@@ -15,13 +14,16 @@ export {
   discardDraft,
   InvalidAgentIdError,
   queueMessage,
-  reopenAgent,
   requestCompaction,
   revertAgent,
   sendMessage,
   startAgent,
 } from './agents.ts';
-export type { SettingDifference, StartAgentOptions, StoredLister } from './agents.ts';
+export type { StartAgentOptions } from './agents.ts';
+export { reopenAgent } from './agent-reopen.ts';
+export type { StoredLister } from './agent-reopen.ts';
+export { AgentSettingsDifferError } from './setting-differences.ts';
+export type { SettingDifference } from './setting-differences.ts';
 export { approveTool, awaitingApproval, denyTool, interruptAgent, steerAgent } from './control.ts';
 export type { ControlOptions } from './control.ts';
 export { agentPins, pinMessage, pinText, unpin } from './pins.ts';

@@ -15,17 +15,17 @@ import type { Client } from '@temporalio/client';
 import { updateStage } from '../../client/updates.ts';
 import type { UpdateStage } from '../../client/updates.ts';
 import {
-  AgentSettingsDifferError,
   agentHandle,
   agentState,
   closeAgent,
   configureAgent,
   closeAgentAndWait,
   queueMessage,
-  reopenAgent,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { AgentSettingsDifferError } from '../../client/setting-differences.ts';
+import { reopenAgent } from '../../client/agent-reopen.ts';
 import { MAX_REVIEW_SECONDS } from '../../engine/policy.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replay.ts';

@@ -9,10 +9,10 @@ import {
   agentHandle,
   agentState,
   closeAgentAndWait,
-  reopenAgent,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { reopenAgent } from '../../client/agent-reopen.ts';
 import { listAgents } from '../../client/reads.ts';
 import { textOf } from '../../engine/messages.ts';
 import { agentPrefix } from '../../contract/keys.ts';

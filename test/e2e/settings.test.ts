@@ -6,15 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AgentSettingsDifferError,
-  agentHandle,
-  agentState,
-  configureAgent,
-  queueMessage,
-  sendMessage,
-  startAgent,
-} from '../../client/agents.ts';
+import { agentHandle, agentState, configureAgent, queueMessage, sendMessage, startAgent } from '../../client/agents.ts';
+import { AgentSettingsDifferError } from '../../client/setting-differences.ts';
 import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import type { ConfigureResult } from '../../contract/results.ts';
 import { textOf } from '../../engine/messages.ts';

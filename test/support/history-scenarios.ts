@@ -19,11 +19,11 @@ import {
   closeAgentAndWait,
   compactAgent,
   queueMessage,
-  reopenAgent,
   requestCompaction,
   sendMessage,
   startAgent,
 } from '../../client/agents.ts';
+import { reopenAgent } from '../../client/agent-reopen.ts';
 import type { StartAgentOptions } from '../../client/agents.ts';
 import { AgentUpdateError } from '../../client/update-errors.ts';
 import * as api from '../../contract/agent.ts';

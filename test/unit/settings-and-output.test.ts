@@ -3,7 +3,7 @@
  * (`state`, `list`, `configure`, the current details): pure functions, on made-up states.
  */
 import { describe, expect, it } from 'vitest';
-import { settingDifferences } from '../../client/agents.ts';
+import { settingDifferences } from '../../client/setting-differences.ts';
 import { listedStatus } from '../../client/reads.ts';
 import { renderAgents, renderConfigured, renderEvents, renderState } from '../../commands/render.ts';
 import { validateConfigureInput } from '../../contract/inputs.ts';
