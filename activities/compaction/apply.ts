@@ -1,12 +1,11 @@
 /**
  * The apply step: carries a stored plan out. Stores what replaces each message, writes the removed messages (their
  * original bodies) as JSONL, the new context manifest and the event, in that order, under keys derived from the agent
- * and the compaction's sequence number; judges the compaction for the loop guard and the cooldown. Once the workflow
- * has committed it, adds what it cost (`spent`) to the stored event.
+ * and the compaction's sequence number; judges the compaction for the loop guard and the cooldown (the event itself:
+ * event.ts). Once the workflow has committed it, adds what it cost (`spent`) to the stored event.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { applyPlan, replacementBody } from '../../engine/apply.ts';
-import { estimateCost } from '../../engine/compaction-value.ts';
 import { compactionCoverage } from '../../engine/coverage.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { originalKeyOf } from '../../engine/messages.ts';
@@ -14,8 +13,6 @@ import { REPLACED_KIND } from '../../engine/planner/index.ts';
 import { loadTokenCounter } from '../../engine/tokens.ts';
 import { cooldownAfter, holdGrowth } from '../../engine/trigger.ts';
 import { gateAfterSkip, gateOf } from '../../engine/gates.ts';
-import { judgeCompaction, loopGuardNote } from '../../engine/loop-guard.ts';
-import type { JudgedCompaction } from '../../engine/loop-guard.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { deltaOf } from '../../contract/context-delta.ts';
 import { agentLife, compactionKey, replacedKey } from '../../contract/keys.ts';
@@ -33,9 +30,11 @@ import type {
 import { recordCompaction } from '../telemetry.ts';
 import { withHeartbeat } from '../stored.ts';
 import type { CompactionShared } from './deps.ts';
+import { compactionEventOf } from './event.ts';
 import { eventKeys, tokensOf } from './stored-objects.ts';
 import type { StoredPlan } from './stored-objects.ts';
 
+/** The activities applyCompaction and recordEventSpent. */
 export function createApplyActivities({ store, strictInvariants, load, save, putJson }: CompactionShared) {
   /**
    * Carries the stored plan out: stores and counts each replacement, writes the removed messages (their original
@@ -107,73 +106,15 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
     const held = next.map((record) => unkeyedRecord(agent, record));
     const recordsKey = compactionKey(agent, seq, 'records.json');
     await putJson(recordsKey, held);
-    // The cost decision's estimate again, from what the compaction left and what the summary call used.
-    const llm = summary?.llm;
-    const cost = policy.cost
-      ? estimateCost(
-          policy.cost,
-          plan.before.tokens,
-          tokensAfter,
-          llm?.promptTokens ?? 0,
-          llm?.completionTokens ?? 0,
-          plan.cost?.remainingTurns, // the pace the plan priced
-          plan.cost, // and the prompt cache it keeps
-        )
-      : undefined;
-    // The loop guard's verdict (policy `loopGuard`): ineffective or not, how many in a row, a pause. A plan stored
-    // before masking passes has no cooldown to judge from.
-    const judged: JudgedCompaction = {
-      trigger,
-      routine: !!plan.maskPass || !!plan.toolResultCut,
-      tokensBefore: plan.before.tokens,
+    const { event, verdict } = compactionEventOf({
+      input,
+      stored: { plan, policy, trigger, cooldown },
+      next,
       tokensAfter,
-      ...(plan.target.messages !== undefined || plan.target.turns !== undefined
-        ? { messages: { before: plan.before.messages, after: next.length } }
-        : {}),
-    };
-    const verdict = cooldown ? judgeCompaction(policy, cooldown, judged) : undefined;
-    const grew = tokensAfter > plan.before.tokens;
-    const event: CompactionEvent = {
-      seq,
-      trigger,
-      reason: plan.reason,
-      at: input.at,
-      strategies: plan.steps.map((s) => s.strategy),
-      notes: [
-        ...plan.steps.flatMap((s) => (s.note ? [`${s.strategy}: ${s.note}`] : [])),
-        ...violations.map((problem) => `coverage invariant broken: ${problem}`),
-        ...(input.review ? [`review: ${input.review}`] : []),
-        // Never worse in silence: a compaction that grew the context says so (the guard's note says it too).
-        ...(verdict?.ineffective ? [loopGuardNote(policy, verdict, judged)] : []),
-        ...(grew && !verdict?.ineffective
-          ? [`grew the context from ${plan.before.tokens} to ${tokensAfter} tokens`]
-          : []),
-      ],
-      tokensBefore: plan.before.tokens,
-      tokensAfter,
-      messagesBefore: plan.before.messages,
-      messagesAfter: next.length,
-      targetTokens: plan.target.tokens,
-      reachedTarget: tokensAfter <= plan.target.tokens && plan.reachedTarget,
-      ...(plan.shortfall ? { shortfall: plan.shortfall } : {}),
-      removedCount: plan.removed.length,
-      removed: plan.removed,
-      ...(summary
-        ? {
-            summaryTokens: summary.record.tokens + (summary.parts ?? []).reduce((sum, r) => sum + r.tokens, 0),
-            summaryParsedAs: summary.parsedAs,
-            responseFormat: summary.responseFormat,
-            ...(summary.chunks && summary.chunks > 1 ? { summaryChunks: summary.chunks } : {}),
-            facts: summary.facts,
-            llm: summary.llm,
-          }
-        : {}),
-      ...(cost ? { cost } : {}),
-      ...(verdict ? { loopGuard: verdict } : {}),
-      durationMs: Date.parse(input.at) - input.startedAt,
+      violations,
+      summary,
       keys,
-      ...(input.instructions ? { instructions: input.instructions } : {}),
-    };
+    });
     await putJson(keys.event, event);
     recordCompaction(event, Buffer.byteLength(removedSegment)); // the metrics (activities/telemetry.ts)
     // The cooldown counts from the tokens this compaction actually left, as the workflow's state does

@@ -7,12 +7,13 @@
  * number, so a retry overwrites, never duplicates.
  *
  * One file a role, each a factory over the dependencies every role takes (`deps.ts`), with the stored-object helpers
- * and the records a plan stores (`stored-objects.ts`): `plan.ts`, which counts what the summary will write
- * (`written-sizes.ts`); `summarize.ts`, whose inputs and parts are `summary-parts.ts` and each summary
- * `summary-writer.ts`, which reads the span (`span-reading.ts`) and asks `chunk.ts` (a span too large for the summary
- * model's window), `ask.ts` (the model: structured output, plain-text fallback), `judge.ts` (the must-keep facts:
- * check, re-prompt, pin) and `compose.ts` (the summary and ledger messages, stored); `apply.ts`; `revert.ts`;
- * `review.ts`. The activities' names are what recorded workflow histories schedule: they do not change.
+ * and the records a plan stores (`stored-objects.ts`): `plan.ts`, which reads the context by reference
+ * (`context-reading.ts`) and counts what the summary will write (`written-sizes.ts`); `summarize.ts`, whose inputs
+ * and parts are `summary-parts.ts` and each summary `summary-writer.ts`, which reads the span (`span-reading.ts`) and
+ * asks `chunk.ts` (a span too large for the summary model's window), `ask.ts` (the model: structured output,
+ * plain-text fallback), `judge.ts` (the must-keep facts: check, re-prompt, pin) and `compose.ts` (the summary and
+ * ledger messages, stored); `apply.ts`, which records the event `event.ts` writes; `revert.ts`; `review.ts`. The
+ * activities' names are what recorded workflow histories schedule: they do not change.
  */
 import { createApplyActivities } from './apply.ts';
 import { createPlanActivities } from './plan.ts';
