@@ -41,7 +41,7 @@ import { SEARCH_LIMITS, SearchIndex } from '../storage/search-index.ts';
 import { queryTerms } from '../storage/search-rank.ts';
 import { lifeOfKey } from '../contract/keys.ts';
 import { runReplay } from '../commands/replay.ts';
-import type { ReplayReport } from '../commands/replay.ts';
+import type { ReplayReport } from '../commands/replay-report.ts';
 import { loadCorpus, missingSessions, SESSIONS_DIR } from './fidelity/corpus.ts';
 import type { CorpusSession } from './fidelity/corpus.ts';
 import { factInMatches, failedRun, FINDABLE_TOP, findableOf, messageText, runResult } from './fidelity/measure.ts';

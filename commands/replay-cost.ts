@@ -104,7 +104,7 @@ export function costFloorOf(
   return requestsCost(prompts, cached, replyTokens, price);
 }
 
-/** A replay's cost figures (commands/replay.ts `ReplayReport`). */
+/** A replay's cost figures (commands/replay-report.ts `ReplayReport`). */
 export interface ReplayCost {
   /** The price the figures use (USD per million tokens), or null when none is known. */
   price: Required<ModelPrice> | null;

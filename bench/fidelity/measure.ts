@@ -85,7 +85,10 @@ export function factsAfterEach(facts: readonly string[], snapshots: readonly Com
   });
 }
 
-/** What bench/fidelity.ts takes from a replay report (commands/replay.ts ReplayReport, optional fields tolerated). */
+/**
+ * What bench/fidelity.ts takes from a replay report (commands/replay-report.ts ReplayReport, optional fields
+ * tolerated).
+ */
 export interface ReplayFigures {
   window: number;
   modelCalls: number;

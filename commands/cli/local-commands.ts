@@ -18,7 +18,8 @@ export async function replay({ args, values, out }: Invocation): Promise<number>
   const { preset, overrides } = policyFlags(values.preset, values.policy);
   const window = intFlag('window', values.window, 1);
   const price = priceFlag(values.price);
-  const { runReplay, renderReplay } = await import('../replay.ts');
+  const { runReplay } = await import('../replay.ts');
+  const { renderReplay } = await import('../replay-report.ts');
   const report = await runReplay({
     file: args.recording!,
     preset,

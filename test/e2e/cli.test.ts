@@ -8,7 +8,7 @@ import { agentState } from '../../client/agents.ts';
 import { turnStoppedReply } from '../../contract/inputs.ts';
 import type { AgentState } from '../../contract/state.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
-import type { ReplayReport } from '../../commands/replay.ts';
+import type { ReplayReport } from '../../commands/replay-report.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';

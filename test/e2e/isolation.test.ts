@@ -33,7 +33,7 @@ import {
   startAgent,
 } from '../../client/agents.ts';
 import { compactionHistory } from '../../client/reads.ts';
-import type { ReplayReport } from '../../commands/replay.ts';
+import type { ReplayReport } from '../../commands/replay-report.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
 import type { AgentState } from '../../contract/state.ts';

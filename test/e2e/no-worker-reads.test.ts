@@ -12,7 +12,7 @@ import { AgentNotAnsweringError } from '../../client/agent-reads.ts';
 import { compactionStats } from '../../client/reads.ts';
 import { connectClient } from '../../config/temporal.ts';
 import type { AgentState } from '../../contract/state.ts';
-import type { ReplayReport } from '../../commands/replay.ts';
+import type { ReplayReport } from '../../commands/replay-report.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';

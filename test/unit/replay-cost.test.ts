@@ -12,7 +12,7 @@ import {
 import type { ChatMessage } from '../../engine/messages.ts';
 import { priceOf } from '../../engine/pricing.ts';
 import { priceFlag, UsageError } from '../../commands/cli/parse.ts';
-import { costLineOf } from '../../commands/replay.ts';
+import { costLineOf } from '../../commands/replay-report.ts';
 import { costLine, formatShare, formatUsd } from '../../contract/state.ts';
 import { addCall, addSummary, noSpend } from '../../engine/pricing.ts';
 

@@ -9,7 +9,7 @@ import { LEDGER_HEADER } from '../../engine/ledger.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ScriptedReply } from '../../llm/chat-server.ts';
 import { indexRecording, locateRecordedReply, RecordingReplayer, replayResponder } from '../../llm/replay.ts';
-import { answersLine } from '../../commands/replay.ts';
+import { answersLine } from '../../commands/replay-report.ts';
 
 type Call = NonNullable<ChatMessage['tool_calls']>[number];
 const call = (id: string, name: string, args: object): Call => ({
