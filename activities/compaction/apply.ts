@@ -44,7 +44,8 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
   async function apply(input: ApplyCompactionInput): Promise<ApplyOutcome | NoGainOutcome> {
     const { seq } = input;
     const agent = agentLife(input);
-    const { plan, context, policy, trigger, cooldown } = await load<StoredPlan>(input.planKey);
+    const stored = await load<StoredPlan>(input.planKey);
+    const { plan, context, policy, trigger, cooldown } = stored;
     // The summarizer's outcome: inline (applies scheduled before `compaction-refs`) or by its key.
     const summary = input.summary ?? (input.summaryKey ? await load<SummaryOutcome>(input.summaryKey) : undefined);
     // Each original is read once, for its replacement and for the removed segment.
@@ -106,15 +107,7 @@ export function createApplyActivities({ store, strictInvariants, load, save, put
     const held = next.map((record) => unkeyedRecord(agent, record));
     const recordsKey = compactionKey(agent, seq, 'records.json');
     await putJson(recordsKey, held);
-    const { event, verdict } = compactionEventOf({
-      input,
-      stored: { plan, policy, trigger, cooldown },
-      next,
-      tokensAfter,
-      violations,
-      summary,
-      keys,
-    });
+    const { event, verdict } = compactionEventOf({ input, stored, next, tokensAfter, violations, summary, keys });
     await putJson(keys.event, event);
     recordCompaction(event, Buffer.byteLength(removedSegment)); // the metrics (activities/telemetry.ts)
     // The cooldown counts from the tokens this compaction actually left, as the workflow's state does
