@@ -13,7 +13,7 @@ import { flushTracing } from '../config/tracing.ts';
 import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
 import { PriceError } from '../engine/pricing.ts';
 import { PolicyError } from '../engine/policy.ts';
-import { SessionFormatError } from '../llm/replay.ts';
+import { SessionFormatError } from '../llm/replayed-model.ts';
 import { InvalidAgentIdError } from '../client/agents.ts';
 import { classify } from './cli/connection.ts';
 import { AgentNotAnsweringError } from '../client/agent-reads.ts';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { toolDemoTask } from '../llm/endpoint.ts';
-import { isReplayedModel, parseSessionJsonl, REPLAYED_LABEL } from '../llm/replay.ts';
+import { isReplayedModel, parseSessionJsonl, REPLAYED_LABEL } from '../llm/replayed-model.ts';
 import { textOf } from '../engine/messages.ts';
 import { agentWorkflowId } from '../contract/agent.ts';
 import { agentPrefix } from '../contract/keys.ts';

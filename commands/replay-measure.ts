@@ -14,7 +14,7 @@ import type { ChatMessage } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';
 import { countMessage, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
-import type { RecordedAnswer } from '../llm/replay.ts';
+import type { RecordedAnswer } from '../llm/replayed-model.ts';
 import type { S3BlobStore } from '../storage/s3.ts';
 import { replayCost, sharedPrefixLengths } from './replay-cost.ts';
 import type { CutShort, ReplayReport } from './replay-report.ts';

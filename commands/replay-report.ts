@@ -8,7 +8,7 @@ import type { AgentCost } from '../contract/state.ts';
 import type { ResolvedPrice } from '../engine/pricing.ts';
 import type { PolicyOverrides } from '../engine/policy.ts';
 import type { ChatMessage } from '../engine/messages.ts';
-import type { RecordedAnswer } from '../llm/replay.ts';
+import type { RecordedAnswer } from '../llm/replayed-model.ts';
 import { renderDeletion } from './replay-cleanup.ts';
 import type { AgentDeletion } from './replay-cleanup.ts';
 

@@ -6,16 +6,16 @@
  * configured ones, else embedded ones. Its report is replay-report.ts's (the shape and its rendering), measured by
  * replay-measure.ts; its cost, replay-cost.ts's; its agent's deletion afterwards, replay-cleanup.ts's.
  *
- * Three things in longrun are called replay. This is the CLI command. llm/replay.ts is the replayed model: it answers
- * requests from a recording, for this command and for a worker without OPENAI_API_KEY (the offline model). Temporal's
- * replay re-runs a workflow's recorded history against the workflow code to check it is deterministic
+ * Three things in longrun are called replay. This is the CLI command. llm/replayed-model.ts is the replayed model: it
+ * answers requests from a recording, for this command and for a worker without OPENAI_API_KEY (the offline model).
+ * Temporal's replay re-runs a workflow's recorded history against the workflow code to check it is deterministic
  * (test/unit/history-replay.test.ts, test/e2e/replay.test.ts); nothing here does that.
  *
  * Every recorded step is replayed: the agent's step budget covers the longest recorded turn, and each request is
- * answered by locating it in the recording (llm/replay.ts locateRecordedReply: by its newest step's tool call ids,
- * so compaction inside a turn does not shift it, and by its place in the request where the recording reuses ids),
- * its tool calls by the results recorded after that step (llm/replay.ts RecordingReplayer). The report says how many
- * recorded steps were replayed, which one answered each request and, for a turn cut short, why.
+ * answered by locating it in the recording (llm/replayed-model.ts locateRecordedReply: by its newest step's tool call
+ * ids, so compaction inside a turn does not shift it, and by its place in the request where the recording reuses ids),
+ * its tool calls by the results recorded after that step (llm/replayed-model.ts RecordingReplayer). The report says
+ * how many recorded steps were replayed, which one answered each request and, for a turn cut short, why.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,8 +33,8 @@ import { textOf } from '../engine/messages.ts';
 import { startChatServer } from '../llm/chat-server.ts';
 import type { ScriptedReply } from '../llm/chat-server.ts';
 import { createOpenAI } from '../llm/openai.ts';
-import { indexRecording, parseSessionJsonl, RecordingReplayer, SessionFormatError } from '../llm/replay.ts';
-import type { RecordingIndex } from '../llm/replay.ts';
+import { indexRecording, parseSessionJsonl, RecordingReplayer, SessionFormatError } from '../llm/replayed-model.ts';
+import type { RecordingIndex } from '../llm/replayed-model.ts';
 import { startServers } from '../stack/servers.ts';
 import { S3BlobStore } from '../storage/s3.ts';
 import { deleteReplayAgent } from './replay-cleanup.ts';

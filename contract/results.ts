@@ -27,8 +27,8 @@ export interface SendResult {
   stopped?: TurnStop;
   /**
    * The model that served the reply, as the provider named it; `replayed:<model>` when the worker's model is the
-   * offline replayed one (llm/replay.ts `isReplayedModel`), which clients label. Absent in results recorded before
-   * this field existed, and when the provider names no model.
+   * offline replayed one (llm/replayed-model.ts `isReplayedModel`), which clients label. Absent in results recorded
+   * before this field existed, and when the provider names no model.
    */
   servedBy?: string;
   /** Set when an `interrupt` ended the turn: the step it was on ({@link interruptedReply} is the reply). */

@@ -1,6 +1,7 @@
 /**
  * Which model the worker talks to: the endpoint named by OPENAI_API_KEY / OPENAI_BASE_URL when a key is set,
- * otherwise a replayed model (a recorded session served by the loopback chat server, see replay.ts), clearly labelled.
+ * otherwise a replayed model (a recorded session served by the loopback chat server, see replayed-model.ts), clearly
+ * labelled.
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
@@ -8,7 +9,7 @@ import { PROJECT_ROOT } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 import { startChatServer } from './chat-server.ts';
 import type { ModelEndpoint } from './openai.ts';
-import { parseSessionJsonl, replayResponder } from './replay.ts';
+import { parseSessionJsonl, replayResponder } from './replayed-model.ts';
 import { textOf } from '../engine/messages.ts';
 
 /** The recorded conversation of the demo, also the replayed model's answers. */

@@ -20,7 +20,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
-import { parseSessionJsonl } from '../../llm/replay.ts';
+import { parseSessionJsonl } from '../../llm/replayed-model.ts';
 import { SESSIONS_DIR } from '../fidelity/corpus.ts';
 
 /** Error lines longer than this are cut (the fact is then a prefix of the line). */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { pairViewOf, toolPairViolations } from '../../engine/tool-pairs.ts';
-import { parseSessionJsonl } from '../../llm/replay.ts';
+import { parseSessionJsonl } from '../../llm/replayed-model.ts';
 import { factsFound, messageText } from './measure.ts';
 
 export const SESSIONS_DIR = join(PROJECT_ROOT, 'test', 'fixtures', 'sessions');

@@ -28,7 +28,7 @@ import { AgentSettingsDifferError } from '../../client/setting-differences.ts';
 import { reopenAgent } from '../../client/agent-reopen.ts';
 import { MAX_REVIEW_SECONDS } from '../../engine/policy.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
-import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replay.ts';
+import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replayed-model.ts';
 import {
   InvalidInputError,
   quoted,

@@ -14,7 +14,7 @@ import { defineTool } from '../../activities/tools.ts';
 import { runDemo } from '../../commands/demo.ts';
 import { textOf } from '../../engine/messages.ts';
 import { DEMO_SESSION } from '../../llm/endpoint.ts';
-import { parseSessionJsonl, replayResponder } from '../../llm/replay.ts';
+import { parseSessionJsonl, replayResponder } from '../../llm/replayed-model.ts';
 import { readFileSync } from 'node:fs';
 import type { CompactResult } from '../../contract/results.ts';
 import { isSummaryRequest, newAgentId, startHarness } from '../support/harness.ts';

@@ -9,7 +9,7 @@ import { compactAgent } from '../../client/agents.ts';
 import { trailReportTool } from '../../activities/demo-tool.ts';
 import { DEMO_SESSION, DEMO_TOOL_SESSION, toolDemoTask } from '../../llm/endpoint.ts';
 import { textOf } from '../../engine/messages.ts';
-import { parseSessionJsonl, replayResponder } from '../../llm/replay.ts';
+import { parseSessionJsonl, replayResponder } from '../../llm/replayed-model.ts';
 import type { SendResult } from '../../contract/results.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';

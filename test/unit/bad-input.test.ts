@@ -8,7 +8,7 @@ import { readModelReply } from '../../activities/model-reply.ts';
 import { InvalidInputError, quoted, validateAgentInput, validateEventsQuery } from '../../contract/inputs.ts';
 import type { AgentInput } from '../../contract/inputs.ts';
 import { FAILURE } from '../../contract/failures.ts';
-import { parseSessionJsonl } from '../../llm/replay.ts';
+import { parseSessionJsonl } from '../../llm/replayed-model.ts';
 
 const agent = (extra: Record<string, unknown>) => ({ agentId: 'a', model: 'gpt-4o-mini', ...extra }) as AgentInput;
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../engine/messages.ts';
 import type { PolicyOverrides } from '../../engine/policy.ts';
 import type { Trigger } from '../../engine/trigger.ts';
-import { parseSessionJsonl } from '../../llm/replay.ts';
+import { parseSessionJsonl } from '../../llm/replayed-model.ts';
 import type { ApplyOutcome, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
 import { MODEL_LEDGER_TOKENS } from '../../activities/compaction/written-sizes.ts';
 import { compactionKey } from '../../contract/keys.ts';

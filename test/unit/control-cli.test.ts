@@ -11,7 +11,7 @@ import { run, UsageError } from '../../commands/cli.ts';
 import { ChatKeys } from '../../commands/cli/chat-keys.ts';
 import { sentControlFate } from '../../commands/cli/control-commands.ts';
 import { shownReply, stoppedNote } from '../../commands/cli/agent-commands.ts';
-import { REPLAYED_LABEL, replayedModelName } from '../../llm/replay.ts';
+import { REPLAYED_LABEL, replayedModelName } from '../../llm/replayed-model.ts';
 import { interruptedReply } from '../../contract/results.ts';
 import type { SendResult } from '../../contract/results.ts';
 import { synopsis } from '../../commands/cli/parse.ts';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { TRAIL_STAGES, trailReportTool } from '../../activities/demo-tool.ts';
 import { ToolInputError } from '../../activities/tools.ts';
 import { DEMO_TOOL_SESSION } from '../../llm/endpoint.ts';
-import { parseSessionJsonl } from '../../llm/replay.ts';
+import { parseSessionJsonl } from '../../llm/replayed-model.ts';
 import { textOf } from '../../engine/messages.ts';
 
 const context = { agentId: 'a', callId: 'c' } as never;

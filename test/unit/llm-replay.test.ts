@@ -14,7 +14,7 @@ import {
   parseSessionJsonl,
   replayedModelName,
   replayResponder,
-} from '../../llm/replay.ts';
+} from '../../llm/replayed-model.ts';
 
 const demo = parseSessionJsonl(readFileSync(DEMO_SESSION, 'utf8'));
 const recordedUsers = demo.filter((m) => m.role === 'user');

@@ -2,15 +2,21 @@
  * The replayed model: answers from a recorded session (OpenAI chat messages as JSONL) instead of a provider. It is
  * what the worker talks to without OPENAI_API_KEY (llm/endpoint.ts), the offline model.
  *
+ * Three things in longrun are called replay. This file is the replayed model. `longrun replay` (commands/replay.ts) is
+ * the CLI command that runs a recorded session through an agent, answered by this model (RecordingReplayer below), and
+ * reports what compaction did and what it cost. Temporal's replay re-runs a workflow's recorded history against the
+ * workflow code to check it is deterministic (test/unit/history-replay.test.ts, test/e2e/replay.test.ts).
+ *
  * Which recorded reply answers a request is read from the request itself, so a retried request gets the same answer
  * and compaction inside a turn (older steps dropped or summarized, a summary and the task ledger inserted as user
  * messages) does not shift it ({@link locateRecordedReply}): a request that continues a turn is placed by the tool
  * call ids of its newest step, and gets the next assistant message recorded in that turn (where the recording makes
  * an id more than once, as providers that number calls per turn or per reply do, by that step's place among the
  * request's messages, {@link placeCaller}); a turn's first call is placed by the user's message, matched against the
- * recording's user messages in order ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for that position, or a message the
- * recording does not have) it never fails: it answers honestly, in text and without tool calls, that it is the
- * offline model and cannot answer, quoting the message it got (see {@link offlineReply}), for any number of turns.
+ * recording's user messages in order ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for
+ * that position, or a message the recording does not have) it never fails: it answers honestly, in text and without
+ * tool calls, that it is the offline model and cannot answer, quoting the message it got (see {@link offlineReply}),
+ * for any number of turns.
  *
  * Every completion names its model `replayed:<requested model>` ({@link replayedModelName}), so a client in
  * another process can tell a replayed reply from a real one by the model that served it ({@link isReplayedModel}).
