@@ -133,7 +133,7 @@ export function messageIdOf(seq: number): string {
 
 /**
  * The ids a step's tool results take: the ones right after its reply's, in call order (the workflow takes them so,
- * workflows/turn.ts, and the model call that answers the calls itself stores under them).
+ * workflows/turn/tool-calls.ts, and the model call that answers the calls itself stores under them).
  */
 export function resultIdsOf(replyId: string, calls: number): string[] {
   return Array.from({ length: calls }, (_, i) => messageIdOf(seqOf(replyId) + 1 + i));

@@ -53,7 +53,7 @@ export const MODEL_AND_TOOLS_OPTIONS: ActivityOptions = {
 
 /**
  * A model call or tool call an interrupt cancels ends when its worker says so (or it completes): nothing it would
- * store can come after the turn has moved on (workflows/turn-control.ts). A model call that runs its reply's tool
+ * store can come after the turn has moved on (workflows/turn/control.ts). A model call that runs its reply's tool
  * calls (`runCalls`) completes after an interrupt asked it to cancel, once its reply is stored: with the reply and
  * the results that came, the cancelled calls left unanswered. Waiting for the cancellation to complete, the SDK
  * resolves the activity's promise with that result (a completed resolution resolves whatever was asked:

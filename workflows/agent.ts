@@ -3,7 +3,7 @@
  * live in S3 and are read by activities, so the history grows with each turn's new content, not with the context.
  *
  * In the shape of Temporal's safe-message-handlers sample: the handlers (handlers.ts) validate and enqueue; the loop
- * below takes one input at a time and hands it to its kind's work (a turn, workflows/turn.ts; a compaction,
+ * below takes one input at a time and hands it to its kind's work (a turn, workflows/turn/run.ts; a compaction,
  * workflows/compaction.ts; a review, workflows/reviews.ts) through the inbox, which answers its Update; then it hands
  * over to a new run when the history has grown enough. The state and the message ids are the conversation's
  * (conversation.ts).

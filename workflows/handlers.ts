@@ -9,36 +9,15 @@ import * as api from '../contract/agent.ts';
 import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import { publicState, statsOf } from '../contract/state.ts';
 import { validateEventsQuery } from '../contract/inputs.ts';
-import { FAILURE } from '../contract/failures.ts';
 import type { Conversation } from './conversation.ts';
 import { pendingOf } from './inbox.ts';
 import type { Inbox, InputOf, Kind, ResultOf } from './inbox.ts';
-import {
-  checkCompact,
-  checkConfigure,
-  checkDraft,
-  checkInterrupt,
-  checkRevert,
-  checkSend,
-  checkSteer,
-  checkToolDecision,
-} from './inputs.ts';
-import { checkPin, checkUnpin } from './pins.ts';
+import { checkToolDecision } from './inputs.ts';
 import { progressOf } from './progress.ts';
 import type { TurnControl } from './turn/control.ts';
+import { inputRulesOf } from './input-rules.ts';
 import type { ToolDecisionInput } from '../contract/inputs.ts';
 import type { ToolDecisionResult } from '../contract/results.ts';
-
-/** How an input of each kind is checked (its Update's validator, its Signal's handler); what its Update fails as. */
-interface InputRule<K extends Kind> {
-  check: (input: InputOf<K>) => void;
-  failureType: string;
-  /** The input of a call without one. */
-  empty?: () => InputOf<K>;
-  /** Done at once when the input is queued (an interrupt cancels the step in flight). */
-  queued?: () => void;
-}
-type InputRules = { [K in Kind]: InputRule<K> };
 
 /** The Signals that queue an input, by its kind: their names, for the count of those dropped. */
 const SIGNAL_OF = { send: 'message', compact: 'compact', steer: 'steer', interrupt: 'interrupt' } as const;
@@ -51,46 +30,7 @@ const SIGNAL_OF = { send: 'message', compact: 'compact', steer: 'steer', interru
 export function setHandlers(conversation: Conversation, inbox: Inbox, control: TurnControl): void {
   const { state } = conversation;
   const about = api.HANDLER_DESCRIPTIONS;
-  /** Why the pending draft cannot be applied any more (its context has changed), if so. */
-  const draftStale = () => (state.draft ? conversation.staleFor(state.draft.prepared.made) : undefined);
-  const rules: InputRules = {
-    send: {
-      check: (send) => checkSend(send, state, inbox.closing, inbox.nextTurn(state.turns)),
-      failureType: FAILURE.turnFailed,
-    },
-    // A `compact` without input asks for a forced compaction (the temporal CLI sends none).
-    compact: {
-      check: (request) => checkCompact(request, state, inbox.closing),
-      failureType: FAILURE.compactionFailed,
-      empty: () => ({}),
-    },
-    revert: { check: (request) => checkRevert(request, state, inbox.closing), failureType: FAILURE.compactionFailed },
-    approve: {
-      check: (request) => checkDraft(request, state, inbox.closing, true, draftStale()),
-      failureType: FAILURE.compactionFailed,
-    },
-    discard: {
-      check: (request) => checkDraft(request, state, inbox.closing, false, undefined),
-      failureType: FAILURE.invalidInput,
-    },
-    // What fails a `configure` once accepted is the compaction a smaller window needs first.
-    configure: {
-      check: (request) => checkConfigure(request, state, inbox.closing),
-      failureType: FAILURE.compactionFailed,
-    },
-    steer: { check: (request) => checkSteer(request, state, inbox.closing), failureType: FAILURE.turnFailed },
-    // An interrupt without input stops the turn (the temporal CLI sends none); queued, it cancels what is in flight.
-    interrupt: {
-      check: (request) => checkInterrupt(request, state, inbox.closing),
-      failureType: FAILURE.turnFailed,
-      empty: () => ({}),
-      queued: () => {
-        if (inbox.interruptQueued) control.cancelInFlight();
-      },
-    },
-    pin: { check: (request) => checkPin(request, state, inbox.closing), failureType: FAILURE.invalidInput },
-    unpin: { check: (request) => checkUnpin(request, state, inbox.closing), failureType: FAILURE.invalidInput },
-  };
+  const rules = inputRulesOf(conversation, inbox, control);
   const inputOf = <K extends Kind>(kind: K, input: InputOf<K> | undefined): InputOf<K> => {
     const empty = rules[kind].empty;
     return input === undefined && empty ? empty() : input!;

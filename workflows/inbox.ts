@@ -54,7 +54,7 @@ interface Kinds {
 }
 
 /**
- * What a turn in progress takes at its next step boundary (reachable turns, workflows/turn-control.ts): everything
+ * What a turn in progress takes at its next step boundary (reachable turns, workflows/turn/control.ts): everything
  * but messages, which open the next turn, and `configure`, which waits for the turn to end.
  */
 const AT_STEP_BOUNDARY: ReadonlySet<Kind> = new Set([

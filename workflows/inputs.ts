@@ -148,7 +148,7 @@ export function checkInterrupt(request: InterruptInput | undefined, state: Workf
 
 /**
  * Checks `approveTool` / `denyTool`: a call of the turn in progress waiting for approval, not yet answered.
- * `waiting` are the call ids that wait (workflows/turn-control.ts).
+ * `waiting` are the call ids that wait (workflows/turn/control.ts).
  */
 export function checkToolDecision(request: ToolDecisionInput, state: WorkflowState, waiting: string[]): void {
   if (state.status === 'closed') throw agentClosed(state.agentId);

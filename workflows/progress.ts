@@ -22,7 +22,7 @@ export class Progress {
   compaction: CompactionProgress | undefined;
   /** The `AgentStatus` the workflow last upserted for a compaction or a review (visibility.ts keeps it in step). */
   statusShown: AgentStatusAttribute = 'running';
-  /** The tool calls of the turn in progress waiting for approval (workflows/turn-control.ts). */
+  /** The tool calls of the turn in progress waiting for approval (workflows/turn/control.ts). */
   awaitingApproval: ApprovalProgress[] = [];
 
   approvalsWaiting(calls: ApprovalProgress[]): void {

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
 
-/** The ids given to `patched()`: every `..._PATCH = '<id>'` constant in workflows/. */
+/** The ids given to `patched()`: every `..._PATCH = '<id>'` constant in workflows/ and its folders. */
 function patchIdsInCode(): string[] {
   const dir = join(root, 'workflows');
   const ids: string[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts'));
+  for (const file of files) {
     const text = readFileSync(join(dir, file), 'utf8');
     for (const match of text.matchAll(/_PATCH = '([a-z0-9-]+)'/g)) ids.push(match[1]!);
     // A patch asked for by its literal id would escape the list above.

@@ -40,7 +40,7 @@ export async function runTurn(
   const { state } = conversation;
   const turn = state.turns + 1;
   const began = Date.now(); // workflow time
-  // Runs recorded before reachable turns go on as they were recorded (workflows/turn-control.ts).
+  // Runs recorded before reachable turns go on as they were recorded (workflows/turn/control.ts).
   const reachable = reach.control.reachableTurns;
   let reply: ModelReply | undefined;
   let messageId = '';
