@@ -19,12 +19,15 @@ export const WORKFLOW_ENGINE_MODULES = [
   'engine/facts.ts', // through ledger.ts: the facts kept from the user's messages
   'engine/summary.ts', // through ledger.ts: the summary's JSON and the ledger's fields
   'engine/text.ts', // through ledger.ts, messages.ts and facts.ts: cutting text at a character boundary
-  'engine/gates.ts', // the gate after a masking pass that would find nothing (workflows/compaction-refs.ts)
-  'engine/planner/protection.ts', // which tool results that masking pass may mask (workflows/compaction-refs.ts)
-  'engine/planner/sizes.ts', // what a masked result's stub counts (workflows/compaction-refs.ts)
+  // the compaction decision before a plan is asked for: a masking pass that would find nothing or not pay
+  // (workflows/compaction-refs.ts), and what it reads: the gate after it, which tool results it may mask, a stub's size
+  'engine/planner/preflight.ts',
+  'engine/gates.ts',
+  'engine/planner/protection.ts',
+  'engine/planner/sizes.ts',
   'engine/turns.ts', // through protection.ts: the steps and turns of the context
   'engine/pricing.ts', // what the agent's model calls and compactions cost, and the cached share of its input
-  // whether a masking pass pays for the prompt cache it invalidates (workflows/compaction-refs.ts):
+  // whether a masking pass pays for the prompt cache it invalidates (engine/planner/preflight.ts):
   'engine/compaction-value.ts',
   'engine/budget-note.ts', // the budget note and context_budget's answer (workflows/context-tools.ts)
   // the registry's window and price, left out of a model call's input when they are the agent's (contract/lean-calls.ts):

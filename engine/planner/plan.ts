@@ -4,9 +4,6 @@
  * hard-limit fit, the summary spec, and the last word (a compaction that would not shrink the context, or would cost
  * more than it saves with the prompt cache it invalidates, is a skip).
  */
-import { estimateCost, tokensPerCallOf } from '../compaction-value.ts';
-import type { CostEstimate } from '../compaction-value.ts';
-import { MAX_CONTEXT_MESSAGES } from '../policy.ts';
 import { gateOf, triggerOf, triggerTokens } from '../gates.ts';
 import { offloadsLargest } from '../loop-guard.ts';
 import { backgroundFires, compactionDue, isAutomatic } from '../trigger.ts';
@@ -16,8 +13,9 @@ import type { Target } from '../target.ts';
 import { Board } from './board.ts';
 import type { Planning, StepResult } from './board.ts';
 import { fitWindow, truncateOversized } from './fit.ts';
-import { cachedPrefixOf, unsentTokensOf } from './prefix.ts';
 import { offloadLargest } from './replacing.ts';
+import { preflight } from './preflight.ts';
+import { lastWordOf } from './last-word.ts';
 import { removedOf, shortfallOf } from './report.ts';
 import { strategiesOf } from './strategies.ts';
 import { summarySpecOf } from './summary-spec.ts';
@@ -59,24 +57,40 @@ export function planCompaction(input: PlanInput): Plan {
     }
     return ids.length > 0;
   };
+  /** A masking pass that would save too little: nothing planned. */
+  const maskPassSkip = (reason: string): Plan => ({
+    ...base,
+    action: 'skip',
+    maskPass: true,
+    reason,
+    after: before,
+    reachedTarget: false,
+    operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
+  });
   const planning: Planning = { board, input, maskPass, met };
   const strategies = strategiesOf(planning);
 
   const order = input.strategies?.length ? input.strategies : policy.strategies;
   if (oversized) run('truncate-tool-results', strategies['truncate-tool-results']);
   if (maskPass) {
+    // The one decision the workflow made before it asked for this plan (preflight.ts): a pass it skips is skipped.
+    const skip = preflight({
+      context: input.context,
+      policy,
+      window,
+      cooldown: input.cooldown,
+      stats: before,
+      fixedTokens: input.fixedTokens,
+      goalId: input.goalId,
+      pinnedIds: input.pinnedIds,
+      callsSinceCompaction: input.callsSinceCompaction,
+      priced: false,
+    });
+    if (skip) return maskPassSkip(skip.skipped);
     run('mask-tool-results', strategies['mask-tool-results']);
     const saved = before.tokens - board.stats().tokens;
     if (saved < gate.mask!.atLeast) {
-      return {
-        ...base,
-        action: 'skip',
-        maskPass: true,
-        reason: `${maskPass}: masking would save ${saved} tokens, less than ${gate.mask!.atLeast}`,
-        after: before,
-        reachedTarget: false,
-        operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
-      };
+      return maskPassSkip(`${maskPass}: masking would save ${saved} tokens, less than ${gate.mask!.atLeast}`);
     }
   }
   // After ineffective compactions in a row, the loop guard's attempt instead (the policy's when it finds nothing).
@@ -122,74 +136,19 @@ export function planCompaction(input: PlanInput): Plan {
     };
   }
 
-  // A compaction that would leave as many tokens as it found is not made (the ledger and the summary's frame can
-  // outweigh a small span): an automatic one holds until the context grows, as a skip does; a forced one says there
-  // is nothing to gain, and is made only when asked for even so (`evenIfLarger`). A message or turn limit that fired
-  // is met by fewer messages, whatever the tokens; an overflow must fit, whatever it costs.
-  const countsMet =
-    (target.messages !== undefined && after.messages < before.messages) ||
-    (target.turns !== undefined && after.turns < before.turns);
-  const noGain = after.tokens >= before.tokens && !countsMet && trigger !== 'overflow';
-  const decides = input.lastWord !== false;
-  if (decides && noGain && (isAutomatic(trigger) || (trigger === 'forced' && !input.evenIfLarger))) {
-    const strategies = steps.map((s) => s.strategy).join(', ');
-    return {
-      ...base,
-      action: 'skip',
-      ...(oversized ? { toolResultCut: true as const } : {}),
-      reason: isAutomatic(trigger)
-        ? `would not shrink the context: ${before.tokens} tokens, ${after.tokens} expected after [${strategies}]`
-        : noGainReason(before.tokens, after.tokens, strategies),
-      noGain: { tokensBefore: before.tokens, tokensAfter: after.tokens },
-      after: before,
-      reachedTarget: false,
-      operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
-    };
-  }
-
-  let cost: CostEstimate | undefined;
-  if (policy.cost) {
-    // The summary call costs what the summary model reads and writes; the extractive summarizer costs nothing.
-    const summaryCall = summary?.writer === 'model';
-    cost = estimateCost(
-      policy.cost,
-      before.tokens,
-      after.tokens,
-      summaryCall ? board.summarizedTokens : 0,
-      summaryCall ? summary.estimatedTokens : 0,
-      input.callsSinceCompaction,
-      {
-        cachedPrefixTokens: cachedPrefixOf(slots, input.fixedTokens, summary),
-        unsentTokens: unsentTokensOf(slots),
-        tokensPerCall: tokensPerCallOf(before.tokens, input.cooldown.lastTokensAfter, input.callsSinceCompaction),
-      },
-    );
-    // The hard limit, the bound on the context's messages and a message or turn limit that fired override the cost
-    // decision: a request that would not fit is never sent. Below them, an automatic compaction that does not pay
-    // waits (a masking pass or a cut goes with the next compaction that does).
-    const bounded =
-      before.tokens >= hardLimit ||
-      before.messages > (policy.maxMessages ?? MAX_CONTEXT_MESSAGES) ||
-      target.messages !== undefined ||
-      target.turns !== undefined;
-    if (decides && isAutomatic(trigger) && cost.netBenefit < 0 && !bounded) {
-      return {
-        ...base,
-        action: 'skip',
-        ...(maskPass ? { maskPass: true as const } : {}),
-        ...(oversized ? { toolResultCut: true as const } : {}),
-        reason:
-          `not worth it: compacting would cost ${cost.withCompaction.toFixed(4)} against ` +
-          `${cost.withoutCompaction.toFixed(4)} without over ${cost.remainingTurns} remaining calls ` +
-          `(${REMAINING_FROM[cost.remainingFrom]}; ${cost.invalidatedTokens} tokens ` +
-          `out of the prompt cache from its first change on; below the hard limit of ${hardLimit} tokens)`,
-        after: before,
-        reachedTarget: false,
-        operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
-        cost,
-      };
-    }
-  }
+  const last = lastWordOf(input, board, {
+    base,
+    before,
+    after,
+    target,
+    steps,
+    summary,
+    oversized,
+    maskPass,
+    hardLimit,
+  });
+  if ('skip' in last) return last.skip;
+  const { cost } = last;
 
   return {
     trigger,
@@ -224,21 +183,6 @@ function untilTrigger(input: PlanInput, target: Target): void {
   if (below <= target.tokens) return;
   target.tokens = below;
   target.reason = `below the trigger (${below} tokens): rounds dropped until the context meets it`;
-}
-
-/** Where the remaining calls a cost decision priced came from, as its reason says it. */
-const REMAINING_FROM: Record<CostEstimate['remainingFrom'], string> = {
-  pace: "the session's pace",
-  policy: 'the policy',
-  estimate: "the policy's estimate until the session's pace is known",
-};
-
-/** Why a forced compaction whose plan expects no gain is not made (the CLI and the client print it as it is). */
-export function noGainReason(before: number, after: number, strategies: string): string {
-  return (
-    `nothing to gain (${before} → ~${after} tokens): [${strategies}] would leave the context larger, the summary's ` +
-    'frame and the task ledger outweighing what leaves; not compacted'
-  );
 }
 
 /**

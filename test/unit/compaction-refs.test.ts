@@ -303,6 +303,31 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     expect(skipped).toBeGreaterThanOrEqual(forCost);
   });
 
+  it("the planner asks the same preflight first: its skip is the preflight's; what a tool never masked holds only lowers what the plan finds", () => {
+    const planOf = (c: Conversation) =>
+      planCompaction({
+        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
+        policy: c.state.policy!,
+        window: c.window,
+        fixedTokens: 0,
+        trigger: 'auto',
+        cooldown: c.state.cooldown!,
+        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
+        summarizer: 'none',
+      });
+    const few = conversationAt(150);
+    const skip = nothingToMask(few)!;
+    expect(planOf(few)).toMatchObject({ action: 'skip', maskPass: true, reason: skip.skipped });
+    // Every tool result is of a tool the policy never masks: the preflight, which reads no tool's own limits, lets
+    // the pass through (an upper bound of what masking saves), and the plan, which honours them, masks nothing.
+    const neverMasked = conversationAt(300);
+    for (const m of neverMasked.state.messages) if (m.role === 'tool') m.tool = 'pager';
+    neverMasked.state.policy = { ...neverMasked.state.policy!, tools: { pager: { neverMask: true } } };
+    expect(nothingToMask(neverMasked)).toBeUndefined();
+    expect(planOf(neverMasked)).toMatchObject({ action: 'skip', maskPass: true });
+    expect(planOf(neverMasked).reason).toMatch(/masking would save 0 tokens, less than 1000/);
+  });
+
   it('the context by reference: the base by its key once stored, the tail by its sequence numbers and digest', () => {
     const c = conversationAt(150);
     expect(contextRefOf(c.state)).toEqual({
