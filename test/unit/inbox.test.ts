@@ -163,8 +163,23 @@ describe('dispatch', () => {
 describe('inputs at a step boundary', () => {
   const inbox = () => new Inbox(undefined, () => Promise.resolve(''));
 
-  it('takes an interrupt first, then the others in arrival order, leaving messages and configure in place', () => {
+  it('takes an interrupt first, then does the queued work in arrival order and hands the turn its steers, leaving messages and configure in place', async () => {
     const box = inbox();
+    const done: string[] = [];
+    const record = (pending: { kind: string }) => void done.push(pending.kind);
+    const kinds = [
+      'send',
+      'compact',
+      'revert',
+      'approve',
+      'discard',
+      'configure',
+      'steer',
+      'interrupt',
+      'pin',
+      'unpin',
+    ];
+    box.serve(Object.fromEntries(kinds.map((kind) => [kind, record])) as unknown as DispatchTable);
     box.push(pendingOf('send', { text: 'next task' }));
     box.push(pendingOf('compact', {}));
     box.push(pendingOf('configure', { window: 9_000 }));
@@ -172,17 +187,37 @@ describe('inputs at a step boundary', () => {
     box.push(pendingOf('interrupt', {}));
     expect(box.boundaryQueued).toBe(true);
     expect(box.interruptQueued).toBe(true);
-    const taken: string[] = [];
-    for (let p = box.takeAtBoundary(); p; p = box.takeAtBoundary()) taken.push(p.kind);
-    expect(taken).toEqual(['interrupt', 'compact', 'steer']);
+    const first = await box.atBoundary();
+    expect(first.interrupt?.kind).toBe('interrupt');
+    expect(first.steers).toEqual([]);
+    expect(done).toEqual([]); // the interrupt ends the turn before anything queued behind it is done
+    const second = await box.atBoundary();
+    expect(second.interrupt).toBeUndefined();
+    expect(second.steers.map((steer) => steer.input.text)).toEqual(['look at b']);
+    expect(done).toEqual(['compact']);
     expect(box.boundaryQueued).toBe(false);
     expect([box.take()?.kind, box.take()?.kind, box.take()]).toEqual(['send', 'configure', undefined]);
+  });
+
+  it('answers a steer where it landed through the one settling path, and takes a queued interrupt', () => {
+    const box = inbox();
+    const steer = pendingOf('steer', { text: 'look at b' }) as PendingOf<'steer'>;
+    steer.settled = { done: false };
+    box.answer(steer, { turn: 2, step: 3, messageId: 'm000009', opened: false });
+    expect(steer.settled.done).toBe(true);
+    expect(steer.result).toEqual({ turn: 2, step: 3, messageId: 'm000009', opened: false });
+    expect(box.takeInterrupt()).toBeUndefined();
+    box.push(pendingOf('compact', {}));
+    box.push(pendingOf('interrupt', { text: 'stop' }));
+    expect(box.takeInterrupt()?.input).toEqual({ text: 'stop' });
+    expect(box.interruptQueued).toBe(false);
+    expect(box.take()?.kind).toBe('compact');
   });
 
   it("queues an interrupt's text ahead of every other message, counted as a message", () => {
     const box = inbox();
     box.push(pendingOf('send', { text: 'queued first' }));
-    box.pushFront(pendingOf('send', { text: 'from the interrupt' }));
+    expect(box.openNext('from the interrupt', 3)).toBe(4);
     expect(box.nextTurn(3)).toBe(6);
     expect((box.take()?.input as { text: string }).text).toBe('from the interrupt');
   });
