@@ -5,7 +5,7 @@
  * heartbeats (when it is small enough), so a retry stores it instead of running the tool again; a storage outage is
  * waited out here, not retried by running the tool again.
  *
- * Reachable turns (issue 28): asked with `approval: 'ask'`, a call whose tool's own rule asks for approval is not run
+ * Reachable turns: asked with `approval: 'ask'`, a call whose tool's own rule asks for approval is not run
  * (the turn waits for a person). Cancelled (an `interrupt`), the tool's `signal` is aborted; a tool that stops, or
  * does not within {@link TOOL_CANCEL_GRACE_MS}, leaves the call cancelled, and whatever it returns is stored under
  * its late-result key, apart: the turn answered the call as interrupted, and nothing is written under its result id.

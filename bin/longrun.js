@@ -11,12 +11,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const [major, minor] = process.versions.node.split('.').map(Number);
 const canStripTypes = major > 22 || (major === 22 && minor >= 18);
 
-if (!existsSync(`${root}commands/cli.ts`)) {
+if (!existsSync(`${root}commands/cli/main.ts`)) {
   // The published package: no sources (Node does not strip types under node_modules anyway).
-  const { cliMain } = await import('../dist/commands/cli.js');
+  const { cliMain } = await import('../dist/commands/cli/main.js');
   cliMain();
 } else if (canStripTypes) {
-  const { cliMain } = await import('../commands/cli.ts');
+  const { cliMain } = await import('../commands/cli/main.ts');
   cliMain();
 } else {
   const pinned = `${root}node_modules/node/bin/node`;

@@ -2,7 +2,7 @@
  * Client library for longrun agents: connect, start an agent, send it messages and other Updates and Signals, read
  * its state. Reopening an ended agent is client/agent-reopen.ts's; the settings a start compares with a running
  * agent's, client/setting-differences.ts's. What else it reads (compaction events, progress, ledger, context, the list
- * of agents) is client/reads.ts's; the wait for an Update's outcome, client/updates.ts's. The CLI (commands/cli.ts)
+ * of agents) is client/reads.ts's; the wait for an Update's outcome, client/updates.ts's. The CLI (commands/cli/main.ts)
  * and the demo are built on these; scripts can import them too.
  *
  * @example

@@ -3,7 +3,7 @@
  * `npm start -- --once`, `--no-demo`, `--cluster`; `npm start -- --help` lists them.
  */
 import { runAsEntryPoint } from '../worker/process.ts';
-import { run } from './cli.ts';
+import { run } from './cli/main.ts';
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   await run(['up', ...argv]);

@@ -1,5 +1,5 @@
 /**
- * Sub-agents (issue 30): what an agent delegates to a child agent workflow, and what comes back. The parent's model
+ * Sub-agents: what an agent delegates to a child agent workflow, and what comes back. The parent's model
  * calls the built-in `delegate` tool (on when the agent's input has `delegation`) or a team's own tool made with
  * `delegateTo` (client library); the parent's workflow starts a child of the agent workflow type on the task, in
  * "task" mode (one turn, then it closes), waits for it, and answers the call with the child's final answer and a

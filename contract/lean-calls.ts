@@ -1,5 +1,5 @@
 /**
- * Lean payloads (issue 29): what the model and tool calls' inputs and results leave out of the workflow's history
+ * Lean payloads: what the model and tool calls' inputs and results leave out of the workflow's history
  * because the other side knows it, and the defaults that stand for it, in one place for the workflow and the
  * activities. The workflow makes an input lean and restores a result whole; the activity restores the input whole
  * and makes its result lean. Results recorded before read the same: they are whole already.

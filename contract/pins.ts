@@ -1,5 +1,5 @@
 /**
- * Pins: a message of the working context, or a text, that every compaction keeps verbatim (issue 30). A pinned
+ * Pins: a message of the working context, or a text, that every compaction keeps verbatim. A pinned
  * message stays in place, protected from every strategy (the planner takes it as `fixed`); a pinned text, and a
  * pinned message that left the context anyway (a revert to before it, an emergency cut), reach the model in the
  * pinned block: one system message right after the leading system prompt, which changes only when that set changes,

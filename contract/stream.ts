@@ -1,7 +1,8 @@
 /**
  * An agent's live stream (docs/streaming.md): what it does as it happens, as an append-only log of items in S3, each
  * with an offset that only grows for that agent's life. Writers are activities (the model call, the tools, the
- * compaction steps, and `publishStream` for what only the workflow knows); readers are the client library
+ * compaction steps); what only the workflow knows (a steer landed, an interrupt, an approval) goes with an activity it
+ * runs anyway ({@link StreamAnnouncement}); readers are the client library
  * (`streamAgent`), `longrun watch` and the SSE endpoint.
  *
  * The log is a run of segments under the agent's life:
@@ -60,7 +61,7 @@ export type StreamItemBody =
   | { kind: 'tool-result'; callId: string; name: string; preview: string; chars: number }
   /** A compaction step began or ended. */
   | { kind: 'compaction'; seq: number; phase: CompactionPhase; state: 'began' | 'ended' | 'failed'; detail?: string }
-  /** A steer landed in the turn in progress (published by the workflow through `publishStream`). */
+  /** A steer landed in the turn in progress (announced with the step's model call, or the store of its messages). */
   | { kind: 'steer'; text: string; turn: number; step: number }
   /** The turn, a model call or a tool was interrupted. */
   | { kind: 'interrupted'; turn?: number; step?: number; call?: string; attempt?: number; reason: string }
@@ -82,7 +83,7 @@ export type StreamItem = StreamItemBody & {
   at: string;
   /**
    * Set by writers that may run again (an activity's retry): an id unique in the agent's life, so that a retry does
-   * not append the item twice (`tool-call:<callId>`, the workflow's own ids through `publishStream`).
+   * not append the item twice (`tool-call:<callId>`, the workflow's own ids in its announcements).
    */
   id?: string;
 };
@@ -98,7 +99,8 @@ export interface StreamSegment {
 
 /**
  * The `publishStream` activity's input: items only the workflow knows (a steer landed, an interrupt, an approval
- * asked or answered, a turn ended), for the agent's life. Each item needs an `id` unique in the agent's life (e.g.
+ * asked or answered, a turn ended), for the agent's life. Runs recorded before those items went with the step's own
+ * activities ({@link StreamAnnouncement}) scheduled it; the workflow schedules it no more, and it stays for them. Each item needs an `id` unique in the agent's life (e.g.
  * `turn-12-end`, `steer-<update id>`): a retried activity does not publish it twice. At most
  * {@link PUBLISH_MAX_ITEMS} items per call.
  */

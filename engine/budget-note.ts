@@ -1,5 +1,5 @@
 /**
- * The budget the model sees (issue 30): the figures of its context and its turn's budget, as the budget note at the
+ * The budget the model sees: the figures of its context and its turn's budget, as the budget note at the
  * end of each request (policy `budgetNote`) and as the `context_budget` tool's answer. Pure, unit-tested.
  */
 

@@ -170,7 +170,7 @@ export interface CompactionPolicy {
   countMessages?: MessageCounting;
   /**
    * Inside a tool loop (the context ends with tool results the model has yet to read), the token trigger holds and
-   * only the hard limit fires (AstrBot: no compression during tool invocations). Absent: false.
+   * only the hard limit fires (AstrBot: no compaction during tool invocations). Absent: false.
    */
   holdInToolLoop?: boolean;
   /** Also compact when the context holds more turns than this. */

@@ -1,5 +1,5 @@
 /**
- * What the model sees of its own context (issue 30), answered by the workflow, not by a tool activity: the budget
+ * What the model sees of its own context, answered by the workflow, not by a tool activity: the budget
  * note at the end of each request (policy `budgetNote`), and the built-in tools `context_pin` (pins a message or a
  * text, as the `pin` Update does) and `context_budget` (the note's figures). The tools' schemas are registered with
  * the worker's tools (activities/tools.ts); their calls are answered here, so a pin is in the state at once.

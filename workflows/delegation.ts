@@ -1,5 +1,5 @@
 /**
- * Sub-agents (issue 30): a call of the built-in `delegate` tool, or of a team's `delegateTo` tool, answered by the
+ * Sub-agents: a call of the built-in `delegate` tool, or of a team's `delegateTo` tool, answered by the
  * agent's workflow. It starts a child workflow of the agent workflow type in task mode (the task its first message;
  * it closes after that one turn), with its own context, compaction policy, tools, model and budget; the turn waits
  * for it durably (a worker's crash is replayed up to the wait; the child, an agent like any, survives its own

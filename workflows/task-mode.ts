@@ -1,5 +1,5 @@
 /**
- * Task mode (issue 30): a child agent started by its parent's `delegate` (workflows/delegation.ts) has one message,
+ * Task mode: a child agent started by its parent's `delegate` (workflows/delegation.ts) has one message,
  * its task. Once that turn is done the agent closes; its state's `task` keeps what the parent reads: the answer's id,
  * the steps and tool calls, or why it stopped or failed.
  */

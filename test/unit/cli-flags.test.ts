@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run, UsageError } from '../../commands/cli.ts';
+import { run, UsageError } from '../../commands/cli/main.ts';
 import { FLAGS } from '../../commands/cli/parse.ts';
 import type { Command } from '../../commands/cli/parse.ts';
 import { COMMANDS } from '../../commands/cli/table.ts';

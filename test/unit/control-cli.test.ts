@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { approveTool, denyTool, interruptAgent, steerAgent } from '../../client/control.ts';
 import { AgentUpdateError } from '../../client/update-errors.ts';
-import { run, UsageError } from '../../commands/cli.ts';
+import { run, UsageError } from '../../commands/cli/main.ts';
 import { ChatKeys } from '../../commands/cli/chat-keys.ts';
 import { sentControlFate } from '../../commands/cli/control-commands.ts';
 import { shownReply, stoppedNote } from '../../commands/cli/agent-commands.ts';

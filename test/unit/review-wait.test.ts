@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { phaseOf, renderChange } from '../../commands/watch.ts';
-import { run, UsageError } from '../../commands/cli.ts';
+import { run, UsageError } from '../../commands/cli/main.ts';
 import { describeReview } from '../../contract/progress.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import type { Draft } from '../../contract/results.ts';

@@ -1,5 +1,5 @@
 /**
- * What reaches a turn while it works (issue 28): the step in flight, which an `interrupt` cancels (the model call or
+ * What reaches a turn while it works: the step in flight, which an `interrupt` cancels (the model call or
  * the tool calls, as activity cancellations), and the tool calls waiting for a person's approval, which
  * `approveTool` / `denyTool` answer. One per run, made by the agent's loop (agent.ts); the turn (turn.ts) runs its
  * steps through it and the handlers (handlers.ts) reach it.

@@ -8,22 +8,22 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSettings, PROJECT_ROOT } from '../config/settings.ts';
-import { flushTracing } from '../config/tracing.ts';
-import { ModelOverrideError, UnknownModelError } from '../engine/models.ts';
-import { PriceError } from '../engine/pricing.ts';
-import { PolicyError } from '../engine/policy.ts';
-import { SessionFormatError } from '../llm/replayed-model.ts';
-import { InvalidAgentIdError } from '../client/agents.ts';
-import { classify } from './cli/connection.ts';
-import { AgentNotAnsweringError } from '../client/agent-reads.ts';
-import { renderSnapshot } from './render.ts';
-import { commandHelp, overview } from './cli/help.ts';
-import { CliExit, EXIT, parseCommandLine, UsageError } from './cli/parse.ts';
-import type { Command } from './cli/parse.ts';
-import { COMMANDS } from './cli/table.ts';
+import { loadSettings, PROJECT_ROOT } from '../../config/settings.ts';
+import { flushTracing } from '../../config/tracing.ts';
+import { ModelOverrideError, UnknownModelError } from '../../engine/models.ts';
+import { PriceError } from '../../engine/pricing.ts';
+import { PolicyError } from '../../engine/policy.ts';
+import { SessionFormatError } from '../../llm/replayed-model.ts';
+import { InvalidAgentIdError } from '../../client/agents.ts';
+import { classify } from './connection.ts';
+import { AgentNotAnsweringError } from '../../client/agent-reads.ts';
+import { renderSnapshot } from '../render.ts';
+import { commandHelp, overview } from './help.ts';
+import { CliExit, EXIT, parseCommandLine, UsageError } from './parse.ts';
+import type { Command } from './parse.ts';
+import { COMMANDS } from './table.ts';
 
-export { EXIT, joinNegativeNumbers, UsageError } from './cli/parse.ts';
+export { EXIT, joinNegativeNumbers, UsageError } from './parse.ts';
 
 /** The table's row of `name`, if it is a command. */
 function commandOf(name: string): Command | undefined {
