@@ -189,6 +189,20 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     return c;
   }
 
+  /** The automatic plan of `c`'s context as the plan activity would make it (the extractive summarizer). */
+  const planOf = (c: Conversation, extra: { callsSinceCompaction?: number | undefined } = {}) =>
+    planCompaction({
+      context: c.state.messages.map((r) => keyedRecord(c.life, r)),
+      policy: c.state.policy!,
+      window: c.window,
+      fixedTokens: 0,
+      trigger: 'auto',
+      cooldown: c.state.cooldown!,
+      ...extra,
+      ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
+      summarizer: 'none',
+    });
+
   it('is not planned when the tool results it could mask hold fewer tokens than it must save; the gate moves', () => {
     const c = conversationAt(150); // under the policy's mask.minTokens (200): nothing worth masking
     expect(c.compactionDue()).toMatch(/mask/);
@@ -222,16 +236,7 @@ describe('a masking pass the workflow can tell would find nothing', () => {
       c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
       if (c.compactionDue() === undefined || !/mask/.test(c.compactionDue()!)) continue;
       const verdict = nothingToMask(c);
-      const plan = planCompaction({
-        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
-        policy: c.state.policy!,
-        window: c.window,
-        fixedTokens: 0,
-        trigger: 'auto',
-        cooldown: c.state.cooldown!,
-        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
-        summarizer: 'none',
-      });
+      const plan = planOf(c);
       const forCost = plan.action === 'skip' && plan.reason.startsWith('not worth it');
       if (forCost) costSkips++;
       const planSkips = plan.action === 'skip' && plan.maskPass === true && !forCost;
@@ -270,17 +275,7 @@ describe('a masking pass the workflow can tell would find nothing', () => {
       c.state.callsSinceCompaction = trial % 2 === 0 ? 1 + Math.floor(random() * 10) : 100 + Math.floor(random() * 500);
       if (c.compactionDue() === undefined || !/mask/.test(c.compactionDue()!)) continue;
       const verdict = nothingToMask(c, true);
-      const plan = planCompaction({
-        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
-        policy: c.state.policy!,
-        window: c.window,
-        fixedTokens: 0,
-        trigger: 'auto',
-        cooldown: c.state.cooldown!,
-        callsSinceCompaction: c.state.callsSinceCompaction,
-        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
-        summarizer: 'none',
-      });
+      const plan = planOf(c, { callsSinceCompaction: c.state.callsSinceCompaction });
       expect(verdict !== undefined, `trial ${trial}: ${verdict?.skipped ?? plan.reason}`).toBe(plan.action === 'skip');
       if (verdict?.skipped.includes('not worth it')) {
         forCost++;
@@ -304,17 +299,6 @@ describe('a masking pass the workflow can tell would find nothing', () => {
   });
 
   it("the planner asks the same preflight first: its skip is the preflight's; what a tool never masked holds only lowers what the plan finds", () => {
-    const planOf = (c: Conversation) =>
-      planCompaction({
-        context: c.state.messages.map((r) => keyedRecord(c.life, r)),
-        policy: c.state.policy!,
-        window: c.window,
-        fixedTokens: 0,
-        trigger: 'auto',
-        cooldown: c.state.cooldown!,
-        ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
-        summarizer: 'none',
-      });
     const few = conversationAt(150);
     const skip = nothingToMask(few)!;
     expect(planOf(few)).toMatchObject({ action: 'skip', maskPass: true, reason: skip.skipped });
