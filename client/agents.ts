@@ -30,17 +30,15 @@ import {
   sendUpdate,
   stateQuery,
 } from '../contract/agent.ts';
+import { compactionPolicyOf, InvalidInputError, quoted } from '../contract/inputs.ts';
 import {
-  compactionPolicyOf,
-  InvalidInputError,
-  quoted,
   validateAgentInput,
   validateCompactInput,
   validateConfigureInput,
   validateDraftInput,
   validateRevertInput,
   validateSendInput,
-} from '../contract/inputs.ts';
+} from '../contract/input-checks.ts';
 import { invalidInput } from '../contract/failures.ts';
 import { observeAgent, workerPolling } from './agent-observation.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';

@@ -20,7 +20,7 @@ import {
   steerSignal,
   steerUpdate,
 } from '../contract/agent.ts';
-import { validateInterruptInput, validateSteerInput, validateToolDecisionInput } from '../contract/inputs.ts';
+import { validateInterruptInput, validateSteerInput, validateToolDecisionInput } from '../contract/input-checks.ts';
 import type { InterruptInput, SteerInput, ToolDecisionInput } from '../contract/inputs.ts';
 import type { AgentProgress, ApprovalProgress } from '../contract/progress.ts';
 import type { InterruptResult, SteerResult, ToolDecisionResult } from '../contract/results.ts';

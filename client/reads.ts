@@ -10,7 +10,7 @@
 import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import protos from '@temporalio/proto';
-import type { SummarizeProgress } from '../contract/activities.ts';
+import type { SummarizeProgress } from '../contract/compaction-activities.ts';
 import {
   AGENT_WORKFLOW,
   AGENT_WORKFLOW_ID_PREFIX,
@@ -21,7 +21,7 @@ import {
   statsQuery,
 } from '../contract/agent.ts';
 import { statsOf } from '../contract/state.ts';
-import { validateEventsQuery } from '../contract/inputs.ts';
+import { validateEventsQuery } from '../contract/input-checks.ts';
 import type { AgentProgress } from '../contract/progress.ts';
 import type { CompactionEvent, CompactionEventSummary, CompactionStats } from '../contract/results.ts';
 import type { MessageRecord } from '../contract/records.ts';

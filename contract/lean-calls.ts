@@ -15,18 +15,15 @@ import type {
   CallModelInput,
   CallModelPayload,
   CallModelResult,
-  LedgerChanges,
-  ListChange,
   LeanNoteFigures,
   LeanRecord,
   ModelReply,
   ModelReplyPayload,
   NoteFigures,
   RunToolInput,
-  SummaryOutcome,
-  SummaryPayload,
   WholeCallModelInput,
 } from './activities.ts';
+import type { LedgerChanges, ListChange, SummaryOutcome, SummaryPayload } from './compaction-activities.ts';
 import type { TaskLedger } from '../engine/ledger.ts';
 import type { ApprovalNeeded } from './activities.ts';
 import type { DelegateRequest } from './delegation.ts';

@@ -2,7 +2,7 @@
  * The agent's state: as the workflow holds it ({@link WorkflowState}), as the queries return it ({@link AgentState}),
  * and what continue-as-new carries ({@link AgentCarry}), with the draft awaiting review and what applies it.
  */
-import type { PlanOutcome, SummaryOutcome } from './activities.ts';
+import type { PlanOutcome, SummaryOutcome } from './compaction-activities.ts';
 import type { CompactInput } from './inputs.ts';
 import type { TaskOutcome } from './delegation.ts';
 import { lifePrefix, seqOf } from './keys.ts';

@@ -5,7 +5,7 @@
  * first.
  */
 import { condition } from '@temporalio/workflow';
-import type { ApplyOutcome } from '../contract/activities.ts';
+import type { ApplyOutcome } from '../contract/compaction-activities.ts';
 import type { CompactResult } from '../contract/results.ts';
 import type { Prepared } from '../contract/state.ts';
 import { commit, ended } from './compaction-pipeline.ts';

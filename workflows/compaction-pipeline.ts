@@ -15,7 +15,12 @@ import {
   SUMMARIZE_OPTIONS,
   summarizeSpan,
 } from './activities.ts';
-import type { ApplyOutcome, NoGainOutcome, PlanCompactionInput, SummarizeRequest } from '../contract/activities.ts';
+import type {
+  ApplyOutcome,
+  NoGainOutcome,
+  PlanCompactionInput,
+  SummarizeRequest,
+} from '../contract/compaction-activities.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import { cooldownAfter } from '../engine/trigger.ts';
 import type { Trigger } from '../engine/trigger.ts';

@@ -4,7 +4,7 @@
  * Pure: no Temporal API, no I/O, so it is unit-tested alone (test/unit/compaction-refs.test.ts).
  */
 import { pinnedIdsOf } from '../contract/pins.ts';
-import type { ContextRef } from '../contract/activities.ts';
+import type { ContextRef } from '../contract/compaction-activities.ts';
 import { recordsDigest } from '../contract/context-delta.ts';
 import { seqOf } from '../contract/keys.ts';
 import type { WorkflowState } from '../contract/state.ts';

@@ -13,7 +13,7 @@ import type { Trigger } from '../engine/trigger.ts';
 import type { CompactInput } from '../contract/inputs.ts';
 import type { CompactResult, RevertResult } from '../contract/results.ts';
 import { BackgroundCompaction } from './background-compaction.ts';
-import type { ApplyOutcome } from '../contract/activities.ts';
+import type { ApplyOutcome } from '../contract/compaction-activities.ts';
 import type { Prepared } from '../contract/state.ts';
 import { commit, ended, prepare, skippedOf, skippedResult, stepOf, store, violated } from './compaction-pipeline.ts';
 import type { Conversation } from './conversation.ts';

@@ -28,7 +28,7 @@ import {
   delegateArguments,
   validateDelegationInput,
 } from '../contract/delegation.ts';
-import { validateAgentInput } from '../contract/inputs.ts';
+import { validateAgentInput } from '../contract/input-checks.ts';
 import type { AgentInput, ChildSettings, DelegationSettings } from '../contract/inputs.ts';
 import type { ContextRecord } from '../contract/records.ts';
 import type { AgentState } from '../contract/state.ts';

@@ -8,7 +8,7 @@ import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@tempo
 import * as api from '../contract/agent.ts';
 import { EMPTY_LEDGER } from '../engine/ledger.ts';
 import { publicState, statsOf } from '../contract/state.ts';
-import { validateEventsQuery } from '../contract/inputs.ts';
+import { validateEventsQuery } from '../contract/input-checks.ts';
 import type { Conversation } from './conversation.ts';
 import { pendingOf } from './inbox.ts';
 import type { Inbox, InputOf, Kind, ResultOf } from './inbox.ts';

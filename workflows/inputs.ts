@@ -3,8 +3,8 @@
  * (closed, the turn a message would open). A rejection is a typed failure (contract/failures.ts: invalid input, or the agent closed)
  * whose message names the field and the limit.
  */
+import { quoted } from '../contract/inputs.ts';
 import {
-  quoted,
   validateAgentInput,
   validateCompactInput,
   validateConfigureInput,
@@ -14,7 +14,7 @@ import {
   validateSendInput,
   validateSteerInput,
   validateToolDecisionInput,
-} from '../contract/inputs.ts';
+} from '../contract/input-checks.ts';
 import type {
   AgentInput,
   ApproveInput,

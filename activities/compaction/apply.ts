@@ -26,7 +26,7 @@ import type {
   NoGainOutcome,
   RecordSpentInput,
   SummaryOutcome,
-} from '../../contract/activities.ts';
+} from '../../contract/compaction-activities.ts';
 import { recordCompaction } from '../telemetry.ts';
 import { withHeartbeat } from '../stored.ts';
 import type { CompactionShared } from './deps.ts';

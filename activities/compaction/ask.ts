@@ -15,7 +15,7 @@ import {
   SUMMARY_JSON_SCHEMA,
   summaryPrompt,
 } from '../../engine/summary.ts';
-import type { SummarizeInput } from '../../contract/activities.ts';
+import type { SummarizeInput } from '../../contract/compaction-activities.ts';
 import { registryPrice } from '../../engine/models.ts';
 import type { TokenUsage } from '../../engine/pricing.ts';
 import { readUsage } from '../usage.ts';

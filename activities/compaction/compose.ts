@@ -16,7 +16,7 @@ import { countMessage } from '../../engine/tokens.ts';
 import type { TokenCounter } from '../../engine/tokens.ts';
 import { compactionKey, ledgerIdOf, messageKey, summaryIdOf } from '../../contract/keys.ts';
 import type { MessageRecord } from '../../contract/records.ts';
-import type { SummarizeInput, SummaryOutcome } from '../../contract/activities.ts';
+import type { SummarizeInput, SummaryOutcome } from '../../contract/compaction-activities.ts';
 import { factsReport, pinsOf } from './judge.ts';
 import type { Judged } from './judge.ts';
 import type { CompactionObjects } from './stored-objects.ts';

@@ -9,7 +9,7 @@ import { recordsDigest } from '../../contract/context-delta.ts';
 import { messageIdOf, messageKey, resultMarksKey } from '../../contract/keys.ts';
 import type { AgentLife } from '../../contract/keys.ts';
 import { unkeyedRecord } from '../../contract/records.ts';
-import type { ContextRef } from '../../contract/activities.ts';
+import type { ContextRef } from '../../contract/compaction-activities.ts';
 import type { ContextRecord, ResultMarks } from '../../contract/records.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import type { Counting } from '../../engine/models.ts';

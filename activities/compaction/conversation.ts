@@ -11,7 +11,7 @@
  * span is summarized in chunks, when the plan names no context to rebuild the request from, or when the request, the
  * instruction and the summary's budget would not fit the agent's window.
  */
-import type { SummarizeInput } from '../../contract/activities.ts';
+import type { SummarizeInput } from '../../contract/compaction-activities.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { renderLedger } from '../../engine/ledger.ts';
 import { conversationSummaryPrompt } from '../../engine/summary.ts';

@@ -7,7 +7,7 @@ import { estimateCost } from '../../engine/compaction-value.ts';
 import { judgeCompaction, loopGuardNote } from '../../engine/loop-guard.ts';
 import type { JudgedCompaction } from '../../engine/loop-guard.ts';
 import type { LoopGuardVerdict } from '../../engine/trigger.ts';
-import type { ApplyCompactionInput, SummaryOutcome } from '../../contract/activities.ts';
+import type { ApplyCompactionInput, SummaryOutcome } from '../../contract/compaction-activities.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
 import type { eventKeys, StoredPlan } from './stored-objects.ts';

@@ -7,7 +7,7 @@ import { checkFacts, prioritizeFacts } from '../../engine/facts.ts';
 import type { Fact } from '../../engine/facts.ts';
 import { renderLedger, updateLedger } from '../../engine/ledger.ts';
 import type { LedgerUpdate, TaskLedger } from '../../engine/ledger.ts';
-import type { FactCheck } from '../../contract/activities.ts';
+import type { FactCheck } from '../../contract/compaction-activities.ts';
 import type { Conversation } from './ask.ts';
 
 /** Facts named in the re-prompt and pinned, at most (the most valuable kinds first). */

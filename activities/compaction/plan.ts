@@ -9,7 +9,7 @@ import { gateAfterSkippedPlan } from '../../engine/gates.ts';
 import type { TaskLedger } from '../../engine/ledger.ts';
 import { agentLife, compactionKey } from '../../contract/keys.ts';
 import { keyedRecord } from '../../contract/records.ts';
-import type { PlanCompactionInput, PlanOutcome, SummarizeInput } from '../../contract/activities.ts';
+import type { PlanCompactionInput, PlanOutcome, SummarizeInput } from '../../contract/compaction-activities.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import type { Counting } from '../../engine/models.ts';
 import { withHeartbeat } from '../stored.ts';

@@ -10,7 +10,7 @@ import { agentLife, compactionKey, messageIdOf, messageKey, seqOf } from '../../
 import { keyedRecord, unkeyedRecord } from '../../contract/records.ts';
 import { summaryOfEvent } from '../../contract/results.ts';
 import type { CompactionEvent } from '../../contract/results.ts';
-import type { RevertContextInput, RevertOutcome } from '../../contract/activities.ts';
+import type { RevertContextInput, RevertOutcome } from '../../contract/compaction-activities.ts';
 import { withHeartbeat } from '../stored.ts';
 import type { CompactionShared } from './deps.ts';
 import { eventKeys, tokensOf } from './stored-objects.ts';

@@ -10,7 +10,7 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { agentLife, compactionKey } from '../../contract/keys.ts';
 import type { Draft } from '../../contract/results.ts';
-import type { ReviseSummaryInput, StoreDraftInput, SummaryOutcome } from '../../contract/activities.ts';
+import type { ReviseSummaryInput, StoreDraftInput, SummaryOutcome } from '../../contract/compaction-activities.ts';
 import { factsReport, pinsOf } from './judge.ts';
 import type { CompactionShared } from './deps.ts';
 import { spanKeysOf } from './stored-objects.ts';

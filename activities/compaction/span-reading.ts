@@ -6,7 +6,7 @@
 import type { ChatMessage } from '../../engine/messages.ts';
 import { textOf } from '../../engine/messages.ts';
 import { loadTokenCounter } from '../../engine/tokens.ts';
-import type { SummarizeInput } from '../../contract/activities.ts';
+import type { SummarizeInput } from '../../contract/compaction-activities.ts';
 import type { SummaryFrame } from './compose.ts';
 import { judgeOf } from './judge.ts';
 import type { CompactionObjects } from './stored-objects.ts';

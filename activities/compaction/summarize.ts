@@ -5,7 +5,7 @@
  * reference (`compaction-refs`), that outcome and the task ledger stored for the apply step and the next plan.
  */
 import { agentLife, compactionKey } from '../../contract/keys.ts';
-import type { SummarizeRequest, SummaryOutcome, SummaryPayload } from '../../contract/activities.ts';
+import type { SummarizeRequest, SummaryOutcome, SummaryPayload } from '../../contract/compaction-activities.ts';
 import { leanSummary } from '../../contract/lean-calls.ts';
 import type { CompactionShared } from './deps.ts';
 import type { StoredPlan } from './stored-objects.ts';

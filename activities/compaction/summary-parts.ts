@@ -4,7 +4,7 @@
  * places, and the parts' outcomes added up into the step's one outcome. Pure.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { SummarizeInput, SummarizeRequest, SummaryOutcome } from '../../contract/activities.ts';
+import type { SummarizeInput, SummarizeRequest, SummaryOutcome } from '../../contract/compaction-activities.ts';
 import { summarySpecsOf } from '../../engine/planner/index.ts';
 import { summarizeInputOf } from './plan.ts';
 import type { StoredPlan } from './stored-objects.ts';

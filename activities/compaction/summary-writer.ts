@@ -4,7 +4,7 @@
  * judged by its must-keep facts; or, without a summary model or after it failed, by the extractive summarizer. Then
  * composed and stored with the task ledger (compose.ts).
  */
-import type { SummarizeInput, SummarizeProgress, SummaryOutcome } from '../../contract/activities.ts';
+import type { SummarizeInput, SummarizeProgress, SummaryOutcome } from '../../contract/compaction-activities.ts';
 import { registryPrice } from '../../engine/models.ts';
 import { costOf } from '../../engine/pricing.ts';
 import { modelFailure } from '../model-errors.ts';

@@ -11,7 +11,7 @@ import type { SummaryForm, WrittenSizes } from '../../engine/planner/index.ts';
 import { renderSummary, SUMMARY_FIELDS } from '../../engine/summary.ts';
 import type { StructuredSummary } from '../../engine/summary.ts';
 import { countMessage } from '../../engine/tokens.ts';
-import type { SummarizeInput } from '../../contract/activities.ts';
+import type { SummarizeInput } from '../../contract/compaction-activities.ts';
 import { compose, summaryMessageOf } from './compose.ts';
 import type { Judged, judgeOf } from './judge.ts';
 import type { CompactionObjects } from './stored-objects.ts';

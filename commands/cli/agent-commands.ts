@@ -29,14 +29,8 @@ import { reopenAgent } from '../../client/agent-reopen.ts';
 import { MAX_REVIEW_SECONDS } from '../../engine/policy.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replayed-model.ts';
-import {
-  InvalidInputError,
-  quoted,
-  TURN_BUDGET_MAX,
-  validateConfigureInput,
-  validateSendInput,
-  WINDOW_RANGE,
-} from '../../contract/inputs.ts';
+import { InvalidInputError, quoted, TURN_BUDGET_MAX, WINDOW_RANGE } from '../../contract/inputs.ts';
+import { validateConfigureInput, validateSendInput } from '../../contract/input-checks.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { AgentUpdateError } from '../../client/update-errors.ts';
 import type { ConfigureInput, TurnBudget } from '../../contract/inputs.ts';

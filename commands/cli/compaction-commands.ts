@@ -16,7 +16,7 @@ import {
 import { compactionHistory } from '../../client/reads.ts';
 import { STRATEGIES } from '../../engine/policy.ts';
 import type { StrategyName } from '../../engine/policy.ts';
-import { validateCompactInput, validateDraftInput } from '../../contract/inputs.ts';
+import { validateCompactInput, validateDraftInput } from '../../contract/input-checks.ts';
 import type { CompactInput } from '../../contract/inputs.ts';
 import { renderCompaction, renderDraft, renderEvents, renderRevert } from '../render.ts';
 import { waitOptions, withClient } from './connection.ts';

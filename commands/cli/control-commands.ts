@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { approveTool, awaitingApproval, denyTool, interruptAgent, steerAgent } from '../../client/control.ts';
 import { updateStage } from '../../client/updates.ts';
 import type { UpdateStage } from '../../client/updates.ts';
-import { validateInterruptInput, validateSteerInput, validateToolDecisionInput } from '../../contract/inputs.ts';
+import { validateInterruptInput, validateSteerInput, validateToolDecisionInput } from '../../contract/input-checks.ts';
 import { listenForStop } from '../../worker/stopping.ts';
 import { renderApprovals, renderInterrupt, renderSteer, renderToolDecision } from '../render.ts';
 import { waitOptions, withClient } from './connection.ts';

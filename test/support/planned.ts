@@ -1,7 +1,7 @@
 /** The compaction plans an agent's history scheduled, as the e2e tests of plans by reference read them. */
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { ContextRef, PlanOutcome } from '../../contract/activities.ts';
+import type { ContextRef, PlanOutcome } from '../../contract/compaction-activities.ts';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
 

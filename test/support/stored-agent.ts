@@ -14,7 +14,7 @@ import type { PolicyOverrides } from '../../engine/policy.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { NO_COOLDOWN } from '../../engine/trigger.ts';
 import type { Trigger } from '../../engine/trigger.ts';
-import type { PlanOutcome, SummarizeRequest } from '../../contract/activities.ts';
+import type { PlanOutcome, SummarizeRequest } from '../../contract/compaction-activities.ts';
 import { messageIdOf, messageKey } from '../../contract/keys.ts';
 import type { AgentLife } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';

@@ -13,7 +13,7 @@ import { createActivities } from '../../activities/index.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { NO_COOLDOWN } from '../../engine/trigger.ts';
-import type { ApplyOutcome, NoGainOutcome } from '../../contract/activities.ts';
+import type { ApplyOutcome, NoGainOutcome } from '../../contract/compaction-activities.ts';
 import { recordsDigest } from '../../contract/context-delta.ts';
 import { messageIdOf, messageKey } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';

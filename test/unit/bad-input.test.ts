@@ -5,7 +5,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { readModelReply } from '../../activities/model-reply.ts';
-import { InvalidInputError, quoted, validateAgentInput, validateEventsQuery } from '../../contract/inputs.ts';
+import { InvalidInputError, quoted } from '../../contract/inputs.ts';
+import { validateAgentInput, validateEventsQuery } from '../../contract/input-checks.ts';
 import type { AgentInput } from '../../contract/inputs.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { parseSessionJsonl } from '../../llm/replayed-model.ts';

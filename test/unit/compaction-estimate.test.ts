@@ -12,7 +12,7 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import type { PolicyOverrides } from '../../engine/policy.ts';
 import type { Trigger } from '../../engine/trigger.ts';
 import { parseSessionJsonl } from '../../llm/replayed-model.ts';
-import type { ApplyOutcome, NoGainOutcome, PlanOutcome } from '../../contract/activities.ts';
+import type { ApplyOutcome, NoGainOutcome, PlanOutcome } from '../../contract/compaction-activities.ts';
 import { MODEL_LEDGER_TOKENS } from '../../activities/compaction/written-sizes.ts';
 import { compactionKey } from '../../contract/keys.ts';
 import type { ContextRecord } from '../../contract/records.ts';

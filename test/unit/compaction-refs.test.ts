@@ -11,7 +11,7 @@ import { gateAfterMaskSkip, gateAfterSkippedPlan, gateOf } from '../../engine/ga
 import { planCompaction } from '../../engine/planner/index.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { holdGrowth } from '../../engine/trigger.ts';
-import type { ApplyOutcome, ContextRef, NoGainOutcome } from '../../contract/activities.ts';
+import type { ApplyOutcome, ContextRef, NoGainOutcome } from '../../contract/compaction-activities.ts';
 import { applyDelta, recordsDigest } from '../../contract/context-delta.ts';
 import { messageIdOf } from '../../contract/keys.ts';
 import { keyedRecord } from '../../contract/records.ts';

@@ -23,10 +23,10 @@ import type { TaskLedger } from '../../engine/ledger.ts';
 import type {
   CallModelPayload,
   CallModelResult,
-  LedgerChanges,
   RunToolInput,
   WholeCallModelInput,
 } from '../../contract/activities.ts';
+import type { LedgerChanges } from '../../contract/compaction-activities.ts';
 import { noteFiguresOf } from '../../contract/activities.ts';
 import { compactionKey } from '../../contract/keys.ts';
 import { DEFAULT_TURN_STEPS } from '../../contract/inputs.ts';

@@ -3,12 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { Conversation } from '../../workflows/conversation.ts';
 import type { CompactionEventSummary } from '../../contract/results.ts';
 import type { ContextRecord } from '../../contract/records.ts';
-import {
-  InvalidInputError,
-  validateCompactInput,
-  validateDraftInput,
-  validateRevertInput,
-} from '../../contract/inputs.ts';
+import { InvalidInputError } from '../../contract/inputs.ts';
+import { validateCompactInput, validateDraftInput, validateRevertInput } from '../../contract/input-checks.ts';
 import { messageIdOf } from '../../contract/keys.ts';
 import { EMPTY_LEDGER } from '../../engine/ledger.ts';
 import { resolvePolicy } from '../../engine/presets.ts';

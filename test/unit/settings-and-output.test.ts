@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { settingDifferences } from '../../client/setting-differences.ts';
 import { listedStatus } from '../../client/reads.ts';
 import { renderAgents, renderConfigured, renderEvents, renderState } from '../../commands/render.ts';
-import { validateConfigureInput } from '../../contract/inputs.ts';
+import { validateConfigureInput } from '../../contract/input-checks.ts';
 import { shownStatusOf } from '../../contract/state.ts';
 import type { AgentState, WorkflowState } from '../../contract/state.ts';
 import type { CompactionEventSummary, Draft } from '../../contract/results.ts';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { withPinnedBlock } from '../../activities/agent-request.ts';
 import { createConversationRequests } from '../../activities/compaction/conversation.ts';
 import { defineTool, ToolRegistry } from '../../activities/tools.ts';
-import type { AgentRequestRef, SummarizeInput } from '../../contract/activities.ts';
+import type { AgentRequestRef, SummarizeInput } from '../../contract/compaction-activities.ts';
 import { PINNED_BLOCK_HEADING } from '../../contract/pins.ts';
 import type { MessageRecord } from '../../contract/records.ts';
 import type { ChatMessage } from '../../engine/messages.ts';

@@ -6,8 +6,8 @@ import {
   TURN_BUDGET_MAX,
   turnBudgetOf,
   turnStoppedReply,
-  validateAgentInput,
 } from '../../contract/inputs.ts';
+import { validateAgentInput } from '../../contract/input-checks.ts';
 import type { AgentInput } from '../../contract/inputs.ts';
 
 const agent = (extra: Partial<AgentInput>): AgentInput => ({ agentId: 'a', model: 'gpt-4o-mini', ...extra });
