@@ -51,6 +51,37 @@ export function sharedPrefixLengths(requests: readonly (readonly ChatMessage[])[
   });
 }
 
+/**
+ * Each request's tokens had the agent never compacted: the whole recording up to the request's last message (found by
+ * walking the recording forward, so that repeated texts match in order), a system prompt the request has and the
+ * recording lacks, and `fixedTokens` (the reply primer and the schemas). The recording's running token sums make each
+ * request a lookup: linear in the recording's length and the requests' count, where summing each prefix again was
+ * quadratic (hours for a recording of tens of thousands of steps). `tokensOf` counts one message.
+ */
+export function tokensWithoutCompaction(
+  requests: readonly (readonly ChatMessage[])[],
+  session: readonly ChatMessage[],
+  tokensOf: (message: ChatMessage) => number,
+  fixedTokens: number,
+): number[] {
+  const same = (a: ChatMessage, b: ChatMessage) =>
+    a.role === b.role && (a.content ?? '') === (b.content ?? '') && (a.tool_call_id ?? '') === (b.tool_call_id ?? '');
+  const runningSum = [0];
+  for (const message of session) runningSum.push(runningSum.at(-1)! + tokensOf(message));
+  let position = 0;
+  return requests.map((request) => {
+    const last = request.at(-1);
+    for (let i = position; last && i < session.length; i++) {
+      if (same(session[i]!, last)) {
+        position = i;
+        break;
+      }
+    }
+    const system = request[0]?.role === 'system' && session[0]?.role !== 'system' ? tokensOf(request[0]) : 0;
+    return fixedTokens + system + runningSum[Math.min(position + 1, session.length)]!;
+  });
+}
+
 /** Each request's cached tokens: its shared prefix's tokens, under OpenAI's rule, never more than the request. */
 export function cachedTokensOf(prefixTokens: readonly number[], requestTokens: readonly number[]): number[] {
   return requestTokens.map((tokens, i) => cachedTokensFor(prefixTokens[i] ?? 0, tokens));

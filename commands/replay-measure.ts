@@ -12,11 +12,11 @@ import { compactionKey } from '../contract/keys.ts';
 import type { PolicyOverrides } from '../engine/policy.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';
-import { countMessage, countRequest, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
+import { CHAT_OVERHEAD, countMessage, countToolSchemas, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, toolPairViolations } from '../engine/tool-pairs.ts';
 import type { RecordedAnswer } from '../llm/replayed-model.ts';
 import type { S3BlobStore } from '../storage/s3.ts';
-import { replayCost, sharedPrefixLengths } from './replay-cost.ts';
+import { replayCost, sharedPrefixLengths, tokensWithoutCompaction } from './replay-cost.ts';
 import type { CutShort, ReplayReport } from './replay-report.ts';
 
 /** The report of a replay's closed agent (`state`), from what the run kept (`run`); its deletion comes after. */
@@ -40,9 +40,7 @@ export async function measureReplay(
   },
 ): Promise<Omit<ReplayReport, 'deletion'>> {
   const counter = await loadTokenCounter(state.modelInfo!.encoding);
-  const tokensOf = (messages: ChatMessage[]) => countRequest(counter, messages, run.schemas, state.modelInfo!.margin);
-  const requestTokens = run.requests.map(tokensOf);
-  // Each distinct message counted once: the prefixes below sum the same messages request after request.
+  // Each distinct message counted once: requests and the prefixes below sum the same messages request after request.
   const counts = new Map<string, number>();
   const counted = (message: ChatMessage) => {
     const key = JSON.stringify(message);
@@ -51,18 +49,10 @@ export async function measureReplay(
     return tokens;
   };
   const schemaTokens = countToolSchemas(counter, run.schemas, state.modelInfo!.margin);
-  // Without compaction, each request would have carried the whole recording up to its last message (found by
-  // walking the recording forward, so that repeated texts match in order).
-  const same = (a: ChatMessage, b: ChatMessage) =>
-    a.role === b.role && (a.content ?? '') === (b.content ?? '') && (a.tool_call_id ?? '') === (b.tool_call_id ?? '');
-  let position = 0;
-  const withoutCompaction = run.requests.map((request) => {
-    const last = request.at(-1)!;
-    const at = run.session.findIndex((m, i) => i >= position && same(m, last));
-    if (at !== -1) position = at;
-    const system = request[0]?.role === 'system' && run.session[0]?.role !== 'system' ? [request[0]] : [];
-    return tokensOf([...system, ...run.session.slice(0, position + 1)]);
-  });
+  // A request's tokens are its messages' plus the reply primer and the schemas (engine/tokens.ts countRequest).
+  const fixedTokens = CHAT_OVERHEAD.replyPrimer + schemaTokens;
+  const requestTokens = run.requests.map((request) => request.reduce((sum, m) => sum + counted(m), fixedTokens));
+  const withoutCompaction = tokensWithoutCompaction(run.requests, run.session, counted, fixedTokens);
   // Cost with caching (commands/replay-cost.ts): each request's prefix shared with an earlier one, its reply.
   const shared = sharedPrefixLengths(run.requests);
   const prefixTokens = run.requests.map((request, i) =>

@@ -203,6 +203,11 @@ export interface ChatServerOptions {
   promptCache?: PromptCacheOptions;
   /** A reply without a scripted usage reports the request's and the reply's tokens as counted (default: zeros). */
   countUsage?: boolean;
+  /**
+   * Called once a request is answered (its response ended, or its connection dropped), with its index and the time
+   * from its arrival: the model's own time, which a benchmark takes off a step's wall time.
+   */
+  onAnswered?: (index: number, ms: number) => void;
 }
 
 /**
@@ -242,6 +247,14 @@ export async function startChatServer(responder: Responder, options: ChatServerO
   };
   let received = 0;
   const server = createServer((request, response) => {
+    const arrived = Date.now();
+    let index = -1;
+    if (options.onAnswered) {
+      const onAnswered = options.onAnswered;
+      response.once('close', () => {
+        if (index >= 0) onAnswered(index, Date.now() - arrived);
+      });
+    }
     void (async () => {
       const path = request.url ?? '/';
       if (request.method !== 'POST' || !/^(\/v1)?\/chat\/completions$/.test(path)) {
@@ -253,7 +266,7 @@ export async function startChatServer(responder: Responder, options: ChatServerO
       const body = JSON.parse(await readBody(request)) as RecordedRequest['body'];
       const streamed = body.stream === true;
       const recorded = withoutBudgetNote({ path, headers: request.headers, body });
-      const index = received++;
+      index = received++;
       if (options.record !== false) requests.push(recorded);
       const prompt = promptTokens(body);
       prompt.catch(() => undefined);

@@ -169,8 +169,13 @@ export interface Stack {
   bundlePath: string;
 }
 
-export async function startStack(options: ChaosOptions): Promise<Stack> {
-  const dir = mkdtempSync(join(tmpdir(), 'longrun-chaos-'));
+/**
+ * A Temporal dev server (on disk, so a killed one starts again on its data) and a MinIO of the run's own, and the
+ * workflow bundle; `continueAsNewEvents`: the history length at which the server suggests continue-as-new (default:
+ * the server's own).
+ */
+export async function startStack(options: { continueAsNewEvents?: number }, name = 'chaos'): Promise<Stack> {
+  const dir = mkdtempSync(join(tmpdir(), `longrun-${name}-`));
   const settings = loadSettings(process.env);
   const binaries = await ensureBinaries(BINARIES, { cacheDir: settings.cacheDir });
   const [port, uiPort, s3Port, consolePort] = (await freePorts(4)) as [number, number, number, number];
@@ -182,11 +187,13 @@ export async function startStack(options: ChaosOptions): Promise<Stack> {
       port,
       uiPort,
       namespace: 'default',
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': options.continueAsNewEvents },
+      ...(options.continueAsNewEvents !== undefined
+        ? { dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': options.continueAsNewEvents } }
+        : {}),
     },
     true,
   );
-  const minioOptions = minioOptionsIn(dir, { binary: binaries.minio!, port: s3Port, consolePort, bucket: 'chaos' });
+  const minioOptions = minioOptionsIn(dir, { binary: binaries.minio!, port: s3Port, consolePort, bucket: name });
   // Settled together: a server that started is stopped when another part failed (not left running).
   const [temporal, minio, bundle] = await Promise.allSettled([
     startTemporal(temporalOptions),
@@ -346,7 +353,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** SIGKILL to a server's process group; a group already gone is no error (it died by itself). */
-function killGroup(pid: number | undefined): void {
+export function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
     process.kill(-pid, 'SIGKILL');

@@ -8,8 +8,10 @@ import {
   replayCost,
   requestsCost,
   sharedPrefixLengths,
+  tokensWithoutCompaction,
 } from '../../commands/replay-cost.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
+import { textOf } from '../../engine/messages.ts';
 import { priceOf } from '../../engine/pricing.ts';
 import { priceFlag, UsageError } from '../../commands/cli/parse.ts';
 import { costLineOf } from '../../commands/replay-report.ts';
@@ -174,5 +176,56 @@ describe('how the reports show it', () => {
     expect(costLineOf({ ...report, price: null, cost: null, costWithoutCompaction: null, costFloor: null })).toBe(
       'cost unknown (no price for the model: give one with --price); cached input 71%',
     );
+  });
+});
+
+describe('tokens without compaction (the replay report)', () => {
+  const tokensOf = (m: ChatMessage) => textOf(m.content).length;
+  /** What the report counted before: each request's whole prefix of the recording summed again. */
+  function naive(requests: ChatMessage[][], session: ChatMessage[], fixed: number): number[] {
+    let position = 0;
+    return requests.map((request) => {
+      const last = request.at(-1)!;
+      const at = session.findIndex(
+        (m, i) =>
+          i >= position && m.role === last.role && m.content === last.content && m.tool_call_id === last.tool_call_id,
+      );
+      if (at !== -1) position = at;
+      const system = request[0]?.role === 'system' && session[0]?.role !== 'system' ? [request[0]] : [];
+      return fixed + [...system, ...session.slice(0, position + 1)].reduce((sum, m) => sum + tokensOf(m), 0);
+    });
+  }
+  const ok = (n: number): ChatMessage => ({ role: 'tool', content: 'ok', tool_call_id: `c${n}` });
+
+  it("counts the recording up to each request's last message, the system prompt added, a text it lacks counted where the walk is", () => {
+    const session: ChatMessage[] = [
+      { role: 'user', content: 'task one' },
+      { role: 'assistant', content: 'looking' },
+      { role: 'user', content: 'go on' },
+      { role: 'assistant', content: 'done with it' },
+      { role: 'user', content: 'go on now' },
+      { role: 'assistant', content: 'finished' },
+    ];
+    const requests: ChatMessage[][] = [
+      [sys, session[0]!],
+      [sys, { role: 'user', content: '[summary]' }, session[2]!],
+      [sys, { role: 'user', content: '[summary]' }, session[4]!],
+      [sys, { role: 'user', content: 'not in the recording' }],
+    ];
+    const got = tokensWithoutCompaction(requests, session, tokensOf, 7);
+    expect(got).toEqual(naive(requests, session, 7));
+    expect(got).toEqual([7 + 14 + 8, 7 + 14 + 8 + 7 + 5, 7 + 14 + 8 + 7 + 5 + 12 + 9, 7 + 14 + 8 + 7 + 5 + 12 + 9]);
+  });
+
+  it('counts each message of a long recording once, however many requests (linear, not quadratic)', () => {
+    const session: ChatMessage[] = Array.from({ length: 20_000 }, (_, i) =>
+      i % 2 ? ok(i) : { role: 'assistant', content: `step ${i}` },
+    );
+    const requests = Array.from({ length: 10_000 }, (_, i) => [session[2 * i + 1]!]);
+    let counted = 0;
+    const got = tokensWithoutCompaction(requests, session, (m) => (counted++, tokensOf(m)), 0);
+    expect(counted).toBe(session.length);
+    expect(got.slice(0, 3)).toEqual(naive(requests.slice(0, 3), session, 0));
+    expect(got.at(-1)).toBe(session.reduce((sum, m) => sum + tokensOf(m), 0));
   });
 });
