@@ -1,7 +1,8 @@
 /**
  * The search index written as bodies are stored (storage/search-index.ts has its layout): the activities that store
  * a message, a tool result (and its whole original), a summary or a task ledger add it to the index before they
- * complete, and the model call seals the blocks of messages it is past.
+ * complete; the model call seals the blocks of messages it is past, and a compaction's those of compactions well
+ * before it (each merging 16 sealed segments into one when they are there).
  *
  * Indexing never fails the agent's work: a storage outage is waited out for a while, then (like any other failure
  * of the index) logged, and the body stays unindexed until its block is sealed, which reads a message without a small
@@ -12,6 +13,7 @@ import { messageKey, originalResultKey, seqOf } from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ChatMessage, MessageKind } from '../engine/messages.ts';
 import { docOf, searchIndexOf } from '../storage/search-index.ts';
+import { compactionSeqOf } from '../storage/search-tiers.ts';
 import type { SearchStore } from '../storage/search-index.ts';
 import type { SearchDoc } from '../storage/search-rank.ts';
 import { untilStored } from './stored.ts';
@@ -72,12 +74,14 @@ export function createSearchWrites(store: SearchStore) {
 
     /** Adds a compaction's stored summary or task ledger (`id` c000002 or l000002). */
     compactionBody(agent: AgentLife, id: string, kind: MessageKind, key: string, message: ChatMessage): Promise<void> {
-      if (kind !== 'summary' && kind !== 'ledger') return Promise.resolve();
-      const seq = seqOf(id);
+      const seq = compactionSeqOf(id);
+      if ((kind !== 'summary' && kind !== 'ledger') || seq === undefined) return Promise.resolve();
       // A reviewer's edit of a summary (summary-edited.json, the same id) takes the summary's place in the index.
-      return quietly(`adding ${id}`, () =>
-        index.add(agent, id, [docOf({ key, id, role: message.role, seq, kind }, message)]),
-      );
+      // Then the blocks of compactions well before it are sealed (and merged when 16 are there).
+      return quietly(`adding ${id}`, async () => {
+        await index.add(agent, id, [docOf({ key, id, role: message.role, seq, kind }, message)]);
+        await index.sealCompactionsBefore(agent, seq);
+      });
     },
 
     /** Seals the blocks of messages before `messageId` (call it from the model call that stores that message). */

@@ -1,6 +1,7 @@
 /**
  * An agent life's full-text search index in S3, built as its bodies are stored (by the activities that store them),
- * read by the `context_search` tool, `searchAgent` and `longrun search`. The pure parts: storage/search-rank.ts.
+ * read by the `context_search` tool, `searchAgent` and `longrun search`. The pure parts: storage/search-rank.ts (the
+ * ranking and the segments) and storage/search-tiers.ts (which segments exist, which a search reads, which merge).
  *
  * Layout, under the life's prefix (contract/keys.ts):
  *
@@ -10,18 +11,55 @@
  *   search/1/m<block>.json      a sealed segment: every message of sequence numbers block×256+1 … (block+1)×256 and
  *                               their originals, made by the model call that stores a later message (all of those
  *                               are stored by then: a step's tool results are before its next model call)
+ *   search/1/c<block>.json      the summaries and ledgers of compactions block×64+1 … (block+1)×64, sealed by the
+ *                               activity that stores a compaction 64 to 128 later (none of those is edited by then)
+ *   search/<L>/<m|c><first>.json  a merged segment: the 16 segments of level L-1 from `first` (L ≥ 2), made when the
+ *                               16 are all there, by the same activities, from their indexes (no body read again)
  *
- * Once a block is sealed its small segments are deleted; a reader that sees both (a listing made in between) uses the
- * sealed one. Segments are JSON, gzip-compressed and base64-encoded (the store holds text), and encrypted like every
- * body when encryption is on. A search lists the life's segments (one LIST), reads the ones this process has not
- * cached (a cache of parsed segments bounded by {@link SEARCH_CACHE_BYTES}) and ranks across them.
+ * Once a block is sealed its small segments are deleted, and once 16 segments are merged they are; a reader that sees
+ * both (a listing made in between) uses the sealed or merged one. So a search reads a bounded number of segments
+ * however long the life (search-tiers.ts). Segments are JSON, gzip-compressed and base64-encoded (the store holds
+ * text), and encrypted like every body when encryption is on. A search lists the life's segments (one LIST), reads
+ * the ones this process has not cached (a cache of parsed segments bounded by {@link SEARCH_CACHE_BYTES}) and ranks
+ * across them.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { lifePrefix, messageIdOf, messageKey, originalResultKey } from '../contract/keys.ts';
+import {
+  compactionKey,
+  ledgerIdOf,
+  lifePrefix,
+  messageIdOf,
+  messageKey,
+  originalResultKey,
+  summaryIdOf,
+} from '../contract/keys.ts';
 import type { AgentLife } from '../contract/keys.ts';
 import type { ChatMessage } from '../engine/messages.ts';
-import { rankAcrossSegments, readSegment, searchableText, segmentOf, snippetOf } from './search-rank.ts';
+import {
+  mergeSegmentData,
+  parseSegment,
+  rankAcrossSegments,
+  readSegment,
+  searchableText,
+  segmentOf,
+  snippetOf,
+} from './search-rank.ts';
 import type { LoadedSegment, SearchDoc, SearchDocMeta, SearchHit } from './search-rank.ts';
+import {
+  blockOf,
+  COMPACTION_BLOCK,
+  compactionBlockOf,
+  compactionSeqOf,
+  liveSegments,
+  mergesDue,
+  parseSealed,
+  SEARCH_BLOCK,
+  tierKey,
+  uncovered,
+} from './search-tiers.ts';
+import type { Merge, SealedRef, Series } from './search-tiers.ts';
+
+export { blockOf, liveSegments, SEARCH_BLOCK };
 
 /** What the index needs of the store: get and put, a listing, and (to drop merged segments) a delete. */
 export interface SearchStore {
@@ -31,12 +69,14 @@ export interface SearchStore {
   delete?(key: string): Promise<void>;
 }
 
-/** Messages per sealed segment. */
-export const SEARCH_BLOCK = 256;
 /** Parsed segments kept in memory per process, counted by their stored (compressed) size; parsed they take more. */
 export const SEARCH_CACHE_BYTES = 16 * 1024 * 1024;
-/** Blocks one model call seals at most (an agent older than search has many: later calls seal the rest). */
+/** Blocks one call seals at most (an agent older than search has many: later calls seal the rest). */
 const SEAL_AT_ONCE = 2;
+/** Lives whose sealed segments a process keeps in mind (least recently used dropped; listed again when needed). */
+const LAYOUTS_KEPT = 1_000;
+/** Compaction blocks left unsealed behind the newest compaction: a summary may be edited (review) until then. */
+const COMPACTION_MARGIN_BLOCKS = 1;
 /** Bodies read at once. */
 const READS_AT_ONCE = 32;
 
@@ -89,32 +129,9 @@ export function smallSegmentKey(agent: AgentLife, name: string): string {
   return `${searchPrefix(agent)}0/${name}.json`;
 }
 
+/** The sealed segment of message block `block` (level 1). */
 export function sealedSegmentKey(agent: AgentLife, block: number): string {
-  return `${searchPrefix(agent)}1/m${String(block).padStart(6, '0')}.json`;
-}
-
-/** The block of a message sequence number. */
-export function blockOf(seq: number): number {
-  return Math.floor((seq - 1) / SEARCH_BLOCK);
-}
-
-/**
- * Which of a listing's segment keys a search reads: every sealed one, and the small ones whose message is in no
- * sealed block (summaries and ledgers are never sealed).
- */
-export function liveSegments(prefix: string, keys: readonly string[]): string[] {
-  const sealed = new Set<number>();
-  for (const key of keys) {
-    const match = /^1\/m(\d{6})\.json$/.exec(key.slice(prefix.length));
-    if (match) sealed.add(Number(match[1]));
-  }
-  return keys.filter((key) => {
-    const name = key.slice(prefix.length);
-    if (name.startsWith('1/')) return true;
-    const match = /^0\/m(\d+)\.json$/.exec(name);
-    if (match) return !sealed.has(blockOf(Number(match[1])));
-    return /^0\/[cl]\d+\.json$/.test(name);
-  });
+  return tierKey(searchPrefix(agent), 1, 'm', block);
 }
 
 export function encodeSegment(json: string): string {
@@ -139,14 +156,29 @@ async function inBatches<T, R>(items: readonly T[], work: (item: T) => Promise<R
   return out;
 }
 
+/**
+ * The first `most` level-1 blocks 0 … `last` that none of `live` (a series' uncovered sealed segments) covers, in
+ * order: a walk over the segments, not over the blocks, so it costs the same however long the life.
+ */
+export function unsealed(live: readonly SealedRef[], last: number, most: number): number[] {
+  const out: number[] = [];
+  let block = 0;
+  for (const ref of [...live].sort((a, b) => a.first - b.first)) {
+    for (; block < ref.first && block <= last && out.length < most; block++) out.push(block);
+    block = Math.max(block, ref.first + ref.span);
+  }
+  for (; block <= last && out.length < most; block++) out.push(block);
+  return out;
+}
+
 export class SearchIndex {
   private readonly store: SearchStore;
   private readonly cacheBytes: number;
   /** Parsed segments by key, least recently used first. */
   private readonly cache = new Map<string, LoadedSegment>();
   private cached = 0;
-  /** Per life: the blocks known to be sealed. */
-  private readonly sealed = new Map<string, Set<number>>();
+  /** Per life: its sealed segments by key, as this process last listed or wrote them (least recently used first). */
+  private readonly layouts = new Map<string, Map<string, SealedRef>>();
 
   constructor(store: SearchStore, options: { cacheBytes?: number } = {}) {
     this.store = store;
@@ -161,45 +193,123 @@ export class SearchIndex {
 
   /**
    * Seals every block of messages before `seq` (all of them are stored when the message `seq` is: call it from the
-   * model call that stores it), at most {@link SEAL_AT_ONCE} at a time, and drops their small segments.
+   * model call that stores it), at most {@link SEAL_AT_ONCE} at a time, drops their small segments, and makes the
+   * merge due if there is one. Returns the blocks it sealed.
    */
   async sealBefore(agent: AgentLife, seq: number): Promise<number[]> {
-    const last = blockOf(seq) - 1;
+    return this.sealSeries(agent, 'm', blockOf(seq) - 1);
+  }
+
+  /**
+   * Seals the blocks of compaction bodies well before compaction `seq` (call it as compaction `seq` stores its
+   * summary or ledger), as {@link sealBefore} does for messages.
+   */
+  async sealCompactionsBefore(agent: AgentLife, seq: number): Promise<number[]> {
+    return this.sealSeries(agent, 'c', compactionBlockOf(seq) - 1 - COMPACTION_MARGIN_BLOCKS);
+  }
+
+  private async sealSeries(agent: AgentLife, series: Series, last: number): Promise<number[]> {
     if (last < 0 || !this.store.list) return [];
-    const life = lifePrefix(agent);
-    let sealed = this.sealed.get(life);
-    if (!sealed) {
-      sealed = new Set();
-      const prefix = `${searchPrefix(agent)}1/`;
-      for (const key of await this.listAll(prefix)) {
-        const match = /m(\d{6})\.json$/.exec(key);
-        if (match) sealed.add(Number(match[1]));
-      }
-      this.sealed.set(life, sealed);
-    }
-    const todo: number[] = [];
-    for (let block = 0; block <= last && todo.length < SEAL_AT_ONCE; block++) if (!sealed.has(block)) todo.push(block);
+    const layout = await this.layout(agent);
+    const todo = unsealed(uncovered([...layout.values()].filter((r) => r.series === series)), last, SEAL_AT_ONCE);
     for (const block of todo) {
-      await this.seal(agent, block);
-      sealed.add(block);
+      const key = await this.seal(agent, series, block);
+      layout.set(key, parseSealed(searchPrefix(agent), key)!);
     }
+    const [merge] = mergesDue([...layout.values()].filter((r) => r.series === series));
+    if (merge) await this.merge(agent, layout, merge);
     return todo;
   }
 
-  /** Makes block `block`'s sealed segment from its small ones (a message without one: from its stored body). */
-  private async seal(agent: AgentLife, block: number): Promise<void> {
-    const seqs = Array.from({ length: SEARCH_BLOCK }, (_, i) => block * SEARCH_BLOCK + i + 1);
-    const perSeq = await inBatches(seqs, async (seq): Promise<SearchDoc[]> => {
-      const id = messageIdOf(seq);
-      const small = await this.store.get(smallSegmentKey(agent, id));
-      const metas: SearchDocMeta[] = small
-        ? (JSON.parse(decodeSegment(small)) as { docs: SearchDocMeta[] }).docs
-        : [
-            { key: messageKey(agent, id), id, role: '', seq, kind: 'message' },
-            { key: originalResultKey(agent, id), id, role: '', seq, kind: 'original' },
-          ];
+  /** The life's sealed segments, listed once per process (the listing is bounded: segments merge). */
+  private async layout(agent: AgentLife): Promise<Map<string, SealedRef>> {
+    const life = lifePrefix(agent);
+    let layout = this.layouts.get(life);
+    if (layout) {
+      this.layouts.delete(life);
+    } else {
+      const prefix = searchPrefix(agent);
+      layout = new Map();
+      for (const key of await this.listAll(prefix)) {
+        const ref = parseSealed(prefix, key);
+        if (ref) layout.set(key, ref);
+      }
+      for (const [oldest] of this.layouts) {
+        if (this.layouts.size < LAYOUTS_KEPT) break;
+        this.layouts.delete(oldest);
+      }
+    }
+    this.layouts.set(life, layout);
+    return layout;
+  }
+
+  /** The docs' metas of a small segment (undefined: none under that key now). */
+  private async smallMetas(key: string): Promise<SearchDocMeta[] | undefined> {
+    const small = await this.store.get(key);
+    return small === undefined ? undefined : (JSON.parse(decodeSegment(small)) as { docs: SearchDocMeta[] }).docs;
+  }
+
+  /**
+   * The small segments of level-1 block `block` of `series`, and what each sequence number of it indexes: its small
+   * segments' docs, or, without one, what it would: a message and its original, or a compaction's summary (its
+   * reviewer's edit first) and ledger. A compaction's small segments are listed (a plan with several summaries has
+   * one each: c000002, c000002-2, …), from the block's first.
+   */
+  private async blockContents(
+    agent: AgentLife,
+    series: Series,
+    seqs: readonly number[],
+  ): Promise<{ smallKeys: string[]; metas: SearchDocMeta[][] }> {
+    if (series === 'm') {
+      const smallKeys = seqs.map((seq) => smallSegmentKey(agent, messageIdOf(seq)));
+      const metas = await inBatches(seqs, async (seq) => {
+        const id = messageIdOf(seq);
+        return (
+          (await this.smallMetas(smallSegmentKey(agent, id))) ?? [
+            { key: messageKey(agent, id), id, role: '', seq, kind: 'message' as const },
+            { key: originalResultKey(agent, id), id, role: '', seq, kind: 'original' as const },
+          ]
+        );
+      });
+      return { smallKeys, metas };
+    }
+    const [first, last] = [seqs[0]!, seqs.at(-1)!];
+    const prefix = searchPrefix(agent);
+    const listed = await Promise.all(
+      ['c', 'l'].map((letter) =>
+        this.listAll(`${prefix}0/${letter}`, `${prefix}0/${summaryIdOf(first).replace('c', letter)}`.slice(0, -1)),
+      ),
+    );
+    const smallKeys = listed.flat().filter((key) => {
+      const seq = compactionSeqOf(key.slice(`${prefix}0/`.length, -'.json'.length));
+      return seq !== undefined && seq >= first && seq <= last;
+    });
+    const bySeq = new Map<number, string[]>();
+    for (const key of smallKeys) {
+      const seq = compactionSeqOf(key.slice(`${prefix}0/`.length, -'.json'.length))!;
+      bySeq.set(seq, [...(bySeq.get(seq) ?? []), key]);
+    }
+    const metas = await inBatches(seqs, async (seq): Promise<SearchDocMeta[]> => {
+      const keys = bySeq.get(seq);
+      if (keys) return (await Promise.all(keys.map((key) => this.smallMetas(key)))).flatMap((m) => m ?? []);
+      const edited = compactionKey(agent, seq, 'summary-edited.json');
+      const summary = (await this.store.get(edited)) !== undefined ? edited : compactionKey(agent, seq, 'summary.json');
+      return [
+        { key: summary, id: summaryIdOf(seq), role: '', seq, kind: 'summary' },
+        { key: compactionKey(agent, seq, 'ledger.json'), id: ledgerIdOf(seq), role: '', seq, kind: 'ledger' },
+      ];
+    });
+    return { smallKeys, metas };
+  }
+
+  /** Makes level-1 block `block` of `series` from its small segments (or bodies); returns its key. */
+  private async seal(agent: AgentLife, series: Series, block: number): Promise<string> {
+    const size = series === 'm' ? SEARCH_BLOCK : COMPACTION_BLOCK;
+    const seqs = Array.from({ length: size }, (_, i) => block * size + i + 1);
+    const { smallKeys, metas } = await this.blockContents(agent, series, seqs);
+    const perSeq = await inBatches(metas, async (list): Promise<SearchDoc[]> => {
       const docs = await Promise.all(
-        metas.map(async (meta) => {
+        list.map(async (meta) => {
           const body = await this.store.get(meta.key);
           if (body === undefined) return undefined;
           const message = JSON.parse(body) as ChatMessage;
@@ -208,20 +318,34 @@ export class SearchIndex {
       );
       return docs.filter((doc) => doc !== undefined);
     });
-    const docs = perSeq.flat();
-    await this.store.put(sealedSegmentKey(agent, block), encodeSegment(JSON.stringify(segmentOf(docs))), 'text/plain');
-    if (this.store.delete) {
-      await inBatches(seqs, (seq) => this.store.delete!(smallSegmentKey(agent, messageIdOf(seq))));
-    }
+    const key = tierKey(searchPrefix(agent), 1, series, block);
+    await this.store.put(key, encodeSegment(JSON.stringify(segmentOf(perSeq.flat()))), 'text/plain');
+    if (this.store.delete) await inBatches(smallKeys, (small) => this.store.delete!(small));
+    return key;
   }
 
-  private async listAll(prefix: string): Promise<string[]> {
+  /** Merges 16 segments of one level into one of the next, from their indexes; then drops them. */
+  private async merge(agent: AgentLife, layout: Map<string, SealedRef>, merge: Merge): Promise<void> {
+    const bodies = await inBatches(merge.members, (ref) => this.store.get(ref.key));
+    // A member gone (merged by another process meanwhile): list again next time.
+    if (bodies.some((body) => body === undefined)) {
+      this.layouts.delete(lifePrefix(agent));
+      return;
+    }
+    const merged = mergeSegmentData(bodies.map((body) => parseSegment(decodeSegment(body!))));
+    const key = tierKey(searchPrefix(agent), merge.into.level, merge.into.series, merge.into.first);
+    await this.store.put(key, encodeSegment(JSON.stringify(merged)), 'text/plain');
+    layout.set(key, parseSealed(searchPrefix(agent), key)!);
+    for (const member of merge.members) layout.delete(member.key);
+    if (this.store.delete) await inBatches(merge.members, (ref) => this.store.delete!(ref.key));
+  }
+
+  /** Every key under `prefix` (after `startAfter`, when given). */
+  private async listAll(prefix: string, startAfter?: string): Promise<string[]> {
     const keys: string[] = [];
     for (;;) {
-      const page = await this.store.list!(prefix, {
-        ...(keys.length ? { startAfter: keys.at(-1)! } : {}),
-        limit: 1000,
-      });
+      const after = keys.at(-1) ?? startAfter;
+      const page = await this.store.list!(prefix, { ...(after ? { startAfter: after } : {}), limit: 1000 });
       keys.push(...page);
       if (page.length < 1000) return keys;
     }

@@ -110,11 +110,84 @@ export function segmentOf(docs: readonly SearchDoc[]): SegmentData {
   return { v: 1, docs: docs.map(({ text: _text, ...meta }) => meta), index: index.toJSON() };
 }
 
-/** A stored segment's JSON, searchable. */
-export function readSegment(json: string, bytes = json.length): LoadedSegment {
+/** A stored segment's JSON, parsed and checked. */
+export function parseSegment(json: string): SegmentData {
   const data = JSON.parse(json) as SegmentData;
   if (data.v !== 1 || !Array.isArray(data.docs)) throw new Error('not a search segment (v 1)');
-  return { docs: data.docs, index: MiniSearch.loadJSON(JSON.stringify(data.index), OPTIONS), bytes };
+  return data;
+}
+
+/** A stored segment's JSON, searchable. */
+export function readSegment(json: string, bytes = json.length): LoadedSegment {
+  const data = parseSegment(json);
+  return { docs: data.docs, index: MiniSearch.loadJS(data.index as never, OPTIONS), bytes };
+}
+
+/** MiniSearch's serialized index (format 2), as far as a merge reads it: one field, `text` (field id 0). */
+interface SerializedIndex {
+  documentCount: number;
+  nextId: number;
+  documentIds: Record<string, number>;
+  fieldIds: Record<string, number>;
+  fieldLength: Record<string, number[]>;
+  averageFieldLength: number[];
+  storedFields: Record<string, unknown>;
+  dirtCount: number;
+  index: [string, Record<string, Record<string, number>>][];
+  serializationVersion: number;
+}
+
+/**
+ * One segment over the docs of `parts`, in order, without their texts: the parts' serialized MiniSearch indexes
+ * joined (each part's short ids and doc numbers moved past the previous parts', the postings of each term put
+ * together, the average length over all docs). What a search ranks in it is what it would rank in a segment built
+ * from the texts (test/unit/search-tiers.test.ts). A part in another serialization than MiniSearch's format 2 is an
+ * error: the caller keeps the parts as they are.
+ */
+export function mergeSegmentData(parts: readonly SegmentData[]): SegmentData {
+  const docs: SearchDocMeta[] = [];
+  const documentIds: Record<string, number> = {};
+  const fieldLength: Record<string, number[]> = {};
+  const postings = new Map<string, Record<string, number>>();
+  let [shortIds, lengthSum, dirt] = [0, 0, 0];
+  for (const part of parts) {
+    const index = part.index as SerializedIndex;
+    if (
+      index.serializationVersion !== 2 ||
+      Object.keys(index.fieldIds).join() !== 'text' ||
+      index.fieldIds.text !== 0
+    ) {
+      throw new Error(`search segment: cannot merge a MiniSearch index of format ${index.serializationVersion}`);
+    }
+    const [docBase, idBase] = [docs.length, shortIds];
+    for (const [short, n] of Object.entries(index.documentIds)) documentIds[Number(short) + idBase] = n + docBase;
+    for (const [short, lengths] of Object.entries(index.fieldLength)) {
+      fieldLength[Number(short) + idBase] = lengths;
+      lengthSum += lengths[0] ?? 0;
+    }
+    for (const [term, fields] of index.index) {
+      const merged = postings.get(term) ?? {};
+      for (const [short, freq] of Object.entries(fields['0'] ?? {})) merged[Number(short) + idBase] = freq;
+      postings.set(term, merged);
+    }
+    docs.push(...part.docs);
+    shortIds += index.nextId;
+    dirt += index.dirtCount;
+  }
+  const documentCount = Object.keys(documentIds).length;
+  const index: SerializedIndex = {
+    documentCount,
+    nextId: shortIds,
+    documentIds,
+    fieldIds: { text: 0 },
+    fieldLength,
+    averageFieldLength: [documentCount > 0 ? lengthSum / documentCount : 0],
+    storedFields: {},
+    dirtCount: dirt,
+    index: [...postings].map(([term, byShortId]) => [term, { 0: byShortId }]),
+    serializationVersion: 2,
+  };
+  return { v: 1, docs, index };
 }
 
 /** BM25's inverse document frequency, as MiniSearch computes it. */

@@ -19,6 +19,7 @@ import {
   validateSearch,
 } from '../../storage/search-index.ts';
 import type { SearchStore } from '../../storage/search-index.ts';
+import { memoryStore } from '../support/memory-search-store.ts';
 import {
   COMMON_WORD_SHARE,
   documentFrequency,
@@ -49,28 +50,6 @@ function corpus(): SearchDoc[] {
       `${words[i % 8]} ${more[i % 3]} report ${i % 5 === 0 ? 'ECONNREFUSED' : 'ok'} ${i % 17 === 0 ? 'pagination' : 'plain'} line ${i}`,
     ),
   );
-}
-
-function memoryStore(): SearchStore & { objects: Map<string, string>; deletes: number } {
-  const objects = new Map<string, string>();
-  return {
-    objects,
-    deletes: 0,
-    put: (key, body) => Promise.resolve(void objects.set(key, body)),
-    get: (key) => Promise.resolve(objects.get(key)),
-    list: (prefix, options = {}) =>
-      Promise.resolve(
-        [...objects.keys()]
-          .filter((key) => key.startsWith(prefix) && (!options.startAfter || key > options.startAfter))
-          .sort()
-          .slice(0, options.limit ?? 1000),
-      ),
-    delete(key) {
-      this.deletes++;
-      objects.delete(key);
-      return Promise.resolve();
-    },
-  };
 }
 
 describe('ranking across segments', () => {
@@ -155,7 +134,7 @@ describe('snippets', () => {
 });
 
 describe('segments and limits', () => {
-  it('reads the sealed blocks and the small segments no sealed block covers, summaries and ledgers always', () => {
+  it('reads the sealed blocks and the small segments no sealed block covers, and the summaries and ledgers no sealed block of compactions covers', () => {
     const prefix = searchPrefix(agent);
     const keys = [
       sealedSegmentKey(agent, 0),
