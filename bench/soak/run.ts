@@ -292,7 +292,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRaw> {
 
     // The faults, by step count.
     const faults = (async () => {
-      let nextKill = options.killEvery;
+      // Halfway between two samples: a sample reads a worker that has run since the last kill, not one being killed.
+      let nextKill = options.killEvery + Math.floor(options.sampleEvery / 2);
       while (!done) {
         await sleep(50);
         const n = steps.length;

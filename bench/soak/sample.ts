@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { Client } from '@temporalio/client';
 import { agentState, agentHandle } from '../../client/agents.ts';
@@ -88,11 +89,15 @@ export class Sampler {
   async take(step: number, at: { task: number; step: number }, life: AgentLife): Promise<Sample> {
     const sample: Sample = { step, at: Date.now(), ...workerMemory(this.dir) };
     const errors: string[] = [];
+    // Each read tried three times, 3 s apart: a worker starting again after a kill answers queries within seconds.
     const attempt = async (what: string, read: () => Promise<void>) => {
-      try {
-        await read();
-      } catch (error) {
-        errors.push(`${what}: ${String(error).split('\n')[0]}`);
+      for (let tries = 1; ; tries++) {
+        try {
+          return await read();
+        } catch (error) {
+          if (tries === 3) return void errors.push(`${what}: ${String(error).split('\n')[0]}`);
+          await sleep(3_000);
+        }
       }
     };
     await attempt('history', async () => {
