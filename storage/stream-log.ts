@@ -52,6 +52,8 @@ export const STREAM_POLL_MS = 50;
 /** A writer rewrites the end hint after this many segments of its own (or {@link HEAD_EVERY_MS}). */
 const HEAD_EVERY_SEGMENTS = 16;
 const HEAD_EVERY_MS = 1_000;
+/** Logs a process keeps in mind when idle (one per agent life it wrote to lately). */
+const LOGS_KEPT = 1_000;
 
 async function readSegment(store: StreamStore, agent: AgentLife, start: number): Promise<StreamSegment | undefined> {
   const key = segmentKey(agent, start);
@@ -101,10 +103,13 @@ export async function locate(store: StreamStore, agent: AgentLife, offset: numbe
 /** Appends to the logs of one store, one queue per agent life in this process. */
 export class StreamLog {
   private readonly store: StreamStore;
-  /** Per log: where this process believes it ends, and the appends queued on it. */
+  /**
+   * Per log: where this process believes it ends, and the appends queued on it (`pending` of them), least recently
+   * used first. At most {@link LOGS_KEPT} idle logs are kept: one dropped finds its end again from the hint.
+   */
   private readonly logs = new Map<
     string,
-    { end?: number; queue: Promise<unknown>; sinceHead: number; headAt: number }
+    { end?: number; queue: Promise<unknown>; pending: number; sinceHead: number; headAt: number }
   >();
 
   constructor(store: StreamStore) {
@@ -122,14 +127,16 @@ export class StreamLog {
     options: { once?: boolean } = {},
   ): Promise<StreamItem[]> {
     const name = lifePrefix(agent);
-    let log = this.logs.get(name);
-    if (!log) {
-      log = { queue: Promise.resolve(), sinceHead: 0, headAt: Date.now() };
-      this.logs.set(name, log);
+    const entry = this.logs.get(name) ?? { queue: Promise.resolve(), pending: 0, sinceHead: 0, headAt: Date.now() };
+    this.logs.delete(name);
+    this.logs.set(name, entry);
+    for (const [oldest, log] of this.logs) {
+      if (this.logs.size <= LOGS_KEPT) break;
+      if (log.pending === 0) this.logs.delete(oldest);
     }
-    const entry = log;
+    entry.pending++;
     const run = entry.queue.then(() => this.write(agent, entry, bodies, options.once === true));
-    entry.queue = run.catch(() => {});
+    entry.queue = run.catch(() => {}).finally(() => entry.pending--);
     return run;
   }
 
