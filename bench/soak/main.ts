@@ -1,5 +1,5 @@
 /**
- * `npm run soak [-- --short] [--tasks N] [--steps-per-task N] [--out FILE] [--chart FILE] [--raw FILE]`: the soak (run.ts). Prints
+ * `npm run soak [-- --short] [--tasks N] [--steps-per-task N] [--kill-every N|0] [--out FILE] [--chart FILE] [--raw FILE]`: the soak (run.ts). Prints
  * its progress and a table (report.ts), writes the figures as JSON (default bench/soak-results.json) and the chart as
  * SVG (default bench/soak-chart.svg) and what it measured (bench/soak-raw.json, not kept in git), exits 1 when an invariant broke.
  */
@@ -15,6 +15,7 @@ const { values } = parseArgs({
     short: { type: 'boolean', default: false },
     tasks: { type: 'string' },
     'steps-per-task': { type: 'string' },
+    'kill-every': { type: 'string' },
     out: { type: 'string', default: join(PROJECT_ROOT, 'bench', 'soak-results.json') },
     chart: { type: 'string', default: join(PROJECT_ROOT, 'bench', 'soak-chart.svg') },
     raw: { type: 'string', default: join(PROJECT_ROOT, 'bench', 'soak-raw.json') },
@@ -40,6 +41,7 @@ const raw = await runSoak({
   ...base,
   tasks: count('tasks', values.tasks, base.tasks, 100),
   stepsPerTask: count('steps-per-task', values['steps-per-task'], base.stepsPerTask, 100_000),
+  killEvery: values['kill-every'] === '0' ? 0 : count('kill-every', values['kill-every'], base.killEvery, 100_000),
   log: (line) => console.log(`${line} (${((Date.now() - started) / 1000).toFixed(0)} s)`),
 });
 // Everything measured, so the figures can be computed again (not kept in git: megabytes).

@@ -53,6 +53,7 @@ export interface SoakOptions {
   tasks: number;
   stepsPerTask: number;
   window: number;
+  /** Steps between two worker kills (0: none). */
   killEvery: number;
   steerEvery: number;
   interruptEvery: number;
@@ -81,7 +82,7 @@ export const SHORT: Omit<SoakOptions, 'log'> = {
   tasks: 2,
   stepsPerTask: 100,
   window: 32_000,
-  killEvery: 90,
+  killEvery: 80,
   steerEvery: 45,
   interruptEvery: 120,
   storageDownAt: 150,
@@ -313,7 +314,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRaw> {
           await sleep(options.storageDownMs);
           stack.minio = await startMinio(stack.minioOptions);
         }
-        if (n >= nextKill && n < total - MARGIN) {
+        if (options.killEvery > 0 && n >= nextKill && n < total - MARGIN) {
           nextKill += options.killEvery;
           kills.push(n);
           await worker.kill();

@@ -7,7 +7,7 @@
  * is kept in memory for later):
  *   tools.log       `<callId> <ms>` for each run of `work`: the tool's own time, which a step's overhead excludes
  *   activities.log  `<epoch ms> <activity> <ms> <ok|failed>` for each activity run: the planning's time, among others
- *   memory.log      `<epoch ms> <rss bytes> <heap used bytes>` once a second
+ *   memory.log      `<epoch ms> <rss> <heap used> <external> <array buffers>` (bytes) once a second
  *   effects/<callId> the call's effect, written once
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -77,8 +77,8 @@ class Timing implements ActivityInboundCallsInterceptor {
 }
 
 const memory = () => {
-  const { rss, heapUsed } = process.memoryUsage();
-  appendFileSync(join(dir, 'memory.log'), `${Date.now()} ${rss} ${heapUsed}\n`);
+  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+  appendFileSync(join(dir, 'memory.log'), `${Date.now()} ${rss} ${heapUsed} ${external} ${arrayBuffers}\n`);
 };
 setInterval(memory, 1_000).unref();
 
