@@ -8,14 +8,14 @@
  * over to a new run when the history has grown enough. The state and the message ids are the conversation's
  * (conversation.ts).
  */
-import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import { readReply, STORE_OPTIONS } from './activities.ts';
 import type { AgentCarry, AgentState } from '../contract/state.ts';
 import { publicState } from '../contract/state.ts';
 import { taskDone } from './task-mode.ts';
 import type { AgentInput, CompactInput } from '../contract/inputs.ts';
 import { Compactions } from './compaction.ts';
-import { continueAsNewReason } from './continue-as-new.ts';
+import { continueAsNewReason, HISTORY_BUDGET, HISTORY_BUDGET_PATCH } from './continue-as-new.ts';
 import { Conversation } from './conversation.ts';
 import { setHandlers } from './handlers.ts';
 import { dispatch, Inbox, pendingOf } from './inbox.ts';
@@ -56,13 +56,18 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   /** Why this run should hand over to a new one now (continue-as-new), if it should. */
   const handOver = () => {
     const info = workflowInfo();
-    return continueAsNewReason({
+    const run = {
       suggested: info.continueAsNewSuggested,
       historyLength: info.historyLength,
       historySize: info.historySize,
       updates: inbox.updatesThisRun,
       runAgeMs: Date.now() - info.runStartTime.getTime(),
-    });
+    };
+    // Asked only when the 2 MiB budget would hand over and the older one would not: a run recorded before the patch
+    // has no marker there and goes on to its older budget, as it did.
+    const reason = continueAsNewReason(run);
+    if (reason !== undefined || continueAsNewReason(run, HISTORY_BUDGET) === undefined) return reason;
+    return patched(HISTORY_BUDGET_PATCH) ? continueAsNewReason(run, HISTORY_BUDGET) : undefined;
   };
   const rule = new StepRule(input);
 

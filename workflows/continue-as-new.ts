@@ -20,12 +20,23 @@ export interface HistoryBudget {
   minRunMs: number;
 }
 
+/** The budget of runs recorded before patch `history-budget-2mib` (an agent's events average about 300 B). */
 export const DEFAULT_HISTORY_BUDGET: HistoryBudget = {
   maxEvents: 8_000,
   maxBytes: 8 * 1024 * 1024,
   maxUpdates: 1_500,
   minRunMs: 2_000,
 };
+
+/**
+ * The budget since patch `history-budget-2mib`: a run also hands over at 2 MiB of history, so every run of a long
+ * agent stays under 2 MB (at 8,000 events of about 300 B, a run reached 2.4 MB). What a run's replay costs a worker
+ * (a cache miss, a new worker) is bounded by it.
+ */
+export const HISTORY_BUDGET: HistoryBudget = { ...DEFAULT_HISTORY_BUDGET, maxBytes: 2 * 1024 * 1024 };
+
+/** The patch that brings {@link HISTORY_BUDGET} to a run (workflows/agent.ts `handOver`). */
+export const HISTORY_BUDGET_PATCH = 'history-budget-2mib';
 
 export interface RunProgress {
   suggested: boolean;

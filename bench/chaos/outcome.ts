@@ -11,6 +11,13 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import type { S3BlobStore } from '../../storage/s3.ts';
 import type { AgentOutcome } from './invariants.ts';
 
+/** `work` over `items`, at most `width` at once, results in order (a long life has tens of thousands of objects). */
+export async function inBatches<T, R>(items: readonly T[], work: (item: T) => Promise<R>, width = 32): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += width) out.push(...(await Promise.all(items.slice(i, i + width).map(work))));
+  return out;
+}
+
 /** Every key under `prefix` (S3 lists a thousand at a time). */
 export async function listAll(store: S3BlobStore, prefix: string): Promise<string[]> {
   const keys: string[] = [];
@@ -33,31 +40,27 @@ export async function outcomeOf(
   const keys = await listAll(store, prefix);
   const load = async <T>(key: string) => JSON.parse((await store.get(key))!) as T;
   const messageKeys = keys.filter((k) => k.startsWith(`${prefix}messages/`)).sort();
-  const transcript = await Promise.all(
-    messageKeys.map(async (key) => ({
-      id: key.slice(key.lastIndexOf('/') + 1, -'.json'.length),
-      message: await load<ChatMessage>(key),
-    })),
-  );
+  const transcript = await inBatches(messageKeys, async (key) => ({
+    id: key.slice(key.lastIndexOf('/') + 1, -'.json'.length),
+    message: await load<ChatMessage>(key),
+  }));
   const eventKeys = keys.filter((k) => k.endsWith('/event.json')).sort();
-  const events = await Promise.all(
-    eventKeys.map(async (key) => {
-      const event = await load<CompactionEvent>(key);
-      const removedText = (await store.get(event.keys.removed)) ?? '';
-      const removed = removedText
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as { id: string; replacedBy?: string });
-      return {
-        seq: event.seq,
-        trigger: event.trigger,
-        strategies: [...event.strategies],
-        tokensBefore: event.tokensBefore,
-        tokensAfter: event.tokensAfter,
-        removed: removed.map(({ id, replacedBy }) => ({ id, ...(replacedBy ? { replacedBy } : {}) })),
-      };
-    }),
-  );
+  const events = await inBatches(eventKeys, async (key) => {
+    const event = await load<CompactionEvent>(key);
+    const removedText = (await store.get(event.keys.removed)) ?? '';
+    const removed = removedText
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: string; replacedBy?: string });
+    return {
+      seq: event.seq,
+      trigger: event.trigger,
+      strategies: [...event.strategies],
+      tokensBefore: event.tokensBefore,
+      tokensAfter: event.tokensAfter,
+      removed: removed.map(({ id, replacedBy }) => ({ id, ...(replacedBy ? { replacedBy } : {}) })),
+    };
+  });
   const runs: AgentOutcome['runs'] = [];
   for await (const run of client.workflow.list({ query: `WorkflowId = "${agentWorkflowId(final.agentId)}"` })) {
     const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();

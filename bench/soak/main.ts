@@ -43,6 +43,8 @@ const raw = await runSoak({
   stepsPerTask: count('steps-per-task', values['steps-per-task'], base.stepsPerTask, 100_000),
   killEvery: values['kill-every'] === '0' ? 0 : count('kill-every', values['kill-every'], base.killEvery, 100_000),
   log: (line) => console.log(`${line} (${((Date.now() - started) / 1000).toFixed(0)} s)`),
+  // Saved before the read-back, so a read-back that fails loses no measurement.
+  onMeasured: (measured) => writeFileSync(values.raw, JSON.stringify(measured)),
 });
 // Everything measured, so the figures can be computed again (not kept in git: megabytes).
 writeFileSync(values.raw, JSON.stringify(raw));

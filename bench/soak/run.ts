@@ -21,6 +21,7 @@ import { interruptAgent, steerAgent } from '../../client/control.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { agentLife } from '../../contract/keys.ts';
+import type { AgentState } from '../../contract/state.ts';
 import type { AgentLife } from '../../contract/keys.ts';
 import { lifePrefix } from '../../contract/keys.ts';
 import { segmentStartOf } from '../../contract/stream.ts';
@@ -41,7 +42,7 @@ import {
   streamWhole,
 } from '../chaos/invariants.ts';
 import type { InvariantResult, SteerSent, StreamAgentOutcome } from '../chaos/invariants.ts';
-import { listAll, outcomeOf } from '../chaos/outcome.ts';
+import { inBatches, listAll, outcomeOf } from '../chaos/outcome.ts';
 import { killGroup, startStack } from '../chaos/run.ts';
 import type { Stack } from '../chaos/run.ts';
 import { Sampler } from './sample.ts';
@@ -63,6 +64,8 @@ export interface SoakOptions {
   storageDownMs: number;
   sampleEvery: number;
   log: (line: string) => void;
+  /** Called once the steps are done, before the read-back: what was measured so far (main.ts saves it at once). */
+  onMeasured?: (measured: Measured) => void;
 }
 
 export const FULL: Omit<SoakOptions, 'log'> = {
@@ -97,6 +100,9 @@ export interface StepTiming {
   modelMs: number;
   callId: string;
 }
+
+/** What the soak measured before reading back what was stored. */
+export type Measured = Omit<SoakRaw, 'invariants' | 'lost' | 'duplicated' | 'streamGaps' | 'steersOutOfOrder'>;
 
 export interface SoakRaw {
   options: Omit<SoakOptions, 'log'>;
@@ -362,40 +368,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakRaw> {
 
     await Promise.all([user, control, faults, sampling]);
     await Promise.allSettled(resends);
-    const final = await closeAgentAndWait(c, AGENT_ID, wait);
-    await worker.stop();
-    log(
-      `[soak] ${steps.length} steps in ${((Date.now() - started) / 1000).toFixed(0)} s; reading back what was stored`,
-    );
-
-    // What was stored, checked as the chaos run checks its agents.
-    const outcome = await outcomeOf(c, store, 'soak', script, final);
-    const keys = await listAll(store, `${lifePrefix(final)}stream/`);
-    const segments = await Promise.all(
-      keys.flatMap((key) => {
-        const start = segmentStartOf(key);
-        if (start === undefined) return [];
-        return [store.get(key).then((body) => ({ start, items: (JSON.parse(body!) as StreamSegment).items }))];
-      }),
-    );
-    const agent: StreamAgentOutcome = { ...outcome, segments, steers: steerList };
-    const stored = new Set(await listAll(store, lifePrefix(final)));
-    const i1 = everyMessageOnce([agent]);
-    const i7 = streamWhole([agent]);
-    const i8 = steersOnce([agent]);
-    const invariants = [
-      i1,
-      requestsValidAndCovered([agent], []),
-      eventsInStep([agent]),
-      noFailedWorkflow([agent]),
-      referencedKeysExist([agent], stored),
-      i7,
-      i8,
-    ];
     const toolLines = logLines(join(dir, 'tools.log'));
-    const effects = existsSync(join(dir, 'effects')) ? readdirSync(join(dir, 'effects')).length : 0;
-    return {
-      options: Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'log')) as Omit<SoakOptions, 'log'>,
+    const measured: Measured = {
+      options: Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'log' && k !== 'onMeasured')) as Omit<
+        SoakOptions,
+        'log'
+      >,
       steps,
       toolMs: Object.fromEntries(toolLines.map(([id, ms]) => [id!, Number(ms)])),
       activities: logLines(join(dir, 'activities.log')).map(([at, name, ms, ok]) => ({
@@ -416,15 +394,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakRaw> {
       },
       requests,
       invalidRequests,
-      toolEffects: effects,
+      toolEffects: existsSync(join(dir, 'effects')) ? readdirSync(join(dir, 'effects')).length : 0,
       toolCalls: new Set(toolLines.map(([id]) => id)).size,
-      invariants,
-      lost: i1.lost,
-      duplicated: i1.duplicated,
-      streamGaps: i7.gaps,
-      steersOutOfOrder: i8.violations.filter((v) => v.includes('in the order')).length,
       durationMs: Date.now() - started,
     };
+    options.onMeasured?.(measured);
+    const final = await closeAgentAndWait(c, AGENT_ID, wait);
+    await worker.stop();
+    log(
+      `[soak] ${steps.length} steps in ${((Date.now() - started) / 1000).toFixed(0)} s; reading back what was stored`,
+    );
+    try {
+      return { ...measured, ...(await readBack(c, store, script, steerList, final)) };
+    } catch (error) {
+      const why = (error as Error).stack ?? String(error);
+      const invariants = [{ name: READ_BACK, passed: false, violations: why.split('\n').slice(0, 8) }];
+      return { ...measured, invariants, lost: 0, duplicated: 0, streamGaps: 0, steersOutOfOrder: 0 };
+    }
   } finally {
     done = true;
     await Promise.allSettled(resends);
@@ -434,4 +420,47 @@ export async function runSoak(options: SoakOptions): Promise<SoakRaw> {
     await Promise.all([stack.temporal.process.stop(), stack.minio.process.stop()]);
     rmSync(stack.dir, { recursive: true, force: true });
   }
+}
+
+/** The invariant broken when what the agent stored could not be read back. */
+export const READ_BACK = 'R0 what the agent stored read back';
+
+/** What the agent stored, read back and checked as the chaos run checks its agents. */
+async function readBack(
+  client: Client,
+  store: S3BlobStore,
+  script: string[],
+  steers: SteerSent[],
+  final: AgentState,
+): Promise<Pick<SoakRaw, 'invariants' | 'lost' | 'duplicated' | 'streamGaps' | 'steersOutOfOrder'>> {
+  const outcome = await outcomeOf(client, store, 'soak', script, final);
+  const keys = await listAll(store, `${lifePrefix(final)}stream/`);
+  const segments = await inBatches(
+    keys.filter((key) => segmentStartOf(key) !== undefined),
+    async (key) => ({
+      start: segmentStartOf(key)!,
+      items: (JSON.parse((await store.get(key))!) as StreamSegment).items,
+    }),
+  );
+  const agent: StreamAgentOutcome = { ...outcome, segments, steers };
+  const stored = new Set(await listAll(store, lifePrefix(final)));
+  const i1 = everyMessageOnce([agent]);
+  const i7 = streamWhole([agent]);
+  const i8 = steersOnce([agent]);
+  return {
+    invariants: [
+      { name: READ_BACK, passed: true, violations: [] },
+      i1,
+      requestsValidAndCovered([agent], []),
+      eventsInStep([agent]),
+      noFailedWorkflow([agent]),
+      referencedKeysExist([agent], stored),
+      i7,
+      i8,
+    ],
+    lost: i1.lost,
+    duplicated: i1.duplicated,
+    streamGaps: i7.gaps,
+    steersOutOfOrder: i8.violations.filter((v) => v.includes('in the order')).length,
+  };
 }
