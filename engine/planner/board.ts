@@ -38,6 +38,9 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** Whether a slot holds a summary (of an earlier compaction). */
 export const isSummary = (s: Slot): boolean => kindOf(s.meta) === 'summary';
 
+/** Whether the policy's message limit leaves a slot out when it counts the working memory: system prompt, ledger. */
+const outsideWorkingMemory = (s: Slot): boolean => s.meta.role === 'system' || kindOf(s.meta) === 'ledger';
+
 export class Board {
   readonly layout: StepLayout;
   readonly slots: Slot[];
@@ -67,6 +70,13 @@ export class Board {
   private local: SummaryForm | undefined;
   /** Tokens dropped into each summary in its place, by part. */
   private readonly partTokens = new Map<number, number>();
+  /** The sum over the parts of {@link Board.summaryTokensFor} their tokens, kept with `partTokens` (O(1) stats). */
+  private partSummaryTokens = 0;
+  /**
+   * The slots still on the board that the policy's message limit does not count (`countMessages: 'working-memory'`:
+   * the system prompt and the task ledger), kept by {@link Board.replace} so that each check of the target is O(1).
+   */
+  private uncounted = 0;
   /** Earlier summaries are being folded into this one. */
   private folding = false;
 
@@ -106,6 +116,7 @@ export class Board {
       messages: this.slots.length,
       turns: this.slots.filter((s) => isUserTurn(s.meta)).length,
     };
+    this.uncounted = this.slots.filter(outsideWorkingMemory).length;
     this.summaryBudget = summaryBudgetOf(policy, window);
     this.firstLedger = this.slots.some((s) => kindOf(s.meta) === 'ledger')
       ? 0
@@ -149,7 +160,7 @@ export class Board {
   /** The tokens of the summary (or of each summary in its place) planned from the spans, frames included. */
   private plannedSummaryTokens(): number {
     if (!this.local) return this.summaryTokensFor(this.summarized.tokens);
-    return [...this.partTokens.values()].reduce((sum, tokens) => sum + this.summaryTokensFor(tokens), 0);
+    return this.partSummaryTokens;
   }
 
   /** How many summary messages the plan writes: one per span in its place, else one. */
@@ -220,10 +231,7 @@ export class Board {
   countedMessages(): number {
     const all = this.stats().messages;
     if (this.policy.countMessages !== 'working-memory') return all;
-    const uncounted = this.slots.filter(
-      (s) => s.op.op !== 'drop' && (s.meta.role === 'system' || kindOf(s.meta) === 'ledger'),
-    ).length;
-    return all - uncounted - (this.bringsLedger() ? 1 : 0);
+    return all - this.uncounted - (this.bringsLedger() ? 1 : 0);
   }
 
   /** Whether the request as planned so far meets `target` (tokens, and messages and turns when set). */
@@ -245,6 +253,7 @@ export class Board {
     if (op.op === 'drop') {
       this.totals.messages--;
       if (isUserTurn(slot.meta)) this.totals.turns--;
+      if (outsideWorkingMemory(slot)) this.uncounted--;
     }
   }
 
@@ -264,13 +273,18 @@ export class Board {
       if (mixed) {
         this.local = undefined;
         this.partTokens.clear();
+        this.partSummaryTokens = 0;
         for (const s of this.slots) delete s.part;
       }
       if ((first && form === undefined) || mixed) this.foldEarlierSummaries(slot);
     }
     if (this.local && !this.folding) {
       slot.part = part;
-      this.partTokens.set(part, (this.partTokens.get(part) ?? 0) + slot.meta.tokens);
+      const before = this.partTokens.get(part);
+      const tokens = (before ?? 0) + slot.meta.tokens;
+      this.partTokens.set(part, tokens);
+      this.partSummaryTokens +=
+        this.summaryTokensFor(tokens) - (before === undefined ? 0 : this.summaryTokensFor(before));
     }
     this.summarized.tokens += slot.meta.tokens;
     this.summarized.count++;
@@ -320,7 +334,11 @@ export class Board {
       if (turn < 0 || turn === this.currentTurn) return;
       const removable = inStep.filter((slot) => slot.op.op !== 'drop' && slot.protect !== 'fixed');
       if (removable.some((slot) => RANK[slot.protect] > RANK[level])) blocked.add(turn);
-      else if (removable.length > 0) byTurn.set(turn, [...(byTurn.get(turn) ?? []), s]);
+      else if (removable.length > 0) {
+        const steps = byTurn.get(turn);
+        if (steps) steps.push(s);
+        else byTurn.set(turn, [s]);
+      }
     });
     return [...byTurn.entries()].filter(([turn]) => !blocked.has(turn));
   }

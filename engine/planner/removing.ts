@@ -129,22 +129,32 @@ export function halve({ board, met }: Planning): string[] {
       dropped += board.stepTokens(s);
     }
     // The request of a round cut into (some of its steps left) stays, while there is something else to drop.
-    const cut = half.filter((s) => !opensRoundCutInto(board, s, half));
+    const keeping = turnsKeepingSteps(board, half);
+    const cut = half.filter((s) => !opensRoundCutInto(board, s, keeping));
     ids.push(...board.summarizeSteps(cut.length > 0 ? cut : half));
   }
   return ids;
 }
 
-/** Whether step `s` opens a turn of which some steps stay after dropping `dropping`. */
-function opensRoundCutInto(board: Planning['board'], s: number, dropping: readonly number[]): boolean {
+/**
+ * Whether step `s` (one of those being dropped) opens a turn of which some steps stay: one of the turns `keeping`
+ * ({@link turnsKeepingSteps} of the steps being dropped).
+ */
+function opensRoundCutInto(board: Planning['board'], s: number, keeping: ReadonlySet<number>): boolean {
   const first = board.stepSlots[s]![0];
   if (!first || !opensTurn(first.meta)) return false;
-  const turn = board.layout.steps[s]!.turn;
+  return keeping.has(board.layout.steps[s]!.turn);
+}
+
+/** The turns of which a step not in `dropping` still holds a message: one pass over the steps, not one per step. */
+function turnsKeepingSteps(board: Planning['board'], dropping: readonly number[]): Set<number> {
   const dropped = new Set(dropping);
-  return board.stepSlots.some(
-    (slots, t) =>
-      t !== s && !dropped.has(t) && board.layout.steps[t]!.turn === turn && slots.some((x) => x.op.op !== 'drop'),
-  );
+  const keeping = new Set<number>();
+  board.stepSlots.forEach((slots, t) => {
+    const turn = board.layout.steps[t]!.turn;
+    if (!keeping.has(turn) && !dropped.has(t) && slots.some((x) => x.op.op !== 'drop')) keeping.add(turn);
+  });
+  return keeping;
 }
 
 /** chatgpt-on-wechat's trimming on a provider overflow: results and user texts cut to this many characters… */

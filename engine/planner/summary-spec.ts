@@ -77,10 +77,15 @@ function inPlaceSpecOf(
   steps: readonly PlanStep[],
 ): SummarySpec {
   const { slots } = board;
+  // In context order (by index): each part's request and the message after it are found by a binary search.
   const kept = slots.filter((s) => s.op.op !== 'drop');
+  const keptUser = kept.filter((s) => isUserTurn(s.meta));
   const spans = new Map<number, Slot[]>();
   for (const slot of slots) {
-    if (slot.summarized) spans.set(slot.part ?? 0, [...(spans.get(slot.part ?? 0) ?? []), slot]);
+    if (!slot.summarized) continue;
+    const span = spans.get(slot.part ?? 0);
+    if (span) span.push(slot);
+    else spans.set(slot.part ?? 0, [slot]);
   }
   if (written) board.useWritten(written);
   const parts: SummaryPart[] = [...spans.values()]
@@ -89,8 +94,8 @@ function inPlaceSpecOf(
       const first = span[0]!;
       const last = span.at(-1)!;
       const roundStart = board.layout.turns[first.turn]?.start ?? first.index;
-      const request = kept.filter((s) => isUserTurn(s.meta) && s.index >= roundStart && s.index < first.index);
-      const beforeId = kept.find((s) => s.index > last.index)?.meta.id;
+      const request = keptUser.slice(firstFrom(keptUser, roundStart), firstFrom(keptUser, first.index));
+      const beforeId = kept[firstFrom(kept, last.index + 1)]?.meta.id;
       return {
         spanIds: [...request, ...span].map((s) => s.meta.id),
         keptUserIds: request.map((s) => s.meta.id),
@@ -116,6 +121,18 @@ function inPlaceSpecOf(
     if (step.ids.some((id) => board.slotById.get(id)?.summarized)) step.summary = summary;
   }
   return summary;
+}
+
+/** The position of the first of `slots` (in context order) at or after the context's `index` (`slots.length`: none). */
+function firstFrom(slots: readonly Slot[], index: number): number {
+  let lo = 0;
+  let hi = slots.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (slots[mid]!.index < index) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The spec of each summary a plan writes: the parts of summaries in their places, else the one summary. */
