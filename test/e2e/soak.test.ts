@@ -18,7 +18,7 @@ describe.skipIf(onCluster)('the soak, short', () => {
     expect(results.invariants, table).toEqual(
       Object.fromEntries(Object.keys(results.invariants).map((name) => [name, true])),
     );
-    expect(Object.keys(results.invariants)).toHaveLength(7);
+    expect(Object.keys(results.invariants)).toHaveLength(8);
     expect(results.steps, table).toBe(SHORT.tasks * SHORT.stepsPerTask);
     expect(results, table).toMatchObject({
       lost: 0,
