@@ -80,6 +80,16 @@ export class MetricsDiff {
     for (const [le, count] of step.wftS2s) this.total.wftS2s.set(le, (this.total.wftS2s.get(le) ?? 0) + count);
     return step;
   }
+
+  /**
+   * A scrape taken as the starting point: what the workers counted before it (their start, a registration phase) is
+   * in no step and no total. `measured` stays as the scrape found it.
+   */
+  baseline(scrapes: ReadonlyMap<string, string | undefined>): void {
+    this.step(scrapes);
+    this.total.counters = zero();
+    this.total.wftS2s = new Map();
+  }
 }
 
 /** Hits / (hits + misses), undefined with neither. */

@@ -66,7 +66,10 @@ export function scaleReply(
       ...(tag ? { agent: tag.agent } : {}),
     };
   }
-  if (tag && last?.role === 'user' && drawFor(options.seed, tag.agent, tag.n, 'tool') < options.toolShare) {
+  // Only the tagged message that opens a turn may ask for the tool: a steer (untagged) last in the request is answered
+  // with text, or the tool would be asked for again with the same call id in the same turn.
+  const opensTurn = last?.role === 'user' && readTag(textOf(last.content)) !== undefined;
+  if (tag && opensTurn && drawFor(options.seed, tag.agent, tag.n, 'tool') < options.toolShare) {
     const args = JSON.stringify({
       agent: tag.agent,
       n: tag.n,

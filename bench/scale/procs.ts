@@ -3,7 +3,7 @@
  * (Temporal server, MinIO, PostgreSQL, the workers by pid), its CPU time and its resident memory (now and peak).
  * The reading is I/O; `parseStat` and `kindOf` are pure.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -59,6 +59,28 @@ export function memoryOf(pid: number): { rssMb: number; peakMb: number } | undef
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Sets a process's peak resident memory (VmHWM) back to its resident memory now (Linux: "5" to
+ * /proc/<pid>/clear_refs), so that the peak read later is the peak since now; false when it could not.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What a memory reading says of the peak since {@link resetPeakRss}, MB, given VmHWM just after the reset
+ * (`floorMb`; 0: never reset, VmHWM is the peak): VmHWM once it has risen above the floor; while it has not, the peak
+ * since the reset was below the floor and the RSS now is what is known of it (the caller keeps the largest reading).
+ */
+export function peakSinceReset(memory: { rssMb: number; peakMb: number }, floorMb: number): number {
+  return memory.peakMb > floorMb + 1 ? memory.peakMb : memory.rssMb;
 }
 
 /** This process and every process below it, with their kinds. */

@@ -142,6 +142,48 @@ export function latencySummary(values: readonly number[]): LatencySummary | null
   return { p50: percentile(values, 50)!, p99: percentile(values, 99)!, max: Math.max(...values) };
 }
 
+/** `--registered`: the idle agents' registration before the timed run (bench/scale/registration.ts). */
+export interface RegistrationSummary {
+  /** Idle agents asked for: registered − agents. */
+  agents: number;
+  /** Started and answered their one message. */
+  registered: number;
+  failed: number;
+  /** Registered at a time: `--register-concurrency`, at most the workflow cache's size. */
+  concurrency: number;
+  /** Retries after RESOURCE_EXHAUSTED (beyond the client's own). */
+  exhaustedRetries: number;
+  ms: number;
+  /** Agents registered per second. */
+  perSec: number;
+  /** The workers' larger peak RSS (VmHWM) at the end of the registration, and their larger RSS then, MB. */
+  peakRssMb: number;
+  rssAtEndMb: number;
+  /** The client's gRPC calls during the registration, by method (not in the run's `clientRpcs`). */
+  clientRpcs: Record<string, number>;
+  /** The first few failures. */
+  errorSample: string[];
+}
+
+/** `--steers-per-minute`: steers sent to active agents mid-turn, and the time until each one's Update answered. */
+export interface SteerSummary {
+  perMinute: number;
+  /** Steers due in the sending window. */
+  due: number;
+  sent: number;
+  /** Due when no active agent was in a turn: not sent. */
+  skipped: number;
+  /** Answered: landed in the turn (at its next step boundary) or opened a turn of its own (after its last step). */
+  answered: number;
+  landed: number;
+  opened: number;
+  errors: number;
+  /** Still out when the run ended. */
+  abandoned: number;
+  /** From sending the Update to its answer, ms. */
+  latencyMs: LatencySummary | null;
+}
+
 /** What `npm run bench:scale` writes for one run (bench/scale-results.json keeps every run under its label). */
 export interface ScaleResult {
   label: string;
@@ -150,13 +192,30 @@ export interface ScaleResult {
   machine: { cpus: number; node: string };
   options: Record<string, unknown>;
   stack: string;
+  /** Agents on the worker: the active ones and the idle ones (`--registered`; older runs: absent, all active). */
+  registered: number;
+  /** The active agents: sent a message every `--interval` s on average. */
   agents: number;
   workers: number;
-  /** The larger peak resident memory of the worker processes (VmHWM), MB. */
+  /**
+   * The larger peak resident memory of the worker processes (VmHWM), MB. With idle agents registered first, the peak
+   * of the timed run: VmHWM is set back to the RSS of the moment when the registration ends, and counts once it
+   * rises above it; until then the largest RSS sampled (every 5 s) is the run's peak.
+   */
   peakRssMb: number;
   peakRssMbPerWorker: number[];
+  /**
+   * The largest RSS sampled (every 5 s) from the end of the ramp to the end of sending, each worker's, MB: the worker's
+   * memory with every active agent started (older runs: absent).
+   */
+  steadyRssMbPerWorker?: number[];
+  /** Of the active agents (idle ones have nothing scheduled). */
   progressingShare: number;
   progressing: number;
+  /** p99 of the steers' time until their Update answered, ms; null with no steer answered (older runs: absent). */
+  steerP99Ms: number | null;
+  steers?: SteerSummary;
+  registration?: RegistrationSummary;
   /** Workflow runs Failed, Terminated or TimedOut. */
   failed: number;
   failedRuns: { workflowId: string; status: string }[];
@@ -217,6 +276,13 @@ export interface ScaleResult {
   series: Sample[];
 }
 
+/** Each worker's largest RSS sampled from `fromS` to `untilS` (seconds of the run), MB; 0 with no sample there. */
+export function steadyRss(series: readonly Sample[], fromS: number, untilS: number): number[] {
+  const inside = series.filter((s) => s.t >= fromS && s.t <= untilS);
+  const workers = Math.max(0, ...series.map((s) => s.workerRssMb.length));
+  return Array.from({ length: workers }, (_, i) => Math.max(0, ...inside.map((s) => s.workerRssMb[i] ?? 0)));
+}
+
 /** The rate over the best `windowS`-second stretch of the series. */
 export function peakRate(series: readonly Sample[], windowS: number): number {
   let best = 0;
@@ -237,7 +303,6 @@ const fixed = (value: number | undefined | null, digits = 0) =>
 const upTo = (ms: number | null) =>
   ms === null ? 'over the last bucket' : `≤ ${ms >= 1_000 ? `${ms / 1_000} s` : `${ms} ms`}`;
 
-/** The table `npm run bench:scale` prints, one row a figure. */
 /** How long the agents took to answer again after a restart or a surge: "p50 …, max …; N of M within 30 s". */
 function recoveryText(r: { recoveryMs: LatencySummary | null; agents: number; recoveredWithin30s: number }): string {
   const times = r.recoveryMs
@@ -246,12 +311,40 @@ function recoveryText(r: { recoveryMs: LatencySummary | null; agents: number; re
   return `${times}; ${r.recoveredWithin30s} of ${r.agents} within 30 s`;
 }
 
+/** The registration's row: how many, how fast, what failed, the worker's memory at its end. */
+function registrationRow(g: RegistrationSummary): [string, string] {
+  return [
+    'idle agents registered (failed), time, rate; worker RSS at its end (peak)',
+    `${g.registered} of ${g.agents} (${g.failed}) in ${fixed(g.ms / 60_000, 1)} min, ${fixed(g.perSec, 1)}/s` +
+      `${g.exhaustedRetries ? `, ${g.exhaustedRetries} retries on RESOURCE_EXHAUSTED` : ''}; ` +
+      `${fixed(g.rssAtEndMb)} MB (${fixed(g.peakRssMb)} MB)`,
+  ];
+}
+
+/** The steers' row: their latency, then how many were sent and where they landed. */
+function steersCell(s: SteerSummary | undefined): string {
+  if (!s) return '—';
+  if (s.perMinute === 0) return 'none sent (--steers-per-minute 0)';
+  const latency = s.latencyMs
+    ? `${fixed(s.latencyMs.p50)} / ${fixed(s.latencyMs.p99)} / ${fixed(s.latencyMs.max)} ms`
+    : '—';
+  return (
+    `${latency} (${s.sent} sent, ${s.perMinute}/min: ${s.landed} landed in the turn, ${s.opened} opened one, ` +
+    `${s.errors} errors, ${s.abandoned} abandoned; ${s.skipped} due with no agent in a turn)`
+  );
+}
+
+/** The table `npm run bench:scale` prints, one row a figure. */
 export function scaleTable(r: ScaleResult): string {
   const lat = (s: LatencySummary | null) => (s ? `${fixed(s.p50)} / ${fixed(s.p99)} ms` : '—');
   const rows: [string, string][] = [
-    ['agents (workers, stack)', `${r.agents} (${r.workers} worker${r.workers > 1 ? 's' : ''}, ${r.stack})`],
     [
-      'progressing (≥ 90% of scheduled turns)',
+      'agents registered / active (workers, stack)',
+      `${r.registered} / ${r.agents} (${r.workers} worker${r.workers > 1 ? 's' : ''}, ${r.stack})`,
+    ],
+    ...(r.registration ? [registrationRow(r.registration)] : []),
+    [
+      'active agents progressing (≥ 90% of scheduled turns)',
       `${r.progressing} of ${r.agents} (${(r.progressingShare * 100).toFixed(1)}%)`,
     ],
     ['stuck', String(r.stuck)],
@@ -261,7 +354,19 @@ export function scaleTable(r: ScaleResult): string {
     ['turn latency p50 / p99', lat(r.latencyMs.turn)],
     ['  of it the model p50 / p99', lat(r.latencyMs.model)],
     ['  minus the model p50 / p99', lat(r.latencyMs.overhead)],
-    ['worker peak RSS', r.peakRssMbPerWorker.map((mb) => `${fixed(mb)} MB`).join(' + ')],
+    ['steer until answered p50 / p99 / max', steersCell(r.steers)],
+    [
+      r.registration ? 'worker peak RSS (timed run)' : 'worker peak RSS',
+      r.peakRssMbPerWorker.map((mb) => `${fixed(mb)} MB`).join(' + '),
+    ],
+    ...(r.steadyRssMbPerWorker
+      ? [
+          [
+            'worker RSS, largest sampled after the ramp',
+            r.steadyRssMbPerWorker.map((mb) => `${fixed(mb)} MB`).join(' + '),
+          ] as [string, string],
+        ]
+      : []),
     [
       'CPU % of a core: worker / Temporal / MinIO / PostgreSQL / driver',
       [r.cpuPct.worker, r.cpuPct.temporal, r.cpuPct.minio, r.cpuPct.postgres, r.cpuPct.driver]
@@ -296,7 +401,7 @@ export function scaleTable(r: ScaleResult): string {
     ],
     [
       'agents compacted / continued as new',
-      `${r.compactions.agents} / ${r.continuedAsNew.agents} of ${r.agents} ` +
+      `${r.compactions.agents} / ${r.continuedAsNew.agents} of ${r.registered} ` +
         `(${r.compactions.total} compactions, ${r.compactions.summaries} summaries, ${r.continuedAsNew.runs} runs)`,
     ],
     [

@@ -2,9 +2,11 @@
  * The scale benchmark's driver: a Temporal server and MinIO of its own (the dev server, or cluster mode), the
  * scripted model on loopback in this process, one or two worker processes (bench/scale/worker.ts), and N agents
  * driven with the client library as a team's scripts drive them: started over a ramp, each sent its messages at
- * Poisson-distributed times, one turn at a time. Every few seconds it samples the workers' memory and everyone's CPU
- * (/proc), the turns done, their latency minus the model's time, and the workers' Prometheus metrics, and prints a
- * progress line. At the end it reads every workflow run (status, history size, compactions) and the server's log.
+ * Poisson-distributed times, one turn at a time. With `registered` above N, the idle agents are registered first
+ * (registration.ts) and left alone; through the run, steers go to active agents mid-turn (steers.ts). Every few
+ * seconds it samples the workers' memory and everyone's CPU (/proc), the turns done, their latency minus the model's
+ * time, and the workers' Prometheus metrics, and prints a progress line. At the end it reads every workflow run
+ * (status, history size, compactions) and the server's log.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -29,16 +31,28 @@ import { ensureBinaries, ensureClusterBinaries } from '../../stack/setup.ts';
 import { serversEnv, WorkerProcess } from '../../stack/worker-process.ts';
 import { percentile } from '../stats.ts';
 import { scaleResponder } from './model.ts';
-import { descendants, memoryOf } from './procs.ts';
+import { descendants, memoryOf, peakSinceReset, resetPeakRss } from './procs.ts';
 import type { ProcKind } from './procs.ts';
-import { classifyAgents, latencySummary, peakRate, quantileBucket } from './results.ts';
+import { classifyAgents, latencySummary, peakRate, quantileBucket, steadyRss } from './results.ts';
 import { hitRate, mean, MetricsDiff, scrapeAll } from './metrics.ts';
-import type { AgentTally, Sample, ScaleResult } from './results.ts';
+import type { AgentTally, RegistrationSummary, Sample, ScaleResult } from './results.ts';
+import { registerIdle } from './registration.ts';
+import { startSteers } from './steers.ts';
 import { agentName, poissonSchedule, startOffsets, userMessage } from './workload.ts';
 
 export interface ScaleOptions {
   label: string;
+  /** Active agents: started over the ramp, sent messages through the run. */
   agents: number;
+  /**
+   * Agents in all (0: as many as `agents`). The ones past `agents` are idle: registered before the timed run (each
+   * started and sent one message, its reply waited for) and left alone for the run.
+   */
+  registered: number;
+  /** Idle agents registered at a time. */
+  registerConcurrency: number;
+  /** Steers a minute to active agents in a turn, through the sending window (0: none). */
+  steersPerMinute: number;
   /** The sending window: messages are due from the start until then. */
   minutes: number;
   /** Mean gap between an agent's messages, s. */
@@ -78,6 +92,9 @@ export interface ScaleOptions {
 export const DEFAULTS: Omit<ScaleOptions, 'log' | 'interrupt'> = {
   label: '',
   agents: 1_000,
+  registered: 0, // 0: as many as there are agents (none idle)
+  registerConcurrency: 40,
+  steersPerMinute: 20,
   minutes: 10,
   intervalS: 60,
   rampS: 60,
@@ -159,8 +176,10 @@ function countingTarget(address: string, namespace: string, calls: Record<string
 export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
   const { log } = options;
   const cache = options.cache > 0 ? options.cache : options.agents;
+  const registered = Math.max(options.registered, options.agents);
   log(
-    `[scale] ${options.agents} agents on ${options.workers} worker process(es) (cache ${cache} each), ` +
+    `[scale] ${options.agents} agents${registered > options.agents ? ` active of ${registered} registered` : ''} on ` +
+      `${options.workers} worker process(es) (cache ${cache} each), ` +
       `${options.minutes} min, a message every ${options.intervalS} s on average, ramp ${options.rampS} s, ` +
       `${options.stack} server${options.restart ? ', worker restart halfway' : ''}`,
   );
@@ -202,7 +221,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     await Promise.all(workers.map((w) => w.start()));
     const rpcs: Record<string, number> = {};
     const client = await connectClient(countingTarget(stack.temporal!.address, stack.temporal!.namespace, rpcs));
-    return await drive(options, { stack, client, rpcs, workers, metricsPorts, taskQueue, runTag, cache, modelTally });
+    const running = { stack, client, rpcs, workers, metricsPorts, taskQueue, runTag, cache, registered, modelTally };
+    const registration = registered > options.agents ? await registerIdleAgents(options, running) : undefined;
+    return await drive(options, { ...running, ...registration });
   } finally {
     // The client's connection stays open: calls abandoned at the end may still retry, and a closed channel throws
     // from their timers. The process exits once the results are written.
@@ -222,7 +243,55 @@ interface Running {
   taskQueue: string;
   runTag: string;
   cache: number;
+  /** Agents in all, the idle ones included. */
+  registered: number;
   modelTally: ReturnType<typeof scaleResponder>['tally'];
+  registration?: RegistrationSummary;
+  /** Each worker's VmHWM just after its peak was reset at the end of the registration, MB (none: never reset). */
+  peakFloorMb?: number[];
+}
+
+/**
+ * The idle agents' registration, before the timed run: agents `agents` … `registered` − 1 started and sent one
+ * message each. Then the workers' peak RSS is set back to their RSS now, so the run's peak is its own, and the
+ * client's gRPC calls so far are moved to the registration's figures.
+ */
+async function registerIdleAgents(
+  options: ScaleOptions,
+  running: Running,
+): Promise<{ registration: RegistrationSummary; peakFloorMb?: number[] }> {
+  const { workers, rpcs } = running;
+  const { log } = options;
+  const done = await registerIdle({
+    client: running.client,
+    taskQueue: running.taskQueue,
+    prefix: `scale-${running.runTag}-`,
+    from: options.agents,
+    to: running.registered,
+    // No more at a time than the cache holds: a workflow evicted mid-turn is replayed for each of its next tasks.
+    concurrency: Math.min(options.registerConcurrency, running.cache),
+    window: options.window,
+    log,
+    ...(options.interrupt ? { signal: options.interrupt } : {}),
+  });
+  const memory = workers.map((w) => (w.pid !== undefined ? memoryOf(w.pid) : undefined));
+  const reset = workers.every((w) => w.pid !== undefined && resetPeakRss(w.pid));
+  if (!reset) log(`[scale] could not reset the workers' peak RSS: the run's peak includes the registration's`);
+  const floors = workers.map((w) => (w.pid !== undefined ? (memoryOf(w.pid)?.peakMb ?? 0) : 0));
+  const clientRpcs = { ...rpcs };
+  for (const method of Object.keys(rpcs)) delete rpcs[method];
+  const summary: RegistrationSummary = {
+    ...done,
+    peakRssMb: Math.round(Math.max(0, ...memory.map((m) => m?.peakMb ?? 0))),
+    rssAtEndMb: Math.round(Math.max(0, ...memory.map((m) => m?.rssMb ?? 0))),
+    clientRpcs,
+  };
+  log(
+    `[scale] registration done: ${summary.registered} of ${summary.agents} idle agents in ` +
+      `${(summary.ms / 60_000).toFixed(1)} min (${summary.perSec.toFixed(1)}/s), ${summary.failed} failed; ` +
+      `worker RSS ${summary.rssAtEndMb} MB (peak ${summary.peakRssMb} MB); the timed run starts`,
+  );
+  return { registration: summary, ...(reset ? { peakFloorMb: floors } : {}) };
 }
 
 async function drive(options: ScaleOptions, running: Running): Promise<ScaleResult> {
@@ -246,6 +315,8 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   let inFlight = 0;
   let errors = 0;
   let withTool = 0;
+  /** The active agents in a turn now (a message sent, its reply not back yet), by index: the steers' targets. */
+  const inTurn = new Set<number>();
   const restartDone = new Map<string, number>(); // agent → when its restart message was answered
   const noteError = (error: unknown) => {
     errors++;
@@ -257,9 +328,10 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
 
   // Aborted at the end of the drain: the turns still out are abandoned (their calls cancelled).
   const stopped = new AbortController();
+  const agentIdOf = (index: number) => `scale-${runTag}-${agentName(index)}`;
   const agentLoop = async (index: number) => {
     const name = agentName(index);
-    const agentId = `scale-${runTag}-${name}`;
+    const agentId = agentIdOf(index);
     const due = poissonSchedule(options.seed, name, offsets[index]!, sendMs, options.intervalS * 1_000);
     if (restartAtMs !== undefined && offsets[index]! < restartAtMs) {
       due.push(restartAtMs); // every agent has a message at the restart
@@ -299,6 +371,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       const modelBefore = modelTally.get(name)?.modelMs ?? 0;
       const sentAt = Date.now();
       inFlight++;
+      inTurn.add(index);
       try {
         const result = await client.connection.withAbortSignal(stopped.signal, () =>
           sendMessage(client, agentId, userMessage(options.seed, name, n), {
@@ -318,6 +391,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
         noteError(error);
       } finally {
         inFlight--;
+        inTurn.delete(index);
       }
     }
   };
@@ -333,6 +407,11 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   let sampling = true;
   const cpuTotals = { worker: 0, temporal: 0, minio: 0, postgres: 0, driver: 0, machine: 0 };
   let cpuWindowMs = 0;
+  // The starting point of the CPU times and the workers' counters: the stack's start, the worker's bundling and the
+  // idle agents' registration are before it, in no sample.
+  const workerPidsNow = new Set(workers.map((w) => w.pid).filter((pid): pid is number => pid !== undefined));
+  for (const proc of descendants(workerPidsNow)) lastCpu.set(proc.pid, { kind: proc.kind, cpuMs: proc.cpuMs });
+  metrics.baseline(await scrapeAll(running.metricsPorts));
   const sample = async () => {
     const now = Date.now();
     const spanMs = Math.max(1, now - lastSampleAt);
@@ -370,7 +449,8 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     }
     const rss = workers.map((w, i) => {
       const memory = w.pid !== undefined ? memoryOf(w.pid) : undefined;
-      if (memory) peakRss[i] = Math.max(peakRss[i]!, memory.peakMb, memory.rssMb);
+      // After a registration, VmHWM was reset to the RSS of that moment: the run's own peak, not the registration's.
+      if (memory) peakRss[i] = Math.max(peakRss[i]!, peakSinceReset(memory, running.peakFloorMb?.[i] ?? 0));
       return memory ? Math.round(memory.rssMb) : 0;
     });
     const recent = turns.slice(lastTurns).map((t) => t.latencyMs - t.modelMs);
@@ -439,6 +519,21 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   })();
 
   const loops = Promise.all(Array.from({ length: options.agents }, (_, i) => agentLoop(i)));
+  const steers = startSteers({
+    client,
+    perMinute: options.steersPerMinute,
+    fromMs: t0,
+    untilMs: endOfSending,
+    seed: options.seed,
+    inTurn,
+    agentIdOf,
+    nameOf: agentName,
+    signal: stopped.signal,
+    noteError: (error) => {
+      if (errorSamples.length < 10)
+        errorSamples.push(`steer: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300));
+    },
+  });
   const interrupted = new Promise<void>((resolve) => {
     if (options.interrupt?.aborted) resolve();
     options.interrupt?.addEventListener('abort', () => resolve());
@@ -448,6 +543,8 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   const abandoned = inFlight;
   stopped.abort();
   await restarter;
+  await steers.done;
+  const steerSummary = steers.summary();
   sampling = false;
   await sampler;
   await sample();
@@ -457,6 +554,13 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
   const notes: string[] = [];
   if (options.interrupt?.aborted) notes.push(`interrupted at ${Math.round((endMs - t0) / 1000)} s`);
   if (abandoned > 0) notes.push(`${abandoned} turns still out at the end of the drain were abandoned`);
+  const registration = running.registration;
+  if (registration && registration.registered < registration.agents) {
+    notes.push(
+      `${registration.agents - registration.registered} of ${registration.agents} idle agents not registered ` +
+        `(${registration.failed} failed${options.interrupt?.aborted ? '; interrupted' : ''})`,
+    );
+  }
   const runs = await readRuns(client, taskQueue).catch((error: unknown) => {
     notes.push(`reading the workflow runs failed: ${error instanceof Error ? error.message : String(error)}`);
     return { failed: [], closedSizes: [], agentsContinued: 0, compactions: 0, agentsCompacted: 0 };
@@ -485,12 +589,17 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
       cache: running.cache,
     },
     stack: options.stack,
+    registered: running.registered,
     agents: options.agents,
     workers: options.workers,
     peakRssMb: Math.round(Math.max(...peakRss)),
     peakRssMbPerWorker: peakRss.map(Math.round),
+    steadyRssMbPerWorker: steadyRss(series, steadyFromMs / 1_000, sendMs / 1_000),
     progressingShare: cls.progressingShare,
     progressing: cls.progressing,
+    steerP99Ms: steerSummary.latencyMs?.p99 ?? null,
+    steers: steerSummary,
+    ...(running.registration ? { registration: running.registration } : {}),
     failed: runs.failed.length,
     failedRuns: runs.failed.slice(0, 20),
     stuck: cls.stuck.length,

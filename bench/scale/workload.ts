@@ -102,3 +102,30 @@ export function userMessage(seed: number, agent: string, n: number): string {
   const tag = messageTag(agent, n);
   return `${tag} ${filler(`${seed}/${agent}/${n}/user`, bytesFor(seed, agent, n, 'user') - tag.length - 1)}`;
 }
+
+/**
+ * The one message an idle agent is sent when it is registered (`--registered`): tagged as message 1, so the model
+ * answers it as it answers any (1–10 KB, a quarter of the time after a `lookup` call); short itself.
+ */
+export function registrationMessage(agent: string): string {
+  return `${messageTag(agent, 1)} You are registered with the scale benchmark: answer this, then wait for work.`;
+}
+
+/**
+ * Steer `k` (1-based) of the run, sent to `agent` mid-turn: short, and tagged `[steer …]`, which the model's tag
+ * (`[scale …]`) does not match, so the model goes on attributing the turn to the message that opened it.
+ */
+export const steerText = (agent: string, k: number) =>
+  `[steer ${agent} #${k}] From now on, keep each answer to the point.`;
+
+/**
+ * When the steers are due, ms from `fromMs` (inclusive) to `untilMs` (exclusive): evenly, `perMinute` a minute, the
+ * first one gap after `fromMs`; none at 0 a minute.
+ */
+export function steerSchedule(perMinute: number, fromMs: number, untilMs: number): number[] {
+  if (!(perMinute > 0)) return [];
+  const gap = 60_000 / perMinute;
+  const due: number[] = [];
+  for (let k = 1; fromMs + k * gap < untilMs; k++) due.push(Math.round(fromMs + k * gap));
+  return due;
+}

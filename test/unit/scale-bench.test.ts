@@ -250,12 +250,14 @@ function result(label: string): ScaleResult {
     machine: { cpus: 2, node: 'v24' },
     options: {},
     stack: 'dev',
+    registered: 10,
     agents: 10,
     workers: 1,
     peakRssMb: 550,
     peakRssMbPerWorker: [550],
     progressingShare: 1,
     progressing: 10,
+    steerP99Ms: null,
     failed: 0,
     failedRuns: [],
     stuck: 0,
@@ -318,7 +320,9 @@ describe('the results', () => {
       },
     });
     for (const figure of [
-      /progressing .* 10 of 10 \(100\.0%\)/,
+      /agents registered \/ active \(workers, stack\) +10 \/ 10 \(1 worker, dev\)/,
+      /active agents progressing .* 10 of 10 \(100\.0%\)/,
+      /steer until answered p50 \/ p99 \/ max +—/,
       /turns\/s .* 0\.9 \(1\.1\)/,
       /minus the model p50 \/ p99 +200 \/ 200 ms/,
       /worker peak RSS +550 MB/,
@@ -330,6 +334,50 @@ describe('the results', () => {
     ]) {
       expect(table).toMatch(figure);
     }
+    expect(table).not.toMatch(/idle agents registered/);
+    const population = scaleTable({
+      ...result('p'),
+      registered: 10_000,
+      agents: 1_000,
+      steerP99Ms: 4_900,
+      steers: {
+        perMinute: 20,
+        due: 200,
+        sent: 198,
+        skipped: 2,
+        answered: 197,
+        landed: 40,
+        opened: 157,
+        errors: 0,
+        abandoned: 1,
+        latencyMs: { p50: 2_100, p99: 4_900, max: 5_300 },
+      },
+      registration: {
+        agents: 9_000,
+        registered: 8_999,
+        failed: 1,
+        concurrency: 40,
+        exhaustedRetries: 0,
+        ms: 900_000,
+        perSec: 10,
+        peakRssMb: 1_400,
+        rssAtEndMb: 1_200,
+        clientRpcs: {},
+        errorSample: [],
+      },
+    });
+    for (const figure of [
+      /agents registered \/ active .* 10000 \/ 1000 /,
+      /idle agents registered .* 8999 of 9000 \(1\) in 15\.0 min, 10\.0\/s; 1200 MB \(1400 MB\)/,
+      /steer until answered .* 2100 \/ 4900 \/ 5300 ms \(198 sent, 20\/min: 40 landed in the turn, 157 opened one/,
+      /worker peak RSS \(timed run\) +550 MB/,
+    ]) {
+      expect(population).toMatch(figure);
+    }
+    const none = { perMinute: 0, due: 0, sent: 0, skipped: 0, answered: 0, landed: 0, opened: 0, errors: 0 };
+    expect(scaleTable({ ...result('q'), steers: { ...none, abandoned: 0, latencyMs: null } })).toMatch(
+      /steer until answered .* none sent/,
+    );
     const svg = scaleSvg([result('run-one'), result('run-two')]);
     expect(svg).toContain('run-one');
     expect(svg).toContain('run-two');
