@@ -239,12 +239,13 @@ function panel(
   opts: { top: number; height: number; width: number; left: number; maxX: number; title: string; color: string },
 ): string {
   if (points.length === 0) return '';
-  const maxY = Math.max(...points.map((p) => p.y)) * 1.1 || 1;
+  const highest = Math.max(...points.map((p) => p.y));
+  const maxY = highest * 1.1 || 1;
   const sx = (x: number) => opts.left + (x / opts.maxX) * opts.width;
   const sy = (y: number) => opts.top + opts.height - (y / maxY) * opts.height;
   const line = points.map((p) => `${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
   return [
-    `<text x="${opts.left}" y="${opts.top - 6}" font-size="12">${opts.title} (max ${maxY.toFixed(0)})</text>`,
+    `<text x="${opts.left}" y="${opts.top - 6}" font-size="12">${opts.title} (highest ${highest.toFixed(0)})</text>`,
     `<line x1="${opts.left}" y1="${opts.top + opts.height}" x2="${opts.left + opts.width}" y2="${opts.top + opts.height}" stroke="#999"/>`,
     `<line x1="${opts.left}" y1="${opts.top}" x2="${opts.left}" y2="${opts.top + opts.height}" stroke="#999"/>`,
     `<text x="${opts.left - 4}" y="${opts.top + 10}" font-size="10" text-anchor="end">${maxY.toFixed(0)}</text>`,
