@@ -20,8 +20,8 @@
  * both (a listing made in between) uses the sealed or merged one. So a search reads a bounded number of segments
  * however long the life (search-tiers.ts). Segments are JSON, gzip-compressed and base64-encoded (the store holds
  * text), and encrypted like every body when encryption is on. A search lists the life's segments (one LIST), reads
- * the ones this process has not cached (a cache of parsed segments bounded by {@link SEARCH_CACHE_BYTES}) and ranks
- * across them.
+ * the ones this process has not cached (a cache of parsed segments bounded by {@link SEARCH_CACHE_BYTES}, which also
+ * keeps the segments this process wrote: the worker that indexes an agent runs its searches) and ranks across them.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
@@ -36,15 +36,16 @@ import {
 import type { AgentLife } from '../contract/keys.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import {
+  builtSegment,
   mergeSegmentData,
   parseSegment,
   rankAcrossSegments,
   readSegment,
   searchableText,
-  segmentOf,
   snippetOf,
 } from './search-rank.ts';
-import type { LoadedSegment, SearchDoc, SearchDocMeta, SearchHit } from './search-rank.ts';
+import type { LoadedSegment, SearchDoc, SearchDocMeta, SearchHit, SegmentData } from './search-rank.ts';
+import type MiniSearch from 'minisearch';
 import {
   blockOf,
   COMPACTION_BLOCK,
@@ -188,7 +189,35 @@ export class SearchIndex {
   /** Writes the small segment `name` over `docs` (idempotent: a retry writes the same key). */
   async add(agent: AgentLife, name: string, docs: readonly SearchDoc[]): Promise<void> {
     if (docs.length === 0) return;
-    await this.store.put(smallSegmentKey(agent, name), encodeSegment(JSON.stringify(segmentOf(docs))), 'text/plain');
+    await this.write(smallSegmentKey(agent, name), builtSegment(docs));
+  }
+
+  /**
+   * Stores a segment and keeps it parsed in this process's cache (write-through): the worker that indexes an agent's
+   * bodies is the one its searches run on, so a search reads from the store only what other processes wrote.
+   */
+  private async write(key: string, segment: { data: SegmentData; index?: MiniSearch }): Promise<void> {
+    const json = JSON.stringify(segment.data);
+    const body = encodeSegment(json);
+    await this.store.put(key, body, 'text/plain');
+    const index = segment.index;
+    this.remember(key, index ? { docs: segment.data.docs, index, bytes: body.length } : readSegment(json, body.length));
+  }
+
+  /** Puts a parsed segment in the cache (in place of what it held under that key), least recently used out first. */
+  private remember(key: string, segment: LoadedSegment): void {
+    const old = this.cache.get(key);
+    if (old) {
+      this.cache.delete(key);
+      this.cached -= old.bytes;
+    }
+    this.cache.set(key, segment);
+    this.cached += segment.bytes;
+    for (const [oldest, loaded] of this.cache) {
+      if (this.cached <= this.cacheBytes) break;
+      this.cache.delete(oldest);
+      this.cached -= loaded.bytes;
+    }
   }
 
   /**
@@ -319,7 +348,7 @@ export class SearchIndex {
       return docs.filter((doc) => doc !== undefined);
     });
     const key = tierKey(searchPrefix(agent), 1, series, block);
-    await this.store.put(key, encodeSegment(JSON.stringify(segmentOf(perSeq.flat()))), 'text/plain');
+    await this.write(key, builtSegment(perSeq.flat()));
     if (this.store.delete) await inBatches(smallKeys, (small) => this.store.delete!(small));
     return key;
   }
@@ -334,7 +363,7 @@ export class SearchIndex {
     }
     const merged = mergeSegmentData(bodies.map((body) => parseSegment(decodeSegment(body!))));
     const key = tierKey(searchPrefix(agent), merge.into.level, merge.into.series, merge.into.first);
-    await this.store.put(key, encodeSegment(JSON.stringify(merged)), 'text/plain');
+    await this.write(key, { data: merged });
     layout.set(key, parseSealed(searchPrefix(agent), key)!);
     for (const member of merge.members) layout.delete(member.key);
     if (this.store.delete) await inBatches(merge.members, (ref) => this.store.delete!(ref.key));
@@ -362,13 +391,7 @@ export class SearchIndex {
     const body = await this.store.get(key);
     if (body === undefined) return undefined;
     const segment = readSegment(decodeSegment(body), body.length);
-    this.cache.set(key, segment);
-    this.cached += segment.bytes;
-    for (const [oldest, loaded] of this.cache) {
-      if (this.cached <= this.cacheBytes) break;
-      this.cache.delete(oldest);
-      this.cached -= loaded.bytes;
-    }
+    this.remember(key, segment);
     return segment;
   }
 

@@ -105,9 +105,14 @@ export function searchableText(message: ChatMessage): string {
 
 /** A segment over `docs`. */
 export function segmentOf(docs: readonly SearchDoc[]): SegmentData {
+  return builtSegment(docs).data;
+}
+
+/** A segment over `docs`, and its index as built (searchable without parsing what is stored). */
+export function builtSegment(docs: readonly SearchDoc[]): { data: SegmentData; index: MiniSearch } {
   const index = new MiniSearch<{ n: number; text: string }>(OPTIONS);
   index.addAll(docs.map((doc, n) => ({ n, text: doc.text })));
-  return { v: 1, docs: docs.map(({ text: _text, ...meta }) => meta), index: index.toJSON() };
+  return { data: { v: 1, docs: docs.map(({ text: _text, ...meta }) => meta), index: index.toJSON() }, index };
 }
 
 /** A stored segment's JSON, parsed and checked. */

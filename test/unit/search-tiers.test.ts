@@ -137,3 +137,28 @@ describe('a long life over a store', () => {
     expect(hit).toMatchObject({ id: 'c000005-2', kind: 'summary' });
   });
 });
+
+describe('the segments a process wrote', () => {
+  it('are searched from its cache: a search right after the writes reads no segment from the store', async () => {
+    const store = memoryStore();
+    const index = new SearchIndex(store);
+    for (let seq = 1; seq <= SEARCH_BLOCK + 40; seq++) {
+      const id = messageIdOf(seq);
+      const text = seq === 9 ? 'the flaky test is test_payment_retry' : `step ${seq} went fine`;
+      await store.put(messageKey(agent, id), JSON.stringify({ role: 'tool', content: text }));
+      await index.add(agent, id, [{ key: messageKey(agent, id), id, role: 'tool', seq, kind: 'message', text }]);
+      await index.sealBefore(agent, seq);
+    }
+    const gets: string[] = [];
+    const get = store.get.bind(store);
+    store.get = (key) => (gets.push(key), get(key));
+    const [hit] = await index.search(agent, 'test_payment_retry', { limit: 1 });
+    expect(hit).toMatchObject({ id: 'm000009' });
+    // Only the hit's body, for its snippet: every segment (the sealed block, 40 small ones) came from the cache.
+    expect(gets).toEqual([messageKey(agent, 'm000009')]);
+    // Another process (a new worker) reads them from the store.
+    gets.length = 0;
+    await new SearchIndex(store).search(agent, 'test_payment_retry', { limit: 1 });
+    expect(gets.filter((key) => key.startsWith(prefix))).toHaveLength(41);
+  });
+});
