@@ -3,6 +3,7 @@
  * keys (a retry writes the same bytes), so a cached body never goes stale. Least recently used entries are evicted
  * once the cached text passes `maxChars`.
  */
+import { BoundedCache } from './bounded-cache.ts';
 import type { BlobStore } from './s3.ts';
 import { isStreamStore } from './stream-log.ts';
 import type { StreamStore } from './stream-log.ts';
@@ -13,35 +14,30 @@ export const DEFAULT_CACHE_CHARS = 32 * 1024 * 1024;
 export class CachedBlobStore implements BlobStore {
   readonly bucket: string;
   private readonly inner: BlobStore;
-  private readonly entries = new Map<string, string>();
-  private chars = 0;
-  private readonly maxChars: number;
+  private readonly entries: BoundedCache<string>;
   hits = 0;
   misses = 0;
 
   constructor(inner: BlobStore, maxChars = DEFAULT_CACHE_CHARS) {
     this.inner = inner;
     this.bucket = inner.bucket;
-    this.maxChars = maxChars;
+    this.entries = new BoundedCache(maxChars, (body) => body.length);
   }
 
   async put(key: string, body: string, contentType?: string): Promise<void> {
     await this.inner.put(key, body, contentType);
-    this.remember(key, body);
+    this.entries.set(key, body);
   }
 
   async get(key: string): Promise<string | undefined> {
     const cached = this.entries.get(key);
     if (cached !== undefined) {
       this.hits++;
-      // Re-insert: Map order is the recency order.
-      this.entries.delete(key);
-      this.entries.set(key, cached);
       return cached;
     }
     this.misses++;
     const body = await this.inner.get(key);
-    if (body !== undefined) this.remember(key, body);
+    if (body !== undefined) this.entries.set(key, body);
     return body;
   }
 
@@ -62,11 +58,7 @@ export class CachedBlobStore implements BlobStore {
   /** The inner store's delete (the search index's merged segments), forgotten here too. */
   delete(key: string): Promise<void> {
     const inner = this.inner as { delete?: (key: string) => Promise<void> };
-    const cached = this.entries.get(key);
-    if (cached !== undefined) {
-      this.entries.delete(key);
-      this.chars -= cached.length;
-    }
+    this.entries.delete(key);
     if (!inner.delete) return Promise.reject(new Error('the store cannot delete keys'));
     return inner.delete.call(this.inner, key);
   }
@@ -78,21 +70,5 @@ export class CachedBlobStore implements BlobStore {
 
   ensureBucket(): Promise<void> {
     return this.inner.ensureBucket();
-  }
-
-  private remember(key: string, body: string): void {
-    if (body.length > this.maxChars) return;
-    const previous = this.entries.get(key);
-    if (previous !== undefined) {
-      this.chars -= previous.length;
-      this.entries.delete(key);
-    }
-    this.entries.set(key, body);
-    this.chars += body.length;
-    for (const [oldest, text] of this.entries) {
-      if (this.chars <= this.maxChars) break;
-      this.entries.delete(oldest);
-      this.chars -= text.length;
-    }
   }
 }

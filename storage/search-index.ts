@@ -37,6 +37,7 @@ import type { AgentLife } from '../contract/keys.ts';
 import type { ChatMessage } from '../engine/messages.ts';
 import {
   builtSegment,
+  loadedSegment,
   mergeSegmentData,
   parseSegment,
   rankAcrossSegments,
@@ -46,6 +47,7 @@ import {
 } from './search-rank.ts';
 import type { LoadedSegment, SearchDoc, SearchDocMeta, SearchHit, SegmentData } from './search-rank.ts';
 import type MiniSearch from 'minisearch';
+import { BoundedCache } from './bounded-cache.ts';
 import {
   blockOf,
   COMPACTION_BLOCK,
@@ -174,16 +176,14 @@ export function unsealed(live: readonly SealedRef[], last: number, most: number)
 
 export class SearchIndex {
   private readonly store: SearchStore;
-  private readonly cacheBytes: number;
-  /** Parsed segments by key, least recently used first. */
-  private readonly cache = new Map<string, LoadedSegment>();
-  private cached = 0;
+  /** Parsed segments by key, bounded by their stored size. */
+  private readonly cache: BoundedCache<LoadedSegment>;
   /** Per life: its sealed segments by key, as this process last listed or wrote them (least recently used first). */
   private readonly layouts = new Map<string, Map<string, SealedRef>>();
 
   constructor(store: SearchStore, options: { cacheBytes?: number } = {}) {
     this.store = store;
-    this.cacheBytes = options.cacheBytes ?? SEARCH_CACHE_BYTES;
+    this.cache = new BoundedCache(options.cacheBytes ?? SEARCH_CACHE_BYTES, (segment) => segment.bytes);
   }
 
   /** Writes the small segment `name` over `docs` (idempotent: a retry writes the same key). */
@@ -201,23 +201,10 @@ export class SearchIndex {
     const body = encodeSegment(json);
     await this.store.put(key, body, 'text/plain');
     const index = segment.index;
-    this.remember(key, index ? { docs: segment.data.docs, index, bytes: body.length } : readSegment(json, body.length));
-  }
-
-  /** Puts a parsed segment in the cache (in place of what it held under that key), least recently used out first. */
-  private remember(key: string, segment: LoadedSegment): void {
-    const old = this.cache.get(key);
-    if (old) {
-      this.cache.delete(key);
-      this.cached -= old.bytes;
-    }
-    this.cache.set(key, segment);
-    this.cached += segment.bytes;
-    for (const [oldest, loaded] of this.cache) {
-      if (this.cached <= this.cacheBytes) break;
-      this.cache.delete(oldest);
-      this.cached -= loaded.bytes;
-    }
+    this.cache.set(
+      key,
+      index ? { docs: segment.data.docs, index, bytes: body.length } : loadedSegment(segment.data, body.length),
+    );
   }
 
   /**
@@ -304,18 +291,18 @@ export class SearchIndex {
     }
     const [first, last] = [seqs[0]!, seqs.at(-1)!];
     const prefix = searchPrefix(agent);
+    // Listed after the keys of the compaction before the block's first (c000064-2.json sorts before c000064.json).
     const listed = await Promise.all(
-      ['c', 'l'].map((letter) =>
-        this.listAll(`${prefix}0/${letter}`, `${prefix}0/${summaryIdOf(first).replace('c', letter)}`.slice(0, -1)),
+      [summaryIdOf, ledgerIdOf].map((idOf) =>
+        this.listAll(`${prefix}0/${idOf(first)[0]}`, first > 1 ? smallSegmentKey(agent, idOf(first - 1)) : undefined),
       ),
     );
-    const smallKeys = listed.flat().filter((key) => {
-      const seq = compactionSeqOf(key.slice(`${prefix}0/`.length, -'.json'.length));
-      return seq !== undefined && seq >= first && seq <= last;
-    });
+    const smallKeys: string[] = [];
     const bySeq = new Map<number, string[]>();
-    for (const key of smallKeys) {
-      const seq = compactionSeqOf(key.slice(`${prefix}0/`.length, -'.json'.length))!;
+    for (const key of listed.flat()) {
+      const seq = compactionSeqOf(key.slice(`${prefix}0/`.length, -'.json'.length));
+      if (seq === undefined || seq < first || seq > last) continue;
+      smallKeys.push(key);
       bySeq.set(seq, [...(bySeq.get(seq) ?? []), key]);
     }
     const metas = await inBatches(seqs, async (seq): Promise<SearchDocMeta[]> => {
@@ -383,15 +370,11 @@ export class SearchIndex {
   /** A segment, from the cache or the store (undefined: it was deleted since the listing). */
   private async segment(key: string): Promise<LoadedSegment | undefined> {
     const hit = this.cache.get(key);
-    if (hit) {
-      this.cache.delete(key);
-      this.cache.set(key, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const body = await this.store.get(key);
     if (body === undefined) return undefined;
     const segment = readSegment(decodeSegment(body), body.length);
-    this.remember(key, segment);
+    this.cache.set(key, segment);
     return segment;
   }
 

@@ -124,7 +124,11 @@ export function parseSegment(json: string): SegmentData {
 
 /** A stored segment's JSON, searchable. */
 export function readSegment(json: string, bytes = json.length): LoadedSegment {
-  const data = parseSegment(json);
+  return loadedSegment(parseSegment(json), bytes);
+}
+
+/** A segment's data, searchable (`bytes`: its stored size). */
+export function loadedSegment(data: SegmentData, bytes: number): LoadedSegment {
   return { docs: data.docs, index: MiniSearch.loadJS(data.index as never, OPTIONS), bytes };
 }
 
