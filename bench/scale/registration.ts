@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { sendMessage, startAgent } from '../../client/agents.ts';
 import type { RegistrationSummary } from './results.ts';
-import { agentName, registrationMessage } from './workload.ts';
+import { agentName, agentStart, registrationMessage } from './workload.ts';
 
 /** gRPC's RESOURCE_EXHAUSTED: the server's rate limits, or too many Updates in flight. */
 const RESOURCE_EXHAUSTED = 8;
@@ -125,16 +125,7 @@ export async function registerIdle(
         signal ? client.connection.withAbortSignal(signal, call) : call();
       try {
         await retryExhausted(
-          () =>
-            cancellable(() =>
-              startAgent(client, {
-                agentId,
-                model: 'gpt-4o-mini',
-                taskQueue,
-                systemPrompt: `You are agent ${name} of the scale benchmark. Answer each message.`,
-                modelOverride: { window: options.window },
-              }),
-            ),
+          () => cancellable(() => startAgent(client, agentStart(agentId, name, taskQueue, options.window))),
           { retried },
         );
         await retryExhausted(

@@ -38,7 +38,7 @@ import { hitRate, mean, MetricsDiff, scrapeAll } from './metrics.ts';
 import type { AgentTally, RegistrationSummary, Sample, ScaleResult } from './results.ts';
 import { registerIdle } from './registration.ts';
 import { startSteers } from './steers.ts';
-import { agentName, poissonSchedule, startOffsets, userMessage } from './workload.ts';
+import { agentName, agentStart, poissonSchedule, startOffsets, userMessage } from './workload.ts';
 
 export interface ScaleOptions {
   label: string;
@@ -349,13 +349,7 @@ async function drive(options: ScaleOptions, running: Running): Promise<ScaleResu
     await sleep(Math.max(0, t0 + offsets[index]! - Date.now()));
     try {
       await client.connection.withAbortSignal(stopped.signal, () =>
-        startAgent(client, {
-          agentId,
-          model: 'gpt-4o-mini',
-          taskQueue,
-          systemPrompt: `You are agent ${name} of the scale benchmark. Answer each message.`,
-          modelOverride: { window: options.window },
-        }),
+        startAgent(client, agentStart(agentId, name, taskQueue, options.window)),
       );
       started++;
       tally.lastProgressAt = Date.now();

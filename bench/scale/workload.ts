@@ -4,6 +4,7 @@
  * English-like words). The driver (bench/scale/run.ts), the scripted model (model.ts) and the worker's tool
  * (worker.ts) all draw from here, so one seed gives one workload.
  */
+import type { StartAgentOptions } from '../../client/agents.ts';
 import { seededRandom } from '../chaos/model.ts';
 
 /** Bytes of each message, reply and tool result: uniform in this range. */
@@ -128,4 +129,15 @@ export function steerSchedule(perMinute: number, fromMs: number, untilMs: number
   const due: number[] = [];
   for (let k = 1; fromMs + k * gap < untilMs; k++) due.push(Math.round(fromMs + k * gap));
   return due;
+}
+
+/** How every agent of the scale benchmark is started, active or idle: agent `name` under `agentId`. */
+export function agentStart(agentId: string, name: string, taskQueue: string, window: number): StartAgentOptions {
+  return {
+    agentId,
+    model: 'gpt-4o-mini',
+    taskQueue,
+    systemPrompt: `You are agent ${name} of the scale benchmark. Answer each message.`,
+    modelOverride: { window },
+  };
 }
