@@ -7,15 +7,11 @@
  * once per call id (CHAOS_DIR/effects/<callId>: the dedupe longrun's contract asks of such tools), then returns a
  * deterministic result of about 1.5 KB that names the step, so the scripted model can go on.
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { defineTool, ToolRegistry } from '../../activities/tools.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { loadTemporalTarget } from '../../config/temporal.ts';
-import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
-import { activityDeps, createAgentWorker } from '../../worker/worker.ts';
+import { defineTool } from '../../activities/tools.ts';
+import { runHarnessWorker } from '../harness-worker.ts';
 
 const dir = process.env.CHAOS_DIR!;
 mkdirSync(join(dir, 'effects'), { recursive: true });
@@ -54,21 +50,9 @@ const work = defineTool({
   },
 });
 
-const settings = loadSettings(process.env);
-const store = new S3BlobStore(s3TargetFromEnv(settings, process.env));
-const { worker, connection } = await createAgentWorker({
-  temporal: loadTemporalTarget(process.env),
-  taskQueue: settings.taskQueue,
-  workflowBundle: JSON.parse(readFileSync(process.env.CHAOS_BUNDLE!, 'utf8')) as WorkflowBundleWithSourceMap,
-  deps: activityDeps(settings, {
-    store,
-    endpoint: { baseURL: process.env.OPENAI_BASE_URL!, apiKey: 'chaos', timeoutMs: 5_000 },
-    tools: new ToolRegistry([work]),
-  }),
+await runHarnessWorker({
+  name: 'chaos-worker',
+  bundleFile: process.env.CHAOS_BUNDLE!,
+  tools: [work],
+  modelTimeoutMs: 5_000,
 });
-console.log(`[chaos-worker] polling ${settings.taskQueue}`);
-try {
-  await worker.run();
-} finally {
-  await connection.close();
-}

@@ -10,16 +10,12 @@
  *   memory.log      `<epoch ms> <rss> <heap used> <external> <array buffers>` (bytes) once a second
  *   effects/<callId> the call's effect, written once
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Context } from '@temporalio/activity';
-import { defineTool, ToolRegistry } from '../../activities/tools.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { loadTemporalTarget } from '../../config/temporal.ts';
-import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
-import { activityDeps, createAgentWorker } from '../../worker/worker.ts';
+import { defineTool } from '../../activities/tools.ts';
+import { runHarnessWorker } from '../harness-worker.ts';
 import { workResult } from './script.ts';
 
 const dir = process.env.SOAK_DIR!;
@@ -82,23 +78,11 @@ const memory = () => {
 };
 setInterval(memory, 1_000).unref();
 
-const settings = loadSettings(process.env);
-const store = new S3BlobStore(s3TargetFromEnv(settings, process.env));
-const { worker, connection } = await createAgentWorker({
-  temporal: loadTemporalTarget(process.env),
-  taskQueue: settings.taskQueue,
-  workflowBundle: JSON.parse(readFileSync(process.env.SOAK_BUNDLE!, 'utf8')) as WorkflowBundleWithSourceMap,
-  deps: activityDeps(settings, {
-    store,
-    endpoint: { baseURL: process.env.OPENAI_BASE_URL!, apiKey: 'soak', timeoutMs: 10_000 },
-    tools: new ToolRegistry([work]),
-  }),
+memory();
+await runHarnessWorker({
+  name: 'soak-worker',
+  bundleFile: process.env.SOAK_BUNDLE!,
+  tools: [work],
+  modelTimeoutMs: 10_000,
   interceptors: { activity: [(ctx) => ({ inbound: new Timing(ctx) })] },
 });
-console.log(`[soak-worker] polling ${settings.taskQueue}`);
-memory();
-try {
-  await worker.run();
-} finally {
-  await connection.close();
-}
