@@ -81,16 +81,20 @@ export const FULL: Omit<SoakOptions, 'log'> = {
   sampleEvery: 100,
 };
 
+/**
+ * The short mode (`npm test`): 120 steps, kills at steps 55 and 100 (`killEvery` plus half of `sampleEvery`), the
+ * interrupt at step 100 too, so that it lands while the worker running the step is killed or just started again.
+ */
 export const SHORT: Omit<SoakOptions, 'log'> = {
   tasks: 2,
-  stepsPerTask: 100,
+  stepsPerTask: 60,
   window: 32_000,
-  killEvery: 80,
-  steerEvery: 45,
-  interruptEvery: 120,
-  storageDownAt: 150,
+  killEvery: 45,
+  steerEvery: 40,
+  interruptEvery: 100,
+  storageDownAt: 80,
   storageDownMs: 3_000,
-  sampleEvery: 25,
+  sampleEvery: 20,
 };
 
 /** A step as the model saw it: when it was first asked for, how long that answer took, and its call id. */

@@ -32,7 +32,6 @@ describe('the fidelity run', () => {
       const lines: string[] = [];
       const run = await runFidelity(corpus, SHORT_WINDOWS, SHORT_PRESETS, (line) => lines.push(line));
       const report = `${lines.join('\n')}\n${renderTable(run.results)}\n${renderTargets(run.targets)}`;
-      expect(run.durationMs, report).toBeLessThan(90_000);
       expect(run.results.map((r) => r.preset)).toEqual(SHORT_PRESETS);
       for (const r of run.results) {
         expect(r.error, report).toBeUndefined();

@@ -1,5 +1,5 @@
 /**
- * `npm run soak` in its short mode, on every `npm test`: one agent through 200 tool steps under two messages and a
+ * `npm run soak` in its short mode, on every `npm test`: one agent through 120 tool steps under two messages and a
  * resume, with worker kills, MinIO down, steers and an interrupt; every invariant must hold and every figure the full
  * soak reports must be read (the full run, 10,000 steps: BENCHMARKS.md).
  */

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import protos from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentHandle, agentState, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
+import { interruptAgent } from '../../client/control.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { textOf } from '../../engine/messages.ts';
@@ -133,6 +134,60 @@ describe('a worker killed while one of a step’s tools runs and the other has a
         'assistant',
         'call-quick',
         'call-slow-2',
+        'assistant',
+      ]);
+      await closeAgent(client, agentId);
+    } finally {
+      await client.connection.close();
+    }
+  }, 120_000);
+});
+
+describe('an interrupt while the worker running the step is dead', () => {
+  mkdirSync(join(dir, 'third'));
+  const third = toolWorkers(join(dir, 'third'), `${taskQueue}-third`);
+  afterAll(async () => {
+    writeFileSync(third.release, '');
+    await third.stop();
+  });
+
+  it('the step its cancel cannot reach ends at its heartbeat timeout as interrupted, not failed; the agent goes on', async () => {
+    const stack = inject('stack');
+    const client = await connectClient(localTemporalTarget(stack.temporalAddress, stack.namespace));
+    const runs = () => readFileSync(third.toolLog, 'utf8').split('\n').filter(Boolean);
+    try {
+      const first = await third.start(model.baseURL);
+      const agentId = newAgentId('tool-crash-interrupt');
+      await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue: `${taskQueue}-third` });
+      const turn = sendMessage(client, agentId, 'do the slow thing');
+      while (runs().length === 0) await sleep(100); // the tool runs in the step's activity on the first worker
+      first.kill('SIGKILL');
+      await third.start(model.baseURL);
+      // The second worker takes the interrupt and asks the step's activity to cancel; its worker is gone, so only
+      // the heartbeat timeout ends it (and, a cancel being asked, no other attempt starts).
+      const interrupted = await interruptAgent(client, agentId);
+      expect(interrupted).toMatchObject({ interrupted: true, turn: 1, step: 1 });
+      expect(await turn).toMatchObject({ turn: 1, interrupted: { step: 1 } });
+      expect(runs()).toEqual(['call-slow']);
+
+      const events = (await agentHandle(client, agentId).fetchHistory()).events ?? [];
+      const timedOut = events.filter((e) => e.activityTaskTimedOutEventAttributes);
+      expect(timedOut).toHaveLength(1);
+      expect(timedOut[0]!.activityTaskTimedOutEventAttributes!.failure?.timeoutFailureInfo?.timeoutType).toBe(
+        TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+      );
+      // The reply the cancelled activity may have stored is not the context's (the model call did not complete):
+      // no call is left without its result, and the agent takes the next message.
+      writeFileSync(third.release, '');
+      const next = await sendMessage(client, agentId, 'do the slow thing again');
+      expect(next).toMatchObject({ turn: 2, toolCalls: 1 });
+      expect(next.reply).toMatch(/released$/);
+      const state = await agentState(client, agentId);
+      expect(state.messages.map((m) => m.toolCallId ?? m.role)).toEqual([
+        'user',
+        'user',
+        'assistant',
+        'call-slow',
         'assistant',
       ]);
       await closeAgent(client, agentId);

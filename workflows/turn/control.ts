@@ -13,6 +13,13 @@ import type { ApprovalProgress } from '../../contract/progress.ts';
 
 export const REACHABLE_TURNS_PATCH = 'reachable-turns';
 
+/**
+ * Since this patch, an activity an interrupt asked to cancel that fails instead ends the step as interrupted, as its
+ * cancellation does. That happens when its worker died before it could confirm: the server then ends the attempt at
+ * its heartbeat timeout and, a cancel being asked, starts no other. Histories of before failed the turn there.
+ */
+export const INTERRUPT_ENDS_FAILED_STEP_PATCH = 'interrupt-ends-failed-step';
+
 /** A tool call of the turn in progress waiting for approval, and what became of it. */
 export interface WaitingCall extends ApprovalProgress {
   decision?: { approved: boolean; reason?: string; by: 'person' | 'timeout' };
@@ -108,4 +115,15 @@ export function shownArguments(args: string): string {
 /** Whether an activity's failure is its cancellation (an interrupt cancelled it). */
 export function wasCancelled(error: unknown): boolean {
   return isCancellation(error) || (error instanceof ActivityFailure && isCancellation(error.cause));
+}
+
+/**
+ * Whether a step's activity that did not complete ended by the interrupt queued (`interruptQueued`): its
+ * cancellation, or any failure of an activity the interrupt asked to cancel (its worker gone before it confirmed:
+ * {@link INTERRUPT_ENDS_FAILED_STEP_PATCH}). Without an interrupt queued, a cancellation is the workflow's own.
+ */
+export function endedByInterrupt(error: unknown, interruptQueued: boolean): boolean {
+  if (!interruptQueued) return false;
+  if (wasCancelled(error)) return true;
+  return error instanceof ActivityFailure && patched(INTERRUPT_ENDS_FAILED_STEP_PATCH);
 }

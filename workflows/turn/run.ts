@@ -6,7 +6,7 @@
 import type { ModelReply } from '../../contract/activities.ts';
 import { interruptedReply } from '../../contract/results.ts';
 import type { PendingOf } from '../inbox.ts';
-import { wasCancelled } from './control.ts';
+import { endedByInterrupt } from './control.ts';
 import { turnStoppedReply } from '../../contract/inputs.ts';
 import type { AgentInput, SendInput, TurnStop } from '../../contract/inputs.ts';
 import type { SendResult } from '../../contract/results.ts';
@@ -109,9 +109,10 @@ export async function runTurn(
         const runCalls = forceText ? undefined : runCallsOf(conversation, reach);
         ({ reply, ran } = await callModelFitting(conversation, compactions, state.model, { ...call, runCalls }, reach));
       } catch (error) {
-        if (!wasCancelled(error) && !(error instanceof InterruptedBeforeCall)) throw error;
+        // A cancellation with no interrupt queued is the workflow's own.
+        const interrupted = reach.inbox.interruptQueued;
+        if (!(error instanceof InterruptedBeforeCall) && !endedByInterrupt(error, interrupted)) throw error;
         const pending = reach.inbox.takeInterrupt();
-        if (pending === undefined && !(error instanceof InterruptedBeforeCall)) throw error; // the workflow's own
         conversation.replyNotStored(replyId);
         interrupt = { pending, step };
         break;

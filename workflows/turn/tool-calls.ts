@@ -9,7 +9,7 @@ import { leanToolInput, wholeToolResult } from '../../contract/lean-calls.ts';
 import type { CallOfReply } from '../../engine/messages.ts';
 import type { ToolLimits } from '../../engine/policy.ts';
 import type { ContextRecord } from '../../contract/records.ts';
-import { wasCancelled } from './control.ts';
+import { endedByInterrupt, wasCancelled } from './control.ts';
 import { resultIdsOf } from '../../contract/keys.ts';
 import type { Conversation } from '../conversation.ts';
 import { answerContextTool, CONTEXT_TOOLS_PATCH, WORKFLOW_TOOLS } from '../context-tools.ts';
@@ -29,8 +29,9 @@ export const APPROVAL_ASKED_BY_NAME_PATCH = 'approval-asked-by-name';
 
 /**
  * Answers a step's tool calls, in parallel, each run in the turn's cancellable scope: a call that waits for approval
- * waits first (denied: answered with the denial); a call an interrupt cancelled (or that was waiting when it came)
- * is answered as interrupted. Every call is answered, so the tool pairs stay whole. Any other failure fails the turn.
+ * waits first (denied: answered with the denial); a call an interrupt cancelled (or that was waiting when it came, or
+ * whose activity failed as its worker died before it could confirm the cancel) is answered as interrupted. Every call
+ * is answered, so the tool pairs stay whole. Any other failure fails the turn.
  * The calls the model call's activity answered (`ran`) are answered by their records; of the others, when the
  * interrupt cancelled that activity, each is answered as interrupted.
  */
@@ -61,8 +62,12 @@ export async function answerCalls(
       return answerCall(conversation, reach, call, replyId, resultId, { step, n: i + 1, toolErrors, failed }, usage);
     }),
   );
+  // A call the interrupt cancelled, or whose activity failed as its worker died before confirming it, is interrupted.
   const failure = outcomes.find(
-    (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected' && !wasCancelled(outcome.reason),
+    (outcome): outcome is PromiseRejectedResult =>
+      outcome.status === 'rejected' &&
+      !wasCancelled(outcome.reason) &&
+      !endedByInterrupt(outcome.reason, reach.inbox.interruptQueued),
   );
   if (failure) throw failure.reason;
   return Promise.all(
