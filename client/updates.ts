@@ -7,6 +7,8 @@
  * - The Update carries an id the client keeps. When the connection fails while waiting (a server restarting), the
  *   same id is sent again until the real outcome arrives: the server answers an id it already has in the current
  *   run, and the workflow answers one applied in an earlier run (workflows/applied-updates.ts). Never applied twice.
+ * - An Update answered `handedOver` (the agent's run continued as new inside a turn while it waited) is sent again,
+ *   with the same id, to the next run, which carries it (workflows/hand-over.ts): callers never see that answer.
  * - Every way it can end is a named error saying what became of the message (update-errors.ts).
  *
  * What the client sees of the agent while it waits is agent-observation.ts's; what a failed call means,
@@ -45,6 +47,7 @@ import {
 } from './agent-observation.ts';
 import type { Observation } from './agent-observation.ts';
 import { agentWorkflowId } from '../contract/agent.ts';
+import { isHandedOver } from '../contract/results.ts';
 import { refusedForNow, transientFailure } from './connection-failures.ts';
 import {
   AgentUpdateError,
@@ -84,6 +87,8 @@ export function watchDelays(first: number = PROGRESS_FIRST_MS): Generator<number
 const WORKER_CONFIRMED_MS = 10_000;
 /** Pause before sending the Update again after a connection failure. */
 const RESEND_PAUSE_MS = 1_000;
+/** Pause before sending an Update answered `handedOver` to the agent's next run. */
+const HANDED_OVER_PAUSE_MS = 200;
 
 export interface UpdateWaitOptions {
   /** The Update's id (default: a new UUID). Passing the id of an earlier call attaches to that Update. */
@@ -253,7 +258,15 @@ class UpdateWait {
         );
         attempt.catch(() => {}); // it is left behind when the wait gives up
         try {
-          return await Promise.race([attempt, givingUp]);
+          const result = await Promise.race([attempt, givingUp]);
+          if (!isHandedOver(result)) return result;
+          // The agent's run handed over inside a turn while the Update waited: the next run carries it, and answers
+          // it when sent again with the same id (workflows/hand-over.ts). The old run may answer once more before it
+          // ends: then again, after a pause.
+          const { turn, step } = result.handedOver;
+          this.progress('handed over', `the agent went on in a new run (turn ${turn}, step ${step}); waiting there`);
+          await sleep(HANDED_OVER_PAUSE_MS);
+          continue;
         } catch (error) {
           if (abort.signal.aborted) throw await givingUp.catch((reason: unknown) => reason);
           if (error instanceof WorkflowUpdateFailedError) {

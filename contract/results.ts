@@ -294,6 +294,27 @@ export interface ConfigureResult {
 }
 
 /** An Update's result, as kept to answer it again when it is delivered twice. */
+/**
+ * What an Update is answered with when the agent's run hands over to a new one (continue-as-new) inside a turn, while
+ * the Update waits: an Update cannot outlive its run, so the client sends it again, with the same id, to the agent's
+ * next run, which carries the input and answers it there (workflows/inbox.ts). `client/updates.ts` does that itself:
+ * callers of this package never see it; a caller of the raw Update (the temporal CLI) sends it again.
+ */
+export interface HandedOverResult {
+  handedOver: {
+    /** Why the run handed over (its history budget). */
+    reason: string;
+    /** The turn in progress and the step it goes on at in the next run. */
+    turn: number;
+    step: number;
+  };
+}
+
+/** Whether an Update's answer is {@link HandedOverResult}: send it again. */
+export function isHandedOver(result: unknown): result is HandedOverResult {
+  return typeof result === 'object' && result !== null && 'handedOver' in result;
+}
+
 export type UpdateResult =
   | SendResult
   | CompactResult

@@ -335,4 +335,44 @@ export interface AgentCarry {
    * closed one's life, with its messages, ids and storage keys. `closedAs` is how the last run ended.
    */
   reopened?: { closedAs: string };
+  /**
+   * Set when the run handed over inside a turn (its history budget reached at a step boundary): the turn, which the
+   * next run goes on with at its next step, and the inputs that were queued, in their order. The Updates among them
+   * (and the turn's own `send`) were answered `handedOver` (results.ts `HandedOverResult`); their clients send them
+   * again, with the same ids, and the next run answers them when done (workflows/inbox.ts).
+   */
+  inFlight?: InFlight;
+}
+
+/** A turn and the inputs in flight across a hand-over inside the turn ({@link AgentCarry.inFlight}). */
+export interface InFlight {
+  turn: TurnCarry;
+  queued: CarriedInput[];
+  /** A close came while the run handed over: the next run closes once the turn and the inputs before it are done. */
+  closing?: true;
+}
+
+/** Where a turn handed over: what the next run goes on with. */
+export interface TurnCarry {
+  /** The message that opened the turn (a steer's text for a turn a steer opened). */
+  text: string;
+  /** The `send` Update that opened it, if one did (its client sends it again). */
+  updateId?: string;
+  turn: number;
+  /** The step the next run makes first. */
+  step: number;
+  /** What the turn used so far: model calls, tool calls, tokens; when it began (workflow time, ms). */
+  steps: number;
+  toolCalls: number;
+  tokens: number;
+  began: number;
+  /** The id of the message that opened the turn. */
+  messageId: string;
+}
+
+/** An input queued when the run handed over: its kind and input, and its Update's id (none for a Signal). */
+export interface CarriedInput {
+  kind: string;
+  input: unknown;
+  updateId?: string;
 }

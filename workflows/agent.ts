@@ -8,14 +8,14 @@
  * over to a new run when the history has grown enough. The state and the message ids are the conversation's
  * (conversation.ts).
  */
-import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import { readReply, STORE_OPTIONS } from './activities.ts';
 import type { AgentCarry, AgentState } from '../contract/state.ts';
 import { publicState } from '../contract/state.ts';
 import { taskDone } from './task-mode.ts';
 import type { AgentInput, CompactInput } from '../contract/inputs.ts';
 import { Compactions } from './compaction.ts';
-import { continueAsNewReason, HISTORY_BUDGET, HISTORY_BUDGET_PATCH } from './continue-as-new.ts';
+import { HandOver } from './hand-over.ts';
 import { Conversation } from './conversation.ts';
 import { setHandlers } from './handlers.ts';
 import { dispatch, Inbox, pendingOf } from './inbox.ts';
@@ -33,13 +33,18 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   if (!carry) checkAgentInput(input); // a new agent's input is checked before anything happens
   const conversation = Conversation.begin(input, carry, workflowInfo().runId);
   const { state } = conversation;
-  const inbox = new Inbox(carry?.applied, (replyId) =>
-    readReply.executeWithOptions({ ...STORE_OPTIONS, summary: `read reply ${replyId}` }, [
-      { ...conversation.life, replyId },
-    ]),
+  const inbox = new Inbox(
+    carry?.applied,
+    (replyId) =>
+      readReply.executeWithOptions({ ...STORE_OPTIONS, summary: `read reply ${replyId}` }, [
+        { ...conversation.life, replyId },
+      ]),
+    carry?.inFlight, // a turn the last run handed over inside: queued first, to go on
   );
   const compactions = new Compactions(conversation, inbox);
   const { background, reviews } = compactions;
+  /** When this run hands over to a new one: between inputs (below), or inside a turn at a step boundary. */
+  const handOver = new HandOver(input, conversation, inbox, background);
   // (The state's model: a reopened agent's as `configure` left it, a new agent's its input's.)
   if (!carry || carry.reopened) showStarted(state.model);
   else showDetails(state); // a run after continue-as-new shows what the last one did (current details are per run)
@@ -53,22 +58,6 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     conversation.describedAs(await describeModelFor(input));
   }
 
-  /** Why this run should hand over to a new one now (continue-as-new), if it should. */
-  const handOver = () => {
-    const info = workflowInfo();
-    const run = {
-      suggested: info.continueAsNewSuggested,
-      historyLength: info.historyLength,
-      historySize: info.historySize,
-      updates: inbox.updatesThisRun,
-      runAgeMs: Date.now() - info.runStartTime.getTime(),
-    };
-    // Asked only when the 2 MiB budget would hand over and the older one would not: a run recorded before the patch
-    // has no marker there and goes on to its older budget, as it did.
-    const reason = continueAsNewReason(run);
-    if (reason !== undefined || continueAsNewReason(run, HISTORY_BUDGET) === undefined) return reason;
-    return patched(HISTORY_BUDGET_PATCH) ? continueAsNewReason(run, HISTORY_BUDGET) : undefined;
-  };
   const rule = new StepRule(input);
 
   // A turn or compaction that cannot finish (a rejected API key, an unknown model, retries exhausted) fails its
@@ -90,9 +79,25 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       : compactions.compact(request.force === false ? 'auto' : 'forced', conversation.tailSeq, request);
   /** What reaches a turn while it works: the inputs it takes at its step boundaries, through the inbox. */
   const reach = reachOf(input, inbox, control);
-  /** A message's turn (a child agent's task: then it closes, its outcome kept: workflows/task-mode.ts). */
+  /**
+   * A message's turn (a child agent's task: then it closes, its outcome kept: workflows/task-mode.ts), or the turn the
+   * last run handed over inside (`resume`), going on.
+   */
   const send = (pending: PendingOf<'send'>) =>
-    inbox.run(pending, () => runTurn(conversation, compactions, input, rule, pending.input, reach), turnFailed);
+    inbox.run(
+      pending,
+      () =>
+        runTurn(
+          conversation,
+          compactions,
+          input,
+          rule,
+          pending.input,
+          { ...reach, handOver: handOver.inTurn(pending) },
+          pending.resume,
+        ),
+      turnFailed,
+    );
   /** What the loop does with each kind of input, under the trace of the handler that queued it (inbox.run). */
   const work: DispatchTable = {
     send: input.task ? (pending) => send(pending).then((result) => taskDone(state, inbox, input.task!, result)) : send,
@@ -101,7 +106,8 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       inbox.run(
         pending,
         async () => {
-          await runTurn(conversation, compactions, input, rule, pending.input, { ...reach, opener: pending });
+          const turnReach = { ...reach, opener: pending, handOver: handOver.inTurn(undefined) };
+          await runTurn(conversation, compactions, input, rule, pending.input, turnReach);
           return pending.result!;
         },
         turnFailed,
@@ -135,7 +141,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   if (input.task && !carry) inbox.push(pendingOf('send', { text: input.task.text }));
   // One predicate for the whole run, made outside the loop: the SDK keeps every condition's predicate until the run
   // ends, and one made in the loop's body would keep that iteration's input (its message) with it.
-  const wake = () => inbox.waiting || inbox.closing || background.finished || handOver() !== undefined;
+  const wake = () => inbox.waiting || inbox.closing || background.finished || handOver.reason() !== undefined;
   for (;;) {
     // A draft of an automatic compaction waiting for review (policy `review.automatic`) wakes the loop at its timeout.
     const reviewLeft = reviews.leftMs();
@@ -148,7 +154,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
       await dispatch(work, pending);
       continue;
     }
-    if (!inbox.closing && handOver() === undefined) continue; // woken by a background compaction that ended
+    if (!inbox.closing && handOver.reason() === undefined) continue; // woken by a background compaction that ended
     // A compaction in the background ends in this run: its activities are this run's.
     await background.settle();
     if (inbox.closing) break;
@@ -156,7 +162,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     // meanwhile is processed first (its handler cannot finish before the loop answers it).
     await condition(() => allHandlersFinished() || inbox.waiting || inbox.closing);
     if (!inbox.waiting && !inbox.closing) {
-      conversation.handedOver(handOver());
+      conversation.handedOver(handOver.reason());
       await continueAsNew<typeof agentWorkflow>(input, conversation.carry(inbox.carried()));
     }
   }

@@ -52,22 +52,28 @@ export function setHandlers(conversation: Conversation, inbox: Inbox, control: T
       );
   /**
    * An Update that queues its input and waits for the loop's answer. Delivered again to the next run after
-   * continue-as-new, it is answered from the results kept (`applied`) whatever the state now, not applied twice.
+   * continue-as-new, it is answered from the results kept (`applied`) whatever the state now, not applied twice; one
+   * the last run answered `handedOver` (it handed over inside a turn) waits for the input it carried.
    */
   const applied =
     <K extends Kind>(definition: UpdateDefinition<ResultOf<K>, [InputOf<K>]>, kind: K, description: string) =>
     () =>
       setHandler(
         definition,
-        (given: InputOf<K>) => {
-          // (applyOnce queues the input before it first waits, unless the Update was applied already.)
-          const answer = inbox.applyOnce<ResultOf<K>>(pendingOf(kind, inputOf(kind, given)), rules[kind].failureType);
-          rules[kind].queued?.();
-          return answer;
-        },
+        // (applyOnce queues the input before it first waits, unless the Update was applied already or carried over
+        // from the last run; `queued` is done only for an input queued now.)
+        (given: InputOf<K>) =>
+          inbox.applyOnce<ResultOf<K>>(
+            pendingOf(kind, inputOf(kind, given)),
+            rules[kind].failureType,
+            rules[kind].queued,
+          ),
         {
           description,
-          validator: (given: InputOf<K>) => void (inbox.appliedResult() ?? rules[kind].check(inputOf(kind, given))),
+          // An Update applied already, or carried over from the last run, was checked when it first came.
+          validator: (given: InputOf<K>) => {
+            if (inbox.appliedResult() === undefined && !inbox.carriesCurrent()) rules[kind].check(inputOf(kind, given));
+          },
         },
       );
   const query =

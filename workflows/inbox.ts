@@ -7,9 +7,11 @@
 import { context as traceContext } from '@opentelemetry/api';
 import type { Context as TraceContext } from '@opentelemetry/api';
 import { ActivityFailure, ApplicationFailure, condition, currentUpdateInfo, patched } from '@temporalio/workflow';
-import type { AgentCarry } from '../contract/state.ts';
+import type { AgentCarry, CarriedInput, InFlight, TurnCarry } from '../contract/state.ts';
 import { FAILURE } from '../contract/failures.ts';
+import { isHandedOver } from '../contract/results.ts';
 import type {
+  HandedOverResult,
   KeptResult,
   DiscardResult,
   CompactResult,
@@ -79,6 +81,15 @@ interface Queued {
   trace?: TraceContext;
   /** Set by {@link Inbox.done}: what an Update's handler waits on (see {@link Inbox.applyOnce}). */
   settled?: { done: boolean };
+  /** The id of the Update that queued it. */
+  updateId?: string;
+  /**
+   * Queued in an earlier run, which handed over inside a turn: its result is kept once done (for its client, which
+   * sends the Update again) whether or not a handler of this run waits for it.
+   */
+  carried?: true;
+  /** A `send` whose turn an earlier run began: where the turn goes on. */
+  resume?: TurnCarry;
 }
 
 /**
@@ -140,9 +151,38 @@ export class Inbox {
   /** A stored reply's text by its id (an activity), for a `send` answered again. */
   private readonly readReply: (replyId: string) => Promise<string>;
 
-  constructor(carried: AgentCarry['applied'] | undefined, readReply: (replyId: string) => Promise<string>) {
+  /** The inputs an earlier run carried over (its turn in progress first), by the id of the Update that queued them. */
+  private readonly carriedById = new Map<string, Pending>();
+
+  /**
+   * `inFlight`: what the last run carried when it handed over inside a turn: the turn, queued first to go on, then the
+   * inputs that were queued, in their order.
+   */
+  constructor(
+    carried: AgentCarry['applied'] | undefined,
+    readReply: (replyId: string) => Promise<string>,
+    inFlight?: InFlight,
+  ) {
     this.applied = appliedFromCarry(carried);
     this.readReply = readReply;
+    if (!inFlight) return;
+    const { turn } = inFlight;
+    const resumed = { kind: 'send', input: { text: turn.text }, resume: turn } as Pending;
+    for (const { kind, input, updateId } of inFlight.queued) this.carry({ kind, input, updateId } as Pending);
+    this.carry(resumed, turn.updateId, true);
+    this.closing = inFlight.closing ?? false;
+  }
+
+  /** Queues an input carried from the last run (at the front: the turn that goes on), findable by its Update's id. */
+  private carry(pending: Pending, updateId = pending.updateId, front = false): void {
+    pending.carried = true;
+    if (updateId !== undefined) {
+      pending.updateId = updateId;
+      pending.settled = { done: false };
+      this.carriedById.set(updateId, pending);
+    }
+    if (front) this.pushFront(pending);
+    else this.push(pending);
   }
 
   /** The turn a new message would open, the agent having finished `turns`. */
@@ -164,6 +204,12 @@ export class Inbox {
     return appliedResult(this.applied, currentUpdateInfo()?.id);
   }
 
+  /** Whether the current Update is one the last run carried over (checked when it first came: not again). */
+  carriesCurrent(): boolean {
+    const updateId = currentUpdateInfo()?.id;
+    return updateId !== undefined && this.carriedById.has(updateId);
+  }
+
   /** Queues a Signal's input (checked by its handler), or an Update's (from `applyOnce`). */
   push(pending: Pending): void {
     if (pending.kind === 'send') this.openSends++;
@@ -173,18 +219,30 @@ export class Inbox {
 
   /**
    * Applies an Update once: one delivered again (to the next run, after continue-as-new) is answered with its
-   * result; otherwise it is queued and awaited. A failure is the Update's, of `failureType`, with the activity's
-   * failure as its cause.
+   * result; one the last run carried over (it handed over while the Update waited) waits for the carried input;
+   * otherwise it is queued (`onQueued` is told) and awaited. A failure is the Update's, of `failureType`, with the
+   * activity's failure as its cause. Answered {@link HandedOverResult} when this run hands over first.
    */
-  async applyOnce<R extends UpdateResult>(pending: Pending, failureType: string): Promise<R> {
+  async applyOnce<R extends UpdateResult | HandedOverResult>(
+    given: Pending,
+    failureType: string,
+    onQueued?: () => void,
+  ): Promise<R> {
     this.updatesThisRun++;
     const updateId = currentUpdateInfo()?.id;
     const done = appliedResult(this.applied, updateId);
     if (done) return (await this.whole(done)) as R;
-    this.push(pending);
+    let pending = updateId !== undefined ? this.carriedById.get(updateId) : undefined;
+    if (!pending) {
+      pending = given;
+      pending.updateId = updateId;
+      pending.settled = { done: false };
+      this.push(pending);
+      onQueued?.();
+    }
     // The wait's predicate holds a flag, not `pending`: the SDK keeps every condition's predicate (and what it
     // holds) until the run ends, and `pending` holds the message and its reply.
-    const settled = (pending.settled = { done: false });
+    const settled = pending.settled!;
     await condition(() => settled.done);
     if (pending.failure !== undefined) {
       throw ApplicationFailure.create({
@@ -193,10 +251,13 @@ export class Inbox {
         cause: pending.cause,
       });
     }
-    if (updateId !== undefined) {
-      rememberApplied(this.applied, updateId, pending.result!, { replyStored: patched(REPLY_BY_REFERENCE_PATCH) });
-    }
+    if (isHandedOver(pending.result)) return pending.result as R; // applied by the next run, not this one
+    if (updateId !== undefined) this.remember(updateId, pending.result as UpdateResult);
     return pending.result as R;
+  }
+
+  private remember(updateId: string, result: UpdateResult): void {
+    rememberApplied(this.applied, updateId, result, { replyStored: patched(REPLY_BY_REFERENCE_PATCH) });
   }
 
   /** A kept result as the Update answered it: a `send`'s reply read back from the store when it was left out. */
@@ -350,9 +411,40 @@ export class Inbox {
   }
 
   /** The loop is done with `pending` (answered or failed). */
-  done(pending: Queued & { kind: Kind }): void {
+  done(pending: Queued & { kind: Kind; result?: unknown }): void {
     if (pending.settled) pending.settled.done = true;
     if (pending.kind === 'send') this.openSends--;
+    // Its Update's client may send it again only later (or never): its result is kept now.
+    if (pending.carried && pending.updateId !== undefined && pending.result !== undefined) {
+      if (!isHandedOver(pending.result)) this.remember(pending.updateId, pending.result as UpdateResult);
+    }
+  }
+
+  /**
+   * The run hands over inside a turn: the turn's own Update (`turn`, if one opened it) and every queued Update still
+   * waiting are answered `handedOver` (their clients send them again to the next run). Call it again for the ones
+   * that come while the run finishes ({@link unanswered}).
+   */
+  handOver(handedOver: HandedOverResult, turn: Queued | undefined): void {
+    for (const pending of turn ? [turn, ...this.queue] : this.queue) {
+      if (!pending.settled || pending.settled.done) continue;
+      (pending as Queued & { result?: unknown }).result = handedOver;
+      pending.settled.done = true;
+    }
+  }
+
+  /** An Update queued while the run hands over waits for its answer ({@link handOver}). */
+  get unanswered(): boolean {
+    return this.queue.some((pending) => pending.settled && !pending.settled.done);
+  }
+
+  /** The queued inputs, in their order, as the next run takes them over. */
+  queuedInputs(): CarriedInput[] {
+    return this.queue.map(({ kind, input, updateId }) => ({
+      kind,
+      input,
+      ...(updateId !== undefined ? { updateId } : {}),
+    }));
   }
 
   /** The applied Updates the next run carries. */

@@ -8,6 +8,7 @@ import { DEFAULT_APPROVAL_SECONDS } from '../../contract/inputs.ts';
 import type { AgentInput, DelegationSettings } from '../../contract/inputs.ts';
 import type { Inbox, PendingOf } from '../inbox.ts';
 import type { TurnControl } from './control.ts';
+import type { TurnHandOver } from '../hand-over.ts';
 
 export interface TurnReach {
   control: TurnControl;
@@ -19,6 +20,8 @@ export interface TurnReach {
   approval: { tools: ReadonlySet<string>; timeoutMs: number; onTimeout: 'deny' | 'approve' };
   /** The agent's `delegation` (the built-in `delegate` tool is on): what its children start with. */
   delegation?: DelegationSettings;
+  /** Whether the run hands over at a step boundary (its history budget reached: workflows/hand-over.ts). */
+  handOver?: TurnHandOver;
 }
 
 /** What reaches the turns of an agent started with `input`, its inbox and its turn control. */

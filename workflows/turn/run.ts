@@ -9,6 +9,7 @@ import type { PendingOf } from '../inbox.ts';
 import { endedByInterrupt } from './control.ts';
 import { turnStoppedReply } from '../../contract/inputs.ts';
 import type { AgentInput, SendInput, TurnStop } from '../../contract/inputs.ts';
+import type { TurnCarry } from '../../contract/state.ts';
 import type { SendResult } from '../../contract/results.ts';
 import type { Compactions } from '../compaction.ts';
 import type { Conversation } from '../conversation.ts';
@@ -36,17 +37,20 @@ export async function runTurn(
   rule: StepRule,
   send: SendInput,
   reach: TurnReach,
+  resume?: TurnCarry,
 ): Promise<SendResult> {
   const { state } = conversation;
-  const turn = state.turns + 1;
-  const began = Date.now(); // workflow time
+  // A turn the last run handed over inside goes on at its next step, with what it had used (workflows/hand-over.ts).
+  const turn = resume?.turn ?? state.turns + 1;
+  const began = resume?.began ?? Date.now(); // workflow time
+  const firstStep = resume?.step ?? 1;
   // Runs recorded before reachable turns go on as they were recorded (workflows/turn/control.ts).
   const reachable = reach.control.reachableTurns;
   let reply: ModelReply | undefined;
-  let messageId = '';
-  let toolCalls = 0;
-  let steps = 0;
-  let tokens = 0;
+  let messageId = resume?.messageId ?? '';
+  let toolCalls = resume?.toolCalls ?? 0;
+  let steps = resume?.steps ?? 0;
+  let tokens = resume?.tokens ?? 0;
   let stopped: TurnStop | undefined;
   let interrupt: { pending: PendingOf<'interrupt'> | undefined; step: number } | undefined;
   conversation.progress.turnBegan(turn, new Date(began).toISOString());
@@ -57,7 +61,7 @@ export async function runTurn(
     steps: { used: steps, limit: rule.budget.steps },
     turnTokens: { used: tokens, ...(rule.budget.tokens !== undefined ? { limit: rule.budget.tokens } : {}) },
   });
-  for (let step = 1; ; step++) {
+  for (let step = firstStep; ; step++) {
     let forceText = false;
     if (step > 1) {
       const reached = budgetReached(rule.budget, { steps, tokens, ms: Date.now() - began });
@@ -68,6 +72,12 @@ export async function runTurn(
       }
       forceText = next === 'forceText';
       conversation.progress.turnStep(step);
+      // Past the run's history budget, the next run goes on from here (not on the step it began with).
+      if (reachable && step > firstStep && !forceText) {
+        const at = { text: send.text, turn, step, steps, toolCalls, tokens, began, messageId };
+        const handingOver = reach.handOver?.atBoundary(at);
+        if (handingOver) await handingOver;
+      }
     }
     showProgress(state, conversation.progress); // the current details: this turn's model call
     // A step boundary (every tool call answered): a compaction that ended in the background is committed here.

@@ -1,0 +1,103 @@
+/**
+ * When an agent's run hands over to a new one (continue-as-new), and the hand-over inside a turn.
+ *
+ * Between inputs, the agent's loop (agent.ts) hands over when {@link HandOver.reason} says so. Inside a turn, a run
+ * that reaches its history budget at a step boundary hands over there too (patch {@link TURN_HANDS_OVER_PATCH}), so
+ * that a turn of thousands of steps keeps every run under the budget: the turn's own `send` Update and every queued
+ * Update are answered `handedOver` (an Update cannot outlive its run: their clients send them again, with the same
+ * ids), and the next run goes on with the turn at its next step, the queued inputs after it (workflows/inbox.ts).
+ */
+import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import type { AgentInput } from '../contract/inputs.ts';
+import type { AgentCarry, AgentState, TurnCarry } from '../contract/state.ts';
+import type { BackgroundCompaction } from './background-compaction.ts';
+import { continueAsNewReason, HISTORY_BUDGET, HISTORY_BUDGET_PATCH } from './continue-as-new.ts';
+import type { Conversation } from './conversation.ts';
+import type { Inbox, Pending } from './inbox.ts';
+
+/**
+ * Since this patch, a turn hands over at a step boundary when its run reaches the history budget. Histories of
+ * before go on with the turn in the same run (a turn's history was unbounded: one of 10,000 steps would pass
+ * Temporal's 51,200 events). Asked only where a turn would hand over.
+ */
+export const TURN_HANDS_OVER_PATCH = 'turn-hands-over';
+
+/** What a turn is told of the hand-over: at each of its step boundaries, whether the run hands over there. */
+export interface TurnHandOver {
+  /**
+   * At a step boundary with every tool call answered: when the run is due to hand over, the hand-over (it never
+   * resolves: the run continues as new), to await; else undefined, at once. `turn` is where the next run goes on.
+   * Synchronous until it hands over: an `await` on every step would move the order of the commands that recorded
+   * histories pin (workflows/inbox.ts `run`).
+   */
+  atBoundary(turn: Omit<TurnCarry, 'updateId'>): Promise<never> | undefined;
+}
+
+export class HandOver {
+  private readonly input: AgentInput;
+  private readonly conversation: Conversation;
+  private readonly inbox: Inbox;
+  private readonly background: BackgroundCompaction;
+
+  constructor(input: AgentInput, conversation: Conversation, inbox: Inbox, background: BackgroundCompaction) {
+    this.input = input;
+    this.conversation = conversation;
+    this.inbox = inbox;
+    this.background = background;
+  }
+
+  /** Why this run should hand over to a new one now (continue-as-new), if it should. */
+  reason(): string | undefined {
+    const info = workflowInfo();
+    const run = {
+      suggested: info.continueAsNewSuggested,
+      historyLength: info.historyLength,
+      historySize: info.historySize,
+      updates: this.inbox.updatesThisRun,
+      runAgeMs: Date.now() - info.runStartTime.getTime(),
+    };
+    // Asked only when the 2 MiB budget would hand over and the older one would not: a run recorded before the patch
+    // has no marker there and goes on to its older budget, as it did.
+    const reason = continueAsNewReason(run);
+    if (reason !== undefined || continueAsNewReason(run, HISTORY_BUDGET) === undefined) return reason;
+    return patched(HISTORY_BUDGET_PATCH) ? continueAsNewReason(run, HISTORY_BUDGET) : undefined;
+  }
+
+  /**
+   * The hand-over of the turn that `pending` opened (a `send`; undefined for a turn a steer opened, whose Update was
+   * answered at its first step). Not while inputs wait for the boundary (they join this run's next step first) or
+   * while the agent closes.
+   */
+  inTurn(pending: Pending | undefined): TurnHandOver {
+    return {
+      atBoundary: (turn) => {
+        if (this.inbox.boundaryQueued || this.inbox.closing) return undefined;
+        const reason = this.reason();
+        if (reason === undefined || !patched(TURN_HANDS_OVER_PATCH)) return undefined;
+        const updateId = pending?.updateId;
+        return this.now(reason, { ...turn, ...(updateId !== undefined ? { updateId } : {}) }, pending);
+      },
+    };
+  }
+
+  /**
+   * Continues as new inside the turn: the compaction in the background ends in this run (its activities are this
+   * run's), every waiting Update (the turn's own, `pending`, first) is answered `handedOver` (again for those that
+   * come meanwhile), then the next run takes the turn and the queued inputs. A close that comes meanwhile goes too.
+   */
+  private async now(reason: string, turn: TurnCarry, own: Pending | undefined): Promise<never> {
+    const { inbox, conversation } = this;
+    await this.background.settle();
+    const handedOver = { handedOver: { reason, turn: turn.turn, step: turn.step } };
+    for (;;) {
+      inbox.handOver(handedOver, own);
+      await condition(() => allHandlersFinished() || inbox.unanswered || inbox.closing);
+      if (!inbox.unanswered) break;
+    }
+    conversation.handedOver(`${reason}, in turn ${turn.turn} before step ${turn.step}`);
+    const inFlight = { turn, queued: inbox.queuedInputs(), ...(inbox.closing ? { closing: true as const } : {}) };
+    // (The agent's workflow, by its signature: importing it would make a cycle of the modules.)
+    type Agent = (input: AgentInput, carry?: AgentCarry) => Promise<AgentState>;
+    return continueAsNew<Agent>(this.input, { ...conversation.carry(inbox.carried()), inFlight });
+  }
+}
