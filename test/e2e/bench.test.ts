@@ -25,10 +25,8 @@ function listening(address: string): Promise<boolean> {
 describe('the bench, short', () => {
   it('runs every step and measures every figure, history per turn and step latency beside a compaction included', async () => {
     const lines: string[] = [];
-    const started = performance.now();
     const { counting, decision, agent, stream, control } = await runBench(BENCH_SHORT, (line) => lines.push(line));
     const log = lines.join('\n');
-    expect(performance.now() - started, log).toBeLessThan(120_000);
     expect(counting.ratios.productionVsJsTiktoken, log).toBeGreaterThan(0);
     expect(decision.usAt2000, log).toBeGreaterThan(0);
     expect(agent.turnOverheadMsP50, log).toBeGreaterThan(0);

@@ -161,10 +161,11 @@ describe('an interrupt while the worker running the step is dead', () => {
       await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue: `${taskQueue}-third` });
       const turn = sendMessage(client, agentId, 'do the slow thing');
       while (runs().length === 0) await sleep(100); // the tool runs in the step's activity on the first worker
-      first.kill('SIGKILL');
+      // The second worker polls before the first is killed: it takes the interrupt at once, well within the step's
+      // heartbeat timeout, and asks the step's activity to cancel. That activity's worker is gone, so only the
+      // heartbeat timeout ends it (and, a cancel being asked, no other attempt starts).
       await third.start(model.baseURL);
-      // The second worker takes the interrupt and asks the step's activity to cancel; its worker is gone, so only
-      // the heartbeat timeout ends it (and, a cancel being asked, no other attempt starts).
+      first.kill('SIGKILL');
       const interrupted = await interruptAgent(client, agentId);
       expect(interrupted).toMatchObject({ interrupted: true, turn: 1, step: 1 });
       expect(await turn).toMatchObject({ turn: 1, interrupted: { step: 1 } });
