@@ -1,5 +1,5 @@
 /**
- * `npm run soak [-- --short] [--tasks N] [--steps-per-task N] [--kill-every N|0] [--out FILE] [--chart FILE] [--raw FILE]`: the soak (run.ts). Prints
+ * `npm run soak [-- --short] [--tasks N] [--steps-per-task N] [--kill-every N|0] [--interrupt-every N|0] [--out FILE] [--chart FILE] [--raw FILE]`: the soak (run.ts). Prints
  * its progress and a table (report.ts), writes the figures as JSON (default bench/soak-results.json) and the chart as
  * SVG (default bench/soak-chart.svg) and what it measured (bench/soak-raw.json, not kept in git), exits 1 when an invariant broke.
  */
@@ -16,6 +16,7 @@ const { values } = parseArgs({
     tasks: { type: 'string' },
     'steps-per-task': { type: 'string' },
     'kill-every': { type: 'string' },
+    'interrupt-every': { type: 'string' },
     out: { type: 'string', default: join(PROJECT_ROOT, 'bench', 'soak-results.json') },
     chart: { type: 'string', default: join(PROJECT_ROOT, 'bench', 'soak-chart.svg') },
     raw: { type: 'string', default: join(PROJECT_ROOT, 'bench', 'soak-raw.json') },
@@ -42,6 +43,11 @@ const raw = await runSoak({
   tasks: count('tasks', values.tasks, base.tasks, 100),
   stepsPerTask: count('steps-per-task', values['steps-per-task'], base.stepsPerTask, 100_000),
   killEvery: values['kill-every'] === '0' ? 0 : count('kill-every', values['kill-every'], base.killEvery, 100_000),
+  // 0: no interrupt, so each task is one turn of all its steps.
+  interruptEvery:
+    values['interrupt-every'] === '0'
+      ? 0
+      : count('interrupt-every', values['interrupt-every'], base.interruptEvery, 100_000),
   log: (line) => console.log(`${line} (${((Date.now() - started) / 1000).toFixed(0)} s)`),
   // Saved before the read-back, so a read-back that fails loses no measurement.
   onMeasured: (measured) => writeFileSync(values.raw, JSON.stringify(measured)),

@@ -57,6 +57,7 @@ export interface SoakOptions {
   /** Steps between two worker kills (0: none). */
   killEvery: number;
   steerEvery: number;
+  /** Steps between two interrupts (0: none; each task is then one turn). */
   interruptEvery: number;
   /** Steps after which the Temporal server is killed and started again, and after which MinIO goes down. */
   serverKillAt?: number;
@@ -275,7 +276,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRaw> {
         const n = steps.length;
         const togo = asked ? asked.of - asked.step : 0;
         if (!inTurn || togo < MARGIN) continue;
-        if (n >= nextInterrupt) {
+        if (options.interruptEvery > 0 && n >= nextInterrupt) {
           nextInterrupt += options.interruptEvery;
           try {
             await interruptAgent(c, AGENT_ID, wait);

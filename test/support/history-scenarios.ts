@@ -688,6 +688,33 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'turn-hands-over',
+    minRuns: 2,
+    about:
+      'a turn of 30 tool steps that outlasts its run: the run hands over inside it at a step boundary (its send ' +
+      'answered handedOver and sent again to the next run, which goes on with the turn), a message queued behind ' +
+      'it carried over and answered as the next turn, close',
+    async run(context, agentId) {
+      const runId = await start(context, agentId, { systemPrompt: 'You are a test agent.' });
+      const handle = agentHandle(context.client, agentId);
+      const long = sendMessage(context.client, agentId, '[steps 30] Thirty steps.');
+      await until(agentId, 'began the long turn', async () =>
+        (await progress(context, agentId)).turn !== undefined ? true : undefined,
+      );
+      const next = sendMessage(context.client, agentId, 'After the long turn.');
+      const [turn, after] = await Promise.all([long, next]);
+      const runs = (await agentState(context.client, agentId)).runs ?? 1;
+      check(
+        agentId,
+        turn.turn === 1 && turn.steps === 31 && after.turn === 2 && runs >= 2,
+        `turn ${turn.turn} of ${turn.steps} steps, then turn ${after.turn}; ${runs} runs`,
+      );
+      await closeAgent(context.client, agentId);
+      await handle.result();
+      return runId;
+    },
+  },
+  {
     name: 'reach-across-runs',
     minRuns: 2,
     about:
