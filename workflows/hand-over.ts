@@ -65,13 +65,15 @@ export class HandOver {
 
   /**
    * The hand-over of the turn that `pending` opened (a `send`; undefined for a turn a steer opened, whose Update was
-   * answered at its first step). Not while inputs wait for the boundary (they join this run's next step first) or
-   * while the agent closes.
+   * answered at its first step). Not while inputs wait for the boundary (they join this run's next step first), while
+   * a compaction runs in the background (a later boundary hands over, once it is committed) or while the agent
+   * closes. So nothing this run does is awaited between the decision and the continue-as-new: no Update can come to
+   * this run in between (one that comes with the same activation is answered `handedOver` too).
    */
   inTurn(pending: Pending | undefined): TurnHandOver {
     return {
       atBoundary: (turn) => {
-        if (this.inbox.boundaryQueued || this.inbox.closing) return undefined;
+        if (this.inbox.boundaryQueued || this.inbox.closing || this.background.busy) return undefined;
         const reason = this.reason();
         if (reason === undefined || !patched(TURN_HANDS_OVER_PATCH)) return undefined;
         const updateId = pending?.updateId;
@@ -81,13 +83,12 @@ export class HandOver {
   }
 
   /**
-   * Continues as new inside the turn: the compaction in the background ends in this run (its activities are this
-   * run's), every waiting Update (the turn's own, `pending`, first) is answered `handedOver` (again for those that
-   * come meanwhile), then the next run takes the turn and the queued inputs. A close that comes meanwhile goes too.
+   * Continues as new inside the turn (no compaction in the background: see {@link inTurn}): every waiting Update (the
+   * turn's own, `own`, first) is answered `handedOver` (again for any that comes meanwhile), then the next run takes
+   * the turn and the queued inputs. A close that comes meanwhile goes too.
    */
   private async now(reason: string, turn: TurnCarry, own: Pending | undefined): Promise<never> {
     const { inbox, conversation } = this;
-    await this.background.settle();
     const handedOver = { handedOver: { reason, turn: turn.turn, step: turn.step } };
     for (;;) {
       inbox.handOver(handedOver, own);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.ts';
 import { agentHandle, agentState, closeAgent, startAgent } from '../../client/agents.ts';
+import { executeAgentUpdate } from '../../client/updates.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import * as api from '../../contract/agent.ts';
 import { lateResultKey } from '../../contract/keys.ts';
@@ -124,8 +125,15 @@ afterAll(async () => {
 
 const handle = (agentId: string) => agentHandle(h.client, agentId);
 /** Starts a turn with `command` and returns its pending result. */
+/**
+ * A message, through the client's Update wait: a turn of many steps may outlast its run on this stack (the server
+ * suggests continue-as-new after 40 events), and the client sends an Update answered `handedOver` again.
+ */
+function send(agentId: string, text: string): Promise<SendResult> {
+  return executeAgentUpdate(h.client, handle(agentId), agentId, api.sendUpdate, [{ text }]);
+}
 function startTurn(agentId: string, command: unknown): Promise<SendResult> {
-  return handle(agentId).executeUpdate(api.sendUpdate, { args: [{ text: JSON.stringify(command) }] });
+  return send(agentId, JSON.stringify(command));
 }
 /** Waits until the turn in progress is on step `step` or later. */
 async function untilStep(agentId: string, step: number): Promise<void> {
@@ -270,7 +278,7 @@ describe('interrupt', () => {
       ['cancel', 'completed'],
     );
     // The agent goes on: the next message sees a whole conversation.
-    const next = await handle(agentId).executeUpdate(api.sendUpdate, { args: [{ text: 'are you there' }] });
+    const next = await send(agentId, 'are you there');
     expect(next.reply).toBe('re: are you there');
     pairsWhole(requestsWith('are you there')[0]!.body.messages);
     await closeAgent(h.client, agentId);
@@ -303,7 +311,7 @@ describe('interrupt', () => {
       ['tool-result', 'p-1'],
       ['tool-result', 'p-2'],
     ]);
-    const next = await handle(agentId).executeUpdate(api.sendUpdate, { args: [{ text: 'still there' }] });
+    const next = await send(agentId, 'still there');
     expect(next.reply).toBe('re: still there');
     pairsWhole(requestsWith('still there')[0]!.body.messages);
     await closeAgent(h.client, agentId);

@@ -72,18 +72,18 @@ export async function runTurn(
       }
       forceText = next === 'forceText';
       conversation.progress.turnStep(step);
-      // Past the run's history budget, the next run goes on from here (not on the step it began with).
-      if (reachable && step > firstStep && !forceText) {
-        const at = { text: send.text, turn, step, steps, toolCalls, tokens, began, messageId };
-        const handingOver = reach.handOver?.atBoundary(at);
-        if (handingOver) await handingOver;
-      }
     }
     showProgress(state, conversation.progress); // the current details: this turn's model call
     // A step boundary (every tool call answered): a compaction that ended in the background is committed here.
     await compactions.background.commitIfFinished();
     // A draft of an automatic compaction waiting for review meanwhile (policy `review.automatic`): decided or timed out.
     await compactions.reviews.settleWaiting(false);
+    // Past the run's history budget, the next run goes on from here (not on the step this run began with).
+    if (reachable && step > firstStep && !forceText) {
+      const at = { text: send.text, turn, step, steps, toolCalls, tokens, began, messageId };
+      const handingOver = reach.handOver?.atBoundary(at);
+      if (handingOver) await handingOver;
+    }
     // Make it fit: the gate is a comparison of counters; the plan and its steps run as activities. The first
     // call checks it again once the turn's new messages are counted. Past the soft threshold, a compaction starts
     // in the background instead, and the agent goes on.
