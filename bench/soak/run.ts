@@ -73,7 +73,7 @@ export const FULL: Omit<SoakOptions, 'log'> = {
   tasks: 5,
   stepsPerTask: 2_000,
   window: 32_000,
-  killEvery: 475,
+  killEvery: 450,
   steerEvery: 200,
   interruptEvery: 900,
   serverKillAt: 3_300,
