@@ -53,7 +53,7 @@ export interface SegmentData {
 export interface LoadedSegment {
   docs: SearchDocMeta[];
   index: MiniSearch;
-  /** Its stored size (the cache's measure). */
+  /** The heap it takes, estimated (the cache's measure: search-index.ts `parsedBytes`). */
   bytes: number;
 }
 
@@ -127,7 +127,7 @@ export function readSegment(json: string, bytes = json.length): LoadedSegment {
   return loadedSegment(parseSegment(json), bytes);
 }
 
-/** A segment's data, searchable (`bytes`: its stored size). */
+/** A segment's data, searchable (`bytes`: the heap it takes, estimated). */
 export function loadedSegment(data: SegmentData, bytes: number): LoadedSegment {
   return { docs: data.docs, index: MiniSearch.loadJS(data.index as never, OPTIONS), bytes };
 }
