@@ -293,7 +293,6 @@ export interface ConfigureResult {
   settings: { model: string; window: number };
 }
 
-/** An Update's result, as kept to answer it again when it is delivered twice. */
 /**
  * What an Update is answered with when the agent's run hands over to a new one (continue-as-new) inside a turn, while
  * the Update waits: an Update cannot outlive its run, so the client sends it again, with the same id, to the agent's
@@ -315,6 +314,7 @@ export function isHandedOver(result: unknown): result is HandedOverResult {
   return typeof result === 'object' && result !== null && 'handedOver' in result;
 }
 
+/** An Update's result, as kept to answer it again when it is delivered twice. */
 export type UpdateResult =
   | SendResult
   | CompactResult

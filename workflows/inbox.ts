@@ -252,7 +252,8 @@ export class Inbox {
       });
     }
     if (isHandedOver(pending.result)) return pending.result as R; // applied by the next run, not this one
-    if (updateId !== undefined) this.remember(updateId, pending.result as UpdateResult);
+    // (A carried input's result was kept by `done`, whether or not this handler waited for it.)
+    if (updateId !== undefined && !pending.carried) this.remember(updateId, pending.result as UpdateResult);
     return pending.result as R;
   }
 

@@ -13,7 +13,7 @@ import { steerAgent } from '../../client/control.ts';
 import { isHandedOver } from '../../contract/results.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
-import { readFile } from '../support/files.ts';
+import { readFile, readStep } from '../support/files.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
@@ -27,16 +27,7 @@ function reply(messages: ChatMessage[]) {
   if (last.role === 'user' && textOf(last.content) === NEXT) return { content: 'Nothing else.' };
   const step = messages.filter((m) => m.role === 'tool').length + 1;
   if (step > STEPS) return { content: `All ${STEPS} modules read.` };
-  return {
-    content: null,
-    toolCalls: [
-      {
-        id: `call_${step}`,
-        type: 'function' as const,
-        function: { name: 'read_file', arguments: JSON.stringify({ path: `src/module_${step}.ts` }) },
-      },
-    ],
-  };
+  return readStep(step);
 }
 
 let h: Harness;

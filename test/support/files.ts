@@ -35,6 +35,11 @@ export function stepOf(messages: ChatMessage[]): number {
 export function nextStep(messages: ChatMessage[], steps: number) {
   const step = stepOf(messages);
   if (step > steps) return { content: `All ${steps} modules read; the fix is the same in each.` };
+  return readStep(step);
+}
+
+/** Step `step` of the loop: a call of `read_file` for `src/module_<step>.ts`, with the call id `call_<step>`. */
+export function readStep(step: number) {
   return {
     content: null,
     toolCalls: [
