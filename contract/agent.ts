@@ -17,6 +17,7 @@ import type {
   ConfigureInput,
   DiscardInput,
   InterruptInput,
+  RenewInput,
   RevertInput,
   SendInput,
   SteerInput,
@@ -56,6 +57,11 @@ export const sendUpdate = defineUpdate<SendResult, [SendInput]>('send');
 export const messageSignal = defineSignal<[SendInput]>('message');
 /** Close the agent: it finishes the queued input, then completes. */
 export const closeSignal = defineSignal('close');
+/**
+ * Hand over to a new run at the next safe point if this one began before `since`: how a release reaches every
+ * living agent (client/rollout.ts, `longrun rollout`).
+ */
+export const renewSignal = defineSignal<[RenewInput]>('renew');
 /**
  * What the `close` Update answers once the agent is closed: who, and how far it got. The final state itself is the
  * workflow's result, recorded once (`closeAgentAndWait` reads it); a worker of before answered the whole state here.
@@ -150,6 +156,10 @@ export const HANDLER_DESCRIPTIONS = {
     'Queue a user message without waiting (input {"text": "..."}); answered in order. Invalid input is dropped and ' +
     'counted in state.droppedSignals.message.',
   closeSignal: 'Close the agent: it finishes the queued input, then completes.',
+  renew:
+    'Hand over to a new run (continue-as-new) at the next safe point, if this run began before `since` (input ' +
+    '{"since": "<ISO time>"}): idle at once, in a turn at its next step, a tool call waiting for approval once ' +
+    'answered. Sent by `longrun rollout` to every agent after a release.',
   closeUpdate:
     'Close the agent and wait until the queued input is done. Returns {agentId, status, turns, messageCount}; the ' +
     'final state is the workflow result.',

@@ -211,6 +211,15 @@ export interface InterruptInput {
   text?: string;
 }
 
+/**
+ * Input of the `renew` Signal: hand over to a new run (continue-as-new) at the next point where that is safe, if
+ * this run began before `since` (an ISO time: the start of a release's rollout, docs/operations.md). A run that
+ * began later ignores it, so sending it again is harmless.
+ */
+export interface RenewInput {
+  since: string;
+}
+
 /** Input of `approveTool` and `denyTool`: the call waiting for approval, and for a denial the reason the model sees. */
 export interface ToolDecisionInput {
   callId: string;

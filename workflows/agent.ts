@@ -8,14 +8,14 @@
  * over to a new run when the history has grown enough. The state and the message ids are the conversation's
  * (conversation.ts).
  */
-import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, workflowInfo } from '@temporalio/workflow';
 import { readReply, STORE_OPTIONS } from './activities.ts';
 import type { AgentCarry, AgentState } from '../contract/state.ts';
 import { publicState } from '../contract/state.ts';
 import { taskDone } from './task-mode.ts';
 import type { AgentInput, CompactInput } from '../contract/inputs.ts';
 import { Compactions } from './compaction.ts';
-import { HandOver } from './hand-over.ts';
+import { continueAgent, HandOver } from './hand-over.ts';
 import { Conversation } from './conversation.ts';
 import { setHandlers } from './handlers.ts';
 import { dispatch, Inbox, pendingOf } from './inbox.ts';
@@ -51,7 +51,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
   // A draft of an automatic compaction carried over still waits for review: this run shows it (AgentStatus too).
   if (state.draft?.info.waits) showProgress(state, conversation.progress);
   const control = new TurnControl();
-  setHandlers(conversation, inbox, control);
+  setHandlers(conversation, inbox, control, (renew) => handOver.renew(renew));
 
   // The model's window and counting, resolved once by an activity (so a registry change never breaks replay).
   if (!state.modelInfo) {
@@ -163,7 +163,7 @@ export async function agentWorkflow(input: AgentInput, carry?: AgentCarry): Prom
     await condition(() => allHandlersFinished() || inbox.waiting || inbox.closing);
     if (!inbox.waiting && !inbox.closing) {
       conversation.handedOver(handOver.reason());
-      await continueAsNew<typeof agentWorkflow>(input, conversation.carry(inbox.carried()));
+      await continueAgent(input, conversation.carry(inbox.carried()));
     }
   }
 

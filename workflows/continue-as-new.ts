@@ -45,6 +45,11 @@ export interface RunProgress {
   updates: number;
   /** How long this run has lived (workflow time). */
   runAgeMs: number;
+  /**
+   * A release asks for a new run: a `renew` Signal for a run that began before its rollout, or (Worker Deployment
+   * Versioning) the server's word that the agent's deployment has a new current version.
+   */
+  renew?: string;
 }
 
 /** Why the run should continue as new now, or undefined to go on. */
@@ -53,6 +58,7 @@ export function continueAsNewReason(
   budget: HistoryBudget = DEFAULT_HISTORY_BUDGET,
 ): string | undefined {
   if (run.runAgeMs < budget.minRunMs) return undefined;
+  if (run.renew !== undefined) return run.renew;
   if (run.suggested) return 'suggested by the server';
   if (run.historyLength >= budget.maxEvents)
     return `history has ${run.historyLength} events (budget ${budget.maxEvents})`;

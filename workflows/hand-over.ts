@@ -7,8 +7,8 @@
  * Update are answered `handedOver` (an Update cannot outlive its run: their clients send them again, with the same
  * ids), and the next run goes on with the turn at its next step, the queued inputs after it (workflows/inbox.ts).
  */
-import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
-import type { AgentInput } from '../contract/inputs.ts';
+import { allHandlersFinished, condition, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
+import type { AgentInput, RenewInput } from '../contract/inputs.ts';
 import type { AgentCarry, AgentState, TurnCarry } from '../contract/state.ts';
 import type { BackgroundCompaction } from './background-compaction.ts';
 import { continueAsNewReason, HISTORY_BUDGET, HISTORY_BUDGET_PATCH } from './continue-as-new.ts';
@@ -33,6 +33,18 @@ export interface TurnHandOver {
   atBoundary(turn: Omit<TurnCarry, 'updateId'>): Promise<never> | undefined;
 }
 
+/** The agent's workflow, by its signature (importing it would make a cycle of the modules). */
+type AgentWorkflow = (input: AgentInput, carry?: AgentCarry) => Promise<AgentState>;
+
+/**
+ * Continues the agent as new with `carry`. The next run starts on the current release's workers: under Worker
+ * Deployment Versioning a run is pinned to the version it began on, and `AUTO_UPGRADE` lets the next one begin on the
+ * deployment's current version (then it is pinned there); on unversioned workers the option does nothing.
+ */
+export function continueAgent(input: AgentInput, carry: AgentCarry): Promise<never> {
+  return makeContinueAsNewFunc<AgentWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(input, carry);
+}
+
 export class HandOver {
   private readonly input: AgentInput;
   private readonly conversation: Conversation;
@@ -46,6 +58,19 @@ export class HandOver {
     this.background = background;
   }
 
+  /** Why a release asks for a new run, once it has: a `renew` Signal for this run (see {@link renew}). */
+  private renewal: string | undefined;
+
+  /**
+   * A `renew` Signal: this run hands over at its next safe point if it began before `since` (a run that began later,
+   * or a `since` that is not a time, ignores it).
+   */
+  renew(input: RenewInput | undefined): void {
+    const since = Date.parse(String(input?.since));
+    if (Number.isNaN(since) || workflowInfo().runStartTime.getTime() >= since) return;
+    this.renewal = `renewed for a release (a run of before ${new Date(since).toISOString()})`;
+  }
+
   /** Why this run should hand over to a new one now (continue-as-new), if it should. */
   reason(): string | undefined {
     const info = workflowInfo();
@@ -55,6 +80,9 @@ export class HandOver {
       historySize: info.historySize,
       updates: this.inbox.updatesThisRun,
       runAgeMs: Date.now() - info.runStartTime.getTime(),
+      renew: info.targetWorkerDeploymentVersionChanged
+        ? 'a new version of the worker deployment is current'
+        : this.renewal,
     };
     // Asked only when the 2 MiB budget would hand over and the older one would not: a run recorded before the patch
     // has no marker there and goes on to its older budget, as it did.
@@ -97,8 +125,6 @@ export class HandOver {
     }
     conversation.handedOver(`${reason}, in turn ${turn.turn} before step ${turn.step}`);
     const inFlight = { turn, queued: inbox.queuedInputs(), ...(inbox.closing ? { closing: true as const } : {}) };
-    // (The agent's workflow, by its signature: importing it would make a cycle of the modules.)
-    type Agent = (input: AgentInput, carry?: AgentCarry) => Promise<AgentState>;
-    return continueAsNew<Agent>(this.input, { ...conversation.carry(inbox.carried()), inFlight });
+    return continueAgent(this.input, { ...conversation.carry(inbox.carried()), inFlight });
   }
 }

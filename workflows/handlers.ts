@@ -16,7 +16,7 @@ import { checkToolDecision } from './inputs.ts';
 import { progressOf } from './progress.ts';
 import type { TurnControl } from './turn/control.ts';
 import { inputRulesOf } from './input-rules.ts';
-import type { ToolDecisionInput } from '../contract/inputs.ts';
+import type { RenewInput, ToolDecisionInput } from '../contract/inputs.ts';
 import type { ToolDecisionResult } from '../contract/results.ts';
 
 /** The Signals that queue an input, by its kind: their names, for the count of those dropped. */
@@ -27,7 +27,12 @@ const SIGNAL_OF = { send: 'message', compact: 'compact', steer: 'steer', interru
  * is set is buffered and delivered when the handler is set, so the order is part of recorded histories
  * (docs/changing-workflows.md). Keep it; a new handler goes last.
  */
-export function setHandlers(conversation: Conversation, inbox: Inbox, control: TurnControl): void {
+export function setHandlers(
+  conversation: Conversation,
+  inbox: Inbox,
+  control: TurnControl,
+  renew: (input: RenewInput | undefined) => void,
+): void {
   const { state } = conversation;
   const about = api.HANDLER_DESCRIPTIONS;
   const rules = inputRulesOf(conversation, inbox, control);
@@ -168,6 +173,7 @@ export function setHandlers(conversation: Conversation, inbox: Inbox, control: T
     decideTool(api.denyToolUpdate, false, about.denyTool),
     applied(api.pinUpdate, 'pin', about.pin),
     applied(api.unpinUpdate, 'unpin', about.unpin),
+    () => setHandler(api.renewSignal, renew, { description: about.renew }),
   ];
   for (const set of table) set();
 }

@@ -27,6 +27,8 @@ import {
   startAgent,
 } from '../../client/agents.ts';
 import { approveTool, awaitingApproval } from '../../client/control.ts';
+import { rollOut } from '../../client/rollout.ts';
+import type { RolloutProgress } from '../../client/rollout.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { connectClient, localTemporalTarget } from '../../config/temporal.ts';
@@ -229,22 +231,48 @@ describe('a release under living agents (unversioned workers, patched())', () =>
     // Fixed forward: C with its change behind patched(). Everything goes on.
     await startBuild('Cfixed');
     await stopBuild('C');
-    allowed = Number.POSITIVE_INFINITY;
+    allowed = 16;
     expect(await message).toMatchObject({ reply: 're: after the release' });
+    await until('16 items', () => Promise.resolve(workDone() >= 16 ? true : undefined));
+
+    // The rollout: every agent on a run of before C is asked to renew. The idle one and the review's go at once;
+    // the turn at its next step; the approval's once it is answered.
+    const since = new Date();
+    const looks: RolloutProgress[] = [];
+    const rollout = rollOut(client, { taskQueue, since, onProgress: (look) => looks.push(look), askAgainMs: 3_000 });
+    const both = await until('the turn and the approval to be the ones left', () => {
+      const waiting = looks.at(-1)?.waiting ?? [];
+      return Promise.resolve(waiting.length === 2 ? waiting : undefined);
+    });
+    expect(looks.at(-1)).toMatchObject({ asked: 4, renewed: 2 });
+    const why = Object.fromEntries(both.map((w) => [w.agentId, w.why]));
+    expect(why[agents.approval]).toMatch(
+      /^a tool call waits for approval \(until .+\); it renews once that is answered$/,
+    );
+    expect(why[agents.turn]).toMatch(/next safe point/);
+    allowed = Number.POSITIVE_INFINITY;
     expect(await turn).toMatchObject({ turn: 1, toolCalls: STEPS, reply: `All ${STEPS} items done.` });
     await approveTool(client, agents.approval, waiting.callId);
     expect(await deploy).toMatchObject({ reply: 'the tool said: deployed prod', toolCalls: 1 });
+    const done = await rollout;
+    expect(done).toMatchObject({ asked: 4, renewed: 4, waiting: [] });
+
+    // Every agent's run began on C (fixed), after the rollout, with the release's patch marker; the draft made on A
+    // is applied there, and each agent answers.
+    for (const agentId of Object.values(agents)) {
+      const run = await agentHandle(client, agentId).describe();
+      expect(run.startTime.getTime()).toBeGreaterThanOrEqual(since.getTime());
+      const { builds: tasks, failures } = await tasksOf(agentWorkflowId(agentId));
+      expect(new Set(tasks)).toEqual(new Set([ids.Cfixed]));
+      expect(failures).toEqual([]);
+    }
     expect((await approveDraft(client, agents.review, draft.id)).compacted).toBe(true);
     for (const agentId of Object.values(agents))
       expect((await sendMessage(client, agentId, 'still there?')).reply).toBe('re: still there?');
 
     // Each tool ran once, in order; no message lost or doubled.
-    expect(ran).toEqual(
-      [...Array.from({ length: STEPS }, (_, i) => `work ${i + 1}`), 'deploy prod'].sort(
-        (a, b) => ran.indexOf(a) - ran.indexOf(b),
-      ),
-    );
     expect(ran.filter((r) => r.startsWith('work '))).toEqual(Array.from({ length: STEPS }, (_, i) => `work ${i + 1}`));
+    expect(ran.filter((r) => r.startsWith('deploy '))).toEqual(['deploy prod']);
     const users = async (agentId: string) =>
       (await agentState(client, agentId)).messages.filter((m) => m.role === 'user').map((m) => m.preview);
     expect(await users(agents.idle)).toEqual(['hello', 'after the release', 'still there?']);
@@ -254,11 +282,6 @@ describe('a release under living agents (unversioned workers, patched())', () =>
     const approvalTasks = await tasksOf(agentWorkflowId(agents.approval), approvalRun);
     expect(approvalTasks.builds[0]).toBe(ids.A);
     expect(approvalTasks.builds).toContain(ids.Cfixed);
-    // Every agent's latest tasks ran on C (fixed), with no failure since.
-    for (const agentId of Object.values(agents)) {
-      const { builds: done } = await tasksOf(agentWorkflowId(agentId));
-      expect(done.at(-1)).toBe(ids.Cfixed);
-      await closeAgent(client, agentId);
-    }
+    for (const agentId of Object.values(agents)) await closeAgent(client, agentId);
   }, 240_000);
 });

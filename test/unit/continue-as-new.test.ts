@@ -12,6 +12,11 @@ describe('continue-as-new decision', () => {
     expect(continueAsNewReason({ ...quiet, suggested: true })).toBe('suggested by the server');
   });
 
+  it('hands over when a release asks (renew, or a new current deployment version), once the run is 2 s old', () => {
+    expect(continueAsNewReason({ ...quiet, renew: 'renewed for a release' })).toBe('renewed for a release');
+    expect(continueAsNewReason({ ...quiet, renew: 'renewed for a release', runAgeMs: 1_000 })).toBeUndefined();
+  });
+
   it('stops at its own budgets, well under the server limits', () => {
     expect(continueAsNewReason({ ...quiet, historyLength: 8_000 })).toBe('history has 8000 events (budget 8000)');
     expect(continueAsNewReason({ ...quiet, historySize: 8 * 1024 * 1024 })).toBe(
