@@ -94,6 +94,8 @@ export const FLAGS = {
   text: { value: 'TEXT' },
   'pin-ratio': { value: 'RATIO' },
   'budget-note': { value: 'on|off' },
+  'task-queue': { value: 'Q' },
+  before: { value: 'TIME' },
 } as const satisfies Record<string, { value?: string }>;
 
 export type FlagName = keyof typeof FLAGS;

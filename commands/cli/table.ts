@@ -19,6 +19,7 @@ import * as compaction from './compaction-commands.ts';
 import * as control from './control-commands.ts';
 import * as local from './local-commands.ts';
 import * as pins from './pin-commands.ts';
+import { rollout } from './rollout-command.ts';
 import { DEFAULT_PIN_RATIO } from '../../contract/pins.ts';
 import type { Arg, Command } from './parse.ts';
 
@@ -309,6 +310,24 @@ export const COMMANDS = {
     summary: 'the agents in this namespace: status (as state shows it), model, turns, context tokens, task queue',
     flags: { json: 'the list as JSON' },
     run: agents.list,
+  },
+  rollout: {
+    args: [],
+    summary:
+      'after a release, ask every running agent whose run began before now (or --before) to hand over to a new run on the ' +
+      'release’s code (the renew Signal), and wait until none is left (at most 10 minutes), saying which wait and why',
+    more:
+      'An idle agent hands over at once, one in a turn at its next step, one with a tool call waiting for approval ' +
+      'once it is answered. Exit 1 when some are still waiting at the end: run it again later (docs/operations.md).',
+    flags: {
+      'task-queue': 'only the agents on this task queue',
+      before:
+        'renew the runs that began before TIME (ISO 8601, default now): the time the release’s workers started, so ' +
+        'that running it again renews no run twice',
+      'no-wait': 'ask and return at once',
+      json: 'the result as JSON',
+    },
+    run: rollout,
   },
   close: {
     args: [AGENT],

@@ -40,7 +40,8 @@ import type { ChatServer } from '../../llm/chat-server.ts';
 import { createOpenAI } from '../../llm/openai.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
 import { buildIdOf, bundleWorkflows, createAgentWorker } from '../../worker/worker.ts';
-import { isSummaryRequest, newAgentId, sharedBundle, summaryReply } from '../support/harness.ts';
+import { isSummaryRequest, newAgentId, sharedBundle, sharedStackEnv, summaryReply } from '../support/harness.ts';
+import { runLongrun } from '../support/longrun-cli.ts';
 
 const STEPS = 24;
 const TASK = `Work through items 1 to ${STEPS}, one per step.`;
@@ -284,4 +285,32 @@ describe('a release under living agents (unversioned workers, patched())', () =>
     expect(approvalTasks.builds).toContain(ids.Cfixed);
     for (const agentId of Object.values(agents)) await closeAgent(client, agentId);
   }, 240_000);
+
+  it('longrun rollout renews an idle agent on a run of before and says so; again with the same --before renews none twice', async () => {
+    const agentId = newAgentId('rel-cli');
+    await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
+    await sendMessage(client, agentId, 'hello');
+    const before = (await agentHandle(client, agentId).describe()).runId;
+    await sleep(2_100); // a run hands over once it is 2 s old
+    const env = {
+      ...process.env,
+      ...sharedStackEnv(),
+      TEMPORAL_ADDRESS: String(target.connectionOptions.address),
+      TEMPORAL_NAMESPACE: target.namespace,
+    };
+    const first = await runLongrun(['rollout', '--task-queue', taskQueue], { env });
+    expect(first.stderr).toMatch(/renewed (0|1) of 1 agents/);
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stdout).toMatch(/^renewed 1 of 1 agents on runs of before \d{4}-\d\d-\d\dT/);
+    expect((await agentHandle(client, agentId).describe()).runId).not.toBe(before);
+    expect((await sendMessage(client, agentId, 'after')).reply).toBe('re: after');
+    const since = /before (\S+)$/.exec(first.stdout.trim())![1]!;
+    // Again with the same time: the run that began after it is not renewed twice.
+    const again = await runLongrun(['rollout', '--task-queue', taskQueue, '--before', since, '--json'], { env });
+    expect(JSON.parse(again.stdout)).toMatchObject({ since, asked: 0, renewed: 0, waiting: [] });
+    const bad = await runLongrun(['rollout', '--before', 'yesterday'], { env });
+    expect(bad).toMatchObject({ code: 2 });
+    expect(bad.stderr).toContain('--before: must be an ISO 8601 time like 2026-11-29T06:00:00Z (got "yesterday")');
+    await closeAgent(client, agentId);
+  }, 60_000);
 });
