@@ -67,6 +67,13 @@ export const DEFAULTS = {
 export interface Settings {
   /** Temporal task queue the worker polls and clients start agents on. LONGRUN_TASK_QUEUE */
   taskQueue: string;
+  /**
+   * Worker Deployment Versioning: the deployment this worker belongs to. Each agent run is then pinned to the
+   * worker's version (its build id, from its workflow code) and moves to the deployment's current version when it
+   * continues as new (docs/operations.md, Rolling out a release). Needs Temporal Server 1.30 or later.
+   * LONGRUN_DEPLOYMENT (default: unversioned workers)
+   */
+  deployment?: string;
   /** S3 bucket holding message bodies and offloaded context. LONGRUN_S3_BUCKET */
   bucket: string;
   /** Path-style S3 addressing, which MinIO and most S3-compatible stores need. LONGRUN_S3_FORCE_PATH_STYLE (default true) */
@@ -128,6 +135,21 @@ function readString(env: Env, name: string, fallback: string): string {
   if (raw.trim() !== raw)
     throw new SettingsError(name, `must not start or end with spaces (got ${JSON.stringify(raw)})`);
   return raw;
+}
+
+/** A deployment name: letters, digits, `_` and `-` (Temporal joins it to the build id with `:` and `.`). */
+const DEPLOYMENT_NAME = /^[A-Za-z0-9_-]{1,200}$/;
+
+function readDeployment(env: Env): { deployment?: string } {
+  const name = readString(env, 'LONGRUN_DEPLOYMENT', '');
+  if (name === '') return {};
+  if (!DEPLOYMENT_NAME.test(name)) {
+    throw new SettingsError(
+      'LONGRUN_DEPLOYMENT',
+      `must be 1 to 200 letters, digits, underscores or hyphens (got ${JSON.stringify(name)})`,
+    );
+  }
+  return { deployment: name };
 }
 
 /** A value that must never reach a message or a log (a key, a password): errors name the variable only. */
@@ -312,6 +334,7 @@ export function loadSettings(env: Env = process.env): Settings {
   const metricsAddress = readListenAddress(env, 'LONGRUN_METRICS_ADDRESS');
   return {
     taskQueue: readString(env, 'LONGRUN_TASK_QUEUE', DEFAULTS.taskQueue),
+    ...readDeployment(env),
     bucket,
     forcePathStyle: readBool(env, 'LONGRUN_S3_FORCE_PATH_STYLE', true),
     model: readString(env, 'LONGRUN_MODEL', DEFAULTS.model),

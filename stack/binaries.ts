@@ -83,6 +83,19 @@ export const TEMPORAL_SERVER: BinarySpec = {
   typicalBuild: '5 to 10 minutes',
 };
 
+/**
+ * Temporal server v1.32.1, the first release built here on which Worker Deployment Versioning moves a pinned run to
+ * the current version at continue-as-new (1.29.1 keeps it on its version; the temporal CLI releases after 1.5.1,
+ * whose dev servers would have it, cannot be built from the module proxy: their `cliext` module is not served).
+ * The release test runs it on SQLite in memory (test/support/versioning-server.ts); `npm test` builds it once.
+ */
+export const TEMPORAL_SERVER_VERSIONING: BinarySpec = {
+  ...TEMPORAL_SERVER,
+  version: 'v1.32.1',
+  envVar: 'LONGRUN_TEMPORAL_SERVER_VERSIONING_BIN',
+  matchesVersion: (out) => /^temporal version 1\.32\.1\s*$/m.test(out),
+};
+
 /** The SQL schema tool of the same server module (temporal-sql-tool); the schemas are compiled into it. */
 export const TEMPORAL_SQL_TOOL: BinarySpec = {
   name: 'temporal-sql-tool',

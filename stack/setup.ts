@@ -4,7 +4,7 @@
  * programs (the Temporal server, its SQL tool, the UI server, PostgreSQL) only when asked for:
  * `npm run test:cluster` runs `node stack/setup.ts cluster`, `longrun up --cluster` calls {@link ensureClusterBinaries}.
  *
- *   node stack/setup.ts            # ensure both
+ *   node stack/setup.ts            # ensure both, and the Temporal server the release test runs (npm test)
  *   node stack/setup.ts temporal   # ensure one
  *   node stack/setup.ts cluster    # ensure what cluster mode runs (and MinIO)
  */
@@ -16,6 +16,7 @@ import {
   BINARIES,
   BinaryNotFoundError,
   CLUSTER_BINARIES,
+  TEMPORAL_SERVER_VERSIONING,
   lookupBinary,
   MINIO,
   TEMPORAL_SERVER,
@@ -136,7 +137,10 @@ async function main(): Promise<void> {
     for (const [name, path] of Object.entries(rest)) console.error(`[setup] ${name}: ${path}`);
     console.error(`[setup] postgres: ${postgres.postgres}`);
   } else {
-    const specs = names.length === 0 ? BINARIES : BINARIES.filter((spec) => names.includes(spec.name));
+    const specs =
+      names.length === 0
+        ? [...BINARIES, TEMPORAL_SERVER_VERSIONING]
+        : BINARIES.filter((spec) => names.includes(spec.name));
     const paths = await ensureBinaries(specs, { cacheDir: settings.cacheDir });
     for (const [name, path] of Object.entries(paths)) console.error(`[setup] ${name}: ${path}`);
   }

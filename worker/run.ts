@@ -65,6 +65,7 @@ export async function runAgentWorker(options: RunAgentWorkerOptions = {}): Promi
     taskQueue: settings.taskQueue,
     maxCachedWorkflows: settings.workflowCacheSize,
     identity: WORKER_IDENTITY,
+    ...(settings.deployment !== undefined ? { deployment: settings.deployment } : {}),
     deps: activityDeps(settings, {
       store,
       endpoint: { baseURL: model.baseURL, apiKey: model.apiKey, timeoutMs: settings.modelTimeoutMs },

@@ -98,6 +98,11 @@ export interface AgentWorkerOptions {
   identity?: string;
   /** Worker interceptors (the in-process agents use one to tell which activities are in flight). */
   interceptors?: WorkerInterceptors;
+  /**
+   * Worker Deployment Versioning (LONGRUN_DEPLOYMENT): this worker is the version of `deployment` named by its build
+   * id, and every agent run it begins is pinned there. Absent: an unversioned worker.
+   */
+  deployment?: string;
 }
 
 export async function createAgentWorker(
@@ -121,6 +126,7 @@ export async function createAgentWorker(
           '(docs/operations.md)',
       );
     }
+    if (options.deployment !== undefined) await checkVersioningServer(connection, options.temporal);
     // Bundled here rather than by Worker.create, which prints the bundler's module listing at INFO.
     const workflowBundle =
       options.workflowBundle ??
@@ -136,7 +142,7 @@ export async function createAgentWorker(
       ...(options.temporal.dataConverter ? { dataConverter: options.temporal.dataConverter } : {}),
       // The bundle has its workflow interceptor modules built in (bundleWorkflows).
       workflowBundle,
-      buildId: buildIdOf(workflowBundle),
+      ...versioning(workflowBundle, options.deployment),
       ...(tracing ? { sinks: tracing.sinks } : {}),
       // Bodies are read again every turn; a worker-side cache keeps the recent ones.
       activities: createActivities({ ...options.deps, store: new CachedBlobStore(options.deps.store) }),
@@ -162,10 +168,46 @@ export async function createAgentWorker(
  * The worker's build id: `longrun+` and the first 12 hex digits of the SHA-256 of its workflow bundle, so a build id
  * still names the workflow code. The SDK's default (its package, version and the bundle's whole SHA-256, about 90
  * characters) is recorded in every workflow task and activity start: a third of a long agent's history events.
- * Worker versioning stays off: the build id only names the code.
+ * Unversioned, the build id only names the code; with a deployment it is the worker's version (see `versioning`).
  */
 export function buildIdOf(bundle: { code: string }): string {
   return `longrun+${createHash('sha256').update(bundle.code).digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * How the worker names its code to Temporal: unversioned, its build id only; in a deployment, the version that build
+ * id names, with every run pinned to it (a run replays only on the code that began it; the next run, after
+ * continue-as-new, begins on the deployment's current version: workflows/hand-over.ts `continueAgent`).
+ */
+function versioning(bundle: { code: string }, deployment: string | undefined) {
+  const buildId = buildIdOf(bundle);
+  if (deployment === undefined) return { buildId };
+  return {
+    workerDeploymentOptions: {
+      useWorkerVersioning: true as const,
+      version: { deploymentName: deployment, buildId },
+      defaultVersioningBehavior: 'PINNED' as const,
+    },
+  };
+}
+
+/** The first Temporal Server release on which a pinned run moves to the current version at continue-as-new. */
+export const VERSIONING_SERVER = [1, 30] as const;
+
+/**
+ * Refuses a deployment on a server older than {@link VERSIONING_SERVER}: Server 1.29 keeps a pinned run's next run on
+ * the old version (measured: docs/operations.md), so no agent could ever move to a new release.
+ */
+async function checkVersioningServer(connection: NativeConnection, temporal: TemporalTarget): Promise<void> {
+  const { serverVersion } = await connection.workflowService.getSystemInfo({});
+  const [major = 0, minor = 0] = (serverVersion ?? '').split('.').map(Number);
+  if (major > VERSIONING_SERVER[0] || (major === VERSIONING_SERVER[0] && minor >= VERSIONING_SERVER[1])) return;
+  await connection.close();
+  throw new Error(
+    `LONGRUN_DEPLOYMENT needs Temporal Server ${VERSIONING_SERVER.join('.')} or later; ` +
+      `${String(temporal.connectionOptions.address ?? 'the server')} runs ${serverVersion || 'an unknown version'}: ` +
+      'there a pinned agent would never move to a new release. Leave LONGRUN_DEPLOYMENT unset (docs/operations.md).',
+  );
 }
 
 /**
