@@ -110,15 +110,16 @@ async function pollersOf(client: Client, taskQueue: string): Promise<PollerInfo[
       reportPollers: true,
     })
     .catch(unlessTransient);
-  if (enhanced) {
-    return Object.values(enhanced.versionsInfo ?? {}).flatMap((version) =>
-      Object.values(version.typesInfo ?? {}).flatMap((type) => type.pollers ?? []),
-    );
-  }
+  const found = Object.values(enhanced?.versionsInfo ?? {}).flatMap((version) =>
+    Object.values(version.typesInfo ?? {}).flatMap((type) => type.pollers ?? []),
+  );
+  // (The enhanced describe lists no worker of a Worker Deployment version: those the old way does list.)
+  if (found.length > 0) return found;
   const legacy = await service
     .describeTaskQueue({ namespace, taskQueue: queue, taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW })
     .catch(unlessTransient);
-  return legacy ? (legacy.pollers ?? []) : undefined;
+  if (legacy) return legacy.pollers ?? [];
+  return enhanced ? [] : undefined;
 }
 
 /** Whether a worker polls a task queue, by the server's record of its pollers ({@link taskQueuePolled}). */
