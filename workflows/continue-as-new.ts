@@ -47,7 +47,8 @@ export interface RunProgress {
   runAgeMs: number;
   /**
    * A release asks for a new run: a `renew` Signal for a run that began before its rollout, or (Worker Deployment
-   * Versioning) the server's word that the agent's deployment has a new current version.
+   * Versioning) the server's word that the agent's deployment has a new current version. At once, however young
+   * the run.
    */
   renew?: string;
 }
@@ -57,8 +58,10 @@ export function continueAsNewReason(
   run: RunProgress,
   budget: HistoryBudget = DEFAULT_HISTORY_BUDGET,
 ): string | undefined {
-  if (run.runAgeMs < budget.minRunMs) return undefined;
+  // A release's ask comes once per run (its rollout asks only runs that began before it): not held back by the
+  // minimum age, which guards against back-to-back hand-overs of a growing history.
   if (run.renew !== undefined) return run.renew;
+  if (run.runAgeMs < budget.minRunMs) return undefined;
   if (run.suggested) return 'suggested by the server';
   if (run.historyLength >= budget.maxEvents)
     return `history has ${run.historyLength} events (budget ${budget.maxEvents})`;

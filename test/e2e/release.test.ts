@@ -11,7 +11,6 @@
  * C, each tool call run once and in order, no message lost or doubled, and a run begun on A replayed on C.
  * (The same under Worker Deployment Versioning: release-versioned.test.ts.)
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentState, approveDraft, closeAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { approveTool } from '../../client/control.ts';
@@ -130,7 +129,6 @@ describe('a release under living agents (unversioned workers, patched())', () =>
     await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
     await sendMessage(client, agentId, 'hello');
     const before = (await world.runOf(agentId)).runId;
-    await sleep(2_100); // a run hands over once it is 2 s old
     const env = {
       ...process.env,
       ...sharedStackEnv(),
