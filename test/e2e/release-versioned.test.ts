@@ -94,10 +94,13 @@ describe('a release under living agents (Worker Deployment Versioning)', () => {
     // Release C, whose change would break the replay of A's and B's runs: current, rollout; B drains and stops.
     await world.start('C');
     await makeCurrent('C');
+    const rolled = Date.now();
     await rollOut(client, { taskQueue, timeoutMs: 0 });
     world.allowed = 12;
+    const moved: Record<string, number> = {};
     for (const agentId of [agents.idle, agents.review, agents.turn]) {
       await until(`${agentId} on C`, async () => ((await pinnedTo(agentId)) === ids.C ? true : undefined));
+      moved[agentId] = Date.now() - rolled;
     }
     await until('no run on B', async () => ((await runsOn('B')) === 0 ? true : undefined));
     await world.stop('B');
@@ -125,6 +128,11 @@ describe('a release under living agents (Worker Deployment Versioning)', () => {
       (await agentState(client, agentId)).messages.filter((m) => m.role === 'user').map((m) => m.preview);
     expect(await users(agents.idle)).toEqual(['hello', 'still there?']);
     expect(await users(agents.approval)).toEqual(['deploy now', 'still there?']);
+    // What moving cost (BENCHMARKS.md, Releases): each renew's events in the run it ended, and how soon each was on C.
+    console.log(
+      `[release-versioned] on C after the rollout (ms): ${JSON.stringify(moved)}; events per renew: ` +
+        JSON.stringify(await world.renewEvents(agentWorkflowId(agents.idle))),
+    );
     for (const agentId of Object.values(agents)) await closeAgent(client, agentId);
   }, 300_000);
 });

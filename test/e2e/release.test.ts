@@ -120,6 +120,10 @@ describe('a release under living agents (unversioned workers, patched())', () =>
     const approvalTasks = await world.tasksOf(agentWorkflowId(agents.approval), approvalRun);
     expect(approvalTasks.builds[0]).toBe(ids.A);
     expect(approvalTasks.builds).toContain(ids.Cpatched);
+    console.log(
+      `[release] rollout of C: ${done.elapsedMs} ms, the approval's answer included; events per renew: ` +
+        JSON.stringify(await world.renewEvents(agentWorkflowId(agents.idle))),
+    );
     for (const agentId of Object.values(agents)) await closeAgent(client, agentId);
   }, 240_000);
 

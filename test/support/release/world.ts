@@ -179,6 +179,20 @@ export class ReleaseWorld {
     return { ids, draft, waiting, deploy, turn };
   }
 
+  /**
+   * What renewing cost the agent's runs: per run that took a `renew` Signal, the events from the Signal to its
+   * continue-as-new (the Signal included).
+   */
+  async renewEvents(workflowId: string): Promise<number[]> {
+    const counts: number[] = [];
+    for await (const run of this.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      const events = (await this.client.workflow.getHandle(workflowId, run.runId).fetchHistory()).events ?? [];
+      const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'renew');
+      if (at >= 0) counts.push(events.length - at);
+    }
+    return counts;
+  }
+
   /** The run an agent is on now. */
   async runOf(agentId: string) {
     return agentHandle(this.client, agentId).describe();
