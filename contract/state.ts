@@ -321,7 +321,20 @@ export function endAtLastCompleteStep(state: WorkflowState): number {
 export const EVENTS_KEPT = 10;
 
 /** State carried across continue-as-new. */
+/**
+ * The shape of the carry this release writes ({@link AgentCarry.schema}). 1: every carry written before the number
+ * (read by its shape: the migrations in `Conversation.begin`, docs/changing-workflows.md); 2: since the release
+ * test (0.1.0). A release that changes the carry's shape raises it, with its migration beside the others.
+ */
+export const CARRY_SCHEMA = 2;
+
 export interface AgentCarry {
+  /**
+   * The carry's shape ({@link CARRY_SCHEMA}; absent: 1). A worker refuses a carry newer than it reads: the run's
+   * workflow task fails and waits for a worker of the release that wrote it (a rollback while runs of the newer
+   * release live), instead of reading a state it does not know.
+   */
+  schema?: number;
   state: WorkflowState;
   /**
    * The same as `state.nextMessageSeq`, which a run of an earlier release did not have: it read this one. Still

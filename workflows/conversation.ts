@@ -10,7 +10,7 @@ import { backgroundFires, countedMessages, gateAfterDiscard, gateFiresWith, NO_C
 import type { Gate, GateCheck } from '../engine/trigger.ts';
 import { updateLedger } from '../engine/ledger.ts';
 import { agentLife, messageIdOf, seqOf } from '../contract/keys.ts';
-import { endAtLastCompleteStep } from '../contract/state.ts';
+import { CARRY_SCHEMA, endAtLastCompleteStep } from '../contract/state.ts';
 import { summaryOfEvent } from '../contract/results.ts';
 import type { CompactionStats } from '../contract/results.ts';
 import type { AgentCarry, Prepared, Snapshot, WorkflowState } from '../contract/state.ts';
@@ -48,6 +48,7 @@ export class Conversation {
    * or a reopen), with the shapes of earlier releases brought up to date.
    */
   static begin(input: AgentInput, carry: AgentCarry | undefined, runId: string): Conversation {
+    checkCarrySchema(carry);
     const state: WorkflowState = carry?.state ?? {
       agentId: input.agentId,
       // A new life: its objects get keys no other life of this agent id shares (storage/keys.ts).
@@ -80,7 +81,7 @@ export class Conversation {
 
   /** What the next run starts from (continue-as-new); `nextMessageSeq` beside the state too, for an older worker. */
   carry(applied: AgentCarry['applied']): AgentCarry {
-    return { state: this.state, nextMessageSeq: this.nextSeq, applied };
+    return { schema: CARRY_SCHEMA, state: this.state, nextMessageSeq: this.nextSeq, applied };
   }
 
   get life(): AgentLife {
@@ -423,4 +424,18 @@ function renameEarlierFields(state: WorkflowState & EarlierNames): void {
     state.callsSinceCompaction ??= state.callsSinceCompression;
     delete state.callsSinceCompression;
   }
+}
+
+/**
+ * Refuses a carry written by a newer release than this worker's (its schema above {@link CARRY_SCHEMA}): thrown in
+ * workflow code, a plain error fails the workflow task, which Temporal retries, so the run waits for a worker that
+ * reads it and nothing is read wrongly.
+ */
+export function checkCarrySchema(carry: Pick<AgentCarry, 'schema'> | undefined): void {
+  const schema = carry?.schema ?? 1;
+  if (schema <= CARRY_SCHEMA) return;
+  throw new Error(
+    `this run's state was carried by a newer release (carry schema ${schema}; this worker reads up to ` +
+      `${CARRY_SCHEMA}): run that release's workers (docs/changing-workflows.md)`,
+  );
 }

@@ -5,7 +5,7 @@ import type { AgentCarry } from '../../contract/state.ts';
 import type { CompactionEventSummary } from '../../contract/results.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import { messageIdOf, resultIdsOf } from '../../contract/keys.ts';
-import { statsOf } from '../../contract/state.ts';
+import { CARRY_SCHEMA, statsOf } from '../../contract/state.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { gateOf } from '../../engine/gates.ts';
 import { backgroundFires } from '../../engine/trigger.ts';
@@ -464,5 +464,18 @@ describe('Conversation', () => {
     // An event recorded before the guard (no verdict) starts the count over, as its compaction was never judged.
     compact(5, 20, undefined);
     expect(c.state.cooldown).toEqual({ consecutive: 4, lastTokensAfter: 20 });
+  });
+});
+
+describe('the carry schema', () => {
+  it('is written with every carry, and a carry newer than this worker reads is refused, naming both', () => {
+    const input = { agentId: 'a', model: 'gpt-4o-mini' };
+    const carry = Conversation.begin(input, undefined, 'run-1').carry([]);
+    expect(carry.schema).toBe(CARRY_SCHEMA);
+    expect(() => Conversation.begin(input, carry, 'run-2')).not.toThrow();
+    expect(() => Conversation.begin(input, { ...carry, schema: undefined }, 'run-2')).not.toThrow(); // before it: 1
+    expect(() => Conversation.begin(input, { ...carry, schema: CARRY_SCHEMA + 1 }, 'run-2')).toThrow(
+      `this run's state was carried by a newer release (carry schema ${CARRY_SCHEMA + 1}; this worker reads up to ${CARRY_SCHEMA})`,
+    );
   });
 });
