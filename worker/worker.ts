@@ -195,17 +195,36 @@ function versioning(bundle: { code: string }, deployment: string | undefined) {
 export const VERSIONING_SERVER = [1, 30] as const;
 
 /**
+ * Whether a server of `serverVersion` (GetSystemInfo's, e.g. "1.29.1") moves a pinned run at continue-as-new:
+ * undefined when the version does not read as major.minor (a hosted service may report its own).
+ */
+export function versioningServer(serverVersion: string | undefined): boolean | undefined {
+  const match = /^v?(\d+)\.(\d+)/.exec(serverVersion ?? '');
+  if (!match) return undefined;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > VERSIONING_SERVER[0] || (major === VERSIONING_SERVER[0] && minor >= VERSIONING_SERVER[1]);
+}
+
+/**
  * Refuses a deployment on a server older than {@link VERSIONING_SERVER}: Server 1.29 keeps a pinned run's next run on
- * the old version (measured: docs/operations.md), so no agent could ever move to a new release.
+ * the old version (measured: docs/operations.md), so no agent could ever move to a new release. A version it cannot
+ * read is said, not refused.
  */
 async function checkVersioningServer(connection: NativeConnection, temporal: TemporalTarget): Promise<void> {
   const { serverVersion } = await connection.workflowService.getSystemInfo({});
-  const [major = 0, minor = 0] = (serverVersion ?? '').split('.').map(Number);
-  if (major > VERSIONING_SERVER[0] || (major === VERSIONING_SERVER[0] && minor >= VERSIONING_SERVER[1])) return;
+  const supported = versioningServer(serverVersion);
+  if (supported) return;
+  const where = String(temporal.connectionOptions.address ?? 'the server');
+  if (supported === undefined) {
+    console.warn(
+      `[worker] LONGRUN_DEPLOYMENT: ${where} reports server version ${JSON.stringify(serverVersion ?? '')}; ` +
+        `agents move to a new release at continue-as-new only on Temporal Server ${VERSIONING_SERVER.join('.')} or later`,
+    );
+    return;
+  }
   await connection.close();
   throw new Error(
-    `LONGRUN_DEPLOYMENT needs Temporal Server ${VERSIONING_SERVER.join('.')} or later; ` +
-      `${String(temporal.connectionOptions.address ?? 'the server')} runs ${serverVersion || 'an unknown version'}: ` +
+    `LONGRUN_DEPLOYMENT needs Temporal Server ${VERSIONING_SERVER.join('.')} or later; ${where} runs ${serverVersion}: ` +
       'there a pinned agent would never move to a new release. Leave LONGRUN_DEPLOYMENT unset (docs/operations.md).',
   );
 }

@@ -15,7 +15,9 @@ import { approveTool } from '../../client/control.ts';
 import { rollOut } from '../../client/rollout.ts';
 import { localTemporalTarget } from '../../config/temporal.ts';
 import { agentWorkflowId } from '../../contract/agent.ts';
+import { createOpenAI } from '../../llm/openai.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
+import { createAgentWorker } from '../../worker/worker.ts';
 import { ReleaseWorld, STEPS, until } from '../support/release/world.ts';
 import type { Build } from '../support/release/world.ts';
 import { startVersioningServer } from '../support/versioning-server.ts';
@@ -135,4 +137,22 @@ describe('a release under living agents (Worker Deployment Versioning)', () => {
     );
     for (const agentId of Object.values(agents)) await closeAgent(client, agentId);
   }, 300_000);
+
+  it('a worker with a deployment refuses Temporal Server 1.29.1, whose pinned runs never move, saying why', async () => {
+    const stack = inject('stack');
+    const old = localTemporalTarget(stack.temporalAddress, stack.namespace);
+    await expect(
+      createAgentWorker({
+        temporal: old,
+        taskQueue: `${world.taskQueue}-old`,
+        deployment: DEPLOYMENT,
+        deps: {
+          store: world.store,
+          openai: createOpenAI({ apiKey: 'k', baseURL: world.model.baseURL, timeoutMs: 1_000 }),
+        },
+      }),
+    ).rejects.toThrow(
+      /^LONGRUN_DEPLOYMENT needs Temporal Server 1\.30 or later; .+ runs 1\.29\.1: there a pinned agent/,
+    );
+  });
 });

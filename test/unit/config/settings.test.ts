@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, loadSettings, SettingsError } from '../../../config/settings.ts';
+import { versioningServer } from '../../../worker/worker.ts';
 
 describe('settings', () => {
   it('defaults to the standard ports, bucket and task queue', () => {
@@ -25,6 +26,23 @@ describe('settings', () => {
     expect(loadSettings({ LONGRUN_WORKFLOW_CACHE_SIZE: '2000' }).workflowCacheSize).toBe(2_000);
     expect(loadSettings({}).summaryWindow).toBeUndefined();
     expect(loadSettings({ LONGRUN_SUMMARY_WINDOW: '32768' }).summaryWindow).toBe(32_768);
+  });
+
+  it('reads the Worker Deployment (none by default) and refuses a name Temporal would misread', () => {
+    expect(loadSettings({}).deployment).toBeUndefined();
+    expect(loadSettings({ LONGRUN_DEPLOYMENT: 'agents-prod_2' }).deployment).toBe('agents-prod_2');
+    expect(() => loadSettings({ LONGRUN_DEPLOYMENT: 'agents.prod' })).toThrow(
+      'LONGRUN_DEPLOYMENT: must be 1 to 200 letters, digits, underscores or hyphens (got "agents.prod")',
+    );
+  });
+
+  it('tells the servers that move a pinned run at continue-as-new (1.30 and later) from those that do not', () => {
+    expect(versioningServer('1.29.1')).toBe(false);
+    expect(versioningServer('1.30.0')).toBe(true);
+    expect(versioningServer('1.32.1')).toBe(true);
+    expect(versioningServer('2.0.0')).toBe(true);
+    expect(versioningServer('')).toBeUndefined();
+    expect(versioningServer('cloud')).toBeUndefined();
   });
 
   it("reads cluster mode's history shard count (default 4)", () => {
