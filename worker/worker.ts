@@ -222,7 +222,6 @@ async function checkVersioningServer(connection: NativeConnection, temporal: Tem
     );
     return;
   }
-  await connection.close();
   throw new Error(
     `LONGRUN_DEPLOYMENT needs Temporal Server ${VERSIONING_SERVER.join('.')} or later; ${where} runs ${serverVersion}: ` +
       'there a pinned agent would never move to a new release. Leave LONGRUN_DEPLOYMENT unset (docs/operations.md).',

@@ -21,6 +21,7 @@ import { agentWorkflowId } from '../../contract/agent.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
 import { newAgentId, sharedStackEnv } from '../support/harness.ts';
 import { runLongrun } from '../support/longrun-cli.ts';
+import { temporalCli } from '../support/temporal-cli.ts';
 import { ReleaseWorld, STEPS, until } from '../support/release/world.ts';
 
 let world: ReleaseWorld;
@@ -127,7 +128,7 @@ describe('a release under living agents (unversioned workers, patched())', () =>
     for (const agentId of Object.values(agents)) await closeAgent(client, agentId);
   }, 240_000);
 
-  it('longrun rollout renews an idle agent on a run of before and says so; again with the same --before renews none twice', async () => {
+  it('longrun rollout renews an idle agent on a run of before and says so; again with the same --before renews none twice; the raw Signal by the temporal CLI', async () => {
     const { client, taskQueue, target } = world;
     const agentId = newAgentId('rel-cli');
     await startAgent(client, { agentId, model: 'gpt-4o-mini', taskQueue });
@@ -149,6 +150,21 @@ describe('a release under living agents (unversioned workers, patched())', () =>
     // Again with the same time: the run that began after it is not renewed twice.
     const again = await runLongrun(['rollout', '--task-queue', taskQueue, '--before', since, '--json'], { env });
     expect(JSON.parse(again.stdout)).toMatchObject({ since, asked: 0, renewed: 0, waiting: [] });
+    // The raw Signal, as docs/temporal-ui.md shows it.
+    const temporal = await temporalCli({ temporal: target });
+    const renewed = (await world.runOf(agentId)).runId;
+    const renew = JSON.stringify({ since: new Date().toISOString() });
+    await temporal(
+      'workflow',
+      'signal',
+      '--workflow-id',
+      agentWorkflowId(agentId),
+      '--name',
+      'renew',
+      '--input',
+      renew,
+    );
+    await until('a new run', async () => ((await world.runOf(agentId)).runId !== renewed ? true : undefined));
     const bad = await runLongrun(['rollout', '--before', 'yesterday'], { env });
     expect(bad).toMatchObject({ code: 2 });
     expect(bad.stderr).toContain('--before: must be an ISO 8601 time like 2026-11-29T06:00:00Z (got "yesterday")');

@@ -7,7 +7,7 @@ import { ensureBinaries } from '../../stack/setup.ts';
 import type { Harness } from './harness.ts';
 
 /** A function that runs `temporal <args> --address … --namespace … -o json` and resolves to its stdout. */
-export async function temporalCli(h: Harness): Promise<(...args: string[]) => Promise<string>> {
+export async function temporalCli(h: Pick<Harness, 'temporal'>): Promise<(...args: string[]) => Promise<string>> {
   const binary = (await ensureBinaries([TEMPORAL], { cacheDir: loadSettings().cacheDir })).temporal!;
   const connection = ['--address', String(h.temporal.connectionOptions.address), '--namespace', h.temporal.namespace];
   // Asynchronous: the worker answering the CLI runs in the test's own process.
