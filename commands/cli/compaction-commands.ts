@@ -95,8 +95,7 @@ export async function events({ args, values, settings, out }: Invocation): Promi
 }
 
 export async function revert({ args, values, out }: Invocation): Promise<number> {
-  const toEvent = intFlag('to-event', values['to-event'], 1);
-  if (toEvent === undefined) throw new UsageError('revert: missing --to-event N (the event to go back before)');
+  const toEvent = intFlag('to-event', values['to-event'], 1)!; // required: the parser refused a line without it
   const result = await withClient((client) => revertAgent(client, args.agent!, { toEvent }, waitOptions()));
   out(values.json ? JSON.stringify(result, null, 2) : renderRevert(result));
   return EXIT.ok;

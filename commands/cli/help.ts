@@ -72,7 +72,8 @@ export function overview(commands: Commands): string {
 
 /** `longrun <command> --help`: its usage line, what it does, and each flag. */
 export function commandHelp(name: string, command: Command): string {
-  const flags = (Object.keys(command.flags) as FlagName[]).map(flagUsage);
+  const required = new Set(command.required ?? []);
+  const flags = (Object.keys(command.flags) as FlagName[]).filter((flag) => !required.has(flag)).map(flagUsage);
   const usage = wrap([`longrun ${synopsis(name, command)}`, ...flags.map((flag) => `[${flag}]`)], WIDTH - 7);
   const rows = Object.entries(command.flags).map(([flag, text]): [string, string] => [
     flagUsage(flag as FlagName),

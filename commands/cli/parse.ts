@@ -138,6 +138,11 @@ export interface Command {
   more?: string;
   /** The flags it takes, each with what it means for this command, in the order the help lists them. */
   flags: Partial<Record<FlagName, string>>;
+  /**
+   * Of those, the ones it cannot run without: its usage line shows them bare (not in brackets), and a command line
+   * without one is refused before the command runs.
+   */
+  required?: readonly FlagName[];
   /** Runs it; resolves to the exit code. */
   run: (call: Invocation) => Promise<number>;
 }
@@ -194,21 +199,34 @@ export function parseCommandLine(name: string, command: Command | undefined, arg
         `(its options: ${ownFlags(command)})`,
     );
   }
+  const positional = commandArgs(name, command, parsed.positionals);
+  const missing = command.required?.find((flag) => !given.has(flag));
+  if (missing !== undefined) {
+    const value = (FLAGS[missing] as { value?: string }).value;
+    throw new UsageError(`${name}: missing --${missing}${value ? ` ${value}` : ''} (${command.flags[missing]})`);
+  }
   return {
     command,
-    args: commandArgs(name, command, parsed.positionals),
+    args: positional,
     values: parsed.values as FlagValues,
     given: (Object.keys(command.flags) as FlagName[]).filter((flag) => given.has(flag)),
   };
 }
 
-/** A command's name and its arguments, as its usage line shows them: `approve <agent> <draft>`, `interrupt <agent> [text...]`. */
+/**
+ * A command's name, its arguments and its required flags, as its usage line shows them: `approve <agent> <draft>`,
+ * `interrupt <agent> [text...]`, `revert <agent> --to-event N`.
+ */
 export function synopsis(name: string, command: Command): string {
   return [
     name,
     ...command.args.map((arg) => {
       const shown = `${arg.name}${arg.variadic ? '...' : ''}`;
       return arg.optional ? `[${shown}]` : `<${shown}>`;
+    }),
+    ...(command.required ?? []).map((flag) => {
+      const value = (FLAGS[flag] as { value?: string }).value;
+      return `--${flag}${value ? ` ${value}` : ''}`;
     }),
   ].join(' ');
 }

@@ -272,9 +272,10 @@ export const COMMANDS = {
       'restore the working context as it was before event N (byte-identical; every message stored since follows ' +
       'it, raw) and the task ledger of then: an event of its own',
     flags: {
-      'to-event': 'the event to go back before (required)',
+      'to-event': 'the event to go back before',
       json: 'the result as JSON',
     },
+    required: ['to-event'],
     run: compaction.revert,
   },
   watch: {

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run, UsageError } from '../../commands/cli/main.ts';
-import { FLAGS } from '../../commands/cli/parse.ts';
+import { FLAGS, synopsis } from '../../commands/cli/parse.ts';
+import { commandHelp } from '../../commands/cli/help.ts';
 import type { Command } from '../../commands/cli/parse.ts';
 import { COMMANDS } from '../../commands/cli/table.ts';
 import { CLI_DOC, documentedTable, generatedTable } from '../support/cli-docs.ts';
@@ -24,6 +25,19 @@ async function printed(...argv: string[]): Promise<{ code: number; text: string 
 const TABLE: [string, Command][] = Object.entries(COMMANDS);
 
 describe('longrun flags', () => {
+  it('shows a required flag bare in the usage line and the docs, and refuses a line without it before running', async () => {
+    expect(commandHelp('revert', COMMANDS.revert).split('\n')[0]).toBe(
+      'Usage: longrun revert <agent> --to-event N [--json]',
+    );
+    expect(synopsis('revert', COMMANDS.revert)).toBe('revert <agent> --to-event N');
+    await expect(run(['revert', 'trip'], () => {})).rejects.toThrow(
+      new UsageError('revert: missing --to-event N (the event to go back before)'),
+    );
+    for (const [name, command] of Object.entries(COMMANDS) as [string, Command][]) {
+      for (const flag of command.required ?? []) expect(command.flags, `${name} --${flag}`).toHaveProperty(flag);
+    }
+  });
+
   it('rejects a flag the command does not take, naming the command and its own flags', async () => {
     await expect(run(['list', '--preset', 'x'])).rejects.toThrow(
       new UsageError('list: --preset is not an option of this command (its options: --json)'),
