@@ -2,6 +2,7 @@
  * The handlers of the commands that start, talk to, read and close an agent (the table, table.ts, says which flags
  * each takes). A handler checks its input before it connects: what the workflow would refuse or drop is never sent.
  */
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { agentPrefix } from '../../contract/keys.ts';
 import { S3BlobStore, s3TargetFromEnv } from '../../storage/s3.ts';
@@ -111,9 +112,17 @@ export async function configure({ args, values, out }: Invocation): Promise<numb
   return EXIT.ok;
 }
 
+/**
+ * `send <agent> -`: the message is stdin, whole (one argument holds at most 128 KiB on Linux, a message up to 200,000
+ * characters), its last line break dropped as a shell's `$(cat file)` drops it.
+ */
+function stdinText(): string {
+  return readFileSync(0, 'utf8').replace(/\r?\n$/, '');
+}
+
 export async function send({ args, values, out }: Invocation): Promise<number> {
   const agentId = args.agent!;
-  const text = args.text!;
+  const text = args.text === '-' ? stdinText() : args.text!;
   validateSendInput({ text }); // what the workflow would refuse or drop is never sent
   if (values['no-wait']) {
     if (values['expect-turn'] !== undefined) {

@@ -104,6 +104,9 @@ export const COMMANDS = {
   send: {
     args: [AGENT, { name: 'text', variadic: true }],
     summary: `send a message (an Update, at most ${n(MAX_MESSAGE_CHARS)} characters) and print the reply`,
+    more:
+      'The text `-` reads the message from stdin (`longrun send trip - < notes.md`), its last line break dropped: ' +
+      'one argument holds at most 128 KiB on Linux.',
     flags: {
       'no-wait': 'queue the message (a Signal) and return at once',
       'expect-turn': 'only if it opens turn N (nobody else sent meanwhile); otherwise it is refused',

@@ -281,4 +281,21 @@ describe('longrun CLI', () => {
     expect(await longrun('send', agentId, 'on time', '--expect-turn', String(turns + 1))).toMatchObject({ code: 0 });
     expect((await longrun('send', agentId, 'x', '--expect-turn', '2', '--no-wait')).code).toBe(2);
   });
+
+  it('send <agent> - reads the message from stdin, over what one argument holds; an empty one is refused', async () => {
+    const agentId = newAgentId('cli-stdin');
+    expect((await longrun('start', agentId)).code).toBe(0);
+    // `send <agent> -`: the text from stdin, over what one argument holds (128 KiB), its last line break dropped.
+    const long = `${'y'.repeat(150_000)}\nend`;
+    const fromStdin = await longrunWithInput(`${long}\n`, 'send', agentId, '-');
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    const asked = h.model.requests
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'user')
+      .map((m) => m.content);
+    expect(asked.at(-1)).toBe(long);
+    const empty = await longrunWithInput('', 'send', agentId, '-');
+    expect(empty).toMatchObject({ code: 2 });
+    expect(empty.stderr).toContain('longrun: text: must not be empty');
+  });
 });
