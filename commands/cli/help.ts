@@ -2,7 +2,7 @@
  * The help the CLI prints and the command table of docs/cli.md, made from the commands' table (table.ts): `longrun
  * help` lists the commands, `longrun <command> --help` gives one with its flags.
  */
-import { FLAGS, synopsis } from './parse.ts';
+import { flagUsage, synopsis } from './parse.ts';
 import type { Command, FlagName } from './parse.ts';
 
 type Commands = Readonly<Record<string, Command>>;
@@ -18,12 +18,6 @@ progress on stderr after 3 s; nothing is sent until a worker polls the agent's t
 before giving up (exit 1); LONGRUN_RECONNECT_TIMEOUT_MS (default 120000): how long to keep asking again, with the
 same Update id, while Temporal cannot be reached.
 Exit codes: 0 ok, 1 error, 2 bad usage (refused before anything is sent), 3 unknown agent, 4 agent closed.`;
-
-/** A flag as usage shows it: `--json`, `--window TOKENS`. */
-function flagUsage(name: FlagName): string {
-  const flag: { value?: string } = FLAGS[name];
-  return flag.value ? `--${name} ${flag.value}` : `--${name}`;
-}
 
 /** Words (of `text`, or the given units) in lines of at most `width` characters (a longer one stands alone). */
 function wrap(text: string | string[], width: number): string[] {

@@ -202,8 +202,7 @@ export function parseCommandLine(name: string, command: Command | undefined, arg
   const positional = commandArgs(name, command, parsed.positionals);
   const missing = command.required?.find((flag) => !given.has(flag));
   if (missing !== undefined) {
-    const value = (FLAGS[missing] as { value?: string }).value;
-    throw new UsageError(`${name}: missing --${missing}${value ? ` ${value}` : ''} (${command.flags[missing]})`);
+    throw new UsageError(`${name}: missing ${flagUsage(missing)} (${command.flags[missing]})`);
   }
   return {
     command,
@@ -211,6 +210,12 @@ export function parseCommandLine(name: string, command: Command | undefined, arg
     values: parsed.values as FlagValues,
     given: (Object.keys(command.flags) as FlagName[]).filter((flag) => given.has(flag)),
   };
+}
+
+/** A flag as usage shows it: `--json`, `--window TOKENS`. */
+export function flagUsage(name: FlagName): string {
+  const flag: { value?: string } = FLAGS[name];
+  return flag.value ? `--${name} ${flag.value}` : `--${name}`;
 }
 
 /**
@@ -224,10 +229,7 @@ export function synopsis(name: string, command: Command): string {
       const shown = `${arg.name}${arg.variadic ? '...' : ''}`;
       return arg.optional ? `[${shown}]` : `<${shown}>`;
     }),
-    ...(command.required ?? []).map((flag) => {
-      const value = (FLAGS[flag] as { value?: string }).value;
-      return `--${flag}${value ? ` ${value}` : ''}`;
-    }),
+    ...(command.required ?? []).map(flagUsage),
   ].join(' ');
 }
 
