@@ -57,13 +57,16 @@ export async function rollOut(client: Client, options: RolloutOptions = {}): Pro
   const since = options.since ?? new Date();
   const began = Date.now();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let old = await runsBefore(client, since, options.taskQueue);
-  const asked = new Set(old.map((run) => run.agentId));
-  await askToRenew(client, old, since);
-  let lastAsked = Date.now();
+  const asked = new Set<string>();
+  let lastAsked = Number.NEGATIVE_INFINITY;
   for (;;) {
-    old = await runsBefore(client, since, options.taskQueue);
-    for (const run of old) asked.add(run.agentId); // one that was closed and reopened meanwhile, say
+    const old = await runsBefore(client, since, options.taskQueue);
+    // Asked at the first look, then again while on a run of before (one reopened meanwhile is asked too).
+    if (Date.now() - lastAsked >= (options.askAgainMs ?? 15_000)) {
+      await askToRenew(client, old, since);
+      lastAsked = Date.now();
+    }
+    for (const run of old) asked.add(run.agentId);
     const waiting = await explain(client, old);
     const progress = {
       since,
@@ -74,10 +77,6 @@ export async function rollOut(client: Client, options: RolloutOptions = {}): Pro
     };
     options.onProgress?.(progress);
     if (old.length === 0 || Date.now() - began >= timeoutMs) return progress;
-    if (Date.now() - lastAsked >= (options.askAgainMs ?? 15_000)) {
-      await askToRenew(client, old, since);
-      lastAsked = Date.now();
-    }
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1_000));
   }
 }
