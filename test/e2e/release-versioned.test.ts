@@ -18,7 +18,7 @@ import { agentWorkflowId } from '../../contract/agent.ts';
 import { createOpenAI } from '../../llm/openai.ts';
 import { S3BlobStore } from '../../storage/s3.ts';
 import { createAgentWorker } from '../../worker/worker.ts';
-import { ReleaseWorld, STEPS, until } from '../support/release/world.ts';
+import { ReleaseWorld, STEPS, tasksIn, until } from '../support/release/world.ts';
 import type { Build } from '../support/release/world.ts';
 import { startVersioningServer } from '../support/versioning-server.ts';
 import type { VersioningServer } from '../support/versioning-server.ts';
@@ -63,12 +63,10 @@ async function runsOn(build: Build): Promise<number> {
   return (await world.client.workflow.count(query)).count;
 }
 
-/** Every run of the agent (its chain of continue-as-new) and its workflow task failures. */
+/** The workflow task failures of every run of the agent (its chain of continue-as-new). */
 async function failuresOf(agentId: string): Promise<string[]> {
   const failures: string[] = [];
-  for await (const run of world.client.workflow.list({ query: `WorkflowId = '${agentWorkflowId(agentId)}'` })) {
-    failures.push(...(await world.tasksOf(run.workflowId, run.runId)).failures);
-  }
+  for await (const events of world.histories(agentWorkflowId(agentId))) failures.push(...tasksIn(events).failures);
   return failures;
 }
 

@@ -57,6 +57,18 @@ export interface FourAgents {
   turn: Promise<SendResult>;
 }
 
+/** The build ids that completed each workflow task of a history, and its workflow task failures' messages. */
+export function tasksIn(events: temporal.api.history.v1.IHistoryEvent[]) {
+  const byType = (type: number) => events.filter((e) => e.eventType === (type as temporal.api.enums.v1.EventType));
+  return {
+    builds: byType(EventType.WFT_COMPLETED).map((e) => {
+      const done = e.workflowTaskCompletedEventAttributes;
+      return done?.deploymentVersion?.buildId || done?.workerVersion?.buildId || '';
+    }),
+    failures: byType(EventType.WFT_FAILED).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? ''),
+  };
+}
+
 export class ReleaseWorld {
   /** The long task's model answers steps up to this one at once; a later one waits. */
   allowed = 0;
@@ -136,15 +148,7 @@ export class ReleaseWorld {
 
   /** The build ids that completed each workflow task of a run (the current one by default), and its task failures. */
   async tasksOf(workflowId: string, runId?: string) {
-    const events = (await this.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-    const byType = (type: number) => events.filter((e) => e.eventType === (type as temporal.api.enums.v1.EventType));
-    return {
-      builds: byType(EventType.WFT_COMPLETED).map((e) => {
-        const done = e.workflowTaskCompletedEventAttributes;
-        return done?.deploymentVersion?.buildId || done?.workerVersion?.buildId || '';
-      }),
-      failures: byType(EventType.WFT_FAILED).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? ''),
-    };
+    return tasksIn((await this.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []);
   }
 
   /**
@@ -179,14 +183,20 @@ export class ReleaseWorld {
     return { ids, draft, waiting, deploy, turn };
   }
 
+  /** The history of each run of a workflow (its chain of continue-as-new), newest first. */
+  async *histories(workflowId: string) {
+    for await (const run of this.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      yield (await this.client.workflow.getHandle(workflowId, run.runId).fetchHistory()).events ?? [];
+    }
+  }
+
   /**
    * What renewing cost the agent's runs: per run that took a `renew` Signal, the events from the Signal to its
    * continue-as-new (the Signal included).
    */
   async renewEvents(workflowId: string): Promise<number[]> {
     const counts: number[] = [];
-    for await (const run of this.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-      const events = (await this.client.workflow.getHandle(workflowId, run.runId).fetchHistory()).events ?? [];
+    for await (const events of this.histories(workflowId)) {
       const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'renew');
       if (at >= 0) counts.push(events.length - at);
     }
