@@ -6,12 +6,14 @@
  * - with no worker polling, the read fails at once with {@link AgentNotAnsweringError}: what Temporal knows of the
  *   agent without one (its {@link AgentSnapshot}: status, search attributes, pending activities) and why;
  * - otherwise it queries with a short deadline, and when none answered by then and no worker has polled since (the
- *   one seen had stopped: the server keeps a stopped worker's last poll for minutes), fails the same way; a worker
- *   that polled since (it took the query, and replays or is busy) keeps it waiting, up to 30 s.
+ *   one seen had stopped: the server keeps a stopped worker's last poll for minutes) and none holds one of the
+ *   agent's workflow tasks, fails the same way; a worker that polled since (it took the query, and replays or is
+ *   busy) or holds a task of the agent (the query waits for it) keeps it waiting, up to 30 s.
  */
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Client, QueryDefinition, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
+import protos from '@temporalio/proto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.ts';
@@ -111,12 +113,20 @@ export async function readAgent<R, A extends unknown[]>(
       // then; it replays, or is busy); keep waiting for it. A worker that stopped just before may have its last poll
       // recorded late, newer than the one seen before but from before the question: that one does not count. (The
       // server's clock against this one's: a skew only makes the wait shorter or longer, never wrong about an answer.)
-      const now = await taskQueuePolled(client, description.taskQueue);
+      // A worker that holds one of the agent's workflow tasks is there too: the server gives the query to the worker
+      // that has the agent cached (its sticky queue, whose polls the task queue's do not show), after the task in
+      // flight; under load that task may take seconds. Ask again at the short deadline: if that worker died, its
+      // task times out and goes back to scheduled, and the next look says so.
+      const [now, holding] = await Promise.all([
+        taskQueuePolled(client, description.taskQueue),
+        workflowTaskHeld(client, handle),
+      ]);
       const pollAt = now.lastPollAt;
       if (pollAt !== undefined && pollAt > (polling.lastPollAt ?? 0) && pollAt >= sent) {
         deadlineMs = QUERY_PATIENCE_MS;
         continue;
       }
+      if (holding) continue;
       const waited = Math.round((Date.now() - sent) / 1000);
       throw new AgentNotAnsweringError(
         snapshotOf(agentId, description, now),
@@ -128,6 +138,15 @@ export async function readAgent<R, A extends unknown[]>(
       );
     }
   }
+}
+
+/** Whether a worker has started one of the agent's workflow tasks and not finished it. */
+async function workflowTaskHeld(client: Client, handle: WorkflowHandle): Promise<boolean> {
+  const now = await client.connection.withDeadline(Date.now() + CHECK_DEADLINE_MS, () => handle.describe());
+  return (
+    now.raw.pendingWorkflowTask?.state ===
+    protos.temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED
+  );
 }
 
 /**
