@@ -27,14 +27,12 @@ import {
 } from '../../client/agents.ts';
 import { AgentSettingsDifferError } from '../../client/setting-differences.ts';
 import { reopenAgent } from '../../client/agent-reopen.ts';
-import { MAX_REVIEW_SECONDS } from '../../engine/policy.ts';
-import { resolvePolicy } from '../../engine/presets.ts';
 import { isReplayedModel, REPLAYED_LABEL } from '../../llm/replayed-model.ts';
-import { InvalidInputError, quoted, TURN_BUDGET_MAX, WINDOW_RANGE } from '../../contract/inputs.ts';
+import { InvalidInputError, quoted, WINDOW_RANGE } from '../../contract/inputs.ts';
 import { validateConfigureInput, validateSendInput } from '../../contract/input-checks.ts';
 import { FAILURE } from '../../contract/failures.ts';
 import { AgentUpdateError } from '../../client/update-errors.ts';
-import type { ConfigureInput, TurnBudget } from '../../contract/inputs.ts';
+import type { ConfigureInput } from '../../contract/inputs.ts';
 import type { InterruptResult, SendResult } from '../../contract/results.ts';
 import { ChatKeys } from './chat-keys.ts';
 import { renderAgents, renderConfigured, renderContext, renderState } from '../render.ts';
@@ -42,8 +40,9 @@ import { watchAgent } from '../watch.ts';
 import { streamAgent } from '../../client/stream.ts';
 import { listenForStop } from '../../worker/stopping.ts';
 import { classify, waitOptions, withClient } from './connection.ts';
-import { CliExit, EXIT, intFlag, priceFlag, UsageError } from './parse.ts';
-import type { FlagValues, Invocation } from './parse.ts';
+import { CliExit, EXIT, intFlag, UsageError } from './parse.ts';
+import { startSettings } from './start-flags.ts';
+import type { Invocation } from './parse.ts';
 
 export async function start({ args, values, given, settings, out }: Invocation): Promise<number> {
   const agentId = args.agent!;
@@ -60,28 +59,14 @@ export async function start({ args, values, given, settings, out }: Invocation):
     out(`reopened agent ${agentId}`);
     return EXIT.ok;
   }
-  const turnBudget = turnBudgetFlags(values);
-  const window = intFlag('window', values.window, 1);
-  const price = priceFlag(values.price);
-  const compaction = {
-    ...(values.preset ? { preset: values.preset } : {}),
-    ...(values.background !== undefined ? { backgroundRatio: backgroundFlag(values.background) } : {}),
-    ...reviewFlags(values),
-    ...(values['pin-ratio'] !== undefined ? { pinRatio: ratioFlag('pin-ratio', values['pin-ratio']) } : {}),
-    ...(values['budget-note'] !== undefined ? { budgetNote: onOffFlag('budget-note', values['budget-note']) } : {}),
-  };
-  resolvePolicy(compaction); // a bad preset or ratio: exit 2, naming it, before anything starts
+  const flagged = startSettings(values); // a bad flag: exit 2, naming it, before anything starts
   await withClient((client) =>
     startAgent(client, {
       agentId,
       model: values.model ?? settings.model,
       taskQueue: settings.taskQueue,
       ...(values.system ? { systemPrompt: values.system } : {}),
-      ...(turnBudget ? { turnBudget } : {}),
-      ...(window !== undefined || price
-        ? { modelOverride: { ...(window !== undefined ? { window } : {}), ...(price ? { price } : {}) } }
-        : {}),
-      ...(Object.keys(compaction).length > 0 ? { compaction } : {}),
+      ...flagged,
     }).catch((error: unknown) => {
       // Running with other settings: exit 2 naming them, unless the only one is the model no --model asked for
       // (LONGRUN_MODEL's default, not a wish: the agent may have been configured since).
@@ -421,63 +406,4 @@ export function stoppedNote(result: SendResult): string | undefined {
     `longrun: turn ${result.turn} stopped at its ${stop.by} budget (${stop.used} of ${stop.limit} ${unit}) ` +
     'without a final answer; send another message to continue'
   );
-}
-
-/** The turn budget flags of `start`, each checked against its range. */
-function turnBudgetFlags(values: FlagValues): TurnBudget | undefined {
-  const steps = intFlag('max-steps', values['max-steps'], 1, TURN_BUDGET_MAX.steps);
-  const tokens = intFlag('max-turn-tokens', values['max-turn-tokens'], 1, TURN_BUDGET_MAX.tokens);
-  const seconds = intFlag('max-turn-seconds', values['max-turn-seconds'], 1, TURN_BUDGET_MAX.seconds);
-  const budget: TurnBudget = {
-    ...(steps !== undefined ? { steps } : {}),
-    ...(tokens !== undefined ? { tokens } : {}),
-    ...(seconds !== undefined ? { seconds } : {}),
-  };
-  return Object.keys(budget).length > 0 ? budget : undefined;
-}
-
-/** A share of the window such as 0.1 (the policy checks its range). */
-function ratioFlag(name: string, raw: string): number {
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value)) {
-    throw new UsageError(`--${name}: must be a share of the window such as 0.1 (got ${JSON.stringify(raw)})`);
-  }
-  return value;
-}
-
-/** `on` or `off`. */
-function onOffFlag(name: string, raw: string): boolean {
-  if (raw !== 'on' && raw !== 'off') throw new UsageError(`--${name}: must be on or off (got ${JSON.stringify(raw)})`);
-  return raw === 'on';
-}
-
-/** `--background`: a share of the window (the policy checks its range), or `off`. */
-function backgroundFlag(raw: string): number | null {
-  if (raw === 'off') return null;
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value)) {
-    throw new UsageError(
-      `--background: must be a share of the window such as 0.7, or off (got ${JSON.stringify(raw)})`,
-    );
-  }
-  return value;
-}
-
-/**
- * `--await-review SECONDS` (automatic compactions wait for review that long) and `--on-review-timeout apply|discard`
- * (what then; default apply): the policy's `review` (its ranges checked by the policy).
- */
-function reviewFlags(values: FlagValues): {
-  review?: { automatic: true; timeoutSeconds: number; onTimeout?: 'apply' | 'discard' };
-} {
-  const onTimeout = values['on-review-timeout'];
-  if (values['await-review'] === undefined) {
-    if (onTimeout !== undefined) throw new UsageError('--on-review-timeout goes with --await-review SECONDS');
-    return {};
-  }
-  const timeoutSeconds = intFlag('await-review', values['await-review'], 1, MAX_REVIEW_SECONDS)!;
-  if (onTimeout !== undefined && onTimeout !== 'apply' && onTimeout !== 'discard') {
-    throw new UsageError(`--on-review-timeout: must be apply or discard (got ${JSON.stringify(onTimeout)})`);
-  }
-  return { review: { automatic: true, timeoutSeconds, ...(onTimeout ? { onTimeout } : {}) } };
 }

@@ -5,7 +5,9 @@
  */
 import { assertAgentId } from '../../client/agents.ts';
 import {
+  DEFAULT_APPROVAL_SECONDS,
   DEFAULT_TURN_STEPS,
+  MAX_APPROVAL_SECONDS,
   MAX_INSTRUCTIONS_CHARS,
   MAX_MESSAGE_CHARS,
   MAX_REASON_CHARS,
@@ -75,6 +77,11 @@ export const COMMANDS = {
         `(at most ${n(MAX_REVIEW_SECONDS)}), ` +
         'then are applied (or discarded)',
       'on-review-timeout': 'what a draft that waited --await-review SECONDS becomes (default apply)',
+      'approve-tools':
+        'every call of these tools waits for a person: longrun approve-tool or deny-tool (longrun tools lists ' +
+        'the waiting calls)',
+      'approval-timeout': `how long such a call waits (default ${n(DEFAULT_APPROVAL_SECONDS)}, at most ${n(MAX_APPROVAL_SECONDS)})`,
+      'on-approval-timeout': 'what a call nobody answered in time becomes (default deny)',
       'pin-ratio': `the pin budget: the share of the window pins may hold (default ${DEFAULT_PIN_RATIO}, at most 0.5)`,
       'budget-note':
         'a short note at the end of each request telling the model its context and turn budget (on in the default ' +

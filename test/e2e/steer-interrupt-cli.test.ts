@@ -278,18 +278,34 @@ describe('longrun chat', () => {
 
 describe('tool approval', () => {
   /** Starts a turn whose deploy call waits for approval; resolves with the send and the call waiting. */
-  async function waitingDeploy(prefix: string) {
-    const agentId = await newAgent(prefix, { toolApproval: { tools: ['deploy'] } });
+  async function waitingDeploy(prefix: string, startWith?: string[]) {
+    let agentId: string;
+    if (startWith) {
+      agentId = newAgentId(prefix);
+      const started = await longrun('start', agentId, '--model', 'gpt-4o-mini', ...startWith);
+      expect(started.code, started.stderr).toBe(0);
+    } else {
+      agentId = await newAgent(prefix, { toolApproval: { tools: ['deploy'] } });
+    }
     const sending = sendMessage(h.client, agentId, `deploy ${agentId}`);
     await until('the model to ask for the deploy', () => requestsOf(`deploy ${agentId}`).length === 1);
     const [waiting] = await until('the deploy call to wait', () =>
       awaitingApproval(h.client, agentId).then((calls) => (calls.length > 0 ? calls : undefined)),
     );
+    if (startWith?.includes('--approval-timeout')) {
+      const seconds = Number(startWith[startWith.indexOf('--approval-timeout') + 1]);
+      expect(Date.parse(waiting!.until) - Date.parse(waiting!.since)).toBe(seconds * 1000);
+    }
     return { agentId, sending, callId: waiting!.callId };
   }
 
-  it('longrun tools lists the call and how to answer; state shows awaiting-approval; approve-tool lets it run', async () => {
-    const { agentId, sending, callId } = await waitingDeploy('approvecli');
+  it('longrun start --approve-tools; longrun tools lists the call and how to answer; state shows awaiting-approval; approve-tool lets it run', async () => {
+    const { agentId, sending, callId } = await waitingDeploy('approvecli', [
+      '--approve-tools',
+      'deploy,rollback',
+      '--approval-timeout',
+      '600',
+    ]);
     const runs = deployed.length;
     const tools = await longrun('tools', agentId);
     expect(tools.code, tools.stderr).toBe(0);

@@ -54,6 +54,24 @@ describe('longrun flags', () => {
     );
   });
 
+  it('start --approve-tools: names separated by commas; its timeout flags go with it, each checked', async () => {
+    await expect(run(['start', 'a1', '--approve-tools', 'deploy,,x'])).rejects.toThrow(
+      new UsageError('--approve-tools: must be tool names separated by commas (got "deploy,,x")'),
+    );
+    await expect(run(['start', 'a1', '--approval-timeout', '60'])).rejects.toThrow(
+      new UsageError('--approval-timeout goes with --approve-tools NAME[,NAME]'),
+    );
+    await expect(run(['start', 'a1', '--approve-tools', 'deploy', '--on-approval-timeout', 'maybe'])).rejects.toThrow(
+      new UsageError('--on-approval-timeout: must be deny or approve (got "maybe")'),
+    );
+    await expect(run(['start', 'a1', '--approve-tools', 'deploy', '--approval-timeout', '0'])).rejects.toThrow(
+      '--approval-timeout',
+    );
+    await expect(
+      run(['start', 'a1', '--approve-tools', 'deploy', '--approval-timeout', String(31 * 86_400)]),
+    ).rejects.toThrow('2592000');
+  });
+
   it('refuses --reopen with any setting of a new agent, naming each one given', async () => {
     await expect(run(['start', 'a1', '--reopen', '--background', '0.6', '--model', 'm'])).rejects.toThrow(
       new UsageError('--reopen continues the agent as it was: it cannot go with --model, --background'),
