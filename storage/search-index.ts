@@ -426,8 +426,18 @@ export class SearchIndex {
   }
 }
 
-/** How a search's matches read as the tool's result: one per line pair, with the reference to reload each. */
-export function renderMatches(query: string, matches: readonly SearchMatch[]): string {
+/** How the model reloads a match: the call of the `context_reload` tool. */
+export const toolReloadCall = (key: string): string => `context_reload(${JSON.stringify(key)})`;
+
+/**
+ * How a search's matches read: one per line pair, with what reloads each (`reload`: the tool's call for the model,
+ * the CLI's command for a person).
+ */
+export function renderMatches(
+  query: string,
+  matches: readonly SearchMatch[],
+  reload: (key: string) => string = toolReloadCall,
+): string {
   if (matches.length === 0) return `no stored content matches ${JSON.stringify(query)}`;
   const lines = matches.map((match, i) => {
     const where = [
@@ -436,7 +446,7 @@ export function renderMatches(query: string, matches: readonly SearchMatch[]): s
       match.step !== undefined ? `step ${match.step}` : undefined,
     ].filter((part) => part !== undefined);
     return (
-      `${i + 1}. ${match.id} (${where.join(', ')}) score ${match.score.toFixed(2)}: context_reload("${match.key}")\n` +
+      `${i + 1}. ${match.id} (${where.join(', ')}) score ${match.score.toFixed(2)}: ${reload(match.key)}\n` +
       `   ${match.snippet}`
     );
   });

@@ -249,7 +249,9 @@ export async function context({ args, values, out }: Invocation): Promise<number
 
 /** Prints a stored object, read only under the agent's own prefix. */
 export async function reload({ args, settings, out }: Invocation): Promise<number> {
-  const { agent: agentId, reference } = args as { agent: string; reference: string };
+  const agentId = args.agent!;
+  // The model's form of a reference (`context_reload("agents/…")`, as a search result shows it) is the key inside.
+  const reference = /^context_reload\(\s*"(.*)"\s*\)$/s.exec(args.reference!)?.[1] ?? args.reference!;
   if (!reference.startsWith(agentPrefix(agentId)) || reference.includes('..')) {
     throw new UsageError(`reload: reference ${quoted(reference)} is outside ${agentPrefix(agentId)}`);
   }
@@ -288,7 +290,11 @@ export async function search({ args, values, settings, out }: Invocation): Promi
   const matches = await withClient((client) =>
     searchAgent(client, agentId, text, { store, ...(limit !== undefined ? { limit } : {}) }),
   );
-  out(values.json ? JSON.stringify(matches, null, 2) : renderMatches(text, matches));
+  out(
+    values.json
+      ? JSON.stringify(matches, null, 2)
+      : renderMatches(text, matches, (key) => `longrun reload ${agentId} ${key}`),
+  );
   return EXIT.ok;
 }
 

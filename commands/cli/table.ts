@@ -213,7 +213,9 @@ export const COMMANDS = {
     args: [AGENT, { name: 'reference' }],
     summary:
       'print stored content (a message or an offloaded segment), byte for byte; only under the agent’s own prefix',
-    more: 'A reference is a storage key as `context` shows it (`agents/<agent>/<life>/messages/m000002.json`).',
+    more:
+      'A reference is a storage key as `context` and `search` show it (`agents/<agent>/<life>/messages/m000002.json`); ' +
+      'the model\'s form, `context_reload("agents/…")`, is taken too.',
     flags: {},
     run: agents.reload,
   },
@@ -222,7 +224,7 @@ export const COMMANDS = {
     summary:
       'full-text search over everything the agent stored (messages, tool results and their whole originals, ' +
       'summaries), also what left its context, and on a closed agent: the best matches with id, role, turn and ' +
-      'step, a snippet and the reference `reload` prints',
+      'step, a snippet and the `longrun reload` command that prints it whole',
     more: `The words of the query are searched as written (BM25 ranking, MiniSearch); at most ${n(SEARCH_LIMITS.query.maxChars)} characters.`,
     flags: {
       limit: `matches to print (default ${SEARCH_LIMITS.limit.default}, ${SEARCH_LIMITS.limit.min} to ${SEARCH_LIMITS.limit.max})`,

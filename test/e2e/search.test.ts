@@ -183,6 +183,16 @@ describe('context_search', () => {
     expect(text.stdout).toMatch(
       /^2 match\(es\) for "kumquat", best first:\n1\. m\d{6} \((user|assistant), turn \d+, step 1\) score /,
     );
+    // Each match ends with the command that prints it whole: pasted, it runs.
+    const command = /: (longrun reload \S+ \S+)\n/.exec(text.stdout)?.[1];
+    expect(command, text.stdout).toBe(`longrun reload ${agentId} ${late[0]!.key}`);
+    const reloaded = await runLongrun(command!.split(' ').slice(1), { env });
+    expect(reloaded.code, reloaded.stderr).toBe(0);
+    expect(reloaded.stdout).toContain('kumquat');
+    // The model's form of the same reference, as the context_search tool shows it, is taken too.
+    const asTool = await runLongrun(['reload', agentId, `context_reload("${late[0]!.key}")`], { env });
+    expect(asTool.code, asTool.stderr).toBe(0);
+    expect(asTool.stdout).toBe(reloaded.stdout);
 
     const zero = await runLongrun(['search', agentId, 'value3', '--limit', '0'], { env });
     expect(zero.code).toBe(2);
