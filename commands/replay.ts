@@ -151,8 +151,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   });
 
   const settings = loadSettings();
-  // The report is the output (the worker's INFO lines are noise); metrics served when LONGRUN_METRICS_ADDRESS is set.
-  installRuntime(settings);
+  // The report is the output (the worker's INFO lines are noise). No metrics: LONGRUN_METRICS_ADDRESS is the
+  // worker's, and a replay beside a running worker would find its address taken.
+  installRuntime({});
   // The same servers as the worker process would use (stack/servers.ts): the configured ones, else embedded ones in
   // a temporary folder.
   const servers = await startServers({ settings, mode: 'ephemeral', log });

@@ -5,6 +5,8 @@
  * not wait behind.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,7 +150,15 @@ describe('longrun replay', () => {
       { role: 'assistant', content: 'Two.' },
     ];
     await writeFile(odd, oddLines.map((line) => JSON.stringify(line)).join('\n'));
-    const short = await longrunReplay(odd);
+    // With LONGRUN_METRICS_ADDRESS exported for a worker that serves it (here, a listener holding the address), the
+    // replay runs: it serves no metrics of its own.
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    const short = await runLongrun(['replay', odd], {
+      env: cliEnv(h, { LONGRUN_METRICS_ADDRESS: `127.0.0.1:${port}` }),
+      timeoutMs: 150_000,
+    }).finally(() => holder.close());
     expect(short.code, short.stderr).toBe(0);
     expect(short.stdout).toContain('CUT SHORT: replayed 1 of 2 recorded steps (assistant messages); step budget 12');
     expect(short.stdout).toContain(
