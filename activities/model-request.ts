@@ -14,7 +14,7 @@ import type { ChatMessage } from '../engine/messages.ts';
 import { countRequest, loadTokenCounter } from '../engine/tokens.ts';
 import { pairViewOf, ToolPairError, toolPairViolations } from '../engine/tool-pairs.ts';
 import { withPinnedBlock } from './agent-request.ts';
-import { budgetNoteMessage } from './request-extras.ts';
+import { insertBudgetNote } from './request-extras.ts';
 import type { MessageStore } from './messages.ts';
 import { untilStored } from './stored.ts';
 import type { ToolRegistry } from './tools.ts';
@@ -46,12 +46,12 @@ export function createRequestLoading({ objects, tools }: Pick<MessageStore, 'obj
     if (violations.length > 0) {
       throw ApplicationFailure.nonRetryable(new ToolPairError(violations).message, FAILURE.toolPairViolation);
     }
-    // The pinned block after the system prompt, the budget note last (contract/pins.ts, activities/request-extras.ts).
+    // The pinned block after the system prompt, the budget note at the end (contract/pins.ts, request-extras.ts).
     await withPinnedBlock(messages, input.pinned, (key) => untilStored(() => objects.load<ChatMessage>(key)));
     // The note written here from its figures (`budget`); a call scheduled before carries its text (`budgetNote`).
     const note =
       input.budget !== undefined ? budgetNote(noteFiguresOf(input.budget, input.window ?? 0)) : input.budgetNote;
-    if (note !== undefined) messages.push(budgetNoteMessage(note));
+    if (note !== undefined) insertBudgetNote(messages, note);
     // Invariant: no request leaves the worker over the model's window.
     if (input.window !== undefined) {
       const counter = await loadTokenCounter(counting.encoding);

@@ -1,7 +1,7 @@
 /**
  * What the model call adds to the view it loaded, in the request only (never stored): the pinned block right after
- * the leading system messages (contract/pins.ts), and the budget note as the request's last message
- * (engine/budget-note.ts). Pure, unit-tested.
+ * the leading system messages (contract/pins.ts), and the budget note at the request's end (engine/budget-note.ts):
+ * last, or before the person's words when the request ends with them. Pure, unit-tested.
  */
 import { PINNED_BLOCK_HEADING } from '../contract/pins.ts';
 import type { PinnedRef } from '../contract/pins.ts';
@@ -35,7 +35,14 @@ export function insertPinnedBlock(
   messages.splice(at, 0, pinnedBlock(pins, bodies));
 }
 
-/** The budget note as the request's last message. */
-export function budgetNoteMessage(note: string): ChatMessage {
-  return { role: 'user', content: note };
+/**
+ * Puts the budget note into `messages`: last, after the step's tool results, or, when the request ends with the
+ * person's words (a turn's opening message, a steer), just before them, so that they stay the last message and a
+ * model (or a server) that answers the last message answers the person, not the note. The note is a user message:
+ * Chat Completions servers differ on system messages after the first, and none refuses a user one.
+ */
+export function insertBudgetNote(messages: ChatMessage[], note: string): void {
+  let at = messages.length;
+  while (at > 0 && messages[at - 1]!.role === 'user') at--;
+  messages.splice(at, 0, { role: 'user', content: note });
 }

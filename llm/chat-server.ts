@@ -39,8 +39,10 @@ export interface RecordedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: { model: string; messages: ChatMessage[]; [key: string]: unknown };
-  /** The budget note the request ended with, taken off `body.messages` (engine/budget-note.ts); absent: none. */
+  /** The request's budget note, taken off `body.messages` (engine/budget-note.ts); absent: none. */
   budgetNote?: ChatMessage;
+  /** Where the note was in the request's messages. */
+  budgetNoteAt?: number;
 }
 
 /** What the responder wants sent back: a reply, or an HTTP error. */
@@ -220,12 +222,16 @@ export function asksForSummary(body: RecordedRequest['body']): boolean {
   return Array.isArray(body.messages) && isConversationSummaryInstruction(body.messages.at(-1));
 }
 
-/** The request with its trailing budget note, if it has one, taken off its messages into `budgetNote`. */
+/**
+ * The request with its budget note, if it has one (at the end, or before the person's words that end it), taken off
+ * its messages into `budgetNote`, and where it was into `budgetNoteAt`.
+ */
 export function withoutBudgetNote(request: RecordedRequest): RecordedRequest {
   const messages = Array.isArray(request.body.messages) ? request.body.messages : [];
-  const last = messages.at(-1);
-  if (!last || !isBudgetNote(last)) return request;
-  return { ...request, body: { ...request.body, messages: messages.slice(0, -1) }, budgetNote: last };
+  const at = messages.findLastIndex(isBudgetNote);
+  if (at < 0) return request;
+  const rest = [...messages.slice(0, at), ...messages.slice(at + 1)];
+  return { ...request, body: { ...request.body, messages: rest }, budgetNote: messages[at]!, budgetNoteAt: at };
 }
 
 /** Starts the server on 127.0.0.1 and a free port. */

@@ -302,20 +302,28 @@ describe('the model in charge: context_pin, context_budget and the budget note',
     await compactAgent(h.client, on.agentId, { strategy: 'summarize', evenIfLarger: true });
     await sendMessage(h.client, on.agentId, 'Read page 4 of the log.');
     const requests = requestsOf(on.systemPrompt);
-    /** The request as the agent sent it: the loopback server takes the note off its messages (llm/chat-server.ts). */
-    const sent = (r: RecordedRequest) => [...r.body.messages, ...(r.budgetNote ? [r.budgetNote] : [])];
-    const noteOf = (r: RecordedRequest) => textOf(sent(r).at(-1)!.content);
+    const noteOf = (r: RecordedRequest) => textOf(r.budgetNote!.content);
+    // Every request has the note (the loopback server takes it off its messages: llm/chat-server.ts): last after
+    // the step's tool results, and just before the person's words when the request ends with them, which stay last.
+    const opening = requests.filter((r) => textOf(r.body.messages.at(-1)!.content) === 'Read page 4 of the log.');
+    expect(opening.length).toBeGreaterThan(0);
     for (const request of requests) {
-      expect(isBudgetNote(sent(request).at(-1)!)).toBe(true);
+      expect(isBudgetNote(request.budgetNote!)).toBe(true);
       expect(noteOf(request)).toMatch(/Context: [\d,]+ of 8,192 tokens in use/);
+      const { messages } = request.body;
+      let personFrom = messages.length;
+      while (personFrom > 0 && messages[personFrom - 1]!.role === 'user') personFrom--;
+      expect(request.budgetNoteAt).toBe(personFrom);
+      if (opening.includes(request)) expect(request.budgetNoteAt).toBe(messages.length - 1);
     }
+    expect(requests.some((r) => r.budgetNoteAt === r.body.messages.length)).toBe(true); // after tool results
     // The note after the forced compaction says what it did, once.
     const told = requests.filter((r) => noteOf(r).includes('Compacted since the last note'));
     expect(told).toHaveLength(1);
     expect(noteOf(told[0]!)).toMatch(/#1 forced \(summarize\): [\d,]+ → [\d,]+ tokens/);
     // Within a turn, the next request is the one before without its note, then the new messages.
-    const [first, second] = requests.slice(0, 2).map(sent);
-    expect(second!.slice(0, first!.length - 1)).toEqual(first!.slice(0, -1));
+    const [first, second] = requests.slice(0, 2).map((r) => r.body.messages);
+    expect(second!.slice(0, first!.length)).toEqual(first);
     // Not stored: the working context holds no note.
     const state = await agentState(h.client, on.agentId);
     expect(state.messages.some((m) => m.preview.startsWith(BUDGET_NOTE_TAG.slice(0, 20)))).toBe(false);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { protectionOf } from '../../engine/planner/index.ts';
 import { resolvePolicy } from '../../engine/presets.ts';
 import { toolPairViolations } from '../../engine/tool-pairs.ts';
-import { budgetNote, budgetText, isBudgetNote } from '../../engine/budget-note.ts';
+import { BUDGET_NOTE_TAG, budgetNote, budgetText, isBudgetNote } from '../../engine/budget-note.ts';
 import {
   pinBudgetOf,
   pinnedBlockOf,
@@ -20,7 +20,7 @@ import {
 } from '../../contract/pins.ts';
 import type { Pin } from '../../contract/pins.ts';
 import { messageKey } from '../../contract/keys.ts';
-import { insertPinnedBlock } from '../../activities/request-extras.ts';
+import { insertBudgetNote, insertPinnedBlock } from '../../activities/request-extras.ts';
 import type { ChatMessage } from '../../engine/messages.ts';
 import { context } from '../support/contexts.ts';
 import { plan, WINDOW } from './engine/planner-support.ts';
@@ -154,6 +154,34 @@ describe('the budget note', () => {
     expect(isBudgetNote({ role: 'user', content: 'Context: 1 of 2' })).toBe(false);
     expect(note).not.toContain('Pins');
     expect(note).not.toContain('Compacted');
+  });
+
+  it("goes last after tool results, and before the person's words when the request ends with them", () => {
+    const call = { id: 'c1', type: 'function' as const, function: { name: 'read', arguments: '{}' } };
+    const base: ChatMessage[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'task' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'c1', content: 'result' },
+    ];
+    const roles = (messages: ChatMessage[]) => messages.map((m) => (isBudgetNote(m) ? 'note' : m.role));
+    const afterTools = [...base];
+    insertBudgetNote(afterTools, BUDGET_NOTE_TAG);
+    expect(roles(afterTools)).toEqual(['system', 'user', 'assistant', 'tool', 'note']);
+    const steered: ChatMessage[] = [
+      ...base,
+      { role: 'user', content: 'steer 1' },
+      { role: 'user', content: 'steer 2' },
+    ];
+    insertBudgetNote(steered, BUDGET_NOTE_TAG);
+    expect(roles(steered)).toEqual(['system', 'user', 'assistant', 'tool', 'note', 'user', 'user']);
+    expect(steered.at(-1)!.content).toBe('steer 2');
+    const opening: ChatMessage[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'hello' },
+    ];
+    insertBudgetNote(opening, BUDGET_NOTE_TAG);
+    expect(roles(opening)).toEqual(['system', 'note', 'user']);
   });
 });
 
