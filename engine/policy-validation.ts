@@ -131,7 +131,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   if (policy.toolRunMessages !== undefined) count('toolRunMessages', policy.toolRunMessages, 1, 10_000);
   count('summary.maxTokens', policy.summary?.maxTokens, 64, 100_000);
   oneOf('summary.placement', policy.summary.placement, ['message', 'first-kept-user']);
-  oneOf('summary.span', policy.summary.span, ['all', 'oldest-half']);
+  oneOf('summary.span', policy.summary.span, ['all', 'oldest-half', 'older-rounds']);
   count('summary.keepUserTokens', policy.summary.keepUserTokens, 0, MAX_TOKENS);
   oneOf('summary.fallback', policy.summary.fallback, ['truncate-rounds', 'halve']);
   oneOf('summary.withoutModel', policy.summary.withoutModel, ['extractive', 'fallback']);

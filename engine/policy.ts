@@ -254,8 +254,12 @@ export interface CompactionPolicy {
     maxTokens: number;
     /** Where the summary goes: its own message after the system prompt, or prepended to the first kept user message. */
     placement: 'message' | 'first-kept-user';
-    /** Which unprotected turns are summarized: all of them, or the oldest half (chatgpt-on-wechat). */
-    span: 'all' | 'oldest-half';
+    /**
+     * Which unprotected turns are summarized: all of them, the oldest half (chatgpt-on-wechat), or only the rounds
+     * before the last `keepTurns` and the one in progress, which stay whole (AstrBot: when every complete round is
+     * among those it keeps there is nothing to summarize, and halving follows).
+     */
+    span: 'all' | 'oldest-half' | 'older-rounds';
     /** The user's own messages kept verbatim beside the summary, newest first, up to this many tokens. */
     keepUserTokens: number;
     /** What runs instead of `summarize` when the summary model failed, or when there is none and `withoutModel` says so. */

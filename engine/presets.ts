@@ -99,6 +99,7 @@ const ASTRBOT: CompactionPolicy = {
   summary: {
     ...DEFAULT.summary,
     keepUserTokens: 0,
+    span: 'older-rounds', // the last 4 rounds stay whole: a long round among them is halved, not summarized (#6196)
     fallback: 'truncate-rounds',
     withoutModel: 'fallback',
     request: 'transcript',

@@ -28,7 +28,12 @@ export function summarize(p: Planning): StepResult {
     const ids = fallback === 'halve' ? halve(p) : truncateRounds(p);
     return { ids, note: `${why}: ${fallback} instead, with an extractive summary of what it removed` };
   }
-  return { ids: summarizeSpan(p, 'none', { half: policy.summary.span === 'oldest-half' }) };
+  const { span } = policy.summary;
+  if (span === 'older-rounds') {
+    const firstKept = Math.max(0, p.board.layout.turns.length - 1 - policy.keepTurns);
+    return { ids: summarizeSpan(p, 'none', { beforeTurn: firstKept }) };
+  }
+  return { ids: summarizeSpan(p, 'none', { half: span === 'oldest-half' }) };
 }
 
 /** AgentScope Java's last strategy: the turn in progress as a whole, down to its newest step. */
@@ -53,15 +58,20 @@ export function compactTurns({ board }: Planning): StepResult {
 }
 
 /**
- * Summarizes the steps removable at `level`, oldest first; `half`: only the oldest half of them; `toTarget`: stops
- * once the target is met, and summarizes even a span the summary would not halve.
+ * Summarizes the steps removable at `level`, oldest first; `half`: only the oldest half of them; `beforeTurn`: only
+ * those of the turns before it; `toTarget`: stops once the target is met, and summarizes even a span the summary
+ * would not halve.
  */
 function summarizeSpan(
   { board, input, met }: Planning,
   level: Protection,
-  options: { half?: boolean; toTarget?: boolean } = {},
+  options: { half?: boolean; beforeTurn?: number; toTarget?: boolean } = {},
 ): string[] {
-  let found = board.removableSteps(level);
+  const { beforeTurn } = options;
+  let found =
+    beforeTurn === undefined
+      ? board.removableSteps(level)
+      : board.removableSteps(level, (s) => board.layout.steps[s]!.turn < beforeTurn);
   if (options.half) found = found.slice(0, Math.ceil(found.length / 2));
   const candidates = found.flatMap((s) =>
     board.stepSlots[s]!.filter((x) => x.op.op !== 'drop' && x.protect !== 'fixed'),
@@ -116,10 +126,17 @@ export function truncateRounds({ board, input, met }: Planning): string[] {
  */
 export function halve({ board, met }: Planning): string[] {
   const ids: string[] = [];
-  for (;;) {
-    if (met()) break;
-    const found = board.removableSteps('recent');
-    if (found.length === 0) break;
+  // Protection does not change while planning, and a step halving drops holds nothing removable after: the steps
+  // removable now, less those dropped, are the removable ones at every round (one scan, not one per round).
+  let found = board.removableSteps('recent');
+  const turnOf = (s: number) => board.layout.steps[s]!.turn;
+  const holds = (s: number) => board.stepSlots[s]!.some((x) => x.op.op !== 'drop');
+  // The steps of each turn that still hold a message: a round cut into is one with some of them left.
+  const holding = new Map<number, number>();
+  board.stepSlots.forEach((_, s) => {
+    if (holds(s)) holding.set(turnOf(s), (holding.get(turnOf(s)) ?? 0) + 1);
+  });
+  while (!met() && found.length > 0) {
     const total = found.reduce((sum, s) => sum + board.stepTokens(s), 0);
     let dropped = 0;
     const half: number[] = [];
@@ -129,32 +146,21 @@ export function halve({ board, met }: Planning): string[] {
       dropped += board.stepTokens(s);
     }
     // The request of a round cut into (some of its steps left) stays, while there is something else to drop.
-    const keeping = turnsKeepingSteps(board, half);
-    const cut = half.filter((s) => !opensRoundCutInto(board, s, keeping));
-    ids.push(...board.summarizeSteps(cut.length > 0 ? cut : half));
+    const dropping = new Map<number, number>();
+    for (const s of half) dropping.set(turnOf(s), (dropping.get(turnOf(s)) ?? 0) + 1);
+    const keeps = (turn: number) => (holding.get(turn) ?? 0) - (dropping.get(turn) ?? 0) > 0;
+    const opens = (s: number) => {
+      const first = board.stepSlots[s]![0];
+      return first !== undefined && opensTurn(first.meta);
+    };
+    const cut = half.filter((s) => !(opens(s) && keeps(turnOf(s))));
+    const chosen = cut.length > 0 ? cut : half;
+    ids.push(...board.summarizeSteps(chosen));
+    const gone = new Set(chosen);
+    for (const s of chosen) if (!holds(s)) holding.set(turnOf(s), holding.get(turnOf(s))! - 1);
+    found = found.filter((s) => !gone.has(s));
   }
   return ids;
-}
-
-/**
- * Whether step `s` (one of those being dropped) opens a turn of which some steps stay: one of the turns `keeping`
- * ({@link turnsKeepingSteps} of the steps being dropped).
- */
-function opensRoundCutInto(board: Planning['board'], s: number, keeping: ReadonlySet<number>): boolean {
-  const first = board.stepSlots[s]![0];
-  if (!first || !opensTurn(first.meta)) return false;
-  return keeping.has(board.layout.steps[s]!.turn);
-}
-
-/** The turns of which a step not in `dropping` still holds a message: one pass over the steps, not one per step. */
-function turnsKeepingSteps(board: Planning['board'], dropping: readonly number[]): Set<number> {
-  const dropped = new Set(dropping);
-  const keeping = new Set<number>();
-  board.stepSlots.forEach((slots, t) => {
-    const turn = board.layout.steps[t]!.turn;
-    if (!keeping.has(turn) && !dropped.has(t) && slots.some((x) => x.op.op !== 'drop')) keeping.add(turn);
-  });
-  return keeping;
 }
 
 /** chatgpt-on-wechat's trimming on a provider overflow: results and user texts cut to this many characters… */

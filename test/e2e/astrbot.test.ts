@@ -1,14 +1,14 @@
 /**
  * The astrbot preset on a real agent (issue 31): "does not compress during tool invocations". A tool loop that grows
  * past 82% of the window (below the hard limit's 95%) runs to its answer without a compaction; the next message's
- * first call compacts, at 82%.
+ * first call compacts, at 82%, halving the long round (one of the 4 rounds it keeps whole: nothing to summarize).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
 import { compactionEvents } from '../../client/reads.ts';
 import { defineTool } from '../../activities/tools.ts';
 import { textOf } from '../../engine/messages.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
+import { isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
 const WINDOW = 4_000;
@@ -31,6 +31,7 @@ let loopCalls = 0;
 beforeAll(async () => {
   h = await startHarness(
     (request) => {
+      if (isSummaryRequest(request)) return { content: summaryReply('Rows read so far.', 'Read the rows.') };
       const last = request.body.messages.at(-1)!;
       // A loop of STEPS tool calls under the first message (counted by calls: a compaction cannot shorten it), then
       // the answer; a plain answer to the next message.
@@ -48,7 +49,6 @@ beforeAll(async () => {
       return { content: 'All rows read.' };
     },
     [readRow],
-    { summaryModel: null },
   );
 }, 120_000);
 
@@ -80,5 +80,16 @@ describe('astrbot', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ trigger: 'auto' });
     expect(events[0]!.reason).toMatch(/^tokens \d+ ≥ 3280$/);
+    // The long round is one of the 4 rounds kept whole: nothing to summarize, so it is halved by tool calls with
+    // their results, its request kept (#6196), not folded whole into a summary.
+    expect(events[0]!.strategies).toEqual(['halve']);
+    const after = await agentState(h.client, agentId);
+    const kept = after.messages.filter((m) => m.kind === undefined || m.kind === 'normal');
+    expect(kept[0]).toMatchObject({ role: 'user', preview: 'Read the rows, please.' });
+    const results = kept.filter((m) => m.role === 'tool').length;
+    expect(results).toBeGreaterThan(0);
+    expect(results).toBeLessThan(STEPS);
+    const calls = kept.filter((m) => m.role === 'assistant' && m.preview === '').length;
+    expect(calls).toBe(results); // each call with its result
   });
 });

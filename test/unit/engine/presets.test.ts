@@ -30,19 +30,36 @@ describe('astrbot', () => {
     );
   });
 
-  it('summarizes with an LLM, keeping the last 4 rounds’ words and the newest steps', () => {
+  it('summarizes with an LLM the rounds before the last 4, which stay whole', () => {
     const c = context().system().user().turns(30, 2_000);
     const p = plan('astrbot', c, 64_000);
     expect(p.steps.map((s) => s.strategy)).toEqual(['summarize']);
-    // The round in progress whole (its request, its 2 newest steps), and the user's message and the answer of the 3
-    // rounds before it; their tool steps are summarized like any older step.
-    expect(p.operations.slice(-4).every((o) => o.op === 'keep')).toBe(true);
-    for (const back of [4, 8, 12]) {
-      expect(p.operations.at(-back - 4)!.op, `user message ${back / 4} rounds back`).toBe('keep');
-      expect(p.operations.at(-back - 1)!.op, `answer ${back / 4} rounds back`).toBe('keep');
-      expect(p.operations.at(-back - 2)!.op, `tool result ${back / 4} rounds back`).toBe('drop');
-    }
+    // The round in progress and the 3 rounds before it whole (user message, tool call, result, answer: 4 messages
+    // each); the rounds before them summarized.
+    expect(p.operations.slice(-16).every((o) => o.op === 'keep')).toBe(true);
+    expect(p.operations.at(-17)!.op).toBe('drop');
     expect(p.summary!.writer).toBe('model');
+  });
+
+  it('"when every complete round is within the rounds it keeps, there is nothing to summarize": it halves the long round by tool-call pairs, keeping the user message (#6196)', () => {
+    // One user message, then a round of 40 messages (20 tool calls with their results): all within the kept rounds.
+    const c = context().system().user();
+    for (let i = 0; i < 20; i++) c.tools(2_800);
+    c.reply();
+    const p = plan('astrbot', c, 64_000);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['halve']);
+    expect(p.after.tokens).toBeLessThan(0.82 * 64_000);
+    const dropped = new Set(p.operations.filter((o) => o.op === 'drop').map((o) => o.id));
+    // About half the round goes, not 98% of it, each call with its result; the user's message and the answer stay.
+    expect(dropped.size).toBeGreaterThan(0);
+    expect(dropped.size).toBeLessThanOrEqual(c.messages.length / 2 + 1);
+    expect(dropped.has(c.messages[1]!.id)).toBe(false);
+    expect(dropped.has(c.messages.at(-1)!.id)).toBe(false);
+    c.messages.forEach((m) => {
+      if (m.role !== 'tool') return;
+      const call = c.messages.find((x) => x.toolCallIds?.includes(m.toolCallId!))!;
+      expect(dropped.has(m.id), m.id).toBe(dropped.has(call.id));
+    });
   });
 
   it('without a summary model, drops the oldest round one at a time; then halves', () => {
