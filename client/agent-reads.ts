@@ -184,6 +184,6 @@ function snapshotOf(
     startedAt: description.startTime.toISOString(),
     ...(description.closeTime ? { closedAt: description.closeTime.toISOString() } : {}),
     historyLength: description.historyLength,
-    pendingActivities: pendingActivities(description, Date.now()),
+    pendingActivities: pendingActivities(description, Date.now(), polling.polled),
   };
 }

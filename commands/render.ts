@@ -16,7 +16,8 @@ import { costLine, formatUsd, summaryCallNote } from '../contract/state.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
-import type { TaskQueuePolling } from '../client/agent-observation.ts';
+import { retrying } from '../client/agent-observation.ts';
+import type { RetriedActivity, TaskQueuePolling } from '../client/agent-observation.ts';
 import type { AgentSnapshot } from '../client/agent-reads.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
@@ -44,9 +45,13 @@ function roleOf(message: MessageRecord): string {
   return message.steer ? 'user (steer)' : message.role;
 }
 
-/** What `longrun state` shows besides the state: whether a worker polls the agent's task queue, and the time. */
+/**
+ * What `longrun state` shows besides the state: whether a worker polls the agent's task queue, the activities that
+ * failed and are retried, and the time.
+ */
 export interface StateExtras {
   worker?: TaskQueuePolling;
+  retried?: RetriedActivity[];
   /** Now, for the time a draft or a tool call waiting for approval has left (ms since the epoch). */
   now?: number;
 }
@@ -67,6 +72,7 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
         ]
       : []),
     ...workerLines(extras.worker),
+    ...(extras.retried ?? []).map(failingLine),
     ...taskLines(state),
     ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
     ...draftLines(state, extras.now ?? Date.now()),
@@ -96,6 +102,19 @@ function workerLines(worker: TaskQueuePolling | undefined): string[] {
     `worker   ${worker.text}: nothing runs until one does ` +
       `(npm start, or a worker with LONGRUN_TASK_QUEUE=${worker.taskQueue})`,
   ];
+}
+
+/**
+ * An activity that failed and is retried, as `longrun state` shows it: "failing  callModel failed 2 times, retrying in
+ * 4 s (attempt 3 of 8): model gpt-4o-mini at http://127.0.0.1:8080/v1: Connection error."
+ */
+function failingLine(retried: RetriedActivity): string {
+  const of = retried.maximumAttempts ? ` of ${retried.maximumAttempts}` : '';
+  const next = retried.running
+    ? `attempt ${retried.attempt}${of} running`
+    : `${retrying(retried)} (attempt ${retried.attempt}${of})`;
+  const times = retried.failures === 1 ? 'once' : `${retried.failures} times`;
+  return `failing  ${retried.activity} failed ${times}, ${next}: ${retried.lastFailure}`;
 }
 
 /** The draft waiting for review: its id, what it does, the time it has left and what then, the commands. */
