@@ -298,6 +298,29 @@ function summaryCell(e: CompactionEventSummary): string {
 }
 
 /**
+ * What reverts undid, in the totals: "; 1 revert(s) put 2839 back: 0 tokens saved now" (a revert of an agent from
+ * before `tokensRestored` is only counted).
+ */
+function revertedText(stats: CompactionStats): string {
+  if (!stats.reverts) return '';
+  if (stats.tokensRestored === undefined) return `, ${stats.reverts} revert(s)`;
+  return (
+    `; ${stats.reverts} revert(s) put ${stats.tokensRestored} back: ` +
+    `${stats.tokensSaved - stats.tokensRestored} tokens saved now`
+  );
+}
+
+/**
+ * The estimated cost saved, in the totals, in one shape with prices and without: USD, at the policy's
+ * `compaction.cost` prices, as each compaction estimated it when made (a revert does not take it back).
+ */
+function costSavedText(stats: CompactionStats): string {
+  if (stats.costSaved === undefined) return 'cost saved: not estimated (no compaction.cost prices in the policy)';
+  const when = stats.reverts ? ' when compacted, before reverts' : '';
+  return `cost saved: ${formatUsd(stats.costSaved)} (estimated${when}, USD at the policy's compaction.cost prices)`;
+}
+
+/**
  * One line per compaction event, then the totals. `summary`: what its summary call cost, how it was asked (policy
  * `summary.request`) and the share of its input served from the prompt cache; `cache lost`: the cached prompt tokens
  * it invalidated, and what the next call pays more for them (engine/pricing.ts).
@@ -315,12 +338,10 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     e.spent ? `${e.spent.cache.invalidatedTokens} (${formatUsd(e.spent.cache.nextCallCost)})` : '–',
   ]);
   const totals =
-    `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved, ` +
-    `average size after ${(stats.averageSizeRatio * 100).toFixed(0)}% of before, ` +
-    (stats.costSaved !== undefined
-      ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
-      : 'cost saved: no prices in the policy (compaction.cost)') +
-    (stats.reverts ? `, ${stats.reverts} revert(s)` : '') +
+    `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved` +
+    revertedText(stats) +
+    `, average size after ${(stats.averageSizeRatio * 100).toFixed(0)}% of before, ` +
+    costSavedText(stats) +
     (stats.ineffective ? `, ${stats.ineffective} ineffective (loop guard)` : '') +
     (stats.pausedUntil !== undefined
       ? `; automatic compaction paused until the context reaches ${stats.pausedUntil} tokens`

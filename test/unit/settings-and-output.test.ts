@@ -285,6 +285,24 @@ describe('the current details', () => {
     expect(shown).toContain('$0.000561 (conversation, 92% cached)');
   });
 
+  it("`longrun events`' totals: what reverts put back, the tokens saved now, and the cost saved in USD either way", () => {
+    const compacted = { count: 1, tokensSaved: 2_839, averageSizeRatio: 0.243, costSaved: 0.002 };
+    expect(renderEvents([], compacted)).toContain(
+      '1 compaction(s), 2839 tokens saved, average size after 24% of before, cost saved: $0.002000 (estimated, USD at ' +
+        "the policy's compaction.cost prices)",
+    );
+    // After `revert --to-event 1`: the compaction's saving is undone, and the line says so.
+    const reverted = { ...compacted, reverts: 1, tokensRestored: 2_839 };
+    expect(renderEvents([], reverted)).toContain(
+      '1 compaction(s), 2839 tokens saved; 1 revert(s) put 2839 back: 0 tokens saved now, average size after 24% of ' +
+        "before, cost saved: $0.002000 (estimated when compacted, before reverts, USD at the policy's compaction.cost " +
+        'prices)',
+    );
+    // Without prices: the same words, saying why there is no figure.
+    const { costSaved: _, ...unpriced } = compacted;
+    expect(renderEvents([], unpriced)).toContain('cost saved: not estimated (no compaction.cost prices in the policy)');
+  });
+
   it('break a long line at spaces', () => {
     expect(brokenAt('aaa bbb ccc', 7)).toEqual(['aaa bbb', 'ccc']);
     expect(brokenAt('short', 80)).toEqual(['short']);
