@@ -36,8 +36,20 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 export function renderMessages(messages: MessageRecord[], previewChars = 80): string {
   return table(
     ['ID', 'ROLE', 'TOKENS', 'CHARS', 'PREVIEW'],
-    messages.map((m) => [m.id, roleOf(m), m.tokens, m.chars, m.preview.slice(0, previewChars)]),
+    messages.map((m) => [m.id, roleOf(m), m.tokens, m.chars + (m.callChars ?? 0), shownPreview(m, previewChars)]),
   );
+}
+
+/**
+ * A message's preview as the tables show it: its text, or its tool calls (`→ read_file {"path":"a.ts"}`); a record of
+ * before the calls were previewed names them by id (`→ tool calls c1, c2`).
+ */
+function shownPreview(message: MessageRecord, chars: number): string {
+  const preview =
+    message.preview === '' && message.toolCallIds?.length
+      ? `→ tool calls ${message.toolCallIds.join(', ')}`
+      : message.preview;
+  return preview.slice(0, chars);
 }
 
 /** A message's role as the tables show it: a steer (a user message inside a turn) says so. */
@@ -217,7 +229,7 @@ export function renderContext(state: AgentState): string {
   const pinOf = new Map(pins.filter((pin) => pin.kind === 'message').map((pin) => [pin.key, pin.id]));
   const context = table(
     ['ID', 'ROLE', 'TOKENS', 'PIN', 'REFERENCE', 'PREVIEW'],
-    state.messages.map((m) => [m.id, roleOf(m), m.tokens, pinOf.get(m.key) ?? '', m.key, m.preview.slice(0, 60)]),
+    state.messages.map((m) => [m.id, roleOf(m), m.tokens, pinOf.get(m.key) ?? '', m.key, shownPreview(m, 60)]),
   );
   return pins.length === 0 ? context : `${context}\n\n${renderPins(state)}`;
 }

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { settingDifferences } from '../../client/setting-differences.ts';
 import { listedStatus } from '../../client/reads.ts';
-import { renderAgents, renderConfigured, renderEvents, renderState } from '../../commands/render.ts';
+import { recordOf } from '../../activities/stored.ts';
+import { renderAgents, renderConfigured, renderContext, renderEvents, renderState } from '../../commands/render.ts';
 import { validateConfigureInput } from '../../contract/input-checks.ts';
 import { shownStatusOf } from '../../contract/state.ts';
 import type { AgentState, WorkflowState } from '../../contract/state.ts';
@@ -152,6 +153,40 @@ describe('renderState', () => {
     expect(text).toContain('LONGRUN_TASK_QUEUE=q1');
     expect(text).toContain('status   running'); // a state of before shownStatus: its status
     expect(text).not.toMatch(/^(error|review) /m);
+  });
+});
+
+describe('a step that only calls tools, in `state` and `context`', () => {
+  const reply = {
+    role: 'assistant' as const,
+    content: null,
+    tool_calls: [
+      { id: 'c1', type: 'function' as const, function: { name: 'read_file', arguments: '{"path":"a.ts"}' } },
+      {
+        id: 'c2',
+        type: 'function' as const,
+        function: { name: 'grep', arguments: `{"pattern":"${'x'.repeat(150)}"}` },
+      },
+    ],
+  };
+  const record = recordOf(reply, { id: 'm000003', key: 'agents/a/l/messages/m000003.json', tokens: 40 });
+
+  it('shows its calls, clipped, and a size that counts their arguments', () => {
+    expect(record.chars).toBe(0); // the content's, what the planner cuts
+    expect(record.callChars).toBe('read_file'.length + 15 + 'grep'.length + 164);
+    expect(record.preview.startsWith('→ read_file {"path":"a.ts"} → grep {"pattern":"xxx')).toBe(true);
+    const row = renderState(agent({ messages: [record] }))
+      .split('\n')
+      .find((line) => line.startsWith('m000003'));
+    expect(row).toMatch(
+      new RegExp(`^m000003  assistant +40 +${record.callChars} +→ read_file \\{"path":"a\\.ts"\\} → grep`),
+    );
+    expect(renderContext(agent({ messages: [record] }))).toContain('→ read_file {"path":"a.ts"} → grep');
+  });
+
+  it('a record of before (no preview of its calls) names them by id', () => {
+    const earlier = { ...record, preview: '', callChars: undefined };
+    expect(renderState(agent({ messages: [earlier] }))).toMatch(/^m000003 .* 0 +→ tool calls c1, c2$/m);
   });
 });
 
