@@ -58,10 +58,12 @@ describe('a model endpoint that stops during a send', () => {
 
       // The progress line: the model call waits to retry, and the failure names the model and the endpoint.
       await until(
-        () => /callModel \(attempt \d+/.test(out.stderr),
-        () => `no progress line naming callModel: ${JSON.stringify(out)}`,
+        // (A look that falls within an attempt says it runs; the next line, 15 s on, says it waits to retry.)
+        () => /callModel \(attempt \d+, retrying/.test(out.stderr),
+        () => `no progress line naming callModel retrying: ${JSON.stringify(out)}`,
+        45_000,
       );
-      const line = out.stderr.split('\n').find((l) => l.includes('callModel (attempt'))!;
+      const line = out.stderr.split('\n').find((l) => /callModel \(attempt \d+, retrying/.test(l))!;
       expect(line).toMatch(
         new RegExp(
           `the agent is working: callModel \\(attempt \\d+, retrying (in \\d+ s|now) after a failure, ` +
