@@ -83,7 +83,7 @@ export function createAnswering(deps: AnsweringDeps) {
           output.interrupted(cancelled ? 'cancelled' : `the call failed: ${String((error as Error).message ?? error)}`);
           await output.flush();
           if (cancelled) throw interrupt.reason ?? error;
-          throw modelFailure(error, model);
+          throw modelFailure(error, model, openai.baseURL);
         }
         const choice = completion.choices[0];
         if (!choice)

@@ -7,6 +7,7 @@ import type { ModelErrorClass } from '../contract/metrics.ts';
 const PERMANENT_STATUSES = new Set([400, 401, 403, 404, 409, 422]);
 
 import { FAILURE, MODEL_HTTP_PREFIX, modelHttpType } from '../contract/failures.ts';
+import { shownEndpoint } from '../llm/openai.ts';
 
 /** How providers say the request is over the window: OpenAI's code, and the wording of vLLM, gateways and others. */
 const OVERFLOW_WORDING =
@@ -22,14 +23,26 @@ function isOverflow(error: { status?: unknown; code?: unknown; message: string }
 }
 
 /**
- * Turns an OpenAI API error into a Temporal failure: permanent ones are not retried, 429 honours Retry-After, and a
- * context overflow gets its own type ({@link FAILURE.contextOverflow}).
+ * Turns an OpenAI API error into a Temporal failure that names the model and, given its base URL, the endpoint asked
+ * ({@link shownEndpoint}: no credentials): permanent ones are not retried, 429 honours Retry-After, a context overflow
+ * gets its own type ({@link FAILURE.contextOverflow}), and an endpoint that did not answer (refused, reset, timed out)
+ * is {@link FAILURE.modelUnreachable} or {@link FAILURE.modelTimeout}, retried.
  */
-export function modelFailure(error: unknown, model: string): unknown {
+export function modelFailure(error: unknown, model: string, baseURL?: string): unknown {
   if (!(error instanceof OpenAI.APIError)) return error;
+  const asked = `model ${model}${baseURL !== undefined ? ` at ${shownEndpoint(baseURL)}` : ''}`;
+  if (error instanceof OpenAI.APIUserAbortError) return error;
+  if (error instanceof OpenAI.APIConnectionError) {
+    const timeout = error instanceof OpenAI.APIConnectionTimeoutError;
+    return ApplicationFailure.create({
+      message: `${asked}: ${error.message}`,
+      type: timeout ? FAILURE.modelTimeout : FAILURE.modelUnreachable,
+      cause: error,
+    });
+  }
   const status = error.status as number | undefined;
   if (status === undefined) return error;
-  const message = `model ${model}: HTTP ${status}: ${error.message}`;
+  const message = `${asked}: HTTP ${status}: ${error.message}`;
   if (isOverflow(error)) return ApplicationFailure.nonRetryable(message, FAILURE.contextOverflow);
   if (PERMANENT_STATUSES.has(status)) return ApplicationFailure.nonRetryable(message, modelHttpType(status));
   const headers = error.headers as Headers | undefined;
@@ -58,6 +71,8 @@ export function modelErrorClass(error: unknown): ModelErrorClass {
     if (error.type === FAILURE.contextOverflow) return 'context_overflow';
     if (error.type === FAILURE.emptyReply) return 'empty_reply';
     if (error.type === FAILURE.badReply) return 'bad_reply';
+    if (error.type === FAILURE.modelTimeout) return 'timeout';
+    if (error.type === FAILURE.modelUnreachable) return 'connection';
     const status = error.type?.startsWith(MODEL_HTTP_PREFIX) ? Number(error.type.slice(MODEL_HTTP_PREFIX.length)) : NaN;
     return Number.isInteger(status) ? statusClass(status) : 'other';
   }

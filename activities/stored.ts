@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE } from '../contract/failures.ts';
 import type { ChatMessage, MessageKind } from '../engine/messages.ts';
-import { previewOf, textOf } from '../engine/messages.ts';
+import { callCharsOf, previewOf, textOf } from '../engine/messages.ts';
 import type { Counting } from '../engine/models.ts';
 import { countMessage, loadTokenCounter } from '../engine/tokens.ts';
 import type { BlobStore } from '../storage/s3.ts';
@@ -87,7 +87,8 @@ export function recordOf(
     // A message of parts: the characters of its text parts (its images are in `tokens`, by their estimate).
     chars: textOf(message.content).length,
     tokens: stored.tokens,
-    preview: previewOf(message.content),
+    preview: previewOf(message.content, undefined, message.tool_calls),
+    ...(message.tool_calls?.length ? { callChars: callCharsOf(message.tool_calls) } : {}),
     ...(stored.kind && stored.kind !== 'normal' ? { kind: stored.kind } : {}),
     ...(stored.ref ? { ref: stored.ref } : {}),
     ...(message.tool_calls?.length ? { toolCallIds: message.tool_calls.map((call) => call.id) } : {}),

@@ -59,28 +59,92 @@ export async function observeAgent(client: Client, handle: WorkflowHandle): Prom
     task && task.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
       ? timestampMs(task.scheduledTime)
       : undefined;
-  return {
+  const seen: Observation = {
     taskQueue,
     running: description.status.name === 'RUNNING',
     workersKnown: pollers !== undefined,
     workerAgeMs: newest && Math.max(0, now - newest.at),
     workerIdentity: newest?.identity,
-    activities: pendingActivities(description, now),
+    activities: [],
     taskWaitingMs: taskScheduled === undefined ? undefined : Math.max(0, now - taskScheduled),
     taskAttempt: task?.attempt ?? undefined,
     status: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status),
   };
+  // An activity that failed waits out its retry backoff, not for a worker, when one polls.
+  seen.activities = pendingActivities(description, now, workerPolling(seen));
+  return seen;
 }
 
-/** The activities a workflow has out, described: "callModel (attempt 3, waiting for a worker, last failure: …)". */
-export function pendingActivities(description: WorkflowExecutionDescription, now: number): string[] {
+/** An activity the agent has out that failed and is tried again: `longrun state` shows it as `failing`. */
+export interface RetriedActivity {
+  activity: string;
+  /** Attempts that failed so far. */
+  failures: number;
+  /** The attempt running or next. */
+  attempt: number;
+  /** The most its retry policy allows (absent: no limit). */
+  maximumAttempts?: number;
+  /** The next attempt runs now (a worker has it). */
+  running: boolean;
+  /** Waiting to be tried again: in how long (ms; 0 when due). */
+  retryInMs?: number;
+  /** The last attempt's failure (a model call's names its model and endpoint). */
+  lastFailure: string;
+}
+
+type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
+
+/** The activity, when it has failed and is tried again (attempt 2 or later, a failure recorded). */
+function retriedActivity(activity: PendingActivity, now: number): RetriedActivity | undefined {
+  const attempt = activity.attempt ?? 1;
+  const lastFailure = activity.lastFailure?.message;
+  if (attempt <= 1 || !lastFailure) return undefined;
+  const running = activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+  const next = timestampMs(activity.nextAttemptScheduleTime ?? activity.scheduledTime);
+  return {
+    activity: activity.activityType?.name ?? 'activity',
+    failures: attempt - 1,
+    attempt,
+    ...(activity.maximumAttempts ? { maximumAttempts: activity.maximumAttempts } : {}),
+    running,
+    ...(!running && next !== undefined ? { retryInMs: Math.max(0, next - now) } : {}),
+    lastFailure,
+  };
+}
+
+/** The activities the agent has out that failed and are tried again (a model endpoint that is down, say). */
+export function retriedActivities(description: WorkflowExecutionDescription, now: number): RetriedActivity[] {
+  return (description.raw.pendingActivities ?? []).flatMap((activity) => retriedActivity(activity, now) ?? []);
+}
+
+/** When a failed activity is tried again, in words: "retrying in 4 s", "retrying now". */
+export function retrying(retried: RetriedActivity): string {
+  const inSeconds = Math.round((retried.retryInMs ?? 0) / 1000);
+  return inSeconds > 0 ? `retrying in ${inSeconds} s` : 'retrying now';
+}
+
+/**
+ * The activities a workflow has out, described: "callModel (attempt 1, running 3 s)", "callModel (attempt 3, retrying
+ * in 4 s after a failure, last failure: …)". `polled`: whether a worker polls the task queue; an activity not started
+ * waits for a worker only when none does, or when it has not failed (a failed one waits out its retry backoff).
+ */
+export function pendingActivities(
+  description: WorkflowExecutionDescription,
+  now: number,
+  polled: boolean | undefined = undefined,
+): string[] {
   return (description.raw.pendingActivities ?? []).map((activity) => {
     const started = timestampMs(activity.lastStartedTime);
+    const retried = retriedActivity(activity, now);
+    const where =
+      activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED && started !== undefined
+        ? `running ${seconds(now - started)}`
+        : retried && polled !== false
+          ? `${retrying(retried)} after a failure`
+          : 'waiting for a worker';
     const parts = [
       `attempt ${activity.attempt ?? 1}`,
-      ...(activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED && started !== undefined
-        ? [`running ${seconds(now - started)}`]
-        : ['waiting for a worker']),
+      where,
       ...(activity.lastFailure?.message ? [`last failure: ${activity.lastFailure.message}`] : []),
     ];
     return `${activity.activityType?.name ?? 'activity'} (${parts.join(', ')})`;

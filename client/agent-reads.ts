@@ -28,7 +28,7 @@ export interface AgentSnapshot {
   taskQueue: string;
   /** Whether a worker polls the task queue. */
   worker: Omit<TaskQueuePolling, 'text'>;
-  /** Its search attributes (the context's tokens are upserted in steps of 2% of the window). */
+  /** Its search attributes (the context's tokens as of its last turn or step). */
   status?: string;
   model?: string;
   contextTokens?: number;
@@ -184,6 +184,6 @@ function snapshotOf(
     startedAt: description.startTime.toISOString(),
     ...(description.closeTime ? { closedAt: description.closeTime.toISOString() } : {}),
     historyLength: description.historyLength,
-    pendingActivities: pendingActivities(description, Date.now()),
+    pendingActivities: pendingActivities(description, Date.now(), polling.polled),
   };
 }

@@ -47,8 +47,8 @@ export type { SearchAgentOptions, SearchMatch, SearchStore } from './search.ts';
 export { SupersededCalls } from '../contract/stream.ts';
 export type { PublishStreamInput, StreamItem, StreamItemBody, StreamItemKind } from '../contract/stream.ts';
 export type { AgentSnapshot } from './agent-reads.ts';
-export { taskQueuePolled } from './agent-observation.ts';
-export type { TaskQueuePolling } from './agent-observation.ts';
+export { retriedActivities, taskQueuePolled } from './agent-observation.ts';
+export type { RetriedActivity, TaskQueuePolling } from './agent-observation.ts';
 export {
   AgentUpdateError,
   NoWorkerError,

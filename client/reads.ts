@@ -162,7 +162,10 @@ export interface AgentSummary {
   model: string;
   /** Turns so far (absent for an agent that has not answered one since this was recorded). */
   turns?: number;
-  /** Tokens of its working context, as last shown (`AgentContextTokens`, in steps of 2% of the window). */
+  /**
+   * Tokens of its working context (`AgentContextTokens`: as the state has them after its last turn or step; for an agent
+   * of a build before the `exact-list-figures` patch, in steps of 2% of the window).
+   */
   contextTokens?: number;
   taskQueue: string;
   startedAt: Date;

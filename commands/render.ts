@@ -16,7 +16,8 @@ import { costLine, formatUsd, summaryCallNote } from '../contract/state.ts';
 import type { AgentState } from '../contract/state.ts';
 import type { MessageRecord } from '../contract/records.ts';
 import type { AgentSummary } from '../client/reads.ts';
-import type { TaskQueuePolling } from '../client/agent-observation.ts';
+import { retrying } from '../client/agent-observation.ts';
+import type { RetriedActivity, TaskQueuePolling } from '../client/agent-observation.ts';
 import type { AgentSnapshot } from '../client/agent-reads.ts';
 
 /** Left-aligned columns separated by two spaces; numbers right-aligned. */
@@ -35,8 +36,20 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 export function renderMessages(messages: MessageRecord[], previewChars = 80): string {
   return table(
     ['ID', 'ROLE', 'TOKENS', 'CHARS', 'PREVIEW'],
-    messages.map((m) => [m.id, roleOf(m), m.tokens, m.chars, m.preview.slice(0, previewChars)]),
+    messages.map((m) => [m.id, roleOf(m), m.tokens, m.chars + (m.callChars ?? 0), shownPreview(m, previewChars)]),
   );
+}
+
+/**
+ * A message's preview as the tables show it: its text, or its tool calls (`→ read_file {"path":"a.ts"}`); a record of
+ * before the calls were previewed names them by id (`→ tool calls c1, c2`).
+ */
+function shownPreview(message: MessageRecord, chars: number): string {
+  const preview =
+    message.preview === '' && message.toolCallIds?.length
+      ? `→ tool calls ${message.toolCallIds.join(', ')}`
+      : message.preview;
+  return preview.slice(0, chars);
 }
 
 /** A message's role as the tables show it: a steer (a user message inside a turn) says so. */
@@ -44,9 +57,13 @@ function roleOf(message: MessageRecord): string {
   return message.steer ? 'user (steer)' : message.role;
 }
 
-/** What `longrun state` shows besides the state: whether a worker polls the agent's task queue, and the time. */
+/**
+ * What `longrun state` shows besides the state: whether a worker polls the agent's task queue, the activities that
+ * failed and are retried, and the time.
+ */
 export interface StateExtras {
   worker?: TaskQueuePolling;
+  retried?: RetriedActivity[];
   /** Now, for the time a draft or a tool call waiting for approval has left (ms since the epoch). */
   now?: number;
 }
@@ -67,6 +84,7 @@ export function renderState(state: AgentState, extras: StateExtras = {}): string
         ]
       : []),
     ...workerLines(extras.worker),
+    ...(extras.retried ?? []).map(failingLine),
     ...taskLines(state),
     ...(state.lastError !== undefined ? [`error    ${state.lastError}`] : []),
     ...draftLines(state, extras.now ?? Date.now()),
@@ -96,6 +114,19 @@ function workerLines(worker: TaskQueuePolling | undefined): string[] {
     `worker   ${worker.text}: nothing runs until one does ` +
       `(npm start, or a worker with LONGRUN_TASK_QUEUE=${worker.taskQueue})`,
   ];
+}
+
+/**
+ * An activity that failed and is retried, as `longrun state` shows it: "failing  callModel failed 2 times, retrying in
+ * 4 s (attempt 3 of 8): model gpt-4o-mini at http://127.0.0.1:8080/v1: Connection error."
+ */
+function failingLine(retried: RetriedActivity): string {
+  const of = retried.maximumAttempts ? ` of ${retried.maximumAttempts}` : '';
+  const next = retried.running
+    ? `attempt ${retried.attempt}${of} running`
+    : `${retrying(retried)} (attempt ${retried.attempt}${of})`;
+  const times = retried.failures === 1 ? 'once' : `${retried.failures} times`;
+  return `failing  ${retried.activity} failed ${times}, ${next}: ${retried.lastFailure}`;
 }
 
 /** The draft waiting for review: its id, what it does, the time it has left and what then, the commands. */
@@ -198,7 +229,7 @@ export function renderContext(state: AgentState): string {
   const pinOf = new Map(pins.filter((pin) => pin.kind === 'message').map((pin) => [pin.key, pin.id]));
   const context = table(
     ['ID', 'ROLE', 'TOKENS', 'PIN', 'REFERENCE', 'PREVIEW'],
-    state.messages.map((m) => [m.id, roleOf(m), m.tokens, pinOf.get(m.key) ?? '', m.key, m.preview.slice(0, 60)]),
+    state.messages.map((m) => [m.id, roleOf(m), m.tokens, pinOf.get(m.key) ?? '', m.key, shownPreview(m, 60)]),
   );
   return pins.length === 0 ? context : `${context}\n\n${renderPins(state)}`;
 }
@@ -279,6 +310,29 @@ function summaryCell(e: CompactionEventSummary): string {
 }
 
 /**
+ * What reverts undid, in the totals: "; 1 revert(s) put 2839 back: 0 tokens saved now" (a revert of an agent from
+ * before `tokensRestored` is only counted).
+ */
+function revertedText(stats: CompactionStats): string {
+  if (!stats.reverts) return '';
+  if (stats.tokensRestored === undefined) return `, ${stats.reverts} revert(s)`;
+  return (
+    `; ${stats.reverts} revert(s) put ${stats.tokensRestored} back: ` +
+    `${stats.tokensSaved - stats.tokensRestored} tokens saved now`
+  );
+}
+
+/**
+ * The estimated cost saved, in the totals, in one shape with prices and without: USD, at the policy's
+ * `compaction.cost` prices, as each compaction estimated it when made (a revert does not take it back).
+ */
+function costSavedText(stats: CompactionStats): string {
+  if (stats.costSaved === undefined) return 'cost saved: not estimated (no compaction.cost prices in the policy)';
+  const when = stats.reverts ? ' when compacted, before reverts' : '';
+  return `cost saved: ${formatUsd(stats.costSaved)} (estimated${when}, USD at the policy's compaction.cost prices)`;
+}
+
+/**
  * One line per compaction event, then the totals. `summary`: what its summary call cost, how it was asked (policy
  * `summary.request`) and the share of its input served from the prompt cache; `cache lost`: the cached prompt tokens
  * it invalidated, and what the next call pays more for them (engine/pricing.ts).
@@ -296,12 +350,10 @@ export function renderEvents(events: CompactionEventSummary[], stats: Compaction
     e.spent ? `${e.spent.cache.invalidatedTokens} (${formatUsd(e.spent.cache.nextCallCost)})` : '–',
   ]);
   const totals =
-    `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved, ` +
-    `average size after ${(stats.averageSizeRatio * 100).toFixed(0)}% of before, ` +
-    (stats.costSaved !== undefined
-      ? `estimated cost saved ${stats.costSaved.toFixed(4)}`
-      : 'cost saved: no prices in the policy (compaction.cost)') +
-    (stats.reverts ? `, ${stats.reverts} revert(s)` : '') +
+    `${stats.count} compaction(s), ${stats.tokensSaved} tokens saved` +
+    revertedText(stats) +
+    `, average size after ${(stats.averageSizeRatio * 100).toFixed(0)}% of before, ` +
+    costSavedText(stats) +
     (stats.ineffective ? `, ${stats.ineffective} ineffective (loop guard)` : '') +
     (stats.pausedUntil !== undefined
       ? `; automatic compaction paused until the context reaches ${stats.pausedUntil} tokens`

@@ -10,6 +10,13 @@ export const FAILURE = {
    * (`context_length_exceeded`). Not retried: the workflow compacts with the `overflow` trigger and calls again.
    */
   contextOverflow: 'ContextOverflow',
+  /**
+   * `callModel`, `summarizeSpan`: the model endpoint did not answer (refused, reset, unreachable); the message names
+   * the model and the endpoint's base URL. Retried.
+   */
+  modelUnreachable: 'ModelUnreachable',
+  /** `callModel`, `summarizeSpan`: the model endpoint did not answer within the client's timeout. Retried. */
+  modelTimeout: 'ModelTimeout',
   /** `callModel`: the provider answered with no choices. Retried. */
   emptyReply: 'EmptyReply',
   /**

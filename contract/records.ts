@@ -22,7 +22,13 @@ export interface ViewRef {
 
 /** Metadata of a message of the working context (the body lives in S3 under `key`), as the queries return it. */
 export interface MessageRecord extends MessageMeta {
+  /** Its first line, or its tool calls (`→ read_file {"path":"a.ts"}`) when it has no text. */
   preview: string;
+  /**
+   * Characters of its tool calls' names and arguments (absent without calls, and in records of before): `state` and
+   * `context` show them with `chars`, which counts the content only (what the planner cuts).
+   */
+  callChars?: number;
 }
 
 /**

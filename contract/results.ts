@@ -261,10 +261,19 @@ export interface CompactionStats {
   averageSizeRatio: number;
   /** Tokens before minus tokens after, summed: net, a compaction that grew the context counts what it added. */
   tokensSaved: number;
-  /** Sum of the events' estimated net benefit, when the policy has prices (in the prices' currency). */
+  /**
+   * Sum of the compactions' estimated net benefit when each was made, in USD, when the policy has prices
+   * (`compaction.cost`, USD per million tokens); reverts take nothing off it.
+   */
   costSaved?: number;
   /** Reverts (the `revert` Update) so far: events of their own, not counted in `count` and the reductions. */
   reverts?: number;
+  /**
+   * Tokens the reverts put back into the context, net (each revert's tokens after minus before: what the compactions
+   * it undid had saved): `tokensSaved - tokensRestored` is what the compactions save now. Absent before a revert (and
+   * for reverts of agents from before the field).
+   */
+  tokensRestored?: number;
   /** Compactions the loop guard found ineffective (policy `loopGuard`; absent before the first judged one). */
   ineffective?: number;
   /**

@@ -8,6 +8,10 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 
 /** The keys, by what they hold (the names are what the UI and queries use). */
 export const SEARCH_ATTRIBUTES = {
+  /**
+   * The working context's tokens, as the state has them: upserted after a turn and at a step when they changed, at a
+   * compaction and at close (`longrun list`'s CONTEXT).
+   */
   contextTokens: defineSearchAttributeKey('AgentContextTokens', SearchAttributeType.INT),
   compactions: defineSearchAttributeKey('AgentCompactions', SearchAttributeType.INT),
   status: defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD),
@@ -25,7 +29,10 @@ export const SEARCH_ATTRIBUTES = {
   compactionsFormerName: defineSearchAttributeKey('AgentCompressions', SearchAttributeType.INT),
 } as const;
 
-/** The memo field holding the agent's turns so far (upserted after each turn; `longrun list` shows it). */
+/**
+ * The memo field holding the agent's turns so far (upserted after each turn, and at its first step when absent; `longrun
+ * list` shows it).
+ */
 export const TURNS_MEMO = 'turns';
 
 const CLI_TYPE_NAMES = {

@@ -167,7 +167,23 @@ export function originalKeyOf(message: Pick<MessageMeta, 'key' | 'ref'>): string
 
 const PREVIEW_CHARS = 120;
 
-/** A one-line preview of a message body for state queries and the UI (an image shows as `[image]`). */
-export function previewOf(content: MessageContent | undefined, chars = PREVIEW_CHARS): string {
-  return clipLine(textOf(content, partLabel), chars);
+/**
+ * A one-line preview of a message body for state queries and the UI (an image shows as `[image]`). A message whose
+ * content has no text but calls tools (an assistant's step) shows its calls: `→ read_file {"path":"a.ts"}`.
+ */
+export function previewOf(
+  content: MessageContent | undefined,
+  chars = PREVIEW_CHARS,
+  toolCalls: readonly ToolCall[] = [],
+): string {
+  const text = textOf(content, partLabel);
+  if (text.trim() === '' && toolCalls.length > 0) {
+    return clipLine(toolCalls.map((call) => `→ ${call.function.name} ${call.function.arguments}`).join(' '), chars);
+  }
+  return clipLine(text, chars);
+}
+
+/** Characters of a message's tool calls, their names and arguments (what `chars`, the content's, leaves out). */
+export function callCharsOf(toolCalls: readonly ToolCall[] = []): number {
+  return toolCalls.reduce((sum, call) => sum + call.function.name.length + call.function.arguments.length, 0);
 }

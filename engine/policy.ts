@@ -76,7 +76,7 @@ export const DEFAULT_REVIEW: ReviewPolicy = { automatic: false, timeoutSeconds: 
 export const MAX_REVIEW_SECONDS = 2_592_000;
 
 /**
- * Prices per million tokens, for the cost-aware decision (Octomind's arithmetic with the provider's prompt cache,
+ * Prices in USD per million tokens (as the model registry's), for the cost-aware decision (Octomind's arithmetic with the provider's prompt cache,
  * see compaction-value.ts).
  */
 export interface CostModel {

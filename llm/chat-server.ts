@@ -199,6 +199,8 @@ async function streamCompletion(
 }
 
 export interface ChatServerOptions {
+  /** The loopback port to listen on (default: a free one); a test brings an endpoint it stopped back on its port. */
+  port?: number;
   /** `false` keeps no request (`requests` stays empty): a long benchmark sends more than memory should hold. */
   record?: boolean;
   /** The prompt cache's options (its time to live; prompt-cache.ts). */
@@ -234,7 +236,7 @@ export function withoutBudgetNote(request: RecordedRequest): RecordedRequest {
   return { ...request, body: { ...request.body, messages: rest }, budgetNote: messages[at]!, budgetNoteAt: at };
 }
 
-/** Starts the server on 127.0.0.1 and a free port. */
+/** Starts the server on 127.0.0.1 and a free port (or `options.port`). */
 export async function startChatServer(responder: Responder, options: ChatServerOptions = {}): Promise<ChatServer> {
   const requests: RecordedRequest[] = [];
   const cache = new PromptCache(options.promptCache);
@@ -299,7 +301,13 @@ export async function startChatServer(responder: Responder, options: ChatServerO
       else sendJson(response, 500, { error: { message: `chat server: ${String(error)}`, type: 'server_error' } });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject); // the port taken
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,

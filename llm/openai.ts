@@ -22,3 +22,20 @@ export function createOpenAI(endpoint: ModelEndpoint): OpenAI {
     ...(endpoint.headers ? { defaultHeaders: endpoint.headers } : {}),
   });
 }
+
+/**
+ * An endpoint's base URL as errors and logs show it: without the credentials a URL may carry (`user:key@`, its query
+ * and fragment); a base URL that does not parse is shown as `an endpoint with an unparsable base URL`.
+ */
+export function shownEndpoint(baseURL: string): string {
+  try {
+    const url = new URL(baseURL);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.toString().replace(/\/$/, '');
+  } catch {
+    return 'an endpoint with an unparsable base URL';
+  }
+}

@@ -140,7 +140,12 @@ export function revertInto(state: WorkflowState, done: Reverted): void {
   state.callsSinceCompaction = 0;
   state.events = [...(state.events ?? []), withPins(state, event)].slice(-EVENTS_KEPT);
   const stats = state.stats ?? NO_COMPACTIONS;
-  state.stats = { ...stats, reverts: (stats.reverts ?? 0) + 1 };
+  state.stats = {
+    ...stats,
+    reverts: (stats.reverts ?? 0) + 1,
+    // What the compactions it undid had saved (a revert to before a revert can take some off again).
+    tokensRestored: (stats.tokensRestored ?? 0) + event.tokensAfter - event.tokensBefore,
+  };
   state.gate = done.gate;
   state.cooldown = done.cooldown;
   if (done.ledger) {

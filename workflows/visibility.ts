@@ -14,7 +14,10 @@ import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts'
 import { describeApproval, describeCompaction } from '../contract/progress.ts';
 import type { Progress } from './progress.ts';
 
-/** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
+/**
+ * Runs recorded before the patch `exact-list-figures` upserted AgentContextTokens after a turn when the context had
+ * moved by this share of the window since it was shown.
+ */
 const SEARCH_TOKENS_STEP = 0.02;
 /** AgentCost is upserted when the cost has grown by this share of the cost shown (or with AgentContextTokens). */
 const SEARCH_COST_STEP = 0.02;
@@ -28,15 +31,18 @@ export function showStarted(model: string): void {
 }
 
 /**
- * After a turn: the context's tokens, in steps of 2% of the window (each upsert is a visibility write, measured: see
- * BENCHMARKS.md, The agent, session 3; compactions and the details show every change), the cost in steps of 2% of
- * itself, and the details.
+ * After a turn: the context's tokens when they changed (so `longrun list` shows what `longrun state` does), the cost in
+ * steps of 2% of itself (or with the tokens), the turns (a memo) and the details. One upsert a turn at most: a
+ * visibility write (measured: BENCHMARKS.md, The agent, session 3), small beside a model call.
  */
 export function showTurn(state: WorkflowState, progress: Progress): void {
   const attributes = workflowInfo().typedSearchAttributes;
   const shown = attributes.get(SEARCH_ATTRIBUTES.contextTokens);
   const updates: SearchAttributeUpdatePair[] = [];
-  if (shown === undefined || Math.abs(state.contextTokens - shown) >= SEARCH_TOKENS_STEP * state.modelInfo!.window) {
+  const moved = patched(EXACT_LIST_FIGURES_PATCH)
+    ? state.contextTokens !== shown
+    : Math.abs(state.contextTokens - (shown ?? 0)) >= SEARCH_TOKENS_STEP * state.modelInfo!.window;
+  if (shown === undefined || moved) {
     updates.push({ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens });
   }
   // The cost, when it is known, in the same upsert (one command a turn at most): when it has grown by 2% of itself
@@ -52,6 +58,15 @@ export function showTurn(state: WorkflowState, progress: Progress): void {
   if (patched(TURNS_MEMO_PATCH)) upsertMemo({ [TURNS_MEMO]: state.turns });
   setCurrentDetails(currentDetails(state, progress));
 }
+
+/**
+ * Runs recorded before `longrun list` showed the figures `longrun state` shows upserted AgentContextTokens after a
+ * turn only when it had moved by 2% of the window ({@link SEARCH_TOKENS_STEP}), and neither it nor the turns' memo
+ * at a step (`list` showed `?` for both through an agent's first turn, a tool call waiting for approval included):
+ * where such a history replays, this patch is absent and they keep doing so. Release 0.1.0
+ * (docs/changing-workflows.md).
+ */
+const EXACT_LIST_FIGURES_PATCH = 'exact-list-figures';
 
 /**
  * Runs recorded before the agent's cost was a search attribute upserted only the context's tokens after a turn (and
@@ -101,10 +116,22 @@ function statusFor(state: WorkflowState, progress: Progress): SearchAttributeUpd
   return [{ key: SEARCH_ATTRIBUTES.status, value: wanted }];
 }
 
-/** What the agent is doing changed (a turn's model call, a compaction's step): the details, and the status. */
+/**
+ * What the agent is doing changed (a turn's step, a tool call waiting for approval, a compaction's step): the details,
+ * the status, and the context's tokens and the turns when they changed since shown (a step's tool results; an agent's
+ * first turn): in one upsert, at most one a step, and the memo once a turn at most.
+ */
 export function showProgress(state: WorkflowState, progress: Progress): void {
-  const status = statusFor(state, progress);
-  if (status.length > 0) upsertSearchAttributes(status);
+  const exact = patched(EXACT_LIST_FIGURES_PATCH);
+  const shown = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.contextTokens);
+  const updates = [
+    ...statusFor(state, progress),
+    ...(exact && shown !== state.contextTokens
+      ? [{ key: SEARCH_ATTRIBUTES.contextTokens, value: state.contextTokens }]
+      : []),
+  ];
+  if (updates.length > 0) upsertSearchAttributes(updates);
+  if (exact && workflowInfo().memo?.[TURNS_MEMO] !== state.turns) upsertMemo({ [TURNS_MEMO]: state.turns });
   setCurrentDetails(currentDetails(state, progress));
 }
 

@@ -97,7 +97,7 @@ export function createSummaryWriting(shared: CompactionShared) {
     try {
       summary = await withHeartbeat(summarize, () => progress);
     } catch (error) {
-      throw modelFailure(error, summaryModel);
+      throw modelFailure(error, summaryModel, shared.openai.baseURL);
     }
     return storeComposed(frame, summary, {
       parsedAs: summary.parsedAs,

@@ -10,7 +10,7 @@ import { renderMatches, SEARCH_LIMITS, SearchInputError, validateSearch } from '
 import { searchAgent } from '../../client/search.ts';
 import { agentProgress, listAgents } from '../../client/reads.ts';
 import { interruptAgent } from '../../client/control.ts';
-import { taskQueuePolled } from '../../client/agent-observation.ts';
+import { retriedActivities, taskQueuePolled } from '../../client/agent-observation.ts';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { updateStage } from '../../client/updates.ts';
@@ -227,17 +227,21 @@ export async function state({ args, values, out }: Invocation): Promise<number> 
     out(JSON.stringify(await withClient((client) => agentState(client, agentId)), null, 2));
     return EXIT.ok;
   }
-  // Whether a worker polls its task queue, beside the state (unknown when the look fails: the state is what counts).
-  const [shown, worker] = await withClient((client) =>
+  // Whether a worker polls its task queue, and the activities that failed and are retried (a model endpoint that is
+  // down), beside the state (unknown when the look fails: the state is what counts).
+  const [shown, seen] = await withClient((client) =>
     Promise.all([
       agentState(client, agentId),
       agentHandle(client, agentId)
         .describe()
-        .then((description) => taskQueuePolled(client, description.taskQueue))
+        .then(async (description) => ({
+          worker: await taskQueuePolled(client, description.taskQueue),
+          retried: retriedActivities(description, Date.now()),
+        }))
         .catch(() => undefined),
     ]),
   );
-  out(renderState(shown, { ...(worker ? { worker } : {}), now: Date.now() }));
+  out(renderState(shown, { ...seen, now: Date.now() }));
   return EXIT.ok;
 }
 

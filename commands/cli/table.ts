@@ -180,14 +180,17 @@ export const COMMANDS = {
   state: {
     args: [AGENT],
     summary:
-      'status, model, context, turns, whether a worker polls its task queue, the last error, a draft waiting for ' +
-      'review (its time left, the commands that answer it) and the stored messages',
+      'status, model, context, turns, whether a worker polls its task queue, an activity failing and retried (a ' +
+      'model endpoint that is down, named), the last error, a draft waiting for review (its time left, the ' +
+      'commands that answer it) and the stored messages (a step that only calls tools shows its calls)',
     flags: { json: 'the whole state as JSON' },
     run: agents.state,
   },
   context: {
     args: [AGENT],
-    summary: 'the working context: previews and storage references, pinned messages marked, then the pins',
+    summary:
+      'the working context: previews (a step that only calls tools: its calls) and storage references, pinned ' +
+      'messages marked, then the pins',
     flags: { json: "the context's records as JSON" },
     run: agents.context,
   },

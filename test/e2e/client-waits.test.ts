@@ -343,7 +343,9 @@ describe('failures carry the workflow message and type', () => {
     expect(error).toBeInstanceOf(AgentUpdateError);
     expect(error).toBeInstanceOf(WorkflowUpdateFailedError); // still what the SDK throws, for older callers
     const failed = error as AgentUpdateError;
-    expect(failed.message).toBe('callModel failed: model gpt-4o-mini: HTTP 401: 401 Incorrect API key provided');
+    expect(failed.message).toBe(
+      `callModel failed: model gpt-4o-mini at ${h.model.baseURL}: HTTP 401: 401 Incorrect API key provided`,
+    );
     expect(failed.type).toBe('TurnFailed');
     expect(failed.updateId).toMatch(/^[0-9a-f-]{36}$/);
     expect(failed).toMatchObject({ agentId, update: 'send', name: 'AgentUpdateError' });
@@ -362,7 +364,7 @@ describe('failures carry the workflow message and type', () => {
     const run = await longrun(['send', agentId, '401 again']);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
-      'longrun: the turn failed: callModel failed: model gpt-4o-mini: HTTP 401: 401 Incorrect API key provided\n',
+      `longrun: the turn failed: callModel failed: model gpt-4o-mini at ${h.model.baseURL}: HTTP 401: 401 Incorrect API key provided\n`,
     );
     await closeAgent(h.client, agentId);
   });

@@ -74,7 +74,9 @@ describe('model failures', () => {
     const failed = await sendMessage(h.client, agentId, text).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(WorkflowUpdateFailedError);
     const message = ((failed as WorkflowUpdateFailedError).cause as Error).message;
-    expect(message).toBe('callModel failed: model gpt-4o-mini: HTTP 401: 401 Incorrect API key provided');
+    expect(message).toBe(
+      `callModel failed: model gpt-4o-mini at ${h.model.baseURL}: HTTP 401: 401 Incorrect API key provided`,
+    );
     expect(attempts.get(text)).toHaveLength(1);
 
     const state = await agentState(h.client, agentId);

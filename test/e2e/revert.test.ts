@@ -95,6 +95,11 @@ describe('revert', () => {
     // The context before event 1, then note 5 and its reply (stored since), raw.
     expect(state.messages.slice(0, contextBefore.length)).toEqual(contextBefore);
     expect(state.messages.slice(contextBefore.length).map((m) => m.role)).toEqual(['user', 'assistant']);
+    // The stats: the compaction's saving is undone, and counted so (`longrun events`: "0 tokens saved now").
+    const undone = await compactionStats(h.client, agentId);
+    expect(undone).toMatchObject({ count: 1, reverts: 1 });
+    expect(undone.tokensRestored).toBe(compacted.event!.tokensBefore - compacted.event!.tokensAfter);
+    expect(undone.tokensSaved - undone.tokensRestored!).toBe(0);
 
     await noted(agentId, 'note 6');
     const afterRevert = requestFor(agentId, 'note 6').body.messages;
@@ -137,6 +142,8 @@ describe('revert', () => {
     ]);
     const stats = await compactionStats(h.client, agentId);
     expect(stats).toMatchObject({ count: 1, reverts: 2 });
+    // The revert of the revert put the compaction's saving back in effect: saved now as when it was made.
+    expect(stats.tokensSaved - stats.tokensRestored!).toBe(stats.tokensSaved);
     const history = await compactionHistory(h.client, h.store, agentId);
     expect(history.events.map((e) => e.trigger)).toEqual(['forced', 'revert', 'revert']);
   });

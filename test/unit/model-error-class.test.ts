@@ -38,14 +38,49 @@ describe('modelErrorClass', () => {
     expect(modelErrorClass(error)).toBe(expected);
   });
 
-  it.each(cases.filter(([, error]) => error instanceof OpenAI.APIError && typeof error.status === 'number'))(
+  it.each(cases.filter(([, error]) => error instanceof OpenAI.APIError))(
     '%s → the same class once the activity made a failure of it',
     (_name, error, expected) => {
-      expect(modelErrorClass(modelFailure(error, 'gpt-4o-mini'))).toBe(expected);
+      expect(modelErrorClass(modelFailure(error, 'gpt-4o-mini', 'http://127.0.0.1:8080/v1'))).toBe(expected);
     },
   );
 
   it('names only classes the metric lists, and each of them', () => {
     expect(new Set(cases.map(([, , expected]) => expected))).toEqual(new Set(LABEL_VALUES.class));
+  });
+});
+
+describe('modelFailure names the model and its endpoint', () => {
+  const endpoint = 'https://user:secret@gateway.example/v1?api-key=secret#x';
+
+  it('an endpoint that does not answer: a retried failure with the model and the base URL, without credentials', () => {
+    const failure = modelFailure(
+      new OpenAI.APIConnectionError({ message: 'Connection error.' }),
+      'gpt-4o-mini',
+      endpoint,
+    );
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({
+      message: 'model gpt-4o-mini at https://gateway.example/v1: Connection error.',
+      type: FAILURE.modelUnreachable,
+      nonRetryable: false,
+    });
+    expect((failure as Error).message).not.toContain('secret');
+  });
+
+  it('a timeout: its own type, retried', () => {
+    const failure = modelFailure(new OpenAI.APIConnectionTimeoutError(), 'gpt-4o-mini', 'http://127.0.0.1:8080/v1');
+    expect(failure).toMatchObject({
+      message: 'model gpt-4o-mini at http://127.0.0.1:8080/v1: Request timed out.',
+      type: FAILURE.modelTimeout,
+      nonRetryable: false,
+    });
+  });
+
+  it('an HTTP error: the status after the model and the endpoint', () => {
+    expect(modelFailure(http(401, 'Incorrect API key provided'), 'gpt-4o-mini', endpoint)).toMatchObject({
+      message: 'model gpt-4o-mini at https://gateway.example/v1: HTTP 401: 401 Incorrect API key provided',
+      nonRetryable: true,
+    });
   });
 });

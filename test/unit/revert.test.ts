@@ -84,8 +84,8 @@ describe('revert', () => {
     expect(s.contextTurns).toBe(1);
     expect(s.ledger?.goal).toBe('before');
     expect(s.cooldown).toEqual(cooldown);
-    // A revert is counted as such; the compactions' count and reductions stay.
-    expect(s.stats).toEqual({ count: 1, averageSizeRatio: 0.5, tokensSaved: 30, reverts: 1 });
+    // A revert is counted as such; the compactions' count and reductions stay, and what it put back is counted.
+    expect(s.stats).toEqual({ count: 1, averageSizeRatio: 0.5, tokensSaved: 30, reverts: 1, tokensRestored: 30 });
     expect(s.events?.at(-1)?.trigger).toBe('revert');
     expect(c.coverage()).toEqual([]);
     expect(c.view()).toEqual({ base: 'ctx2', baseLength: 4, firstSeq: 5, lastSeq: 6 });

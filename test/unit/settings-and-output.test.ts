@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { settingDifferences } from '../../client/setting-differences.ts';
 import { listedStatus } from '../../client/reads.ts';
-import { renderAgents, renderConfigured, renderEvents, renderState } from '../../commands/render.ts';
+import { recordOf } from '../../activities/stored.ts';
+import { renderAgents, renderConfigured, renderContext, renderEvents, renderState } from '../../commands/render.ts';
 import { validateConfigureInput } from '../../contract/input-checks.ts';
 import { shownStatusOf } from '../../contract/state.ts';
 import type { AgentState, WorkflowState } from '../../contract/state.ts';
@@ -155,6 +156,40 @@ describe('renderState', () => {
   });
 });
 
+describe('a step that only calls tools, in `state` and `context`', () => {
+  const reply = {
+    role: 'assistant' as const,
+    content: null,
+    tool_calls: [
+      { id: 'c1', type: 'function' as const, function: { name: 'read_file', arguments: '{"path":"a.ts"}' } },
+      {
+        id: 'c2',
+        type: 'function' as const,
+        function: { name: 'grep', arguments: `{"pattern":"${'x'.repeat(150)}"}` },
+      },
+    ],
+  };
+  const record = recordOf(reply, { id: 'm000003', key: 'agents/a/l/messages/m000003.json', tokens: 40 });
+
+  it('shows its calls, clipped, and a size that counts their arguments', () => {
+    expect(record.chars).toBe(0); // the content's, what the planner cuts
+    expect(record.callChars).toBe('read_file'.length + 15 + 'grep'.length + 164);
+    expect(record.preview.startsWith('→ read_file {"path":"a.ts"} → grep {"pattern":"xxx')).toBe(true);
+    const row = renderState(agent({ messages: [record] }))
+      .split('\n')
+      .find((line) => line.startsWith('m000003'));
+    expect(row).toMatch(
+      new RegExp(`^m000003  assistant +40 +${record.callChars} +→ read_file \\{"path":"a\\.ts"\\} → grep`),
+    );
+    expect(renderContext(agent({ messages: [record] }))).toContain('→ read_file {"path":"a.ts"} → grep');
+  });
+
+  it('a record of before (no preview of its calls) names them by id', () => {
+    const earlier = { ...record, preview: '', callChars: undefined };
+    expect(renderState(agent({ messages: [earlier] }))).toMatch(/^m000003 .* 0 +→ tool calls c1, c2$/m);
+  });
+});
+
 describe('renderAgents', () => {
   it('shows turns, context tokens and the task queue', () => {
     const text = renderAgents([
@@ -283,6 +318,24 @@ describe('the current details', () => {
       stats,
     );
     expect(shown).toContain('$0.000561 (conversation, 92% cached)');
+  });
+
+  it("`longrun events`' totals: what reverts put back, the tokens saved now, and the cost saved in USD either way", () => {
+    const compacted = { count: 1, tokensSaved: 2_839, averageSizeRatio: 0.243, costSaved: 0.002 };
+    expect(renderEvents([], compacted)).toContain(
+      '1 compaction(s), 2839 tokens saved, average size after 24% of before, cost saved: $0.002000 (estimated, USD at ' +
+        "the policy's compaction.cost prices)",
+    );
+    // After `revert --to-event 1`: the compaction's saving is undone, and the line says so.
+    const reverted = { ...compacted, reverts: 1, tokensRestored: 2_839 };
+    expect(renderEvents([], reverted)).toContain(
+      '1 compaction(s), 2839 tokens saved; 1 revert(s) put 2839 back: 0 tokens saved now, average size after 24% of ' +
+        "before, cost saved: $0.002000 (estimated when compacted, before reverts, USD at the policy's compaction.cost " +
+        'prices)',
+    );
+    // Without prices: the same words, saying why there is no figure.
+    const { costSaved: _, ...unpriced } = compacted;
+    expect(renderEvents([], unpriced)).toContain('cost saved: not estimated (no compaction.cost prices in the policy)');
   });
 
   it('break a long line at spaces', () => {
