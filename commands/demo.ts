@@ -66,16 +66,38 @@ export async function runDemo(client: Client, options: DemoOptions): Promise<str
     `\n[demo] ${state.turns} turns, ${state.messages.length} messages stored in S3 under ${state.storagePrefix ?? agentPrefix(agentId)}messages/; ` +
       `context ${state.contextTokens} of ${state.modelInfo?.window ?? '?'} tokens`,
   );
-  if (options.replayed) {
-    // Offline, the replayed model also knows a tool loop: a dozen steps to watch and compact.
-    log(
-      `\n[demo] offline, try a tool-using agent: \`npx longrun start hike\`, then \`npx longrun send hike ` +
-        `${shellQuoted(toolDemoTask())}\` (12 steps calling trail_report) and, meanwhile in another terminal, ` +
-        '`npx longrun watch hike`; then `npx longrun compact hike`',
-    );
-  }
+  for (const hint of demoHints({ replayed: options.replayed, once: options.close })) log(hint);
   if (options.close) await closeAgent(client, agentId);
   return agentId;
+}
+
+/** What the offline demo's hint steers the tool loop with: any text works, the offline model notes it and goes on. */
+export const DEMO_STEER = 'Only the stages that need care, please.';
+/** What the offline demo's hint interrupts the tool loop with: the next turn opens with it and goes on. */
+export const DEMO_INTERRUPT = 'Go on, but keep it short.';
+
+/**
+ * What the demo suggests trying next, printed after its conversation: offline, the recorded tool loop and how to
+ * watch, steer, interrupt and compact it while the servers run; with --once (`once`), the servers stop right after,
+ * so it says that instead and how to keep them up.
+ */
+export function demoHints({ replayed, once }: { replayed: boolean; once: boolean }): string[] {
+  if (once) {
+    return [
+      '\n[demo] --once: the demo agent is closed and the servers stop now; run `npm start` without --once to keep ' +
+        'them up and drive agents from another terminal (`npx longrun --help`, docs/cli.md)',
+    ];
+  }
+  if (!replayed) return [];
+  // Offline, the replayed model also knows a tool loop: a dozen steps to watch, reach and compact.
+  return [
+    `\n[demo] offline, try a tool-using agent: \`npx longrun start hike\`, then \`npx longrun send hike ` +
+      `${shellQuoted(toolDemoTask())}\` (12 steps calling trail_report) and, meanwhile in another terminal, ` +
+      '`npx longrun watch hike`; then `npx longrun compact hike`',
+    `[demo] while it works, reach it from a third terminal: \`npx longrun steer hike ${shellQuoted(DEMO_STEER)}\` ` +
+      `(the loop notes it and goes on), or \`npx longrun interrupt hike ${shellQuoted(DEMO_INTERRUPT)}\` (the turn ` +
+      'ends; the next one opens with your text and goes on with the remaining stages)',
+  ];
 }
 
 /**

@@ -66,6 +66,12 @@ export interface ToolDecisionResult {
   decision: 'approved' | 'denied';
 }
 
+/**
+ * How the result that stands in for a tool call an `interrupt` cancelled begins (workflows/turn/store.ts): the call's
+ * own result never came. The offline model reads it to make such a call again (llm/offline-model.ts).
+ */
+export const INTERRUPTED_CALL_TAG = '[interrupted]';
+
 /** The reply of a turn an `interrupt` ended (the `send`'s reply; the context holds what the model really said). */
 export function interruptedReply(turn: number, step: number): string {
   return (

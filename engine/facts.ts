@@ -58,7 +58,9 @@ const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g
 const HASH = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b/g;
 const TICKET = /\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b|(?<![\w&])#\d{1,7}\b/g;
 const QUANTITY =
-  /(?<![\w.])[-+]?\d+(?:[.,]\d+)*\s?(?:ms|s|sec|secs|seconds?|min|minutes?|h|hrs?|hours?|days?|weeks?|KB|MB|GB|TB|KiB|MiB|GiB|TiB|B|bytes?|%|px|pt|em|rem|tokens?|km|m|cm|mm|kg|g|°C|°F|€|USD|EUR|\$|rpm|rps|qps|req\/s)(?![\w])/g;
+  /(?<![\w.])[-+]?\d+(?:[.,]\d+)*\s?(?:ms|s|sec|secs|seconds?|min|minutes?|h|hrs?|hours?|days?|weeks?|KB|MB|GB|TB|KiB|MiB|GiB|TiB|B|bytes?|%|px|pt|em|rem|tokens?|km\/h|m\/s|mph|km|m|cm|mm|kg|g|°C|°F|€|USD|EUR|\$|rpm|rps|qps|req\/s)(?![\w])/g;
+/** A unit with a slash (`km/h`, `MB/s`), which the path pattern takes for a path when it follows a number. */
+const UNIT_AFTER_NUMBER = /^[A-Za-z]{1,5}\/[A-Za-z]{1,5}$/;
 /**
  * A line that reports an error, as opposed to code or prose that names one (`raise ValueError(`, `except
  * TypeError:`, `print("Error:", e)` are not): an exception with its message (Python, JS, Java; pytest's `E   `
@@ -163,6 +165,8 @@ export function extractFacts(messages: readonly FactSource[]): Fact[] {
     for (const match of withoutUrls.matchAll(PATH)) {
       const path = match[0].replace(/[.,;:!?]+$/, '');
       const after = withoutUrls.slice(match.index + match[0].length, match.index + match[0].length + 12);
+      const afterNumber = /\d\s?$/.test(withoutUrls.slice(Math.max(0, match.index - 2), match.index));
+      if (afterNumber && UNIT_AFTER_NUMBER.test(path)) continue;
       if (/[/\\.]/.test(path)) add('path', path, LINE_NUMBER_AFTER.test(after));
     }
     for (const id of [...matches(UUID, text), ...matches(HASH, text), ...matches(TICKET, text)]) add('identifier', id);
@@ -172,6 +176,92 @@ export function extractFacts(messages: readonly FactSource[]): Fact[] {
     if (message.role === 'user') for (const sentence of constraints(text)) add('constraint', sentence);
   }
   return facts;
+}
+
+/** Characters of its clause a fact is listed with, at most, on the side that says what it is. */
+export const FACT_KEY_CHARS = 20;
+/** Characters of a long line read on each side of a fact for its clause. */
+const CLAUSE_REACH = 400;
+
+/**
+ * Where `line`'s clauses end: after a comma not inside a number (`2,320 m` is one), a semicolon or a sentence's end,
+ * outside parentheses (an aside stays with its clause). A label's colon does not end one (`Hut: Rifugio Biella open`,
+ * `"timeout_ms": 5000`).
+ */
+function clauseEnds(line: string): number[] {
+  const ends: number[] = [];
+  let depth = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '(') depth++;
+    else if (c === ')') depth = Math.max(0, depth - 1);
+    else if (depth > 0) continue;
+    else if ((c === ',' && !/\d/.test(line[i + 1] ?? '')) || c === ';') ends.push(i + 1);
+    else if ('.!?'.includes(c) && /\s/.test(line[i + 1] ?? ' ')) ends.push(i + 1);
+  }
+  return ends;
+}
+
+/**
+ * A finder of the clause a fact was read from in `texts` (the texts read once, for any number of facts): its first
+ * occurrence that does not start inside a longer word or number (`9 °C` is not read from `19 °C`), the clause of its
+ * line that holds it, with the clauses before it (or else after it) while it has no word of its own (`today 07:00
+ * fair, 9 °C`), cut to the words that say what it is ({@link keyed}). What a summary lists so that a quantity or an
+ * identifier still says what it belongs to (`wind 6 km/h`, `"timeout_ms": 5000`). Undefined when no text holds it.
+ */
+export function factLineFinder(texts: readonly string[]): (fact: string) => string | undefined {
+  const cleaned = texts.map((raw) => raw.replace(OWN_MARKERS, ' '));
+  return (fact) => {
+    for (const text of cleaned) {
+      for (let at = text.indexOf(fact); at !== -1; at = text.indexOf(fact, at + 1)) {
+        if (/[\p{L}\p{N}_.]/u.test(text[at - 1] ?? '') && /[\p{L}\p{N}]/u.test(fact[0] ?? '')) continue;
+        // Its line, or of a long one the part around it (a clause's words are near).
+        const start = Math.max(text.lastIndexOf('\n', at - 1) + 1, at - CLAUSE_REACH);
+        const newline = text.indexOf('\n', at + fact.length);
+        const end = Math.min(newline === -1 ? text.length : newline, at + fact.length + CLAUSE_REACH);
+        return clauseOf(text.slice(start, end), at - start, fact.length);
+      }
+    }
+    return undefined;
+  };
+}
+
+/** The clause of `line` that holds `[at, at + length)`, with its neighbours while it has no word of its own. */
+function clauseOf(line: string, at: number, length: number): string {
+  const cuts = [0, ...clauseEnds(line), line.length];
+  let first = cuts.findLastIndex((cut) => cut <= at);
+  let last = cuts.findIndex((cut) => cut >= at + length);
+  const ownWords = () => /\p{L}{2,}/u.test(line.slice(cuts[first], at) + line.slice(at + length, cuts[last]));
+  while (!ownWords() && (first > 0 || last < cuts.length - 1)) {
+    if (first > 0) first--;
+    else last++;
+  }
+  const clause = line.slice(cuts[first], cuts[last]);
+  const lead = clause.length - clause.trimStart().length;
+  return keyed(clause.trim().replace(/[,;.]$/, ''), at - cuts[first]! - lead, length);
+}
+
+/**
+ * A fact with what it is said of, from its clause: the words before it, at most {@link FACT_KEY_CHARS} characters
+ * (whole words), or where no word comes before it, the words after it (`450 m of climbing`); on one line, bullets off.
+ */
+function keyed(clause: string, at: number, length: number): string {
+  let from = Math.max(0, at - FACT_KEY_CHARS);
+  if (from > 0) {
+    const space = clause.indexOf(' ', from);
+    from = space === -1 || space >= at ? at : space + 1;
+  }
+  let to = at + length;
+  if (!/\p{L}{2,}/u.test(clause.slice(from, at))) {
+    to = Math.min(clause.length, to + FACT_KEY_CHARS);
+    const space = clause.lastIndexOf(' ', to);
+    if (to < clause.length) to = space > at + length ? space : at + length;
+  }
+  // A closing bracket or quote right after it stays with the opening one before it: `Auronzo (2,320 m)`, `"10 MB"`.
+  const close = clause[to];
+  const open = close === ')' ? '(' : close === ']' ? '[' : close;
+  if (open !== undefined && `)]"'`.includes(close!) && clause.slice(from, at).includes(open)) to++;
+  return clause.slice(from, to).replace(/\s+/g, ' ').trim().replace(LIST_PREFIX, '');
 }
 
 const normalize = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();

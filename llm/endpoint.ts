@@ -9,7 +9,8 @@ import { PROJECT_ROOT } from '../config/settings.ts';
 import type { Env } from '../config/settings.ts';
 import { startChatServer } from './chat-server.ts';
 import type { ModelEndpoint } from './openai.ts';
-import { parseSessionJsonl, replayResponder } from './replayed-model.ts';
+import { replayResponder } from './offline-model.ts';
+import { parseSessionJsonl } from './replayed-model.ts';
 import { textOf } from '../engine/messages.ts';
 
 /** The recorded conversation of the demo, also the replayed model's answers. */

@@ -1,6 +1,7 @@
 /**
- * The replayed model: answers from a recorded session (OpenAI chat messages as JSONL) instead of a provider. It is
- * what the worker talks to without OPENAI_API_KEY (llm/endpoint.ts), the offline model.
+ * The replayed model: answers from a recorded session (OpenAI chat messages as JSONL) instead of a provider: the
+ * recording read and indexed, and which recorded reply answers a request. The offline model (llm/offline-model.ts,
+ * what the worker talks to without OPENAI_API_KEY) and `longrun replay` both answer by these rules.
  *
  * Three things in longrun are called replay. This file is the replayed model. `longrun replay` (commands/replay.ts) is
  * the CLI command that runs a recorded session through an agent, answered by this model (RecordingReplayer below), and
@@ -13,21 +14,19 @@
  * call ids of its newest step, and gets the next assistant message recorded in that turn (where the recording makes
  * an id more than once, as providers that number calls per turn or per reply do, by that step's place among the
  * request's messages, {@link placeCaller}); a turn's first call is placed by the user's message, matched against the
- * recording's user messages in order ({@link turnOfUserMessage}). Past the end of the recording (no reply recorded for
- * that position, or a message the recording does not have) it never fails: it answers honestly, in text and without
- * tool calls, that it is the offline model and cannot answer, quoting the message it got (see {@link offlineReply}),
- * for any number of turns.
+ * recording's user messages in order ({@link turnOfUserMessage}). What is answered where the recording has no reply
+ * is the offline model's (llm/offline-model.ts) or `longrun replay`'s ({@link RecordingReplayer}) to say.
  *
  * Every completion names its model `replayed:<requested model>` ({@link replayedModelName}), so a client in
  * another process can tell a replayed reply from a real one by the model that served it ({@link isReplayedModel}).
  *
  * @example
- * const server = await startChatServer(replayResponder(parseSessionJsonl(text), { source: 'demo/session.jsonl' }));
+ * const located = locateRecordedReply(indexRecording(parseSessionJsonl(text)), request.body.messages, () => 0);
  */
 import type { ChatMessage } from '../engine/messages.ts';
 import { textOf } from '../engine/messages.ts';
 import { LEDGER_HEADER } from '../engine/ledger.ts';
-import type { Responder, ScriptedReply } from './chat-server.ts';
+import type { ScriptedReply } from './chat-server.ts';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
@@ -144,35 +143,6 @@ export function isReplayedModel(servedBy: string | undefined): boolean {
 
 /** How a reply from a replayed model is labelled where it is printed. */
 export const REPLAYED_LABEL = '(replayed model)';
-
-/** How much of the user's message the offline reply quotes, in characters. */
-export const OFFLINE_QUOTE_CHARS = 200;
-
-/** The message, on one line, cut to `limit` characters (an ellipsis marks the cut). */
-function quoteOf(text: string, limit = OFFLINE_QUOTE_CHARS): string {
-  const characters = Array.from(text.replace(/\s+/g, ' ').trim()); // by code point: never half an emoji
-  return characters.length > limit ? `${characters.slice(0, limit - 1).join('')}…` : characters.join('');
-}
-
-/**
- * The offline model's answer past the end of its recording: it says what it is, that it cannot answer, quotes the
- * message (its first {@link OFFLINE_QUOTE_CHARS} characters) and says how to use a real model.
- */
-export function offlineReply(lastUserMessage: string, source = 'a recorded session'): string {
-  const quote = quoteOf(lastUserMessage);
-  return (
-    `[offline model] I am longrun's replayed model, not a real one: I answer from ${source}, ` +
-    'which has no reply for this message, so I cannot really answer it.' +
-    (quote ? ` You said: "${quote}".` : '') +
-    ' To talk to a real model, set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible provider)' +
-    ' and restart the worker.'
-  );
-}
-
-export interface ReplayOptions {
-  /** What the recording is called in the offline reply, e.g. its path (default: "a recorded session"). */
-  source?: string;
-}
 
 /** How a summary that compaction put in the context begins (engine/summary.ts renderSummary). */
 export const SUMMARY_PREFIX = '[Summary of earlier conversation';
@@ -303,7 +273,11 @@ function placeCaller(
  * recording has no further turn of), an assistant message with tool calls at the step that made its calls
  * ({@link placeCaller}), a text reply at the step after the walk's place. Other messages are not placed.
  */
-function placeRequest(index: RecordingIndex, messages: ChatMessage[], turnHint?: number): (RecordedStep | undefined)[] {
+export function placeRequest(
+  index: RecordingIndex,
+  messages: ChatMessage[],
+  turnHint?: number,
+): (RecordedStep | undefined)[] {
   let at: RecordedStep | undefined;
   return messages.map((message, i): RecordedStep | undefined => {
     if (message.role === 'user' && !isCompactionMessage(message)) {
@@ -392,24 +366,6 @@ export function turnOfUserMessage(index: RecordingIndex, messages: ChatMessage[]
   const last = messages.findLastIndex((m) => m.role === 'user' && !isCompactionMessage(m));
   if (last === -1) return undefined;
   return placeRequest(index, messages)[last]?.turn;
-}
-
-/**
- * A responder that replays `session` ({@link locateRecordedReply}, the turn of a first call by
- * {@link turnOfUserMessage}), and answers with {@link offlineReply} where the recording has no reply; it never fails.
- */
-export function replayResponder(session: ChatMessage[], options: ReplayOptions = {}): Responder {
-  const index = indexRecording(session);
-  return (request): ScriptedReply => {
-    const messages = request.body.messages;
-    const model = replayedModelName(request.body.model);
-    const reply = locateRecordedReply(index, messages, () => turnOfUserMessage(index, messages))?.reply;
-    if (!reply) {
-      const said = messages.findLast((m) => m.role === 'user' && !isCompactionMessage(m));
-      return { content: offlineReply(textOf(said?.content), options.source), model };
-    }
-    return { ...replyOf(reply), model };
-  };
 }
 
 /** Which recorded step answered a request (`longrun replay --json`, per request): 1-based, as a reader counts. */

@@ -91,6 +91,9 @@ describe('npm start (the main job)', () => {
       expect(output).toMatch(/agent \(replayed model\) > Gladly\./);
       expect(output).toContain('(turn 3,');
       expect(output).toContain(`Temporal UI http://127.0.0.1:${env.LONGRUN_TEMPORAL_UI_PORT}`);
+      // No command to try against the servers it is about to stop: it says what --once did instead.
+      expect(output).not.toContain('npx longrun start hike');
+      expect(output).toContain('[demo] --once: the demo agent is closed and the servers stop now');
       expect(output).toMatch(
         /\[demo\] 6 turns, 13 messages stored in S3 under agents\/demo-[\d-]+\/[^/\s]+\/messages\/; context \d+ of 128000 tokens/,
       );

@@ -12,7 +12,8 @@ import type { ChatServer, Responder } from '../../llm/chat-server.ts';
 import { startChatServer } from '../../llm/chat-server.ts';
 import { ARGUMENT_PIECE_CHARS, completionChunks, TEXT_PIECE_MAX_CHARS, textPieces } from '../../llm/chat-stream.ts';
 import { DEMO_SESSION, DEMO_TOOL_SESSION } from '../../llm/endpoint.ts';
-import { parseSessionJsonl, replayResponder } from '../../llm/replayed-model.ts';
+import { replayResponder } from '../../llm/offline-model.ts';
+import { parseSessionJsonl } from '../../llm/replayed-model.ts';
 import type { ToolCall } from '../../engine/messages.ts';
 
 const TEXT = 'The trip starts in Lyon on Monday, then three days in the Alps: Chamonix-Mont-Blanc, Annecy and back.';

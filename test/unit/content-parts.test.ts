@@ -16,7 +16,8 @@ import type { ChatMessage, ContentPart, MessageMeta } from '../../engine/message
 import type { Operation } from '../../engine/planner/index.ts';
 import { CHAT_OVERHEAD, countMessage, IMAGE_TOKENS, loadTokenCounter } from '../../engine/tokens.ts';
 import type { TokenCounter } from '../../engine/tokens.ts';
-import { parseSessionJsonl, replayResponder, replyOf, SessionFormatError } from '../../llm/replayed-model.ts';
+import { replayResponder } from '../../llm/offline-model.ts';
+import { parseSessionJsonl, replyOf, SessionFormatError } from '../../llm/replayed-model.ts';
 import type { BlobStore } from '../../storage/s3.ts';
 
 let counter: TokenCounter;

@@ -10,11 +10,10 @@ import {
   isCompactionMessage,
   isReplayedModel,
   locateRecordedReply,
-  OFFLINE_QUOTE_CHARS,
   parseSessionJsonl,
   replayedModelName,
-  replayResponder,
 } from '../../llm/replayed-model.ts';
+import { OFFLINE_QUOTE_CHARS, replayResponder } from '../../llm/offline-model.ts';
 
 const demo = parseSessionJsonl(readFileSync(DEMO_SESSION, 'utf8'));
 const recordedUsers = demo.filter((m) => m.role === 'user');

@@ -8,7 +8,8 @@ import type { ChatMessage } from '../../engine/messages.ts';
 import { LEDGER_HEADER } from '../../engine/ledger.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { ScriptedReply } from '../../llm/chat-server.ts';
-import { indexRecording, locateRecordedReply, RecordingReplayer, replayResponder } from '../../llm/replayed-model.ts';
+import { replayResponder } from '../../llm/offline-model.ts';
+import { indexRecording, locateRecordedReply, RecordingReplayer } from '../../llm/replayed-model.ts';
 import { answersLine } from '../../commands/replay-report.ts';
 
 type Call = NonNullable<ChatMessage['tool_calls']>[number];

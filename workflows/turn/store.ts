@@ -8,6 +8,7 @@ import type { CallOfReply } from '../../engine/messages.ts';
 import { TOOL_RESULT_PREVIEW_CHARS } from '../../contract/stream.ts';
 import type { StreamAnnouncement } from '../../contract/stream.ts';
 import type { ContextRecord } from '../../contract/records.ts';
+import { INTERRUPTED_CALL_TAG } from '../../contract/results.ts';
 import type { Conversation } from '../conversation.ts';
 
 /** Marks the records of steers (user messages inside a turn: not the start of a turn). */
@@ -31,7 +32,7 @@ export function standIn(
 /** The result of a call the turn's interrupt left unanswered. */
 export function interruptedResult(call: CallOfReply, step: number | undefined): string {
   return (
-    `[interrupted] This call of ${call.function.name} was interrupted${step !== undefined ? ` at step ${step}` : ''} ` +
+    `${INTERRUPTED_CALL_TAG} This call of ${call.function.name} was interrupted${step !== undefined ? ` at step ${step}` : ''} ` +
     'before it returned: a person interrupted the turn. It may have had effects; what it returns later is kept ' +
     'apart, not here.'
   );
