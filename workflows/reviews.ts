@@ -162,7 +162,10 @@ export class Reviews {
     let timedOut = this.leftMs() === 0;
     if (block && !timedOut && !inbox.decisionQueued && !inbox.closing) {
       const left = this.leftMs()!;
-      timedOut = !(await condition(() => inbox.decisionQueued || inbox.closing, left));
+      const then = info.waits!.onTimeout === 'apply' ? 'applied' : 'discarded';
+      timedOut = !(await condition(() => inbox.decisionQueued || inbox.closing, left, {
+        summary: `review of ${info.id} (compaction ${info.seq}): ${then} after ${Math.round(left / 1000)} s undecided`,
+      }));
     }
     const decision = inbox.takeDecision();
     if (decision) return this.decide(decision);

@@ -11,7 +11,8 @@ import { costLine, formatUsd, shownStatusOf, summaryCallNote } from '../contract
 import { totalCostOf } from '../engine/pricing.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
-import { describeApproval, describeCompaction } from '../contract/progress.ts';
+import { describeCompaction } from '../contract/progress.ts';
+import type { ApprovalProgress } from '../contract/progress.ts';
 import type { Progress } from './progress.ts';
 
 /** AgentContextTokens is upserted when the context has moved by this share of the window since it was shown. */
@@ -158,7 +159,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
   const now = [
     ...(progress?.turn ? [`turn ${progress.turn.turn} in progress: model call ${progress.turn.step}`] : []),
     ...(progress?.compaction ? [describeCompaction(progress.compaction)] : []),
-    ...(progress?.awaitingApproval ?? []).map((call) => describeApproval(call, state.agentId)),
+    ...(progress?.awaitingApproval ?? []).map((call) => `tool ${call.tool} awaits approval`),
   ];
   const paused = state.cooldown?.pausedUntil;
   const stats = state.stats;
@@ -186,6 +187,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
         ]
       : []),
     ...lastLine,
+    ...(progress?.awaitingApproval ?? []).flatMap((call) => approvalLines(call, state.agentId)),
     ...(state.draft?.info.waits
       ? waitingDraft(state, state.draft.info)
       : state.draft
@@ -224,15 +226,39 @@ function waitingDraft(state: WorkflowState, info: NonNullable<WorkflowState['dra
   ];
 }
 
-/** `line` in lines of at most `max` characters, broken at spaces (a word longer than that stays whole). */
+/**
+ * A tool call waiting for approval (`progress.awaitingApproval`): when it times out and how, and the two commands
+ * that answer it, each a line of its own, to copy whole.
+ */
+function approvalLines(call: ApprovalProgress, agentId: string): string[] {
+  const then = call.onTimeout === 'approve' ? 'approved' : 'denied';
+  return [
+    `**awaiting approval: tool ${call.tool}** (${call.callId})`,
+    `${then} at ${call.until.replace(/\.\d+Z$/, 'Z')} if nobody answers`,
+    `approve: \`longrun approve-tool ${agentId} ${call.callId}\``,
+    `deny: \`longrun deny-tool ${agentId} ${call.callId} [reason]\``,
+  ];
+}
+
+/**
+ * `line` in lines of at most `max` characters, broken at spaces (a word longer than that stays whole), never inside
+ * a code span: a command in backticks stays on one line, to be copied whole.
+ */
 export function brokenAt(line: string, max: number): string[] {
-  const lines: string[] = [];
-  let rest = line;
-  while (rest.length > max) {
-    const at = rest.lastIndexOf(' ', max);
-    if (at <= 0) break;
-    lines.push(rest.slice(0, at));
-    rest = rest.slice(at + 1);
+  const breaks: number[] = []; // the spaces outside code spans
+  let inCode = false;
+  for (let i = 0; i < line.length; i++) {
+    if (line[i] === '`') inCode = !inCode;
+    else if (line[i] === ' ' && !inCode) breaks.push(i);
   }
-  return [...lines, rest];
+  const lines: string[] = [];
+  let start = 0;
+  while (line.length - start > max) {
+    const fits = breaks.filter((at) => at > start && at <= start + max);
+    const at = fits.at(-1) ?? breaks.find((at) => at > start);
+    if (at === undefined) break;
+    lines.push(line.slice(start, at));
+    start = at + 1;
+  }
+  return [...lines, line.slice(start)];
 }
