@@ -149,6 +149,12 @@ function summaryCallLine(event: CompactionEventSummary): string[] {
 export const DETAILS_LINE_CHARS = 80;
 
 /**
+ * The details' last paragraph: a no-break space, blank on the page. The Temporal UI (2.42, the dev server's) sizes the
+ * details' frame to the rendered text less its top margin, about 15 px short, which clipped the last line of text.
+ */
+export const DETAILS_END = '\u00a0';
+
+/**
  * What the Temporal UI shows as the agent's current details (no message content): one short paragraph per line, each
  * at most {@link DETAILS_LINE_CHARS} characters (a longer one is broken at spaces).
  */
@@ -203,7 +209,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
         : [`loop guard: automatic compaction paused until ${paused} tokens`]
       : []),
   ];
-  return lines.flatMap((line) => brokenAt(line, DETAILS_LINE_CHARS)).join('\n\n');
+  return [...lines.flatMap((line) => brokenAt(line, DETAILS_LINE_CHARS)), DETAILS_END].join('\n\n');
 }
 
 /**
