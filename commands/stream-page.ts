@@ -34,7 +34,8 @@ const state = document.getElementById('state');
 const from = new URLSearchParams(location.search).get('from') ?? '0';
 const calls = new Map(); // model call -> { attempt, elements, text, args: Map(index -> element) }
 const tools = new Map(); // tool call id -> its line (the deltas build it, the tool-call completes it)
-const compactions = new Map(); // seq -> its latest block { seq, draft, phases, outcomes, element }
+const compactions = new Map(); // seq -> its latest block { seq, draft, entries, element }
+const drafts = new Map(); // draft id -> its block (a discard may come after the next compaction began)
 let last = -1;
 
 function add(cls, text) {
@@ -99,8 +100,11 @@ function compactionOutcome(item) {
       ' is back, ' + sizes(item));
     return;
   }
-  const block = blockOf(item.seq, false);
-  if (item.outcome === 'drafted') block.draft = item.draft;
+  const block = (item.draft && drafts.get(item.draft)) || blockOf(item.seq, false);
+  if (item.outcome === 'drafted') {
+    block.draft = item.draft;
+    drafts.set(item.draft, block);
+  }
   block.entries.push(item);
   render(block);
 }

@@ -10,10 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
+import type { StreamItemBody } from '../../contract/stream.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trailReportTool } from '../../activities/demo-tool.ts';
 import { approveDraft, compactAgent, discardDraft, revertAgent, sendMessage, startAgent } from '../../client/agents.ts';
 import { steerAgent } from '../../client/control.ts';
+import { streamPage } from '../../commands/stream-page.ts';
 import { startStreamServer } from '../../commands/stream-server.ts';
 import type { StreamServer } from '../../commands/stream-server.ts';
 import { ensureChromium } from '../../stack/chromium.ts';
@@ -107,8 +109,9 @@ describe('the stream page over the trail loop', () => {
       const draft = (id: string, d: { tokensBefore: number; tokensAfter: number }) =>
         `${id} awaits review (${tokens(d.tokensBefore)} → ${tokens(d.tokensAfter)} tokens)`;
       const event = approved.event!;
+      // (The discard is said by an activity of its own, which the next Update does not wait for.)
       await expect
-        .poll(() => texts('.compaction:not(.revert)'))
+        .poll(() => texts('.compaction:not(.revert)'), { timeout: 15_000 })
         .toEqual([
           `compaction 1 (draft-1): planning ✓ · summarizing ✓ · ${draft('draft-1', first.draft!)} · draft-1 discarded`,
           `compaction 1 (draft-2): planning ✓ · summarizing ✓ · ${draft('draft-2', second.draft!)} · applying ✓ · ` +
@@ -135,4 +138,75 @@ describe('the stream page over the trail loop', () => {
       await page.close();
     }
   }, 60_000);
+
+  it('puts an outcome on the block of its draft when it comes late, and a call that did not stream on a line of its own', async () => {
+    // The items as a stream can order them: a discard (its own activity) after the next compaction of the same seq
+    // began planning; a provider that does not stream sends a call with no deltas.
+    const items: StreamItemBody[] = [
+      {
+        kind: 'tool-call-delta',
+        call: 'm000002',
+        attempt: 1,
+        index: 0,
+        callId: 'c1',
+        name: 'trail_report',
+        arguments: '',
+      },
+      { kind: 'tool-call-delta', call: 'm000002', attempt: 1, index: 0, arguments: '{"stage":1}' },
+      { kind: 'tool-call', callId: 'c1', name: 'trail_report', arguments: '{"stage":1}' },
+      { kind: 'tool-call', callId: 'c2', name: 'trail_report', arguments: '{"stage":2}' },
+      { kind: 'compaction', seq: 1, phase: 'planning', state: 'began' },
+      { kind: 'compaction', seq: 1, phase: 'planning', state: 'ended' },
+      {
+        kind: 'compaction-outcome',
+        seq: 1,
+        outcome: 'drafted',
+        draft: 'draft-1',
+        tokensBefore: 3752,
+        tokensAfter: 913,
+      },
+      { kind: 'compaction', seq: 1, phase: 'planning', state: 'began' },
+      {
+        kind: 'compaction-outcome',
+        seq: 1,
+        outcome: 'discarded',
+        draft: 'draft-1',
+        tokensBefore: 3752,
+        tokensAfter: 913,
+      },
+      { kind: 'compaction', seq: 1, phase: 'planning', state: 'ended' },
+      { kind: 'compaction-outcome', seq: 1, outcome: 'applied', tokensBefore: 3752, tokensAfter: 913 },
+    ];
+    const page = await browser.newPage();
+    try {
+      await page.addInitScript((feed: unknown[]) => {
+        // An EventSource that delivers `feed` at once, as the server would.
+        (globalThis as unknown as { EventSource: unknown }).EventSource = class {
+          onopen?: () => void;
+          onmessage?: (event: { data: string }) => void;
+          constructor() {
+            setTimeout(() => {
+              this.onopen?.();
+              feed.forEach((item, offset) =>
+                this.onmessage?.({ data: JSON.stringify({ ...(item as object), offset }) }),
+              );
+            });
+          }
+        };
+      }, items);
+      await page.route('http://page.test/agents/trail', (route) =>
+        route.fulfill({ contentType: 'text/html', body: streamPage('trail') }),
+      );
+      await page.goto('http://page.test/agents/trail');
+      await page.locator('body[data-offset="10"]').waitFor();
+      const texts = (selector: string) => page.locator(selector).allTextContents();
+      expect(await texts('.tool')).toEqual(['→ trail_report {"stage":1}', '→ trail_report {"stage":2}']);
+      expect(await texts('.compaction')).toEqual([
+        'compaction 1 (draft-1): planning ✓ · draft-1 awaits review (3,752 → 913 tokens) · draft-1 discarded',
+        'compaction 1: planning ✓ · applied 3,752 → 913 tokens',
+      ]);
+    } finally {
+      await page.close();
+    }
+  });
 });
