@@ -17,6 +17,7 @@ import type { AnsweringDeps, ServedBy } from './model-answer.ts';
 import { leanReply } from './model-reply.ts';
 import type { ToolRunner } from './run-tool.ts';
 import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
+import { userMessageItems } from './stream.ts';
 import type { ToolProgress } from './tool-execution.ts';
 
 /**
@@ -63,7 +64,8 @@ export function createModelCall(deps: ModelCallDeps) {
   async function storeAndCall(input: WholeCallModelInput, step?: StepProgress): Promise<CallModelResult> {
     const { counting, newMessages = [] } = input;
     const agent = agentLife(input);
-    await stream.announce(agent, input.announce);
+    // The turn's opening message first, then what the workflow announces (the steers that land in this step).
+    await stream.announce(agent, [...userMessageItems(newMessages, input.turn?.turn), ...(input.announce ?? [])]);
     const fresh = new Map(newMessages.map((m) => [messageKey(agent, m.messageId), m.message]));
     const stored = await Promise.all(newMessages.map((m) => measure(agent, m.messageId, m.message, counting)));
     // Durable before the activity completes; meanwhile the model answers.

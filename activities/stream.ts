@@ -14,9 +14,11 @@
  *   await stream.toolResult(agent, call, result);
  */
 import { Context, log } from '@temporalio/activity';
-import { TOOL_RESULT_PREVIEW_CHARS } from '../contract/stream.ts';
-import type { CompactionPhase, ModelCallRef, StreamItemBody } from '../contract/stream.ts';
+import { MESSAGE_PREVIEW_CHARS, TOOL_RESULT_PREVIEW_CHARS } from '../contract/stream.ts';
+import type { CompactionPhase, ModelCallRef, StreamAnnouncement, StreamItemBody } from '../contract/stream.ts';
+import type { NewMessage } from '../contract/activities.ts';
 import type { AgentLife } from '../contract/keys.ts';
+import { textOf } from '../engine/messages.ts';
 import type { ToolCall } from '../engine/messages.ts';
 import { isStreamStore, StreamLog } from '../storage/stream-log.ts';
 import type { ReplyDelta } from './model-stream.ts';
@@ -28,6 +30,32 @@ function warn(message: string): void {
   } catch {
     console.warn(message);
   }
+}
+
+/** The first `max` characters of `text` (whole code points). */
+function preview(text: string, max: number): string {
+  return Array.from(text).slice(0, max).join('');
+}
+
+/**
+ * The stream items of a model call's new messages that open a turn: each user message that is not a steer (a steer
+ * is announced by the workflow, with where it landed), its text cut at {@link MESSAGE_PREVIEW_CHARS}.
+ */
+export function userMessageItems(messages: readonly NewMessage[], turn?: number): StreamAnnouncement[] {
+  return messages.flatMap(({ messageId, message, steer }) => {
+    if (message.role !== 'user' || steer) return [];
+    const text = textOf(message.content);
+    return [
+      {
+        kind: 'user-message' as const,
+        id: `user-message:${messageId}`,
+        messageId,
+        ...(turn !== undefined ? { turn } : {}),
+        text: preview(text, MESSAGE_PREVIEW_CHARS),
+        chars: text.length,
+      },
+    ];
+  });
 }
 
 /** While text flows, one segment at most this often per model call (the first delta is written at once). */
@@ -230,7 +258,7 @@ export function createAgentStream(store: unknown): AgentStream {
             id: `tool-result:${call.id}`,
             callId: call.id,
             name: call.function.name,
-            preview: Array.from(content).slice(0, TOOL_RESULT_PREVIEW_CHARS).join(''),
+            preview: preview(content, TOOL_RESULT_PREVIEW_CHARS),
             chars: content.length,
           },
         ],

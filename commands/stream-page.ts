@@ -2,9 +2,11 @@
  * The page the stream server serves at /agents/<agentId> (commands/stream-server.ts): one HTML file with its script
  * inline, no build step and no dependency. It opens the agent's stream with an EventSource (which resumes with
  * `Last-Event-ID` after a disconnect) and shows, as they come: the model's text as it is written (an attempt that was
- * retried is struck out and its retry shown after it), tool calls with their arguments, tool results, compaction
- * steps, steers, interrupts, approvals and turn ends. Everything is written with textContent: nothing the agent
- * writes is read as HTML.
+ * retried is struck out and its retry shown after it), the user's message that opens a turn, each tool call once
+ * (the line its argument pieces build, completed by the call as it runs), tool results, each compaction once (one
+ * line: its steps, then what became of it: a draft, applied with the tokens before and after, discarded, not applied;
+ * a revert a line of its own), steers, interrupts, approvals and turn ends. Everything is written with textContent:
+ * nothing the agent writes is read as HTML.
  */
 
 const STYLE = `
@@ -20,6 +22,8 @@ main { padding: 1em; max-width: 60em; }
 .result { font-family: ui-monospace, monospace; font-size: .85em; color: #555; padding: .2em .5em; }
 .event { font-size: .85em; color: #666; }
 .turn-end { border-top: 1px solid #ccc; padding-top: .3em; font-weight: 600; }
+.user { background: #fff8c5; border-left: 3px solid #bf8700; padding: .3em .6em; }
+.steer { color: #8250df; }
 `;
 
 /** The page's script: plain JS, run in the browser. */
@@ -28,7 +32,10 @@ const agentId = document.body.dataset.agent;
 const log = document.getElementById('log');
 const state = document.getElementById('state');
 const from = new URLSearchParams(location.search).get('from') ?? '0';
-const calls = new Map(); // call -> { attempt, element, args: Map(index -> element) }
+const calls = new Map(); // model call -> { attempt, elements, text, args: Map(index -> element) }
+const tools = new Map(); // tool call id -> its line (the deltas build it, the tool-call completes it)
+const compactions = new Map(); // seq -> its latest block { seq, draft, entries, element }
+const drafts = new Map(); // draft id -> its block (a discard may come after the next compaction began)
 let last = -1;
 
 function add(cls, text) {
@@ -47,6 +54,73 @@ function callOf(item) {
     calls.set(item.call, call);
   }
   return call;
+}
+
+const tokens = (n) => Number(n).toLocaleString('en-US');
+const sizes = (item) => tokens(item.tokensBefore) + ' → ' + tokens(item.tokensAfter) + ' tokens';
+
+/** A compaction's block: one line, its steps and what became of it in order, rewritten as they come. */
+function render(block) {
+  const shown = block.entries.map((e) => {
+    switch (e.outcome) {
+      case undefined: return e.phase + (e.state === 'began' ? '…' : e.state === 'ended' ? ' ✓' : ' failed');
+      case 'drafted': return e.draft + ' awaits review (' + sizes(e) + ')';
+      case 'applied': return 'applied ' + sizes(e);
+      case 'no-gain': return 'not applied: ' + sizes(e) + ' would not shrink the context';
+      case 'discarded': return (e.draft ?? 'the draft') + ' discarded';
+      default: return e.outcome;
+    }
+  });
+  block.element.textContent =
+    'compaction ' + block.seq + (block.draft ? ' (' + block.draft + ')' : '') + ': ' + shown.join(' · ');
+}
+
+/** The block of compaction \`seq\` an item is of; planning opens a new one (a seq is tried again after a discard). */
+function blockOf(seq, opens) {
+  let block = compactions.get(seq);
+  if (!block || opens) {
+    block = { seq, draft: undefined, entries: [], element: add('event compaction', '') };
+    block.element.dataset.seq = String(seq);
+    compactions.set(seq, block);
+  }
+  return block;
+}
+
+function compactionStep(item) {
+  const block = blockOf(item.seq, item.phase === 'planning' && item.state === 'began');
+  const step = block.entries.find((e) => e.phase === item.phase);
+  if (step) step.state = item.state;
+  else block.entries.push({ phase: item.phase, state: item.state });
+  render(block);
+}
+
+function compactionOutcome(item) {
+  if (item.outcome === 'reverted') {
+    add('event compaction revert', 'revert (event ' + item.seq + '): the context before event ' + item.toEvent +
+      ' is back, ' + sizes(item));
+    return;
+  }
+  const block = (item.draft && drafts.get(item.draft)) || blockOf(item.seq, false);
+  if (item.outcome === 'drafted') {
+    block.draft = item.draft;
+    drafts.set(item.draft, block);
+  }
+  block.entries.push(item);
+  render(block);
+}
+
+function toolCallDelta(item) {
+  const call = callOf(item);
+  if (item.attempt < call.attempt) return;
+  let el = call.args.get(item.index);
+  if (!el) {
+    el = add('tool', '→ ' + (item.name ?? 'tool') + ' ');
+    el.dataset.call = item.call;
+    call.args.set(item.index, el);
+    call.elements.push(el);
+  }
+  if (item.callId) tools.set(item.callId, el);
+  el.textContent += item.arguments;
 }
 
 function show(item) {
@@ -74,32 +148,34 @@ function show(item) {
       call.text.textContent += item.text;
       break;
     }
-    case 'tool-call-delta': {
-      const call = callOf(item);
-      if (item.attempt < call.attempt) return;
-      let el = call.args.get(item.index);
-      if (!el) {
-        el = add('tool', '→ ' + (item.name ?? 'tool') + ' ');
-        el.dataset.call = item.call;
-        call.args.set(item.index, el);
-        call.elements.push(el);
-      }
-      el.textContent += item.arguments;
+    case 'tool-call-delta':
+      toolCallDelta(item);
+      break;
+    case 'tool-call': {
+      // The call as it runs: the line its deltas built, completed; a line of its own when none streamed.
+      const text = '→ ' + item.name + ' ' + item.arguments;
+      const el = tools.get(item.callId);
+      if (el && !el.classList.contains('superseded')) el.textContent = text;
+      else tools.set(item.callId, add('tool', text));
       break;
     }
-    case 'tool-call':
-      add('tool', '→ ' + item.name + ' ' + item.arguments);
-      break;
     case 'tool-result':
       add('result', '← ' + item.name + ': ' + item.preview + (item.chars > item.preview.length ? ' …' : ''));
       break;
     case 'model-end':
       break;
+    case 'user-message':
+      add('user', (item.turn !== undefined ? 'turn ' + item.turn + ', ' : '') + 'user: ' + item.text +
+        (item.chars > item.text.length ? ' …' : ''));
+      break;
     case 'compaction':
-      add('event', 'compaction ' + item.seq + ': ' + item.phase + ' ' + item.state);
+      compactionStep(item);
+      break;
+    case 'compaction-outcome':
+      compactionOutcome(item);
       break;
     case 'steer':
-      add('event', 'steer (turn ' + item.turn + ', step ' + item.step + '): ' + item.text);
+      add('event steer', 'steer (turn ' + item.turn + ', step ' + item.step + '): ' + item.text);
       break;
     case 'interrupted':
       add('event', 'interrupted' + (item.turn !== undefined ? ' (turn ' + item.turn + ')' : '') + ': ' + item.reason);

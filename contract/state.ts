@@ -76,7 +76,10 @@ export type AgentStatus = 'running' | 'closed';
  * automatic compaction waits for approval (policy `review.automatic`). The phase itself is in the `progress` query
  * and the current details.
  */
-export type AgentStatusAttribute = AgentStatus | 'compacting' | 'awaiting-review' | 'awaiting-approval';
+export type AgentStatusAttribute = (typeof AGENT_STATUS_VALUES)[number];
+
+/** Every value the `AgentStatus` search attribute takes (docs/temporal-ui.md lists them). */
+export const AGENT_STATUS_VALUES = ['running', 'compacting', 'awaiting-review', 'awaiting-approval', 'closed'] as const;
 
 /**
  * The agent's status as everything shows it: the `AgentStatus` search attribute (`longrun list`, the Temporal UI),

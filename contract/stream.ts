@@ -61,6 +61,26 @@ export type StreamItemBody =
   | { kind: 'tool-result'; callId: string; name: string; preview: string; chars: number }
   /** A compaction step began or ended. */
   | { kind: 'compaction'; seq: number; phase: CompactionPhase; state: 'began' | 'ended' | 'failed'; detail?: string }
+  /**
+   * What became of compaction `seq` ({@link CompactionOutcome}), with the context's tokens before and after it:
+   * published by the activity that decides it (storeDraft, applyCompaction, revertContext), a discard by the workflow.
+   */
+  | {
+      kind: 'compaction-outcome';
+      seq: number;
+      outcome: CompactionOutcome;
+      /** The draft it concerns (`drafted`, `discarded`, and `applied` for an approved draft's). */
+      draft?: string;
+      /** A revert's: the event whose context before it came back. */
+      toEvent?: number;
+      tokensBefore?: number;
+      tokensAfter?: number;
+    }
+  /**
+   * The user's message that opens turn `turn`, as stored (callModel, with the turn's first step): its first
+   * {@link MESSAGE_PREVIEW_CHARS} characters, and its length.
+   */
+  | { kind: 'user-message'; messageId: string; turn?: number; text: string; chars: number }
   /** A steer landed in the turn in progress (announced with the step's model call, or the store of its messages). */
   | { kind: 'steer'; text: string; turn: number; step: number }
   /** The turn, a model call or a tool was interrupted. */
@@ -77,6 +97,13 @@ export type StreamItemKind = StreamItemBody['kind'];
 /** The compaction steps the stream reports (the activities: planCompaction, summarizeSpan, applyCompaction). */
 export type CompactionPhase = 'planning' | 'summarizing' | 'applying';
 
+/**
+ * What became of a compaction: kept as a draft for review (`drafted`), `applied`, not applied because it would not
+ * shrink the context (`no-gain`), its draft `discarded`; `reverted`: a revert (its own event `seq`) brought back the
+ * context before event `toEvent`.
+ */
+export type CompactionOutcome = 'drafted' | 'applied' | 'no-gain' | 'discarded' | 'reverted';
+
 /** An item as it is stored and read: its offset, when it was written (the writer's clock, ISO), what happened. */
 export type StreamItem = StreamItemBody & {
   offset: number;
@@ -91,6 +118,9 @@ export type StreamItem = StreamItemBody & {
 /** A tool result's preview in the stream: this many characters at most. */
 export const TOOL_RESULT_PREVIEW_CHARS = 500;
 
+/** A user message's text in the stream: this many characters at most. */
+export const MESSAGE_PREVIEW_CHARS = 2_000;
+
 /** One segment as it is stored. */
 export interface StreamSegment {
   start: number;
@@ -99,9 +129,10 @@ export interface StreamSegment {
 
 /**
  * The `publishStream` activity's input: items only the workflow knows (a steer landed, an interrupt, an approval
- * asked or answered, a turn ended), for the agent's life. Runs recorded before those items went with the step's own
- * activities ({@link StreamAnnouncement}) scheduled it; the workflow schedules it no more, and it stays for them. Each item needs an `id` unique in the agent's life (e.g.
- * `turn-12-end`, `steer-<update id>`): a retried activity does not publish it twice. At most
+ * asked or answered, a turn ended, a draft discarded), for the agent's life. Runs recorded before those items went
+ * with the step's own activities ({@link StreamAnnouncement}) scheduled it for them; the workflow schedules it now
+ * only for a discarded draft, which no activity sees (workflows/reviews.ts). Each item needs an `id` unique in the
+ * agent's life (e.g. `turn-12-end`, `steer-<update id>`): a retried activity does not publish it twice. At most
  * {@link PUBLISH_MAX_ITEMS} items per call.
  */
 export interface PublishStreamInput extends AgentLife {

@@ -5,7 +5,7 @@
  * Where it comes from, in order: LONGRUN_CHROMIUM_BIN (a path to the program); `chromium` or `chromium-browser` on
  * PATH; otherwise the setup step installs Debian's `chromium` package with apt-get (as root), or says how to.
  *
- *   node stack/chromium.ts      # ensure it (what `npm test`'s setup runs too)
+ *   npm run chromium      # ensure it, on whatever Node the machine has (the stream page tests do so too)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';

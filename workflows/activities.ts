@@ -85,7 +85,8 @@ export const DELEGATION_REPORT_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 };
 
-export const { runTool, storeMessage, storePin, describeModel, readReply } = proxyActivities<Activities>(STORE_OPTIONS);
+export const { runTool, storeMessage, storePin, describeModel, readReply, publishStream } =
+  proxyActivities<Activities>(STORE_OPTIONS);
 export const { callModel } = proxyActivities<Activities>(MODEL_OPTIONS);
 export const { planCompaction, applyCompaction, reportViolation, revertContext, storeDraft, reviseSummary } =
   proxyActivities<Activities>(STEP_OPTIONS);

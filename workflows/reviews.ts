@@ -5,8 +5,8 @@
  * an automatic compaction makes one and waits for its decision. A draft is applied only after the compaction in the
  * background is settled: a compaction prepared after a draft replaces it.
  */
-import { ActivityFailure, condition } from '@temporalio/workflow';
-import { reviseSummary, STEP_OPTIONS, storeDraft } from './activities.ts';
+import { ActivityFailure, condition, patched } from '@temporalio/workflow';
+import { publishStream, reviseSummary, STEP_OPTIONS, STORE_OPTIONS, storeDraft } from './activities.ts';
 import type { Trigger } from '../engine/trigger.ts';
 import { SUMMARY_PREVIEW_CHARS } from '../contract/results.ts';
 import type { ApproveInput, CompactInput, DiscardInput } from '../contract/inputs.ts';
@@ -18,6 +18,28 @@ import type { Conversation } from './conversation.ts';
 import { DraftRefused, failureMessage } from './inbox.ts';
 import type { Decision, Inbox } from './inbox.ts';
 import { showDetails, showProgress } from './visibility.ts';
+
+/**
+ * Since this patch a discarded draft (by a person, or at its review timeout) is said in the live stream, by a
+ * `publishStream` activity (no other activity sees a discard); runs of before scheduled nothing there. Release 0.1.0
+ * (docs/changing-workflows.md).
+ */
+export const DISCARD_IN_STREAM_PATCH = 'discard-in-stream';
+
+/**
+ * Says in the live stream that draft `info` was discarded: an activity the workflow does not wait for (a discard
+ * answers at once), best effort like every stream write.
+ */
+function streamDiscarded(conversation: Conversation, info: Omit<Draft, 'summary'>): void {
+  if (!patched(DISCARD_IN_STREAM_PATCH)) return;
+  const { id, seq, tokensBefore, tokensAfter } = info;
+  const item = { kind: 'compaction-outcome' as const, id: `${id}-discarded`, seq, outcome: 'discarded' as const };
+  void publishStream
+    .executeWithOptions({ ...STORE_OPTIONS, summary: `stream: ${id} discarded` }, [
+      { ...conversation.life, items: [{ ...item, draft: id, tokensBefore, tokensAfter }] },
+    ])
+    .catch(() => undefined);
+}
 
 /** The agent's drafts: made, kept, waited for, approved, discarded, timed out. */
 export class Reviews {
@@ -162,7 +184,10 @@ export class Reviews {
     let timedOut = this.leftMs() === 0;
     if (block && !timedOut && !inbox.decisionQueued && !inbox.closing) {
       const left = this.leftMs()!;
-      timedOut = !(await condition(() => inbox.decisionQueued || inbox.closing, left));
+      const then = info.waits!.onTimeout === 'apply' ? 'applied' : 'discarded';
+      timedOut = !(await condition(() => inbox.decisionQueued || inbox.closing, left, {
+        summary: `review of ${info.id} (compaction ${info.seq}): ${then} after ${Math.round(left / 1000)} s undecided`,
+      }));
     }
     const decision = inbox.takeDecision();
     if (decision) return this.decide(decision);
@@ -194,6 +219,7 @@ export class Reviews {
     const after = `after the review timeout (${timeoutSeconds} s)`;
     if (onTimeout === 'discard') {
       conversation.draftEnded(`${info.id} discarded ${after}`);
+      streamDiscarded(conversation, info);
       const until = conversation.pausedAfterDiscard(`${info.id} discarded ${after}`);
       showProgress(conversation.state, conversation.progress);
       return { compacted: false, reason: `${info.id} discarded ${after}: automatic compaction paused until ${until}` };
@@ -278,6 +304,7 @@ export class Reviews {
       throw new DraftRefused(`${request.draft} is not pending (${conversation.state.lastDraft ?? 'no draft is'})`);
     }
     conversation.draftEnded(`${request.draft} discarded`);
+    streamDiscarded(conversation, pending.info);
     if (!pending.info.waits) {
       showDetails(conversation.state, conversation.progress);
       return { discarded: request.draft };

@@ -11,7 +11,8 @@ import { costLine, formatUsd, shownStatusOf, summaryCallNote } from '../contract
 import { totalCostOf } from '../engine/pricing.ts';
 import type { WorkflowState } from '../contract/state.ts';
 import { SEARCH_ATTRIBUTES, TURNS_MEMO } from '../contract/search-attributes.ts';
-import { describeApproval, describeCompaction } from '../contract/progress.ts';
+import { describeCompaction } from '../contract/progress.ts';
+import type { ApprovalProgress } from '../contract/progress.ts';
 import type { Progress } from './progress.ts';
 
 /**
@@ -175,6 +176,12 @@ function summaryCallLine(event: CompactionEventSummary): string[] {
 export const DETAILS_LINE_CHARS = 80;
 
 /**
+ * The details' last paragraph: a no-break space, blank on the page. The Temporal UI (2.42, the dev server's) sizes the
+ * details' frame to the rendered text less its top margin, about 15 px short, which clipped the last line of text.
+ */
+export const DETAILS_END = '\u00a0';
+
+/**
  * What the Temporal UI shows as the agent's current details (no message content): one short paragraph per line, each
  * at most {@link DETAILS_LINE_CHARS} characters (a longer one is broken at spaces).
  */
@@ -185,7 +192,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
   const now = [
     ...(progress?.turn ? [`turn ${progress.turn.turn} in progress: model call ${progress.turn.step}`] : []),
     ...(progress?.compaction ? [describeCompaction(progress.compaction)] : []),
-    ...(progress?.awaitingApproval ?? []).map((call) => describeApproval(call, state.agentId)),
+    ...(progress?.awaitingApproval ?? []).map((call) => `tool ${call.tool} awaits approval`),
   ];
   const paused = state.cooldown?.pausedUntil;
   const stats = state.stats;
@@ -213,6 +220,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
         ]
       : []),
     ...lastLine,
+    ...(progress?.awaitingApproval ?? []).flatMap((call) => approvalLines(call, state.agentId)),
     ...(state.draft?.info.waits
       ? waitingDraft(state, state.draft.info)
       : state.draft
@@ -228,7 +236,7 @@ export function currentDetails(state: WorkflowState, progress?: Progress): strin
         : [`loop guard: automatic compaction paused until ${paused} tokens`]
       : []),
   ];
-  return lines.flatMap((line) => brokenAt(line, DETAILS_LINE_CHARS)).join('\n\n');
+  return [...lines.flatMap((line) => brokenAt(line, DETAILS_LINE_CHARS)), DETAILS_END].join('\n\n');
 }
 
 /**
@@ -251,15 +259,39 @@ function waitingDraft(state: WorkflowState, info: NonNullable<WorkflowState['dra
   ];
 }
 
-/** `line` in lines of at most `max` characters, broken at spaces (a word longer than that stays whole). */
+/**
+ * A tool call waiting for approval (`progress.awaitingApproval`): when it times out and how, and the two commands
+ * that answer it, each a line of its own, to copy whole.
+ */
+function approvalLines(call: ApprovalProgress, agentId: string): string[] {
+  const then = call.onTimeout === 'approve' ? 'approved' : 'denied';
+  return [
+    `**awaiting approval: tool ${call.tool}** (${call.callId})`,
+    `${then} at ${call.until.replace(/\.\d+Z$/, 'Z')} if nobody answers`,
+    `approve: \`longrun approve-tool ${agentId} ${call.callId}\``,
+    `deny: \`longrun deny-tool ${agentId} ${call.callId} [reason]\``,
+  ];
+}
+
+/**
+ * `line` in lines of at most `max` characters, broken at spaces (a word longer than that stays whole), never inside
+ * a code span: a command in backticks stays on one line, to be copied whole.
+ */
 export function brokenAt(line: string, max: number): string[] {
-  const lines: string[] = [];
-  let rest = line;
-  while (rest.length > max) {
-    const at = rest.lastIndexOf(' ', max);
-    if (at <= 0) break;
-    lines.push(rest.slice(0, at));
-    rest = rest.slice(at + 1);
+  const breaks: number[] = []; // the spaces outside code spans
+  let inCode = false;
+  for (let i = 0; i < line.length; i++) {
+    if (line[i] === '`') inCode = !inCode;
+    else if (line[i] === ' ' && !inCode) breaks.push(i);
   }
-  return [...lines, rest];
+  const lines: string[] = [];
+  let start = 0;
+  while (line.length - start > max) {
+    const fits = breaks.filter((at) => at > start && at <= start + max);
+    const at = fits.at(-1) ?? breaks.find((at) => at > start);
+    if (at === undefined) break;
+    lines.push(line.slice(start, at));
+    start = at + 1;
+  }
+  return [...lines, line.slice(start)];
 }

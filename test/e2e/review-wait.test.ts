@@ -17,6 +17,7 @@ import { SEARCH_ATTRIBUTES } from '../../contract/search-attributes.ts';
 import { textOf } from '../../engine/messages.ts';
 import { FIVE_TURNS, isSummaryRequest, newAgentId, startHarness, summaryReply } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
+import { eventsOfAllRuns } from '../support/planned.ts';
 import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
 import { startWithTemporalCli, temporalCli } from '../support/temporal-cli.ts';
 
@@ -178,6 +179,13 @@ describe('automatic compactions that wait for review', () => {
     const [event] = await compactionEvents(h.client, agentId);
     expect(event).toMatchObject({ seq: 1, trigger: 'auto', strategies: ['summarize'] });
     expect(event!.notes).toContain('review: draft-1 applied after the review timeout (2 s), not reviewed');
+    // The History tab shows the wait as a timer that says what it waits for, not a bare `3 (2s)`.
+    const timers = (await eventsOfAllRuns(h.client, agentWorkflowId(agentId))).filter(
+      (e) => e.timerStartedEventAttributes,
+    );
+    expect(timers.map((e) => Buffer.from(e.userMetadata?.summary?.data ?? []).toString('utf8'))).toEqual([
+      '"review of draft-1 (compaction 1): applied after 2 s undecided"',
+    ]);
     const state = await agentState(h.client, agentId);
     expect(state).toMatchObject({
       compactions: 1,

@@ -76,8 +76,10 @@ describe('the live stream', () => {
     expect(texts.filter(({ turnDone }) => !turnDone).length).toBe(texts.length);
     const items = live.map(({ item }) => item);
     expect(textOf(items)).toBe(REPLY);
-    const call = result.replyId ?? (items[0] as { call?: string }).call;
-    expect(items[0]).toMatchObject({ offset: 0, kind: 'model-start', model: 'gpt-4o-mini', attempt: 1 });
+    const call = result.replyId ?? (items[1] as { call?: string }).call;
+    // The turn's opening message first (stored by the model call), then the call's output.
+    expect(items[0]).toMatchObject({ offset: 0, kind: 'user-message', turn: 1, text: 'How is the trail to the hut?' });
+    expect(items[1]).toMatchObject({ offset: 1, kind: 'model-start', model: 'gpt-4o-mini', attempt: 1 });
     expect(items.at(-2)).toMatchObject({ kind: 'model-end', toolCalls: 0, attempt: 1, call });
     // The loopback server's usage, with its prompt cache's share (0: a 20-token prompt is below 1,024), kept apart.
     expect(items.at(-2)).toMatchObject({ usage: { promptTokens: 20, completionTokens: 25, cachedTokens: 0 } });
@@ -176,7 +178,7 @@ describe('a worker killed mid-stream', () => {
 
       // The first attempt's text is partial, the second's whole; the second says the first is superseded, and a
       // reader that keeps only what is not superseded has the reply once.
-      const call = (seen[0] as { call: string }).call;
+      const call = (seen.find((item) => item.kind === 'model-start') as { call: string }).call;
       const superseded = seen.findIndex((item) => item.kind === 'superseded');
       expect(seen[superseded]).toMatchObject({ kind: 'superseded', call, attempt: 2 });
       const partial = seen.slice(0, superseded).flatMap((item) => (item.kind === 'text' ? [item.text] : []));

@@ -14,6 +14,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AGENT_WORKFLOW, agentWorkflowId } from '../../contract/agent.ts';
 import { turnStoppedReply } from '../../contract/inputs.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
+import { eventsOfAllRuns } from '../support/planned.ts';
 import type { Harness } from '../support/harness.ts';
 
 let brokenCalls = 0;
@@ -207,10 +208,21 @@ describe('tool calls', () => {
       ['m000004', 'x2'],
       ['m000005', 'x3'],
     ]);
-    const events = (await agentHandle(h.client, agentId).fetchHistory()).events ?? [];
+    // Every run's (the tests' stack may continue the agent as new right after the turn).
+    const events = await eventsOfAllRuns(h.client, agentWorkflowId(agentId));
     const names = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
     // runTool twice for x2: asked (it waits), then run once approved.
     expect(names.filter((n) => n === 'runTool')).toHaveLength(2);
+    // What the History tab shows: the asking runTool says the call waits (it did not run), the wait's timer says what
+    // it waits for and what happens then, the second runTool that it runs approved.
+    const summaryOf = (e: (typeof events)[number]) => Buffer.from(e.userMetadata?.summary?.data ?? []).toString('utf8');
+    const runTools = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool');
+    expect(runTools.map(summaryOf)).toEqual([
+      '"tool dump (x2): waits for approval, not run"',
+      '"tool dump (x2), approved → m000004"',
+    ]);
+    const timers = events.filter((e) => e.timerStartedEventAttributes);
+    expect(timers.map(summaryOf)).toEqual(['"approval of tool dump (x2): approved after 1 s unanswered"']);
     await closeAgent(h.client, agentId);
   });
 

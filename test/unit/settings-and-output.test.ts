@@ -342,5 +342,41 @@ describe('the current details', () => {
     expect(brokenAt('aaa bbb ccc', 7)).toEqual(['aaa bbb', 'ccc']);
     expect(brokenAt('short', 80)).toEqual(['short']);
     expect(brokenAt('x'.repeat(90), 80)).toEqual(['x'.repeat(90)]); // one word: whole
+    expect(brokenAt(`${'x'.repeat(90)} y`, 80)).toEqual(['x'.repeat(90), 'y']);
+  });
+
+  it('never break a command in backticks: it stays on one line, whole', () => {
+    expect(brokenAt('run: `longrun approve-tool some-agent c1`', 20)).toEqual([
+      'run:',
+      '`longrun approve-tool some-agent c1`',
+    ]);
+    expect(brokenAt('a `b c` d', 3)).toEqual(['a', '`b c`', 'd']);
+  });
+
+  it('show a call waiting for approval, each command that answers it on a line of its own', () => {
+    const agentId = 'trail-demo-with-a-rather-long-agent-id';
+    const callId = 'call_7f3a9c2e5b1d4e8f9a0b1c2d';
+    const progress = new Progress();
+    progress.turnBegan(1, '2026-01-01T00:00:00.000Z');
+    progress.approvalsWaiting([
+      {
+        callId,
+        tool: 'trail_report',
+        arguments: '{"stage":3}',
+        since: '2026-01-01T00:00:00.000Z',
+        until: '2026-01-01T01:00:00.000Z',
+        onTimeout: 'deny',
+      },
+    ]);
+    const state = { ...agent({ agentId }), messages: [], policy: { preset: 'default' } } as unknown as WorkflowState;
+    const paragraphs = currentDetails(state, progress).split('\n\n');
+    const approve = `\`longrun approve-tool ${agentId} ${callId}\``;
+    const deny = `\`longrun deny-tool ${agentId} ${callId} [reason]\``;
+    expect(paragraphs.filter((line) => line.endsWith(approve))).toHaveLength(1);
+    expect(paragraphs.filter((line) => line.endsWith(deny))).toHaveLength(1);
+    // Every code span opens and closes on the same line: no command is cut across paragraphs.
+    for (const line of paragraphs) expect(line.split('`').length % 2, line).toBe(1);
+    expect(paragraphs).toContain(`**awaiting approval: tool trail_report** (${callId})`);
+    expect(paragraphs).toContain('denied at 2026-01-01T01:00:00Z if nobody answers');
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { assembleCompletion, CompletionAssembler } from '../../activities/model-stream.ts';
-import { coalesce, ModelCallStream } from '../../activities/stream.ts';
+import { coalesce, ModelCallStream, userMessageItems } from '../../activities/stream.ts';
 import { readModelReply } from '../../activities/model-reply.ts';
 import { startOffset } from '../../commands/stream-server.ts';
 import { streamOutputOf } from '../../commands/watch.ts';
@@ -15,6 +15,7 @@ import {
   segmentKey,
   segmentsOf,
   segmentStartOf,
+  MESSAGE_PREVIEW_CHARS,
   SEGMENT_MAX_ITEMS,
   startAtOrBefore,
   SupersededCalls,
@@ -197,6 +198,33 @@ describe('batching and superseded output', () => {
         'm1',
       ),
     ).toBe('new');
+  });
+});
+
+describe('the user message that opens a turn', () => {
+  it('is one item per user message of the step that is not a steer, its text cut to a preview, with its length', () => {
+    const long = 'é'.repeat(MESSAGE_PREVIEW_CHARS + 10);
+    const items = userMessageItems(
+      [
+        { messageId: 'm000001', message: { role: 'system', content: 'You plan hikes.' } },
+        { messageId: 'm000002', message: { role: 'user', content: long } },
+        { messageId: 'm000003', message: { role: 'user', content: 'use km' }, steer: true },
+      ],
+      1,
+    );
+    expect(items).toEqual([
+      {
+        kind: 'user-message',
+        id: 'user-message:m000002',
+        messageId: 'm000002',
+        turn: 1,
+        text: 'é'.repeat(MESSAGE_PREVIEW_CHARS),
+        chars: MESSAGE_PREVIEW_CHARS + 10,
+      },
+    ]);
+    expect(userMessageItems([{ messageId: 'm000004', message: { role: 'user', content: 'hi' } }])).toEqual([
+      { kind: 'user-message', id: 'user-message:m000004', messageId: 'm000004', text: 'hi', chars: 2 },
+    ]);
   });
 });
 

@@ -35,7 +35,10 @@ export async function approvalFor(
   conversation.progress.approvalsWaiting(control.awaiting());
   showProgress(conversation.state, conversation.progress);
   const entry = control.waiting.get(call.id)!;
-  await condition(() => entry.decision !== undefined || reach.inbox.interruptQueued, approval.timeoutMs);
+  const then = approval.onTimeout === 'approve' ? 'approved' : 'denied';
+  await condition(() => entry.decision !== undefined || reach.inbox.interruptQueued, approval.timeoutMs, {
+    summary: `approval of tool ${call.function.name} (${call.id}): ${then} after ${approval.timeoutMs / 1000} s unanswered`,
+  });
   control.stopWaiting(call.id);
   conversation.progress.approvalsWaiting(control.awaiting());
   showProgress(conversation.state, conversation.progress);

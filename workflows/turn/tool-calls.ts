@@ -96,6 +96,18 @@ export function toolLimits(conversation: Conversation, call: CallOfReply): { lim
   return limits ? { limits } : {};
 }
 
+/**
+ * The `runTool` activity's summary in the UI, as its approval has it: a call the agent's `toolApproval` names is only
+ * asked about (it waits for a person, not run); one whose tool has its own rule may wait instead of running; an approved
+ * one runs.
+ */
+export function runToolSummary(call: CallOfReply, resultId: string, approval: 'ask' | 'required' | 'granted'): string {
+  const tool = `tool ${call.function.name} (${call.id})`;
+  if (approval === 'required') return `${tool}: waits for approval, not run`;
+  if (approval === 'granted') return `${tool}, approved → ${resultId}`;
+  return `${tool} → ${resultId}, or waits if its rule asks for approval`;
+}
+
 /** One tool call of a reachable turn: approval first when it needs one, then the tool, cancellable. */
 async function answerCall(
   conversation: Conversation,
@@ -125,7 +137,7 @@ async function answerCall(
   const run = async (approval: 'ask' | 'required' | 'granted') => {
     const payload = await reach.control.run(() =>
       runTool.executeWithOptions(
-        { ...TOOL_OPTIONS, ...UNTIL_CANCELLED, summary: `tool ${call.function.name} (${call.id}) → ${resultId}` },
+        { ...TOOL_OPTIONS, ...UNTIL_CANCELLED, summary: runToolSummary(call, resultId, approval) },
         [
           // What the activity can tell itself left out of the history (contract/lean-calls.ts).
           leanToolInput({
