@@ -4,7 +4,6 @@
  * older than the Node 24 the project pins: bin/longrun.js re-runs itself on it) ends with exit 0, and npm prints no
  * engine warning on the way.
  */
-import { spawn } from 'node:child_process';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +11,7 @@ import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
-import { cliEnv } from '../support/longrun-cli.ts';
+import { cliEnv, inTerminal } from '../support/longrun-cli.ts';
 
 const REPLY_MS = 8_000; // the model takes this long: long enough to interrupt the wait
 
@@ -23,28 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-/** A command in its own process group, as a shell runs it; its output collected; Ctrl-C sent to the group. */
-function inTerminal(command: string, args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, detached: true });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    out,
-    exited,
-    ctrlC: () => process.kill(-child.pid!, 'SIGINT'),
-    until: async (pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 60_000) => {
-      const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(out[stream])) {
-        if (Date.now() > deadline) throw new Error(`no ${String(pattern)} in ${stream}:\n${JSON.stringify(out)}`);
-        await sleep(50);
-      }
-    },
-    kill: () => child.kill('SIGKILL'),
-  };
-}
 
 const bin = join(PROJECT_ROOT, 'bin/longrun.js');
 

@@ -3,7 +3,6 @@
  * line says the model call waits to retry after a failure that names the model and the endpoint's URL, `longrun
  * state` shows the call failing, and once the endpoint is back on its port the turn completes.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +12,7 @@ import { startChatServer } from '../../llm/chat-server.ts';
 import type { ChatServer } from '../../llm/chat-server.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
-import { cliEnv, runLongrun } from '../support/longrun-cli.ts';
+import { cliEnv, inTerminal, runLongrun } from '../support/longrun-cli.ts';
 
 let h: Harness;
 let back: ChatServer | undefined;
@@ -41,14 +40,12 @@ describe('a model endpoint that stops during a send', () => {
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
     const endpoint = h.model.baseURL; // http://127.0.0.1:PORT/v1
     const port = Number(new URL(endpoint).port);
-    const send = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'send', agentId, 'Plan the week.'], {
-      cwd: PROJECT_ROOT,
-      env: cliEnv(h),
-    });
-    const out = { stdout: '', stderr: '' };
-    send.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
-    send.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => send.on('exit', (code) => resolve(code)));
+    const send = inTerminal(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/longrun.js'), 'send', agentId, 'Plan the week.'],
+      cliEnv(h),
+    );
+    const { out, exited } = send;
     try {
       await until(
         () => h.model.requests.length > 0,
@@ -90,7 +87,7 @@ describe('a model endpoint that stops during a send', () => {
       expect(out.stdout).toContain('Back again: Monday first.');
       expect((await agentState(h.client, agentId)).turns).toBe(1);
     } finally {
-      send.kill('SIGKILL');
+      send.kill();
     }
     await closeAgent(h.client, agentId);
   }, 120_000);

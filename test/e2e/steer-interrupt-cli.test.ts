@@ -4,7 +4,6 @@
  * model call (the `send` gets a reply that says so), Ctrl-C in `longrun chat` interrupts the turn and a second one
  * leaves, and tool calls that wait for approval are listed, approved and denied.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +18,7 @@ import { textOf } from '../../engine/messages.ts';
 import type { RecordedRequest, ScriptedReply } from '../../llm/chat-server.ts';
 import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
-import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
+import { cliEnv, inTerminal, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
 
 /** How long one step of the tool loop takes (its tool's run): long enough to tell one step from the next. */
 const TICK_MS = 1_000;
@@ -242,16 +241,9 @@ describe('interrupt', () => {
 describe('longrun chat', () => {
   it('Ctrl-C during a turn interrupts it and the chat goes on; a second Ctrl-C leaves (130)', async () => {
     const agentId = await newAgent('chatctrlc');
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'chat', agentId], {
-      cwd: PROJECT_ROOT,
-      env: cliEnv(h),
-      detached: true, // its own process group, as a shell runs it: Ctrl-C goes to the group
-    });
-    const out = { stdout: '', stderr: '' };
-    child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const ctrlC = () => process.kill(-child.pid!, 'SIGINT');
+    // Its own process group, as a shell runs it: Ctrl-C goes to the group.
+    const chat = inTerminal(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'chat', agentId], cliEnv(h));
+    const { child, out, exited, ctrlC } = chat;
     try {
       const task = `slow model ${agentId}`;
       child.stdin.write(`${task}\n`);
@@ -321,19 +313,17 @@ describe('tool approval', () => {
     expect(state.stdout).toContain(`approval ${callId}: tool deploy({"target":"prod"}) waits: `);
     expect(deployed).toHaveLength(runs); // nothing ran while it waited
     // longrun watch, in a pipe: the step in progress names the call, its time left and the commands.
-    const watch = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'watch', agentId], { env: cliEnv(h) });
-    let watched = '';
-    watch.stdout.on('data', (chunk: Buffer) => (watched += chunk.toString()));
+    const watch = inTerminal(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'watch', agentId], cliEnv(h));
     try {
-      await until('watch to show the call', () => watched.includes('awaits approval'));
-      expect(watched).toMatch(
+      await until('watch to show the call', () => watch.out.stdout.includes('awaits approval'));
+      expect(watch.out.stdout).toMatch(
         new RegExp(
           `tool deploy \\(${callId}\\) awaits approval \\(\\d+ min \\d+ s left, then denied\\): ` +
             `longrun approve-tool ${agentId} ${callId} \\| longrun deny-tool ${agentId} ${callId} \\[reason\\]`,
         ),
       );
     } finally {
-      watch.kill('SIGKILL');
+      watch.kill();
     }
 
     const approved = await longrun('approve-tool', agentId, callId);
@@ -352,13 +342,12 @@ describe('tool approval', () => {
     const agentId = await newAgent('denycli', { toolApproval: { tools: ['deploy'] } });
     const runs = deployed.length;
     // `longrun send` waits for the reply: its progress line says what the turn waits for, and how to answer.
-    const send = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/longrun.js'), 'send', agentId, `deploy ${agentId}`], {
-      env: cliEnv(h),
-    });
-    const out = { stdout: '', stderr: '' };
-    send.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
-    send.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => send.on('exit', (code) => resolve(code)));
+    const send = inTerminal(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/longrun.js'), 'send', agentId, `deploy ${agentId}`],
+      cliEnv(h),
+    );
+    const { out, exited } = send;
     try {
       await until('the progress line of the waiting send', () => out.stderr.includes('waits for approval'), 30_000);
       expect(out.stderr).toMatch(
@@ -377,7 +366,7 @@ describe('tool approval', () => {
       expect(await exited).toBe(0);
       expect(out.stdout).toMatch(/^deploy said: .*not during the freeze/);
     } finally {
-      send.kill('SIGKILL');
+      send.kill();
     }
     expect(deployed).toHaveLength(runs);
   });

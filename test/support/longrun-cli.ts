@@ -1,5 +1,6 @@
 /** The `longrun` command (bin/longrun.js) as a child process, against a harness's server and the shared MinIO. */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 
 import { PROJECT_ROOT } from '../../config/settings.ts';
@@ -48,4 +49,27 @@ export function runLongrun(
     );
     child.stdin!.end(options.input ?? '');
   });
+}
+
+/** A command in its own process group, as a shell runs it; its output collected; Ctrl-C sent to the group. */
+export function inTerminal(command: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, detached: true });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    out,
+    exited,
+    ctrlC: () => process.kill(-child.pid!, 'SIGINT'),
+    until: async (pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 60_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(out[stream])) {
+        if (Date.now() > deadline) throw new Error(`no ${String(pattern)} in ${stream}:\n${JSON.stringify(out)}`);
+        await sleep(50);
+      }
+    },
+    kill: () => child.kill('SIGKILL'),
+  };
 }
