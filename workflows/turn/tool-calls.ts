@@ -98,14 +98,14 @@ export function toolLimits(conversation: Conversation, call: CallOfReply): { lim
 
 /**
  * The `runTool` activity's summary in the UI, as its approval has it: a call the agent's `toolApproval` names is only
- * asked about (it waits for a person, not run); one whose tool has its own rule may wait instead of running; an approved
- * one runs.
+ * asked about (it waits for a person, not run); an approved one runs; any other runs (unless its tool's own rule asks
+ * for approval, which the activity alone can tell: the timer of the wait that follows says so).
  */
 export function runToolSummary(call: CallOfReply, resultId: string, approval: 'ask' | 'required' | 'granted'): string {
   const tool = `tool ${call.function.name} (${call.id})`;
   if (approval === 'required') return `${tool}: waits for approval, not run`;
   if (approval === 'granted') return `${tool}, approved → ${resultId}`;
-  return `${tool} → ${resultId}, or waits if its rule asks for approval`;
+  return `${tool} → ${resultId}`;
 }
 
 /** One tool call of a reachable turn: approval first when it needs one, then the tool, cancellable. */
