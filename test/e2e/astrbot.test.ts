@@ -89,7 +89,7 @@ describe('astrbot', () => {
     const results = kept.filter((m) => m.role === 'tool').length;
     expect(results).toBeGreaterThan(0);
     expect(results).toBeLessThan(STEPS);
-    const calls = kept.filter((m) => m.role === 'assistant' && m.preview === '').length;
+    const calls = kept.filter((m) => m.role === 'assistant' && m.preview.startsWith('→ read_rows')).length;
     expect(calls).toBe(results); // each call with its result
   });
 });

@@ -306,7 +306,7 @@ describe('what the human output shows', () => {
 
     // AgentCompactions and `longrun events` count the same: compactions, the revert apart.
     const events = await longrun('events', agentId);
-    expect(events.stdout).toMatch(/^1 compaction\(s\), .*, 1 revert\(s\)/m);
+    expect(events.stdout).toMatch(/^1 compaction\(s\), .*; 1 revert\(s\) put /m);
     const shown = async () => (await agentHandle(h.client, agentId).describe()).typedSearchAttributes;
     const attribute = await until(
       'the attributes the revert upserted',
