@@ -7,8 +7,9 @@
  *   agent without one (its {@link AgentSnapshot}: status, search attributes, pending activities) and why;
  * - otherwise it queries with a short deadline, and when none answered by then and no worker has polled since (the
  *   one seen had stopped: the server keeps a stopped worker's last poll for minutes) and none holds one of the
- *   agent's workflow tasks, fails the same way; a worker that polled since (it took the query, and replays or is
- *   busy) or holds a task of the agent (the query waits for it) keeps it waiting, up to 30 s.
+ *   agent's workflow tasks, fails the same way after asking once more ({@link SECOND_LOOK_MS}: a live worker under
+ *   load answers late); a worker that polled since (it took the query, and replays or is busy) or holds a task of the
+ *   agent (the query waits for it) keeps it waiting, up to 30 s.
  */
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Client, QueryDefinition, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
@@ -64,6 +65,14 @@ export class AgentNotAnsweringError extends Error {
 
 /** How long a read waits for a worker's answer before it checks whether one is there at all. */
 export const QUERY_DEADLINE_MS = 1_500;
+/**
+ * How long it asks again when none answered and nothing says whether the worker seen polling is there: a live worker
+ * under load can take longer than {@link QUERY_DEADLINE_MS} to answer (its answer waits behind a busy event loop),
+ * and nothing on the server tells it from one that stopped moments ago.
+ */
+export const SECOND_LOOK_MS = 2_500;
+/** How long a read takes at most to say that no worker answers, when one was seen polling (the poll outlives it). */
+export const NO_WORKER_VERDICT_MS = QUERY_DEADLINE_MS + SECOND_LOOK_MS;
 /** How long it waits in all when a worker is there (a long replay, a busy worker). */
 const QUERY_PATIENCE_MS = 30_000;
 /** How long a query waits for a run that has just continued-as-new to take its first workflow task. */
@@ -97,6 +106,7 @@ export async function readAgent<R, A extends unknown[]>(
   if (polling.polled === false)
     throw new AgentNotAnsweringError(snapshotOf(agentId, description, polling), polling.text);
   const sent = Date.now();
+  let lookedAgain = false;
   for (let patience = sent + QUERY_PATIENCE_MS; ;) {
     try {
       return await client.connection.withDeadline(Math.min(Date.now() + deadlineMs, patience), () =>
@@ -108,7 +118,10 @@ export async function readAgent<R, A extends unknown[]>(
         await sleep(50);
         continue;
       }
-      if (!timedOut(error) || Date.now() >= patience) throw error;
+      // The server's own verdict: no worker polled the task queue lately (matching says so once it has looked).
+      const serverSaysNone = /no poller seen for task queue recently/.test(String((error as Error).cause ?? error));
+      if (!serverSaysNone && (!timedOut(error) || Date.now() >= patience)) throw error;
+      if (serverSaysNone) await sleep(250); // it answers at once: asked again below, not in a tight loop
       // No answer yet: a worker that polled since the query was sent is there (it took the query: its poll ended
       // then; it replays, or is busy); keep waiting for it. A worker that stopped just before may have its last poll
       // recorded late, newer than the one seen before but from before the question: that one does not count. (The
@@ -127,6 +140,11 @@ export async function readAgent<R, A extends unknown[]>(
         continue;
       }
       if (holding) continue;
+      if (!serverSaysNone && !lookedAgain && now.polled) {
+        lookedAgain = true;
+        deadlineMs = SECOND_LOOK_MS;
+        continue;
+      }
       const waited = Math.round((Date.now() - sent) / 1000);
       throw new AgentNotAnsweringError(
         snapshotOf(agentId, description, now),

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentHandle, agentState, closeAgentAndWait, sendMessage, startAgent } from '../../client/agents.ts';
-import { AgentNotAnsweringError } from '../../client/agent-reads.ts';
+import { AgentNotAnsweringError, NO_WORKER_VERDICT_MS } from '../../client/agent-reads.ts';
 import { compactionStats } from '../../client/reads.ts';
 import { connectClient } from '../../config/temporal.ts';
 import type { AgentState } from '../../contract/state.ts';
@@ -16,6 +16,9 @@ import type { ReplayReport } from '../../commands/replay-report.ts';
 import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
+
+/** A read's verdict when the worker seen polling stopped (the poll outlives it), and 3 s for the process around it. */
+const VERDICT_BOUND_MS = NO_WORKER_VERDICT_MS + 3_000;
 
 const harnesses: Harness[] = [];
 afterEach(async () => {
@@ -29,7 +32,7 @@ async function harness(): Promise<Harness> {
 }
 
 describe('reading an agent without a worker', () => {
-  it('state and events of an agent whose worker stopped: exit 1 in under 5 s, "no worker polls task queue X"', async () => {
+  it('state and events of an agent whose worker stopped: exit 1 in seconds (7), "no worker polls task queue X"', async () => {
     const h = await harness();
     const agentId = newAgentId('orphan');
     await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue: h.taskQueue });
@@ -44,7 +47,7 @@ describe('reading an agent without a worker', () => {
     ]) {
       const run = await runLongrun(args, { env });
       expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(1);
-      expect(run.ms, run.stderr).toBeLessThan(5_000);
+      expect(run.ms, run.stderr).toBeLessThan(VERDICT_BOUND_MS);
       expect(run.stderr).toContain(
         `longrun: agent ${agentId} cannot be asked: no worker polls task queue ${h.taskQueue}`,
       );
@@ -75,7 +78,7 @@ describe('reading an agent without a worker', () => {
       const error = await agentState(client, agentId).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AgentNotAnsweringError);
       expect((error as AgentNotAnsweringError).snapshot).toMatchObject({ agentId, workflowStatus: 'RUNNING' });
-      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(Date.now() - started).toBeLessThan(VERDICT_BOUND_MS);
     } finally {
       await client.connection.close();
     }
@@ -126,7 +129,7 @@ describe('reopening an agent without a worker', () => {
 
     const reopen = await runLongrun(['start', agentId, '--reopen'], { env });
     expect(reopen.code, reopen.stderr).toBe(1);
-    expect(reopen.ms, reopen.stderr).toBeLessThan(5_000);
+    expect(reopen.ms, reopen.stderr).toBeLessThan(VERDICT_BOUND_MS);
     expect(reopen.stderr).toContain(
       `longrun: agent ${agentId} is closed (terminated) and cannot be asked: no worker polls task queue ${h.taskQueue}`,
     );
