@@ -236,8 +236,9 @@ export interface WatchOptions {
   /**
    * The agent's live stream from now on (client/stream.ts `streamAgent`): the model's text as it is written, tool
    * calls, steers, interrupts and approvals, printed as they come besides the polled phases. Stops with `signal`.
+   * `from`: the offset to go on from when it is opened again (absent: from now on).
    */
-  stream?: (signal: AbortSignal) => AsyncIterable<StreamedItem>;
+  stream?: (signal: AbortSignal, from?: number) => AsyncIterable<StreamedItem>;
 }
 
 /**
@@ -309,41 +310,54 @@ export async function watchAgent(
   const streamStop = new AbortController();
   const stopStream = () => streamStop.abort();
   signal.addEventListener('abort', stopStream, { once: true });
-  const streaming = options.stream
-    ? (async () => {
-        for await (const item of options.stream!(streamStop.signal)) {
-          if (json) {
-            print(JSON.stringify({ type: 'stream', item }));
-            continue;
-          }
-          const output = streamOutputOf(item);
-          if (!output) {
-            if (item.kind === 'model-end') endText();
-            continue;
-          }
-          if ('line' in output) {
-            print(output.line);
-            continue;
-          }
-          const call = `${'call' in item ? item.call : ''}:${item.kind === 'tool-call-delta' ? item.index : 'text'}`;
-          if (textOpen && (call !== textCall || (item.kind === 'tool-call-delta' && item.name !== undefined))) {
-            endText();
-          }
-          if (!textOpen) {
-            clearStatus();
-            write(output.open ?? '');
-            textOpen = true;
-            textCall = call;
-          }
-          write(output.text);
+  const show = (item: StreamedItem) => {
+    if (json) {
+      print(JSON.stringify({ type: 'stream', item }));
+      return;
+    }
+    const output = streamOutputOf(item);
+    if (!output) {
+      if (item.kind === 'model-end') endText();
+      return;
+    }
+    if ('line' in output) {
+      print(output.line);
+      return;
+    }
+    const call = `${'call' in item ? item.call : ''}:${item.kind === 'tool-call-delta' ? item.index : 'text'}`;
+    if (textOpen && (call !== textCall || (item.kind === 'tool-call-delta' && item.name !== undefined))) endText();
+    if (!textOpen) {
+      clearStatus();
+      write(output.open ?? '');
+      textOpen = true;
+      textCall = call;
+    }
+    write(output.text);
+  };
+  // A stream that stops (no worker answered the question that finds the agent's life, storage out of reach) is
+  // opened again from the item after the last one shown: said once, nothing shown twice, nothing skipped.
+  const follow = async (stream: NonNullable<WatchOptions['stream']>) => {
+    let from: number | undefined;
+    let said = '';
+    while (!streamStop.signal.aborted) {
+      try {
+        for await (const item of stream(streamStop.signal, from)) {
+          from = item.offset + 1;
+          said = '';
+          show(item);
         }
-      })().catch((error: unknown) => {
+        return;
+      } catch (error) {
         if (streamStop.signal.aborted || error instanceof WorkflowNotFoundError) return; // the polls say so
-        options.note(
-          `watch ${agentId}: the live stream stopped (${error instanceof Error ? error.message : String(error)})`,
-        );
-      })
-    : undefined;
+        const why = error instanceof Error ? error.message : String(error);
+        const note = `watch ${agentId}: the live stream stopped (${why}); opening it again`;
+        if (note !== said) options.note(note);
+        said = note;
+        await sleep(options.intervalMs, undefined, { signal: streamStop.signal }).catch(() => undefined);
+      }
+    }
+  };
+  const streaming = options.stream ? follow(options.stream) : undefined;
   try {
     while (!signal.aborted) {
       let now: AgentProgress;

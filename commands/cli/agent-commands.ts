@@ -319,7 +319,7 @@ export async function watch({ args, values, settings }: Invocation): Promise<num
         note: (line) => console.error(`longrun: ${line}`),
         signal: stop.signal,
         // The model's output as it is written, from now on (docs/streaming.md).
-        stream: (signal) => streamAgent(client, store, agentId, { from: 'end', signal }),
+        stream: (signal, from) => streamAgent(client, store, agentId, { from: from ?? 'end', signal }),
       }),
     );
     return ended === 'was-closed' ? EXIT.closed : EXIT.ok;

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { changesOf, phaseOf, progressBar, renderChange, watchAgent, withChunkCarried } from '../../commands/watch.ts';
 import type { AgentProgress } from '../../contract/progress.ts';
+import type { StreamedItem } from '../../client/stream.ts';
 import type { CompactionEventSummary } from '../../contract/results.ts';
 import type { WorkflowState } from '../../contract/state.ts';
 import { describeCompaction } from '../../contract/progress.ts';
@@ -229,5 +230,49 @@ describe('longrun watch', () => {
     );
     expect(ended).toBe('stopped');
     expect(notes).toEqual(['watch a1: no answer (query timed out); asking again']);
+  });
+});
+
+describe('longrun watch, its live stream', () => {
+  it('opens the stream again after it stopped, from the item after the last one shown: said once, nothing twice or lost', async () => {
+    const stop = new AbortController();
+    const notes: string[] = [];
+    const opened: (number | undefined)[] = [];
+    const steer = (offset: number): StreamedItem => ({
+      kind: 'steer',
+      text: `steer ${offset}`,
+      turn: 1,
+      step: offset,
+      offset,
+      at: '2026-11-29T10:00:00.000Z',
+    });
+    async function* stream(signal: AbortSignal, from?: number): AsyncGenerator<StreamedItem> {
+      opened.push(from);
+      if (opened.length <= 2) throw new Error('agent a1 cannot be asked: no worker polls task queue q');
+      if (opened.length === 3) {
+        yield steer(5);
+        yield steer(6);
+        throw new Error('storage out of reach');
+      }
+      yield steer(7);
+      stop.abort();
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    }
+    let out = '';
+    await watchAgent(() => Promise.resolve(idle), 'a1', {
+      intervalMs: 1,
+      json: false,
+      write: (text) => (out += text),
+      isTTY: false,
+      note: (l) => notes.push(l),
+      signal: stop.signal,
+      stream,
+    });
+    expect(opened).toEqual([undefined, undefined, undefined, 7]);
+    expect(out.match(/steer \d/g)).toEqual(['steer 5', 'steer 6', 'steer 7']);
+    expect(notes).toEqual([
+      'watch a1: the live stream stopped (agent a1 cannot be asked: no worker polls task queue q); opening it again',
+      'watch a1: the live stream stopped (storage out of reach); opening it again',
+    ]);
   });
 });
