@@ -113,13 +113,14 @@ export async function readAgent<R, A extends unknown[]>(
         handle.query(query, ...args),
       );
     } catch (error) {
-      const notYet = /not scheduled yet/.test(String((error as Error).cause ?? error));
+      const said = String((error as Error).cause ?? error);
+      const notYet = /not scheduled yet/.test(said);
       if (notYet && Date.now() < sent + NOT_SCHEDULED_RETRY_MS) {
         await sleep(50);
         continue;
       }
       // The server's own verdict: no worker polled the task queue lately (matching says so once it has looked).
-      const serverSaysNone = /no poller seen for task queue recently/.test(String((error as Error).cause ?? error));
+      const serverSaysNone = /no poller seen for task queue recently/.test(said);
       if (!serverSaysNone && (!timedOut(error) || Date.now() >= patience)) throw error;
       if (serverSaysNone) await sleep(250); // it answers at once: asked again below, not in a tight loop
       // No answer yet: a worker that polled since the query was sent is there (it took the query: its poll ended
