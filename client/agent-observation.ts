@@ -59,20 +59,18 @@ export async function observeAgent(client: Client, handle: WorkflowHandle): Prom
     task && task.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
       ? timestampMs(task.scheduledTime)
       : undefined;
-  const seen: Observation = {
+  const workers = { workersKnown: pollers !== undefined, workerAgeMs: newest && Math.max(0, now - newest.at) };
+  return {
     taskQueue,
     running: description.status.name === 'RUNNING',
-    workersKnown: pollers !== undefined,
-    workerAgeMs: newest && Math.max(0, now - newest.at),
+    ...workers,
     workerIdentity: newest?.identity,
-    activities: [],
+    // An activity that failed waits out its retry backoff, not for a worker, when one polls.
+    activities: pendingActivities(description, now, workerPolling(workers)),
     taskWaitingMs: taskScheduled === undefined ? undefined : Math.max(0, now - taskScheduled),
     taskAttempt: task?.attempt ?? undefined,
     status: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.status),
   };
-  // An activity that failed waits out its retry backoff, not for a worker, when one polls.
-  seen.activities = pendingActivities(description, now, workerPolling(seen));
-  return seen;
 }
 
 /** An activity the agent has out that failed and is tried again: `longrun state` shows it as `failing`. */
@@ -235,7 +233,7 @@ export async function taskQueuePolled(client: Client, taskQueue: string): Promis
 }
 
 /** Whether a worker polls the task queue (assumed when the client may not look). */
-export function workerPolling(seen: Observation): boolean {
+export function workerPolling(seen: Pick<Observation, 'workersKnown' | 'workerAgeMs'>): boolean {
   return !seen.workersKnown || (seen.workerAgeMs !== undefined && seen.workerAgeMs < WORKER_SEEN_WITHIN_MS);
 }
 
