@@ -101,15 +101,20 @@ export function createAnswering(deps: AnsweringDeps) {
       ...(completion.model ? { servedBy: completion.model } : {}),
     };
     output.end({ toolCalls: toolCalls.length, ...served });
-    await output.flush();
     const reply: ChatMessage = {
       role: 'assistant',
       content,
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
-    const record = await untilStored(() => save(agent, replyId, reply, counting));
     const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
-    await search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
+    // The stream's last items written while the reply is stored and then indexed (the index names stored bodies only).
+    const [, record] = await Promise.all([
+      output.flush(),
+      untilStored(() => save(agent, replyId, reply, counting)).then(async (stored) => {
+        await search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
+        return stored;
+      }),
+    ]);
     return {
       record,
       content: text,
