@@ -144,7 +144,7 @@ const resultsSinceUser = (messages: ChatMessage[]) => {
 
 async function historyOf(client: Client, workflowId: string): Promise<Event[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []);
+  return history.events ?? [];
 }
 
 /** The floor: Updates on bench/floor-workflow.ts, each one profiled whole. */
