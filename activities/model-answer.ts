@@ -21,6 +21,7 @@ import type { MessageStore } from './messages.ts';
 import type { SearchWrites } from './search-writes.ts';
 import { interruptSignal, untilStored, withHeartbeat } from './stored.ts';
 import type { AgentStream } from './stream.ts';
+import type { StreamAnnouncement } from '../contract/stream.ts';
 import { observeModelCall } from './telemetry.ts';
 import type { ToolRegistry } from './tools.ts';
 import { readUsage } from './usage.ts';
@@ -46,8 +47,15 @@ export function createAnswering(deps: AnsweringDeps) {
   const { openai, tools, objects, measure, save, search, stream, streamModel } = deps;
   const loadRequest = createRequestLoading(deps);
 
-  /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
-  async function answer(input: AnswerInput, fresh: Map<string, ChatMessage>): Promise<FullReply> {
+  /**
+   * Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply; `lead` goes to the
+   * stream before the call's own output, in its first write.
+   */
+  async function answer(
+    input: AnswerInput,
+    fresh: Map<string, ChatMessage>,
+    lead: readonly StreamAnnouncement[] = [],
+  ): Promise<FullReply> {
     const { model, replyId, toolChoice, counting } = input;
     const agent = agentLife(input);
     const messages = await loadRequest(input, fresh);
@@ -56,7 +64,7 @@ export function createAnswering(deps: AnsweringDeps) {
     const context = Context.current();
     const interrupt = interruptSignal(context);
     const output = stream.modelCall(agent, { call: replyId, attempt: context.info.attempt });
-    output.start(model);
+    output.start(model, lead);
     const { completion, content, text, toolCalls } = await observeModelCall(
       'turn',
       model,

@@ -9,6 +9,9 @@
  *
  *   node bench/step-profile.ts [--steps 20] [--turns 3] [--json]
  *
+ * `--steps 0`: turns without tools (a model call each), each profiled whole from its Update's acceptance to its
+ * completion, as `npm run bench`'s turn overhead times them.
+ *
  * The times are the server's clock; the counts are the same on any machine under any load.
  */
 import { randomUUID } from 'node:crypto';
@@ -129,6 +132,15 @@ export function stepsOf(events: Event[]): StepProfile[] {
   });
 }
 
+/** Each Update in `events` from its acceptance to its completion, the first `skip` left out (warm-up). */
+export function updatesOf(events: Event[], skip: number): StepProfile[] {
+  const accepted = events.flatMap((e, i) => (kindOf(e) === 'workflowExecutionUpdateAccepted' ? [i] : []));
+  return accepted.slice(skip).flatMap((start) => {
+    const end = events.findIndex((e, i) => i > start && kindOf(e) === 'workflowExecutionUpdateCompleted');
+    return end < 0 ? [] : [profileOf(events.slice(start, end + 1), at(events[end]!) - at(events[start]!))];
+  });
+}
+
 const tool = defineTool({
   name: 'work',
   description: 'Does one step of work',
@@ -167,12 +179,7 @@ async function floorProfile(
     const handle = await client.workflow.start('floorWorkflow', { taskQueue, workflowId: taskQueue });
     for (let i = 0; i < updates; i++) await handle.executeUpdate(echoUpdate, { args: [`u${i}`] });
     await handle.executeUpdate('stop');
-    const events = await historyOf(client, taskQueue);
-    const bounds = events.flatMap((e, i) => (kindOf(e) === 'workflowExecutionUpdateAccepted' ? [i] : []));
-    return bounds.slice(1, updates).map((start, k) => {
-      const end = bounds[k + 2] ?? events.length - 1;
-      return profileOf(events.slice(start, end), at(events[end]!) - at(events[start]!));
-    });
+    return updatesOf(await historyOf(client, taskQueue), 1);
   } finally {
     worker.shutdown();
     await running;
@@ -275,8 +282,11 @@ async function main(): Promise<void> {
   });
   const steps = Number(values.steps);
   const turns = Number(values.turns);
-  if (!Number.isInteger(steps) || steps < 2 || steps > 500) throw new Error(`--steps: ${values.steps} (2 to 500)`);
-  if (!Number.isInteger(turns) || turns < 1 || turns > 20) throw new Error(`--turns: ${values.turns} (1 to 20)`);
+  if (!Number.isInteger(steps) || steps < 0 || steps === 1 || steps > 500)
+    throw new Error(`--steps: ${values.steps} (0, a turn without tools; or 2 to 500)`);
+  const least = steps === 0 ? 3 : 1;
+  if (!Number.isInteger(turns) || turns < least || turns > 100)
+    throw new Error(`--turns: ${values.turns} (${least} to 100)`);
   const log = (text: string) => console.log(text);
   stopOnSignals(log);
   const stack = await startBenchStack(log);
@@ -305,27 +315,34 @@ async function main(): Promise<void> {
     const agentId = `profile-${randomUUID().slice(0, 8)}`;
     await startAgent(agents.client, { agentId, model: 'gpt-4o-mini', taskQueue: agents.taskQueue });
     for (let t = 0; t < turns; t++) {
-      storage.state.on = t === turns - 1; // the last turn's storage
+      // The last turn's storage; without tools, every turn's after the first.
+      storage.state.on = steps === 0 ? t > 0 : t === turns - 1;
       await sendMessage(agents.client, agentId, `task ${t}: do ${steps} steps of work`);
     }
     storage.state.on = false;
     const run = await agentHandle(agents.client, agentId).describe();
-    const agentSteps = stepsOf(await historyOf(agents.client, run.workflowId));
+    const history = await historyOf(agents.client, run.workflowId);
+    // Without tools a step is a whole turn, its Update with it: each turn after the first.
+    const agentSteps = steps === 0 ? updatesOf(history, 1) : stepsOf(history).slice(1);
     await closeAgent(agents.client, agentId);
     const connection = await NativeConnection.connect(stack.temporal.connectionOptions);
-    const floor = await floorProfile(agents.client, connection, stack.temporal.namespace, steps + 1);
+    const floor = await floorProfile(agents.client, connection, stack.temporal.namespace, agentSteps.length + 1);
     await connection.close();
-    const step = medianProfile(agentSteps.slice(1));
+    const step = medianProfile(agentSteps);
     const echo = medianProfile(floor);
     if (values.json) {
       const ops = { ...Object.fromEntries(storage.ops), busyMs: busyMs(storage.spans) };
       console.log(JSON.stringify({ step, floor: echo, steps: agentSteps, storage: ops }, null, 2));
       return;
     }
-    log(`\nthe last turn's ${agentSteps.length} steps (the median of each figure, the first step left out)`);
-    log(line('step', step));
+    log(
+      steps === 0
+        ? `\n${agentSteps.length} turns without tools, each one model call (the median of each figure, the first turn left out)`
+        : `\nthe last turn's steps (the median of each figure over ${agentSteps.length}, the first step left out)`,
+    );
+    log(line(steps === 0 ? 'turn' : 'step', step));
     log(line('floor (Update + echo activity)', echo));
-    const calls = steps + 1;
+    const calls = steps === 0 ? turns - 1 : steps + 1;
     const sum = [...storage.ops.values()].reduce((total, op) => total + op.ms, 0);
     log(
       `S3 in the last turn, per step (${calls} model calls): ${(busyMs(storage.spans) / calls).toFixed(1)} ms with ` +
