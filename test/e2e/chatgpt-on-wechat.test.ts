@@ -1,15 +1,18 @@
 /**
- * The chatgpt-on-wechat preset on a real agent (issue 31): the tool results of earlier turns over 20,000 characters
- * are cut before every decision loop, the turn in progress keeping its own whole; over the turn limit the oldest half
- * of the turns is trimmed once, the summary injected into the first kept user message, which stays a user turn.
+ * The chatgpt-on-wechat preset on a real agent (issues 31 and 45): the tool results of earlier turns over 20,000
+ * characters are cut before every decision loop, the turn in progress keeping its own whole; over the turn limit the
+ * oldest half of the turns is trimmed once, the summary injected into the first kept user message, which stays a user
+ * turn; over the budget with fewer than 5 turns, each turn keeps its first user text and last reply, and no summary is
+ * made; on a provider overflow, the user's text and the tool result of the turn in progress are cut to 10,000
+ * characters too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentContext, compactionEvents } from '../../client/reads.ts';
+import { agentContext, agentProgress, compactionEvents } from '../../client/reads.ts';
 import { sendMessage, startAgent } from '../../client/agents.ts';
 import { defineTool } from '../../activities/tools.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { newAgentId, startHarness } from '../support/harness.ts';
+import { isSummaryRequest, newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
 /** A page of 30,000 characters: numbered lines, so that its head and tail can be told apart. */
@@ -24,6 +27,22 @@ const fetchPage = defineTool({
   run: () => Promise.resolve(PAGE),
 });
 
+/** Rows of about 4,000 characters: a result well under the cut's 20,000. */
+const ROWS = Array.from({ length: 100 }, (_, i) => `row ${String(i).padStart(3, '0')}: ${'abcdefghij'.repeat(3)}`).join(
+  '\n',
+);
+
+const listRows = defineTool({
+  name: 'list_rows',
+  description: 'List the rows',
+  parameters: { type: 'object', properties: {} },
+  run: () => Promise.resolve(ROWS),
+});
+
+/** The system prompt of agents whose provider refuses a request holding a message over 11,000 characters. */
+const OVERFLOW_PROMPT = 'cow overflow test';
+const OVERFLOW_CHARS = 11_000;
+
 const note = defineTool({
   name: 'note',
   description: 'Take a note',
@@ -37,14 +56,27 @@ let calls = 0;
 beforeAll(async () => {
   h = await startHarness(
     (request) => {
-      const last = request.body.messages.at(-1)!;
-      // After the page, one more step (a small note) in the same turn, then the answer.
+      const { messages } = request.body;
+      const last = messages.at(-1)!;
+      if (messages[0]?.content === OVERFLOW_PROMPT && messages.some((m) => textOf(m.content).length > OVERFLOW_CHARS)) {
+        return { status: 400, error: "This model's maximum context length is 4096 tokens. Please reduce the length." };
+      }
+      // After the page, one more step (a small note) in the same turn, then the answer; after the rows, the answer.
       if (last.role === 'tool' && textOf(last.content) === 'noted') return { content: 'fetched' };
+      if (last.role === 'tool' && textOf(last.content).startsWith('row 000')) return { content: 'listed' };
       if (last.role === 'tool') {
         return {
           content: null,
           toolCalls: [
             { id: `call_${++calls}`, type: 'function' as const, function: { name: 'note', arguments: '{}' } },
+          ],
+        };
+      }
+      if (last.role === 'user' && textOf(last.content).includes('list')) {
+        return {
+          content: null,
+          toolCalls: [
+            { id: `call_${++calls}`, type: 'function' as const, function: { name: 'list_rows', arguments: '{}' } },
           ],
         };
       }
@@ -58,7 +90,7 @@ beforeAll(async () => {
       }
       return { content: `ok: ${textOf(last.content).slice(-12)}` };
     },
-    [fetchPage, note],
+    [fetchPage, note, listRows],
     { summaryModel: null },
   );
 }, 120_000);
@@ -126,5 +158,74 @@ describe('chatgpt-on-wechat', () => {
     // Counted as a turn: 2 turns now (the goal, the host), so the 6th message (4 > 3) trims again, not the 7th.
     for (let turn = 5; turn <= 6; turn++) await sendMessage(h.client, agentId, `message number ${turn}`);
     expect(await compactionEvents(h.client, agentId)).toHaveLength(2);
+  });
+
+  it('"under 5 turns keep only first user text and last reply per turn", and no summary: the user\'s words as sent', async () => {
+    // The budget: what one turn of rows leaves, and some; the second turn's rows pass it.
+    const probe = newAgentId('cow-probe');
+    await startAgent(h.client, {
+      agentId: probe,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compaction: { preset: 'chatgpt-on-wechat' },
+    });
+    await sendMessage(h.client, probe, 'Please list the rows.');
+    const oneTurn = (await agentProgress(h.client, probe)).contextTokens;
+
+    const agentId = newAgentId('cow-few');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      compaction: { preset: 'chatgpt-on-wechat', maxTokens: oneTurn + 300 },
+    });
+    await sendMessage(h.client, agentId, 'Please list the rows.');
+    const from = h.model.requests.length;
+    await sendMessage(h.client, agentId, 'Please list the rows once more.');
+    const [trimmed] = await compactionEvents(h.client, agentId);
+    expect(trimmed).toMatchObject({ trigger: 'auto', strategies: ['trim-turns'] });
+    // The first turn's tool chain (its call and its result) left with nothing in its place: no summary anywhere.
+    const context = await agentContext(h.client, agentId);
+    expect(context.some((m) => m.kind === 'summary' || m.kind === 'ledger')).toBe(false);
+    expect(h.model.requests.slice(from).some(isSummaryRequest)).toBe(false);
+    const last = h.model.requests.at(-1)!.body.messages;
+    expect(last.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'tool']);
+    expect(last.slice(0, 3).map((m) => textOf(m.content))).toEqual([
+      'Please list the rows.',
+      'listed',
+      'Please list the rows once more.',
+    ]);
+    expect((await sendMessage(h.client, agentId, 'Thanks.')).reply).toMatch(/^ok/);
+  });
+
+  it('"on a provider overflow error: trim hard (10k chars, 5 turns)": the request in progress and its page cut too', async () => {
+    const agentId = newAgentId('cow-overflow');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      systemPrompt: OVERFLOW_PROMPT,
+      compaction: { preset: 'chatgpt-on-wechat' },
+    });
+    const request = `Please fetch the page.\n${PAGE.slice(0, 12_000)}`; // a 12,000-character paste
+    const from = h.model.requests.length;
+    expect(await sendMessage(h.client, agentId, request)).toMatchObject({ reply: 'fetched' });
+    const events = await compactionEvents(h.client, agentId);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.trigger === 'overflow' && e.strategies.includes('trim-turns'))).toBe(true);
+    // Every request the provider took holds no message over its limit: the user's text and the page went cut, each
+    // its head, the notice and its tail.
+    const taken = h.model.requests
+      .slice(from)
+      .filter((r) => !r.body.messages.some((m) => textOf(m.content).length > OVERFLOW_CHARS));
+    const final = taken.at(-1)!.body.messages;
+    const user = textOf(final.find((m) => m.role === 'user')!.content);
+    expect(user.startsWith('Please fetch the page.')).toBe(true);
+    expect(user).toMatch(/characters omitted/);
+    expect(user.endsWith(request.slice(-100))).toBe(true);
+    const page = textOf(final.find((m) => m.role === 'tool')!.content);
+    expect(page.startsWith('line 0000 of the page')).toBe(true);
+    expect(page).toMatch(/characters omitted/);
+    expect(page.length).toBeLessThanOrEqual(OVERFLOW_CHARS);
   });
 });
