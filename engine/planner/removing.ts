@@ -42,20 +42,15 @@ export function summarizeCurrentTurn(p: Planning): StepResult {
   return { ids };
 }
 
-/**
- * Keeps only the user's text and the final reply of each completed, unprotected turn; the rest goes into the summary,
- * or, `into: 'nothing'`, leaves with nothing in its place (chatgpt-on-wechat's trim under 5 turns: stored, listed as
- * removed, searchable, but no summary).
- */
-export function compactTurns({ board }: Planning, into: 'summary' | 'nothing' = 'summary'): StepResult {
+/** Keeps only the user's text and the final reply of each completed, unprotected turn. */
+export function compactTurns({ board }: Planning): StepResult {
   const ids: string[] = [];
   for (const [turn, found] of board.removableTurns('none')) {
     const inTurn = found.flatMap((s) => board.stepSlots[s]!).filter((x) => x.op.op !== 'drop');
     const finalReply = inTurn.findLast((x) => x.meta.role === 'assistant' && !(x.meta.toolCallIds?.length ?? 0));
     for (const slot of inTurn) {
       if (slot.protect === 'fixed' || slot === finalReply || opensTurn(slot.meta) || slot.turn !== turn) continue;
-      if (into === 'summary') board.summarize(slot);
-      else board.replace(slot, { op: 'drop', id: slot.meta.id }, 0);
+      board.summarize(slot);
       ids.push(slot.meta.id);
     }
   }
@@ -178,9 +173,10 @@ export const TRIM_HALF_FROM_TURNS = 5;
 /**
  * chatgpt-on-wechat's trimming, once per compaction (no second pass): over the turn limit, or over the token budget
  * with at least {@link TRIM_HALF_FROM_TURNS} turns, the oldest half of the turns (whole turns; the goal stays, for
- * its turn); over the budget with fewer, every completed turn down to its first user
- * text and its last reply, with no summary. Inside one long turn (ours), the oldest half of its steps. On a provider
- * overflow, {@link trimForOverflow}. Then, when the message bound fired, {@link withinMessageBound}.
+ * its turn); over the budget with fewer, every completed turn down to its first user text and its last reply, its
+ * tool chains into the summary (ours: the document writes none). Inside one long turn (ours), the oldest half of its
+ * steps. On a provider overflow, {@link trimForOverflow}. Then, when the message bound fired,
+ * {@link withinMessageBound}.
  */
 export function trimTurns(p: Planning): StepResult {
   const trimmed = trimOnce(p);
@@ -202,10 +198,8 @@ function trimOnce(p: Planning): StepResult {
       note: `the oldest ${Math.floor(turns / 2)} of ${turns} turns trimmed`,
     };
   }
-  if (turns >= 2) {
-    // "and nothing else": the tool chains leave with no summary in their place.
-    return { ...compactTurns(p, 'nothing'), note: `${turns} turns: each keeps its first user text and last reply` };
-  }
+  // (Its document writes no summary here; ours does: nothing leaves a context without one, the coverage invariant.)
+  if (turns >= 2) return { ...compactTurns(p), note: `${turns} turns: each keeps its first user text and last reply` };
   // One long turn (an agent loop under one message): the oldest half of its compactable steps.
   const steps = board.removableSteps('none');
   return { ids: board.summarizeSteps(steps.slice(0, Math.ceil(steps.length / 2))) };

@@ -17,9 +17,7 @@ export function removedOf(board: Board, steps: readonly PlanStep[], summary: Sum
   for (const slot of board.slots) {
     if (slot.op.op === 'keep') continue;
     const step = lastStepOf.get(slot.meta.id);
-    // A drop goes into the summary, but for a trim that leaves nothing in its place (chatgpt-on-wechat's turns
-    // down to their words and replies).
-    const replacedBy = slot.op.op === 'drop' ? (slot.summarized ? 'summary' : undefined) : REPLACED_KIND[slot.op.op];
+    const replacedBy = slot.op.op === 'drop' ? 'summary' : REPLACED_KIND[slot.op.op];
     removed.push({
       id: slot.meta.id,
       role: slot.meta.role,
@@ -27,7 +25,7 @@ export function removedOf(board: Board, steps: readonly PlanStep[], summary: Sum
       key: originalKeyOf(slot.meta),
       // A previous summary folded into the new one is removed by the step that made the new one.
       by: step?.strategy ?? steps.find((s) => s.summary)!.strategy,
-      ...(replacedBy ? { replacedBy } : {}),
+      replacedBy,
     });
   }
   if (summary?.placement.mode === 'prepend') {

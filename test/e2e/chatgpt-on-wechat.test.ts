@@ -2,17 +2,18 @@
  * The chatgpt-on-wechat preset on a real agent (issues 31 and 45): the tool results of earlier turns over 20,000
  * characters are cut before every decision loop, the turn in progress keeping its own whole; over the turn limit the
  * oldest half of the turns is trimmed once, the summary injected into the first kept user message, which stays a user
- * turn; over the budget with fewer than 5 turns, each turn keeps its first user text and last reply, and no summary is
- * made; on a provider overflow, the user's text and the tool result of the turn in progress are cut to 10,000
- * characters too.
+ * turn; over the budget with fewer than 5 turns, each turn keeps its first user text and last reply, the tool chains
+ * going into the summary (ours: the coverage invariant); on a provider overflow, the user's text and the tool result
+ * of the turn in progress are cut to 10,000 characters too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentContext, agentProgress, compactionEvents } from '../../client/reads.ts';
-import { sendMessage, startAgent } from '../../client/agents.ts';
+import { agentContext, agentProgress, compactionEvents, storedCompactionEvents } from '../../client/reads.ts';
+import { agentState, sendMessage, startAgent } from '../../client/agents.ts';
+import { EXTRACTIVE_LABEL } from '../../engine/extractive.ts';
 import { defineTool } from '../../activities/tools.ts';
 import { textOf } from '../../engine/messages.ts';
 import type { RecordedRequest } from '../../llm/chat-server.ts';
-import { isSummaryRequest, newAgentId, startHarness } from '../support/harness.ts';
+import { newAgentId, startHarness } from '../support/harness.ts';
 import type { Harness } from '../support/harness.ts';
 
 /** A page of 30,000 characters: numbered lines, so that its head and tail can be told apart. */
@@ -160,7 +161,7 @@ describe('chatgpt-on-wechat', () => {
     expect(await compactionEvents(h.client, agentId)).toHaveLength(2);
   });
 
-  it('"under 5 turns keep only first user text and last reply per turn", and no summary: the user\'s words as sent', async () => {
+  it('"under 5 turns keep only first user text and last reply per turn": the tool chain into the summary (ours), the user\'s words as sent', async () => {
     // The budget: what one turn of rows leaves, and some; the second turn's rows pass it.
     const probe = newAgentId('cow-probe');
     await startAgent(h.client, {
@@ -180,21 +181,40 @@ describe('chatgpt-on-wechat', () => {
       compaction: { preset: 'chatgpt-on-wechat', maxTokens: oneTurn + 300 },
     });
     await sendMessage(h.client, agentId, 'Please list the rows.');
-    const from = h.model.requests.length;
+    const chain = (await agentContext(h.client, agentId)).filter((m) => m.role === 'tool' || m.toolCallIds?.length);
+    expect(chain.map((m) => m.role)).toEqual(['assistant', 'tool']);
     await sendMessage(h.client, agentId, 'Please list the rows once more.');
-    const [trimmed] = await compactionEvents(h.client, agentId);
-    expect(trimmed).toMatchObject({ trigger: 'auto', strategies: ['trim-turns'] });
-    // The first turn's tool chain (its call and its result) left with nothing in its place: no summary anywhere.
+    // One compaction, one pass.
+    const events = await compactionEvents(h.client, agentId);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ trigger: 'auto', strategies: ['trim-turns'], responseFormat: 'none' });
+    // The first turn's tool chain (its call and its result) left into the summary (extractive: no summary model),
+    // which names it: each id listed as removed into it, its call and the head of its result quoted.
+    const [event] = await storedCompactionEvents(h.store, await agentState(h.client, agentId), [events[0]!.seq]);
+    const removed = new Map(event!.removed.map((r) => [r.id, r]));
+    for (const m of chain) expect(removed.get(m.id)).toMatchObject({ by: 'trim-turns', replacedBy: 'summary' });
     const context = await agentContext(h.client, agentId);
-    expect(context.some((m) => m.kind === 'summary' || m.kind === 'ledger')).toBe(false);
-    expect(h.model.requests.slice(from).some(isSummaryRequest)).toBe(false);
+    const host = context.find((m) => m.kind === 'summary')!;
+    expect(host).toMatchObject({ role: 'user', userTurn: true });
+    expect(context.some((m) => chain.some((c) => c.id === m.id))).toBe(false);
+    // The next request: the first turn its request and its reply; the user's words as sent, the second request's
+    // after the summary at its head (it stays a user turn), then longrun's task ledger, the call and its rows.
     const last = h.model.requests.at(-1)!.body.messages;
-    expect(last.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'tool']);
-    expect(last.slice(0, 3).map((m) => textOf(m.content))).toEqual([
-      'Please list the rows.',
-      'listed',
-      'Please list the rows once more.',
+    expect(last.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'user', 'assistant', 'tool']);
+    expect(context.map((m) => m.kind ?? 'normal')).toEqual([
+      'normal',
+      'normal',
+      'summary',
+      'ledger',
+      'normal',
+      'normal',
+      'normal',
     ]);
+    expect(last.slice(0, 2).map((m) => textOf(m.content))).toEqual(['Please list the rows.', 'listed']);
+    const hostText = textOf(last[2]!.content);
+    expect(hostText).toContain(EXTRACTIVE_LABEL);
+    expect(hostText).toMatch(/list_rows\(\{\}\) → row 000: /);
+    expect(hostText.endsWith("[The user's message continues:]\nPlease list the rows once more.")).toBe(true);
     expect((await sendMessage(h.client, agentId, 'Thanks.')).reply).toMatch(/^ok/);
   });
 

@@ -94,23 +94,39 @@ describe('chatgpt-on-wechat as its document says (issue 45)', () => {
     expect(dueAfter(after(c, p), p, 1_000_000)).toBeUndefined();
   });
 
-  it('"under 5 turns keep only first user text and last reply per turn", and nothing else: no summary', () => {
+  it('"under 5 turns keep only first user text and last reply per turn": the tool chains into the summary (ours), the user\'s words as sent', () => {
     const c = context().system().user(); // the goal's turn, then 3 turns of long tool chains, then a new message
     for (let i = 0; i < 3; i++) c.user().tools([9_000, 19_000], [9_000, 19_000]).reply();
     const p = plan(c, 1_000_000);
+    expect(p.reason).toMatch(/^tokens \d+ > 50000$/);
+    // One pass: no second step, and the next decision loop does not compact again.
     expect(p.steps.map((s) => s.strategy)).toEqual(['trim-turns']);
-    expect(p.summary).toBeUndefined();
+    expect(p.steps[0]!.note).toBe('4 turns: each keeps its first user text and last reply');
+    const chains: string[] = [];
     c.messages.forEach((m, i) => {
       const lastTurn = i >= c.messages.length - 4;
       const chain = m.role === 'tool' || (m.toolCallIds?.length ?? 0) > 0;
+      if (chain && !lastTurn) chains.push(m.id);
       expect(p.operations[i]!.op, m.id).toBe(chain && !lastTurn ? 'drop' : 'keep');
     });
-    // Every removed message is listed with its stored original, replaced by nothing.
-    expect(p.removed).toHaveLength(6);
-    expect(p.removed.every((r) => r.replacedBy === undefined && r.key === `agents/t/messages/${r.id}.json`)).toBe(true);
-    // The context left: the user's messages as they were (none became a summary), each turn's last reply.
+    expect(chains).toHaveLength(6);
+    // What left is named by the summary (the coverage invariant: its document writes none), each id in its span,
+    // listed as removed into it with its stored original; the summary model writes it.
+    expect(p.summary).toMatchObject({
+      writer: 'model',
+      coverage: { firstId: chains[0], lastId: chains[5], messages: 6 },
+    });
+    for (const id of chains) expect(p.summary!.spanIds).toContain(id);
+    for (const id of chains) {
+      expect(p.removed.find((r) => r.id === id)).toMatchObject({
+        by: 'trim-turns',
+        replacedBy: 'summary',
+        key: `agents/t/messages/${id}.json`,
+      });
+    }
+    // The context left: each earlier turn its first user text and its last reply; the user's messages as they were,
+    // but the first kept one after the chains, which hosts the summary before its own text and stays a turn.
     const next = after(c, p);
-    expect(next.some((m) => m.kind === 'summary')).toBe(false);
     expect(next.map((m) => m.role)).toEqual([
       'system',
       'user',
@@ -124,7 +140,26 @@ describe('chatgpt-on-wechat as its document says (issue 45)', () => {
       'tool',
       'assistant',
     ]);
+    const hostId = c.messages.at(-5)!.id;
+    expect(p.summary!.placement).toEqual({ mode: 'prepend', id: hostId });
+    const users = c.messages.filter((m) => m.role === 'user');
+    for (const m of users) {
+      const kept = next.find((n) => n.id === m.id)!;
+      if (m.id === hostId) expect(kept).toMatchObject({ kind: 'summary', userTurn: true, ref: m.key });
+      else expect(kept).toBe(m); // as sent
+    }
+    for (const turn of [1, 2]) {
+      const opener = openers(c.messages)[turn]!;
+      const reply = c.messages[openers(c.messages)[turn + 1]! - 1]!;
+      expect(reply.role).toBe('assistant');
+      expect(next.map((m) => m.id)).toEqual(expect.arrayContaining([c.messages[opener]!.id, reply.id]));
+    }
     expect(next.filter(isUserTurn)).toHaveLength(4);
+    expect(dueAfter(next, p, 1_000_000)).toBeUndefined();
+    // No summary model: the same trim, the summary extractive.
+    const offline = plan(c, 1_000_000, { summarizer: 'none' });
+    expect(offline.operations).toEqual(p.operations);
+    expect(offline.summary).toMatchObject({ writer: 'extractive', spanIds: p.summary!.spanIds });
   });
 
   it('"summary injected into the first kept user message": the host keeps its own words and still counts as a turn', () => {
