@@ -13,7 +13,7 @@ import { isUserTurn } from '../engine/messages.ts';
 import { gateFiresWith } from '../engine/trigger.ts';
 import type { BlobStore } from '../storage/s3.ts';
 import { createAnswering } from './model-answer.ts';
-import type { AnsweringDeps, ServedBy } from './model-answer.ts';
+import type { AnsweringDeps, FullReply, ServedBy } from './model-answer.ts';
 import { leanReply } from './model-reply.ts';
 import type { ToolRunner } from './run-tool.ts';
 import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
@@ -88,7 +88,7 @@ export function createModelCall(deps: ModelCallDeps) {
       await Promise.all([indexing, announced]);
       return { stored, compactionDue: due.reason };
     }
-    const [reply] = await Promise.all([
+    const [{ indexed, ...reply }] = await Promise.all([
       step?.reply ? storedReply(input, step.reply) : answer(input, fresh, leading ? opening : []),
       indexing,
     ]);
@@ -102,6 +102,22 @@ export function createModelCall(deps: ModelCallDeps) {
     }
     // The blocks of messages the reply is past: every message before it is stored (and indexed) by now.
     await Promise.all([search.sealBefore(agent, input.replyId), announced]);
+    try {
+      return await afterReply(input, step, reply, stored);
+    } finally {
+      await indexed; // before the activity completes, on every path (it never rejects)
+    }
+  }
+
+  /** The turn's end on the stream, or the reply's plain tool calls run (RunCalls). */
+  async function afterReply(
+    input: WholeCallModelInput,
+    step: StepProgress | undefined,
+    reply: FullReply,
+    stored: ContextRecord[],
+  ): Promise<CallModelResult> {
+    const agent = agentLife(input);
+    const { counting } = input;
     if (reply.toolCalls.length === 0 && input.turn) {
       const { turn, step } = input.turn;
       await stream.announce(agent, [

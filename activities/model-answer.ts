@@ -26,8 +26,11 @@ import { observeModelCall } from './telemetry.ts';
 import type { ToolRegistry } from './tools.ts';
 import { readUsage } from './usage.ts';
 
-/** A reply as the model call holds it before it is made lean: its calls with their arguments. */
-export type FullReply = ModelReply & { toolCalls: ToolCall[] };
+/**
+ * A reply as the model call holds it before it is made lean: its calls with their arguments; and, answered now, its
+ * indexing under way (`indexed`: never rejects; the activity awaits it before it completes, not before the tools run).
+ */
+export type FullReply = ModelReply & { toolCalls: ToolCall[]; indexed?: Promise<void> };
 
 /** What a stored reply's call reported: its usage and the model that served it. */
 export type ServedBy = Pick<ModelReply, 'usage' | 'servedBy'>;
@@ -115,20 +118,11 @@ export function createAnswering(deps: AnsweringDeps) {
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
     const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
-    // The stream's last items written while the reply is stored and then indexed (the index names stored bodies only).
-    const [, record] = await Promise.all([
-      output.flush(),
-      untilStored(() => save(agent, replyId, reply, counting)).then(async (stored) => {
-        await search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
-        return stored;
-      }),
-    ]);
-    return {
-      record,
-      content: text,
-      toolCalls,
-      ...served,
-    };
+    // The stream's last items written while the reply is stored; then indexed (the index names stored bodies only)
+    // while the turn goes on.
+    const [, record] = await Promise.all([output.flush(), untilStored(() => save(agent, replyId, reply, counting))]);
+    const indexed = search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
+    return { record, content: text, toolCalls, ...served, indexed };
   }
 
   /** A reply stored by an earlier attempt of the model call (its heartbeats said so), read back, not asked again. */

@@ -45,6 +45,8 @@ export interface StepProfile {
   activities: Record<string, { count: number; ms: number }>;
   /** Milliseconds in activities outside any workflow task. */
   activityMs: number;
+  /** Of the activities' time, milliseconds from their scheduling to a worker's start (the task queue's wait). */
+  activityQueueMs: number;
   /** Events other than workflow tasks' and activities', by type. */
   other: Record<string, number>;
 }
@@ -65,6 +67,7 @@ export function profileOf(events: Event[], ms: number): StepProfile {
     workflowTaskMs: 0,
     activities: {},
     activityMs: 0,
+    activityQueueMs: 0,
     other: {},
   };
   const scheduled = new Map<string, { type: string; at: number }>();
@@ -87,7 +90,10 @@ export function profileOf(events: Event[], ms: number): StepProfile {
       const entry = (profile.activities[begun.type] ??= { count: 0, ms: 0 });
       entry.count++;
       entry.ms += at(e) - begun.at;
-    } else if (kind !== 'workflowTaskStarted' && kind !== 'activityTaskStarted') {
+    } else if (kind === 'activityTaskStarted') {
+      const begun = scheduled.get(String(e.activityTaskStartedEventAttributes!.scheduledEventId));
+      if (begun) profile.activityQueueMs += at(e) - begun.at;
+    } else if (kind !== 'workflowTaskStarted') {
       profile.other[kind] = (profile.other[kind] ?? 0) + 1;
     }
   }
@@ -245,6 +251,7 @@ export function medianProfile(steps: StepProfile[]): StepProfile {
     workflowTasks: median(steps.map((s) => s.workflowTasks)),
     workflowTaskMs: median(steps.map((s) => s.workflowTaskMs)),
     activityMs: median(steps.map((s) => s.activityMs)),
+    activityQueueMs: median(steps.map((s) => s.activityQueueMs)),
     activities: Object.fromEntries(
       types.map((t) => [
         t,
@@ -267,7 +274,8 @@ const line = (label: string, p: StepProfile) => {
     .join(', ');
   return (
     `${label}: ${p.ms.toFixed(0)} ms, ${p.events} events, ${p.workflowTasks} workflow tasks ` +
-    `(${p.workflowTaskMs.toFixed(0)} ms), activities ${p.activityMs.toFixed(0)} ms outside them [${activities}]` +
+    `(${p.workflowTaskMs.toFixed(0)} ms), activities ${p.activityMs.toFixed(0)} ms outside them, ` +
+    `${p.activityQueueMs.toFixed(0)} of it before a worker started them [${activities}]` +
     `, between ${Math.max(0, p.ms - p.workflowTaskMs - p.activityMs).toFixed(0)} ms; other events: ${other || 'none'}`
   );
 };
