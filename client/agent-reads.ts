@@ -102,7 +102,7 @@ export async function readAgent<R, A extends unknown[]>(
     const final = (await client.workflow.getHandle(description.workflowId, description.runId).result()) as AgentState;
     return fromResult(final);
   }
-  const polling = await taskQueuePolled(client, description.taskQueue);
+  const polling = await firstPollSeen(client, description.taskQueue);
   if (polling.polled === false)
     throw new AgentNotAnsweringError(snapshotOf(agentId, description, polling), polling.text);
   const sent = Date.now();
@@ -156,6 +156,20 @@ export async function readAgent<R, A extends unknown[]>(
             : ''),
       );
     }
+  }
+}
+
+/**
+ * Whether a worker polls the task queue; when the server has seen none poll it at all, looked at again for up to
+ * {@link SECOND_LOOK_MS}: a worker started a moment ago (a replay's own, a team's just deployed) is listed once its
+ * first poll has reached the server. A worker seen polling before is not waited for (its last poll says when).
+ */
+async function firstPollSeen(client: Client, taskQueue: string): Promise<TaskQueuePolling> {
+  const until = Date.now() + SECOND_LOOK_MS;
+  for (;;) {
+    const polling = await taskQueuePolled(client, taskQueue);
+    if (polling.polled !== false || polling.lastPollAt !== undefined || Date.now() >= until) return polling;
+    await sleep(250);
   }
 }
 

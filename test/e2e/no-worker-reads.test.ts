@@ -13,7 +13,10 @@ import { compactionStats } from '../../client/reads.ts';
 import { connectClient } from '../../config/temporal.ts';
 import type { AgentState } from '../../contract/state.ts';
 import type { ReplayReport } from '../../commands/replay-report.ts';
-import { agentWithCompactions, newAgentId, startHarness } from '../support/harness.ts';
+import { agentWithCompactions, newAgentId, sharedBundle, startHarness } from '../support/harness.ts';
+import { createAgentWorker } from '../../worker/worker.ts';
+import { createOpenAI } from '../../llm/openai.ts';
+import { taskQueuePolled } from '../../client/agent-observation.ts';
 import type { Harness } from '../support/harness.ts';
 import { cliEnv, runLongrun, STACK_TRACE } from '../support/longrun-cli.ts';
 
@@ -32,6 +35,39 @@ async function harness(): Promise<Harness> {
 }
 
 describe('reading an agent without a worker', () => {
+  it('a worker whose first poll comes just after the question answers it (a task queue never polled is looked at again)', async () => {
+    const h = await harness();
+    const agentId = newAgentId('late-worker');
+    const taskQueue = `late-${agentId}`;
+    await startAgent(h.client, { agentId, model: 'gpt-4o-mini', taskQueue });
+    // Made, not yet polling: it starts a moment after the read has looked and seen no worker at all.
+    const { worker, connection } = await createAgentWorker({
+      temporal: h.temporal,
+      taskQueue,
+      deps: {
+        store: h.store,
+        openai: createOpenAI({ apiKey: 'test-key', baseURL: h.model.baseURL, timeoutMs: 10_000 }),
+      },
+      workflowBundle: await sharedBundle(),
+    });
+    try {
+      const reading = agentState(h.client, agentId);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await taskQueuePolled(h.client, taskQueue)).lastPollAt).toBeUndefined(); // none ever polled
+      const running = worker.run();
+      try {
+        const state = await reading;
+        expect(state.model).toBe('gpt-4o-mini');
+      } finally {
+        await agentHandle(h.client, agentId).terminate('test done');
+        worker.shutdown();
+        await running;
+      }
+    } finally {
+      await connection.close();
+    }
+  });
+
   it('state and events of an agent whose worker stopped: exit 1 in seconds (7), "no worker polls task queue X"', async () => {
     const h = await harness();
     const agentId = newAgentId('orphan');
