@@ -36,6 +36,12 @@ export class ContextBuilder {
     return this;
   }
 
+  /** A summary in its place (AgentScope Java's strategies 1 and 4): an assistant message of kind summary. */
+  summaryInPlace(tokens = 200): this {
+    this.add({ role: 'assistant', tokens, chars: tokens * 4, kind: 'summary' });
+    return this;
+  }
+
   /** longrun's task ledger message (a summary brought it). */
   ledger(tokens = 100): this {
     this.add({ role: 'user', tokens, chars: tokens * 4, kind: 'ledger' });
