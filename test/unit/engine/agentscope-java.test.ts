@@ -195,3 +195,30 @@ describe('strategies 1 and 4 in one compaction', () => {
     expect(next.some((m) => m.kind === 'ledger')).toBe(false);
   });
 });
+
+// AutoContextMemory's code, once no strategy applies: "All compression strategies exhausted but context still exceeds
+// threshold", and nothing more is done: its msgThreshold only starts the strategies. longrun's halving (a last resort
+// it adds) runs for this preset only when the tokens are at or over the trigger, never for the message count alone.
+describe('when every strategy is exhausted', () => {
+  it('the message count alone halves nothing: the rounds stay each with its summary', () => {
+    const c = afterRoundSummaries(49, 1); // 98 + 4 + 3 messages in working memory, 14,310 tokens
+    const p = plan(c);
+    expect(p.action).toBe('skip');
+    expect(p.reason).toMatch(/^nothing to compact: messages in working memory 105 ≥ 100, but no strategy of \[/);
+  });
+
+  it('over the token trigger, halving is still the last resort', () => {
+    const c = afterRoundSummaries(49, 1);
+    const p = plan(c, 18_000); // 75% of 18,000 is 13,500 tokens: the context holds more
+    expect(p.before.tokens).toBeGreaterThan(13_500);
+    expect(p.steps.map((s) => s.strategy)).toEqual(['halve']);
+  });
+
+  it("halveOnCountLimit is this preset's alone, and a flag", () => {
+    expect(java.halveOnCountLimit).toBe(false);
+    expect(resolvePolicy({ preset: 'default' }).halveOnCountLimit).toBeUndefined();
+    expect(() => resolvePolicy({ preset: 'agentscope-java', halveOnCountLimit: 'no' as unknown as boolean })).toThrow(
+      /halveOnCountLimit/,
+    );
+  });
+});

@@ -317,7 +317,8 @@ describe('agentscope', () => {
 
 describe('agentscope-java', () => {
   it('triggers at 100 messages (its working memory: the system prompt aside) or 75% of the window', () => {
-    const hundred = context().system().user().turns(24, 10).user().reply().reply();
+    // (Rounds worth summarizing: the count alone halves nothing, `halveOnCountLimit`.)
+    const hundred = context().system().user().turns(24, 500).user().reply().reply();
     expect(hundred.messages).toHaveLength(101);
     expect(plan('agentscope-java', hundred, 1_000_000).reason).toBe('messages in working memory 100 ≥ 100');
     expect(plan('agentscope-java', context().system(100).user(100).reply(74_800), 100_000).reason).toContain(
