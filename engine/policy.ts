@@ -363,3 +363,9 @@ export type PolicyOverrides = Partial<
  * sessions).
  */
 export const MAX_CONTEXT_MESSAGES = 2_000;
+
+/**
+ * Messages over which a count limit that fired halves whatever the policy says (`halveOnCountLimit`): the state's
+ * bound, less the system prompt and the task ledger a working-memory count leaves out.
+ */
+export const COUNT_HALVES_OVER = MAX_CONTEXT_MESSAGES - 2;

@@ -5,9 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyPlan } from '../../../engine/apply.ts';
+import { gateAfterSkippedPlan } from '../../../engine/gates.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
 import type { Plan, PlanInput } from '../../../engine/planner/index.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
+import { gateFires, NO_COOLDOWN } from '../../../engine/trigger.ts';
 import { context, planFor } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
@@ -205,6 +207,33 @@ describe('when every strategy is exhausted', () => {
     const p = plan(c);
     expect(p.action).toBe('skip');
     expect(p.reason).toMatch(/^nothing to compact: messages in working memory 105 ≥ 100, but no strategy of \[/);
+  });
+
+  it('a check that found nothing holds the count until it grows, not planning again at every step', () => {
+    const c = afterRoundSummaries(49, 1);
+    const p = plan(c);
+    const gate = gateAfterSkippedPlan(
+      java,
+      1_000_000,
+      NO_COOLDOWN,
+      { tokens: p.before.tokens, messages: p.before.messages },
+      'auto',
+      50,
+    );
+    const at = (messages: number) => gateFires(gate, { tokens: p.before.tokens, messages, turns: 52 }, true);
+    expect(at(105)).toBeUndefined();
+    expect(at(111)).toBeUndefined(); // 106 messages in all, +5%: 111
+    expect(at(112)).toBe('messages in working memory 112 ≥ 112');
+  });
+
+  it("up to the workflow state's bound: there, the count halves", () => {
+    const c = context().system();
+    for (let r = 0; r < 1_000; r++) c.user(10).summaryInPlace(10);
+    c.user().tools(30);
+    expect(c.messages.length).toBe(2_004);
+    expect(plan(c).steps.map((s) => s.strategy)).toEqual(['halve']);
+    const gate = gateAfterSkippedPlan(java, 1_000_000, NO_COOLDOWN, { tokens: 30_000, messages: 1_990 }, 'auto', 50);
+    expect(gate.messages).toBe(1_998);
   });
 
   it('over the token trigger, halving is still the last resort', () => {
