@@ -17,7 +17,7 @@ import type { AnsweringDeps, ServedBy } from './model-answer.ts';
 import { leanReply } from './model-reply.ts';
 import type { ToolRunner } from './run-tool.ts';
 import { heartbeatNow, interruptSignal, untilStored, withHeartbeat } from './stored.ts';
-import { userMessageItems } from './stream.ts';
+import { retrying, userMessageItems } from './stream.ts';
 import type { ToolProgress } from './tool-execution.ts';
 
 /**
@@ -65,13 +65,17 @@ export function createModelCall(deps: ModelCallDeps) {
     const { counting, newMessages = [] } = input;
     const agent = agentLife(input);
     // The turn's opening message first, then what the workflow announces (the steers that land in this step).
-    await stream.announce(agent, [...userMessageItems(newMessages, input.turn?.turn), ...(input.announce ?? [])]);
+    const opening = [...userMessageItems(newMessages, input.turn?.turn), ...(input.announce ?? [])];
     const fresh = new Map(newMessages.map((m) => [messageKey(agent, m.messageId), m.message]));
     const stored = await Promise.all(newMessages.map((m) => measure(agent, m.messageId, m.message, counting)));
     // Durable before the activity completes; meanwhile the model answers.
     const storing = Promise.all([...fresh].map(([key, message]) => untilStored(() => objects.write(key, message))));
     storing.catch(() => {}); // awaited below, on every path
     const due = compactionDueOnStoring(input, stored);
+    // A first attempt that asks the model writes them in its output's first write (a retry looks for them in the log
+    // first: alone, before anything else of the call). Awaited at the end either way.
+    const leading = due === undefined && !step?.reply && !retrying();
+    const announced = leading ? Promise.resolve() : stream.announce(agent, opening);
     const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
     const indexing = storing.then(() =>
       search.messages(
@@ -81,10 +85,13 @@ export function createModelCall(deps: ModelCallDeps) {
     );
     indexing.catch(() => {}); // awaited below, on every path
     if (due !== undefined) {
-      await indexing;
+      await Promise.all([indexing, announced]);
       return { stored, compactionDue: due.reason };
     }
-    const [reply] = await Promise.all([step?.reply ? storedReply(input, step.reply) : answer(input, fresh), indexing]);
+    const [reply] = await Promise.all([
+      step?.reply ? storedReply(input, step.reply) : answer(input, fresh, leading ? opening : []),
+      indexing,
+    ]);
     if (step && !step.reply) {
       // Stored: a retry from here on (a worker killed while the tools run) reads it back.
       step.reply = {
@@ -94,7 +101,7 @@ export function createModelCall(deps: ModelCallDeps) {
       heartbeatNow(step);
     }
     // The blocks of messages the reply is past: every message before it is stored (and indexed) by now.
-    await search.sealBefore(agent, input.replyId);
+    await Promise.all([search.sealBefore(agent, input.replyId), announced]);
     if (reply.toolCalls.length === 0 && input.turn) {
       const { turn, step } = input.turn;
       await stream.announce(agent, [

@@ -21,6 +21,7 @@ import type { MessageStore } from './messages.ts';
 import type { SearchWrites } from './search-writes.ts';
 import { interruptSignal, untilStored, withHeartbeat } from './stored.ts';
 import type { AgentStream } from './stream.ts';
+import type { StreamAnnouncement } from '../contract/stream.ts';
 import { observeModelCall } from './telemetry.ts';
 import type { ToolRegistry } from './tools.ts';
 import { readUsage } from './usage.ts';
@@ -46,8 +47,15 @@ export function createAnswering(deps: AnsweringDeps) {
   const { openai, tools, objects, measure, save, search, stream, streamModel } = deps;
   const loadRequest = createRequestLoading(deps);
 
-  /** Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply. */
-  async function answer(input: AnswerInput, fresh: Map<string, ChatMessage>): Promise<FullReply> {
+  /**
+   * Loads the view (the turn's new messages from `fresh`), calls the model and stores its reply; `lead` goes to the
+   * stream before the call's own output, in its first write.
+   */
+  async function answer(
+    input: AnswerInput,
+    fresh: Map<string, ChatMessage>,
+    lead: readonly StreamAnnouncement[] = [],
+  ): Promise<FullReply> {
     const { model, replyId, toolChoice, counting } = input;
     const agent = agentLife(input);
     const messages = await loadRequest(input, fresh);
@@ -56,7 +64,7 @@ export function createAnswering(deps: AnsweringDeps) {
     const context = Context.current();
     const interrupt = interruptSignal(context);
     const output = stream.modelCall(agent, { call: replyId, attempt: context.info.attempt });
-    output.start(model);
+    output.start(model, lead);
     const { completion, content, text, toolCalls } = await observeModelCall(
       'turn',
       model,
@@ -101,15 +109,20 @@ export function createAnswering(deps: AnsweringDeps) {
       ...(completion.model ? { servedBy: completion.model } : {}),
     };
     output.end({ toolCalls: toolCalls.length, ...served });
-    await output.flush();
     const reply: ChatMessage = {
       role: 'assistant',
       content,
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
-    const record = await untilStored(() => save(agent, replyId, reply, counting));
     const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
-    await search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
+    // The stream's last items written while the reply is stored and then indexed (the index names stored bodies only).
+    const [, record] = await Promise.all([
+      output.flush(),
+      untilStored(() => save(agent, replyId, reply, counting)).then(async (stored) => {
+        await search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
+        return stored;
+      }),
+    ]);
     return {
       record,
       content: text,

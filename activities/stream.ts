@@ -92,7 +92,8 @@ export function coalesce(bodies: readonly Body[]): Body[] {
 
 /**
  * One model call attempt's output: items queued as they arrive and written in batches, one write at a time, at most
- * every {@link STREAM_BATCH_MS} (the first at once: the first token is not held back).
+ * every {@link STREAM_BATCH_MS} (the first at once: the first token is not held back). `model-start` alone waits up to
+ * {@link STREAM_BATCH_MS} for what follows it, so that a call answered within that time costs one write, not two.
  */
 export class ModelCallStream {
   private queued: Body[] = [];
@@ -109,10 +110,19 @@ export class ModelCallStream {
     this.batchMs = batchMs;
   }
 
-  /** The attempt began: `model-start`, and on a retry, `superseded` for the earlier attempts' output. */
-  start(model: string): void {
-    if (this.ref.attempt > 1) this.add({ kind: 'superseded', ...this.ref });
-    this.add({ kind: 'model-start', model, ...this.ref });
+  /**
+   * The attempt began: `model-start`, after `lead` (items of the call's own to go first, e.g. the message that opens
+   * the turn), and on a retry, `superseded` for the earlier attempts' output; written with the first of what follows,
+   * or after {@link STREAM_BATCH_MS} when nothing does.
+   */
+  start(model: string, lead: readonly Body[] = []): void {
+    this.queued.push(...lead);
+    if (this.ref.attempt > 1) this.queued.push({ kind: 'superseded', ...this.ref });
+    this.queued.push({ kind: 'model-start', model, ...this.ref });
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.writeNow();
+    }, this.batchMs);
   }
 
   delta(delta: ReplyDelta): void {
@@ -139,8 +149,12 @@ export class ModelCallStream {
   }
 
   private schedule(): void {
-    if (this.writing || this.timer || this.queued.length === 0) return;
+    if (this.writing || this.queued.length === 0) return;
     const wait = this.lastWrite + this.batchMs - Date.now();
+    if (this.timer && wait > 0) return;
+    // A write is due now: the one `start` held back goes with it.
+    clearTimeout(this.timer);
+    this.timer = undefined;
     if (wait <= 0) void this.writeNow();
     else {
       this.timer = setTimeout(() => {

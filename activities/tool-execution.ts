@@ -72,8 +72,11 @@ export function createToolExecution({ tools, store, stream, enter }: ExecutionDe
         store.put(lateResultKey(agent, resultId), JSON.stringify({ role: 'tool', tool_call_id: call.id, content })),
       );
     let content = slot.progress?.content;
+    // The call reaches the live stream while the tool runs (best effort: it never fails the call; one log's appends
+    // keep the order they were asked in, so the result's item still follows it: storage/stream-log.ts).
+    let announced: Promise<void> = Promise.resolve();
     if (content === undefined) {
-      await stream.toolCall(agent, call);
+      announced = stream.toolCall(agent, call);
       const running = runToolCall(tools, tool, call, { ...agent, store, callId: call.id, signal: interrupt });
       try {
         content = await unlessCancelled(running, interrupt, keepLate);
@@ -95,8 +98,12 @@ export function createToolExecution({ tools, store, stream, enter }: ExecutionDe
       throw new CancelledFailure('the turn was interrupted: the result is kept apart, not used');
     }
     const message = { role: 'tool' as const, tool_call_id: call.id, content };
-    const record = await untilStored(() => enter(agent, resultId, message, input, tool));
-    await stream.toolResult(agent, call, content);
+    // Its item reaches the stream while it is stored, as a model's reply streams before it is stored.
+    const [record] = await Promise.all([
+      untilStored(() => enter(agent, resultId, message, input, tool)),
+      stream.toolResult(agent, call, content),
+      announced,
+    ]);
     return record;
   }
 

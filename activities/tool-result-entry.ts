@@ -38,12 +38,30 @@ export function createResultEntry({ store, save, search }: ResultEntryDeps) {
     tool: ToolDefinition | undefined,
   ): Promise<ContextRecord> {
     const { record, marks } = await stored(agent, resultId, message, input, tool);
-    // What the record says beyond the body, beside it: the plan step derives the same record from the two.
-    if (marks) await store.put(resultMarksKey(agent, resultId), JSON.stringify(marks), 'application/json');
     return { ...record, ...marks };
   }
 
-  /** The result stored (cut, the whole apart), its record as the body gives it, and what the record says beyond it. */
+  /** What the record says beyond the body, stored beside it: the plan step derives the same record from the two. */
+  const keepMarks = (agent: AgentLife, resultId: string, marks: ResultMarks) =>
+    store.put(resultMarksKey(agent, resultId), JSON.stringify(marks), 'application/json');
+
+  /** The body saved, then indexed (the index names stored bodies only); its record. */
+  async function savedAndIndexed(
+    agent: AgentLife,
+    resultId: string,
+    message: ChatMessage,
+    counting: Counting,
+    original?: ChatMessage,
+  ): Promise<ContextRecord> {
+    const record = await save(agent, resultId, message, counting);
+    await search?.messages(agent, [{ messageId: resultId, message, ...(original ? { original } : {}) }]);
+    return record;
+  }
+
+  /**
+   * The result stored (cut, the whole apart) and its marks beside it, at once; its record as the body gives it, and
+   * what the record says beyond it.
+   */
   async function stored(
     agent: AgentLife,
     resultId: string,
@@ -52,8 +70,11 @@ export function createResultEntry({ store, save, search }: ResultEntryDeps) {
     tool: ToolDefinition | undefined,
   ): Promise<{ record: ContextRecord; marks?: ResultMarks }> {
     // What context_reload and context_search return is stored content again: not indexed a second time.
-    if (tool === contextReload)
-      return { record: await save(agent, resultId, message, counting), marks: { reload: true } };
+    if (tool === contextReload) {
+      const marks = { reload: true as const };
+      const [record] = await Promise.all([save(agent, resultId, message, counting), keepMarks(agent, resultId, marks)]);
+      return { record, marks };
+    }
     if (tool === contextSearch) return { record: await save(agent, resultId, message, counting) };
     const own = tool ? definedLimits(tool) : {};
     const limits = { ...own, ...policyLimits };
@@ -70,15 +91,19 @@ export function createResultEntry({ store, save, search }: ResultEntryDeps) {
         ? undefined
         : cutAtEntry(message, limits, originalKey, await loadTokenCounter(counting.encoding), counting.margin);
     if (cut === undefined) {
-      const record = await save(agent, resultId, message, counting);
-      await search?.messages(agent, [{ messageId: resultId, message }]);
+      const [record] = await Promise.all([
+        savedAndIndexed(agent, resultId, message, counting),
+        keepMarks(agent, resultId, marks),
+      ]);
       return { record, marks };
     }
+    const truncated: ResultMarks = { kind: 'truncated', ref: originalKey, ...marks };
+    const marked = keepMarks(agent, resultId, truncated);
+    marked.catch(() => {}); // awaited below, on every path
     // The whole result first: the cut names it, and nothing the model reads may point at what is not stored yet.
     await store.put(originalKey, JSON.stringify(message), 'application/json');
-    const record = await save(agent, resultId, cut, counting);
-    await search?.messages(agent, [{ messageId: resultId, message: cut, original: message }]);
-    return { record, marks: { kind: 'truncated', ref: originalKey, ...marks } };
+    const [record] = await Promise.all([savedAndIndexed(agent, resultId, cut, counting, message), marked]);
+    return { record, marks: truncated };
   }
 
   return enter;

@@ -23,6 +23,7 @@ import type { ControlOptions } from './control.ts';
 import { benchCounting } from './counting.ts';
 import { benchDecision } from './decision.ts';
 import { stopOnSignals } from './lifecycle.ts';
+import { benchPlanningScale } from './planning-scale.ts';
 import { benchSearch, SEARCH_FULL, SEARCH_SHORT } from './search.ts';
 import type { SearchBenchOptions } from './search.ts';
 import { startBenchStack } from './stack.ts';
@@ -34,6 +35,8 @@ const RESULTS = join(PROJECT_ROOT, 'bench', 'results.json');
 export interface BenchOptions {
   /** The mixed corpus of the counting step (bytes). */
   countingBytes: number;
+  /** The context's messages of the planning step. */
+  planningMessages: number;
   agent: AgentBenchOptions;
   stream: StreamBenchOptions;
   control: ControlOptions;
@@ -42,6 +45,7 @@ export interface BenchOptions {
 
 export const BENCH_FULL: BenchOptions = {
   countingBytes: 1024 * 1024,
+  planningMessages: 50_000,
   agent: AGENT_FULL,
   stream: STREAM_FULL,
   control: CONTROL_FULL,
@@ -49,6 +53,7 @@ export const BENCH_FULL: BenchOptions = {
 };
 export const BENCH_SHORT: BenchOptions = {
   countingBytes: 128 * 1024,
+  planningMessages: 5_000,
   agent: AGENT_SHORT,
   stream: STREAM_SHORT,
   control: CONTROL_SHORT,
@@ -66,6 +71,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   );
   log('\ndecision');
   const decision = await benchDecision(log);
+  log('\nplanning at scale (every preset)');
+  const planning = benchPlanningScale(log, options.planningMessages);
   checkAgentOptions(options.agent); // before the stack starts
   // One embedded stack (Temporal + MinIO) for the steps that run agents (each brings its model and worker) and search.
   log('\nstack for the agent, stream, control and search steps (embedded Temporal + MinIO)');
@@ -79,7 +86,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     const control = await benchControl(log, options.control, stack);
     log('\nsearch: context_search over one agent’s stored bodies (MinIO)');
     const search = await benchSearch(log, options.search, stack);
-    return { counting, decision, agent: { ...agent, search }, stream, control };
+    return { counting, decision, planning, agent: { ...agent, search }, stream, control };
   } finally {
     await stack.stop();
   }

@@ -108,9 +108,11 @@ const ASTRBOT: CompactionPolicy = {
 };
 
 /** chatgpt-on-wechat: more than 20 turns or 50,000 tokens; before each decision loop, older tool results over
- * 20,000 characters cut to head and tail; the oldest half of the turns (of the steps, inside one long turn)
- * summarized into the first kept user message; then only the user's text and the last reply per turn; then halving
- * (the oldest half of the turns). */
+ * 20,000 characters cut to head and tail; the oldest half of the turns (of the steps, inside one long turn) trimmed
+ * once and summarized into the first kept user message; under 5 turns, only each turn's first user text and last
+ * reply; on a provider overflow, every text to 10,000 characters and 5 turns, then the history cleared. Ours: under
+ * 5 turns the tool chains into the summary too (the coverage invariant), and down to the message bound (`trim-turns`,
+ * engine/planner/removing.ts). */
 const CHATGPT_ON_WECHAT: CompactionPolicy = {
   ...DEFAULT,
   cost: undefined, // no cost decision in its document

@@ -384,6 +384,8 @@ export interface Planning {
   readonly maskPass: string | undefined;
   /** Whether the board meets the plan's target now. */
   readonly met: () => boolean;
+  /** The plan's target (what {@link Planning.met} compares with). */
+  readonly target: Target;
 }
 
 /** What a step of the plan did: the messages it changed or removed (none: it records no step), and a note. */

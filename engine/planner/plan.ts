@@ -68,7 +68,7 @@ export function planCompaction(input: PlanInput): Plan {
     reachedTarget: false,
     operations: slots.map((s) => ({ op: 'keep', id: s.meta.id })),
   });
-  const planning: Planning = { board, input, maskPass, met };
+  const planning: Planning = { board, input, maskPass, met, target };
   const strategies = strategiesOf(planning);
 
   const order = input.strategies?.length ? input.strategies : policy.strategies;

@@ -187,11 +187,21 @@ export const TRIM_HALF_FROM_TURNS = 5;
 /**
  * chatgpt-on-wechat's trimming, once per compaction (no second pass): over the turn limit, or over the token budget
  * with at least {@link TRIM_HALF_FROM_TURNS} turns, the oldest half of the turns (whole turns; the goal stays, for
- * its turn); over the budget with fewer, every completed turn down to its first user
- * text and its last reply. Inside one long turn (ours), the oldest half of its steps. On a provider overflow,
- * {@link trimForOverflow}.
+ * its turn); over the budget with fewer, every completed turn down to its first user text and its last reply, its
+ * tool chains into the summary (ours: the document writes none). Inside one long turn (ours), the oldest half of its
+ * steps. On a provider overflow, {@link trimForOverflow}. Then, when the message bound fired,
+ * {@link withinMessageBound}.
  */
 export function trimTurns(p: Planning): StepResult {
+  const trimmed = trimOnce(p);
+  const bounded = withinMessageBound(p);
+  if (bounded.length === 0) return trimmed;
+  const note = `then the oldest rounds into the summary until ${p.board.countedMessages()} messages are left (the bound's target ${p.target.messages})`;
+  return { ids: [...trimmed.ids, ...bounded], note: trimmed.note ? `${trimmed.note}; ${note}` : note };
+}
+
+/** {@link trimTurns}' one pass, as the document says it. */
+function trimOnce(p: Planning): StepResult {
   const { board, input } = p;
   if (input.trigger === 'overflow') return trimForOverflow(p);
   const turns = board.layout.turns.length;
@@ -202,10 +212,24 @@ export function trimTurns(p: Planning): StepResult {
       note: `the oldest ${Math.floor(turns / 2)} of ${turns} turns trimmed`,
     };
   }
+  // (Its document writes no summary here; ours does: nothing leaves a context without one, the coverage invariant.)
   if (turns >= 2) return { ...compactTurns(p), note: `${turns} turns: each keeps its first user text and last reply` };
   // One long turn (an agent loop under one message): the oldest half of its compactable steps.
   const steps = board.removableSteps('none');
   return { ids: board.summarizeSteps(steps.slice(0, Math.ceil(steps.length / 2))) };
+}
+
+/**
+ * Ours, past the document's one pass: when the bound on the context's messages fired (`maxMessages`, the state's
+ * 2,000 at most), the oldest rounds go into the summary until the messages meet its target, half the bound (a long
+ * agent loop of 10,000 messages would keep 5,000 after halving its steps). Not for tokens: no second pass to a token
+ * target.
+ */
+function withinMessageBound(p: Planning): string[] {
+  const bound = p.target.messages;
+  const { board } = p;
+  if (bound === undefined || board.countedMessages() <= bound) return [];
+  return truncateRounds({ ...p, met: () => board.countedMessages() <= bound });
 }
 
 /**
@@ -242,8 +266,9 @@ function trimForOverflow(p: Planning): StepResult {
   for (const slot of board.slots) {
     const m = slot.meta;
     if (slot.op.op !== 'keep' || kindOf(m) !== 'normal' || m.chars <= OVERFLOW_MAX_CHARS) continue;
-    if (slot.protect === 'fixed') continue; // (the goal and the request in progress: only the hard-limit fit cuts them)
     if (m.role !== 'tool' && m.role !== 'user') continue;
+    // User texts too, the goal's and the request's in progress: only a pinned message (its step) stays whole.
+    if (slot.protect === 'fixed' && (m.role !== 'user' || board.pinned.has(m.id))) continue;
     const tokens = Math.ceil((slot.tokens * OVERFLOW_MAX_CHARS) / m.chars) + STUB_TOKENS;
     if (tokens >= slot.tokens) continue;
     const head = Math.round((OVERFLOW_MAX_CHARS * headChars) / Math.max(1, headChars + tailChars));

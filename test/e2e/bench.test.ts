@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../config/settings.ts';
 import { BENCH_SHORT, runBench } from '../../bench/run.ts';
+import { PRESET_NAMES } from '../../engine/presets.ts';
 
 /** Whether something accepts TCP connections at host:port. */
 function listening(address: string): Promise<boolean> {
@@ -25,10 +26,15 @@ function listening(address: string): Promise<boolean> {
 describe('the bench, short', () => {
   it('runs every step and measures every figure, history per turn and step latency beside a compaction included', async () => {
     const lines: string[] = [];
-    const { counting, decision, agent, stream, control } = await runBench(BENCH_SHORT, (line) => lines.push(line));
+    const { counting, decision, planning, agent, stream, control } = await runBench(BENCH_SHORT, (line) =>
+      lines.push(line),
+    );
     const log = lines.join('\n');
     expect(counting.ratios.productionVsJsTiktoken, log).toBeGreaterThan(0);
     expect(decision.usAt2000, log).toBeGreaterThan(0);
+    // Every preset planned the large contexts (the figure against its target is the bench's to report, not timed here).
+    expect(Object.keys(planning.perPresetMs).sort(), log).toEqual([...PRESET_NAMES].sort());
+    expect(planning.messages, log).toBe(BENCH_SHORT.planningMessages);
     expect(agent.turnOverheadMsP50, log).toBeGreaterThan(0);
     expect(agent.compactionCycleMsP50, log).toBeGreaterThan(0);
     expect(stream.firstTokenP50Ms, log).toBeGreaterThan(0);

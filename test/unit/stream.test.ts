@@ -168,13 +168,47 @@ describe('batching and superseded output', () => {
     stream.delta({ kind: 'text', text: 'four' });
     stream.end({ toolCalls: 0 });
     await stream.flush();
-    // A retry: superseded before its own output.
-    expect(writes[0]).toEqual([{ kind: 'superseded', call: 'm7', attempt: 2 }]);
+    // A retry: superseded before its own output; the start waited for the first piece, which went at once.
+    expect(writes[0]).toEqual([
+      { kind: 'superseded', call: 'm7', attempt: 2 },
+      { kind: 'model-start', model: 'gpt', call: 'm7', attempt: 2 },
+      { kind: 'text', text: 'one ', call: 'm7', attempt: 2 },
+    ]);
     const items = writes.flat();
     // The failed batch was written with the next one: merged, in order, once.
-    expect(items.map((item) => item.kind)).toEqual(['superseded', 'model-start', 'text', 'model-end']);
+    expect(items.map((item) => item.kind)).toEqual(['superseded', 'model-start', 'text', 'text', 'model-end']);
     expect(currentText(items, 'm7')).toBe('one two three four');
     expect(writes.length).toBeLessThanOrEqual(4);
+  });
+
+  it('the start waits for what follows it: a call answered within the batch time is one write, after its lead', async () => {
+    const writes: { bodies: StreamItemBody[]; at: number }[] = [];
+    const began = Date.now();
+    const stream = new ModelCallStream(
+      (bodies) => {
+        writes.push({ bodies, at: Date.now() - began });
+        return Promise.resolve();
+      },
+      { call: 'm3', attempt: 1 },
+      40,
+    );
+    stream.start('gpt', [{ kind: 'user-message', id: 'user-message:m2', messageId: 'm2', text: 'hi', chars: 2 }]);
+    stream.end({ toolCalls: 0 });
+    await stream.flush();
+    expect(writes.map((w) => w.bodies.map((b) => b.kind))).toEqual([['user-message', 'model-start', 'model-end']]);
+    // Nothing after the start: it is written alone once the batch time has passed.
+    const alone = new ModelCallStream(
+      (bodies) => {
+        writes.push({ bodies, at: Date.now() - began });
+        return Promise.resolve();
+      },
+      { call: 'm5', attempt: 1 },
+      40,
+    );
+    alone.start('gpt');
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(writes[1]!.bodies.map((b) => b.kind)).toEqual(['model-start']);
+    expect(writes[1]!.at).toBeGreaterThanOrEqual(35);
   });
 
   it('a reader drops an earlier attempt’s output, including what arrives after the retry began', () => {

@@ -243,7 +243,7 @@ describe('chatgpt-on-wechat', () => {
   });
 
   it('"on a provider overflow error: … trim hard (10k chars, 5 turns), then clear", everything stored', () => {
-    // The goal and the request in progress are longrun's fixed messages (only the hard-limit fit cuts them).
+    // (The user texts of the turn in progress are cut too: preset-chatgpt-on-wechat.test.ts.)
     const c = context().system().user();
     for (let i = 0; i < 7; i++) c.user(3_000, 12_000).tools([3_000, 12_000]).reply();
     c.user().tools([3_000, 12_000]);
