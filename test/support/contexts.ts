@@ -85,6 +85,18 @@ export class ContextBuilder {
 export const context = () => new ContextBuilder();
 
 /**
+ * A system prompt and the goal, `steps` tool calls (600-token results), the answer; then `chat` exchanges: an old run
+ * of tool calls (AgentScope Java's strategy 1).
+ */
+export function toolRunThenChat(steps: number, chat: number): ContextBuilder {
+  const c = context().system().user();
+  for (let i = 0; i < steps; i++) c.tools(600);
+  c.reply();
+  for (let i = 0; i < chat; i++) c.user().reply();
+  return c;
+}
+
+/**
  * The plan for `c` under `policy` at `window`: an automatic compaction with no cooldown, a summary model, the first
  * user message as the goal, the pace of a first compaction (the calls it took to fill the context: one per assistant
  * message, as the workflow counts them), and `extra` on top.

@@ -10,7 +10,7 @@ import type { MessageMeta } from '../../../engine/messages.ts';
 import type { Plan, PlanInput } from '../../../engine/planner/index.ts';
 import { resolvePolicy } from '../../../engine/presets.ts';
 import { gateFires, NO_COOLDOWN } from '../../../engine/trigger.ts';
-import { context, planFor } from '../../support/contexts.ts';
+import { context, planFor, toolRunThenChat } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
 const java = resolvePolicy({ preset: 'agentscope-java' });
@@ -36,17 +36,8 @@ const opsOf = (p: Plan) => new Set(p.operations.map((o) => o.op));
 // key information", "Replaces original tool invocations with compressed content"; its code replaces the run with "a new
 // ASSISTANT message containing the compressed tool invocation summary".
 describe('strategy 1: a run of more than 6 consecutive tool messages', () => {
-  /** The goal, `steps` tool calls (600-token results), the answer; then `chat` exchanges. */
-  const runThenChat = (steps: number, chat: number) => {
-    const c = context().system().user();
-    for (let i = 0; i < steps; i++) c.tools(600);
-    c.reply();
-    for (let i = 0; i < chat; i++) c.user().reply();
-    return c;
-  };
-
   it('becomes one assistant message in its place: the calls go with their results, none stubbed', () => {
-    const c = runThenChat(5, 45); // 10 tool messages, then the answer and 90 messages
+    const c = toolRunThenChat(5, 45); // 10 tool messages, then the answer and 90 messages
     for (const summarizer of ['available', 'none'] as const) {
       const p = plan(c, 1_000_000, { summarizer });
       expect(p.steps.map((s) => s.strategy)).toEqual(['compress-tool-runs']);
