@@ -5,6 +5,7 @@
  */
 import { growthUntilWorthIt, tokensPerCallOf } from './compaction-value.ts';
 import type { CostEstimate } from './compaction-value.ts';
+import { COUNT_HALVES_OVER } from './policy.ts';
 import type { CompactionPolicy } from './policy.ts';
 import { holdGrowth, NO_COOLDOWN, pausedGate } from './trigger.ts';
 import type { CooldownState, Gate, Trigger } from './trigger.ts';
@@ -102,7 +103,8 @@ function maskGate(policy: CompactionPolicy, window: number, from: number): Pick<
 /**
  * The gate after a plan that found nothing worth doing at `tokens`: it holds until the context has grown by
  * `growth`, a user message or not (else every model call of a long loop would plan again for nothing). The hard
- * limit still fires.
+ * limit still fires. A policy whose count limit halves nothing (`halveOnCountLimit: false`) holds that limit too,
+ * once it fired (`messages`: the context's count), until the count has grown as much, up to the state's bound.
  */
 export function gateAfterSkip(
   policy: CompactionPolicy,
@@ -110,16 +112,23 @@ export function gateAfterSkip(
   tokens: number,
   growth: number,
   cooldown: CooldownState = NO_COOLDOWN,
+  messages?: number,
 ): Gate {
   // A pause of the loop guard holds on (a forced request that found nothing to do does not lift it).
   const floor = Math.max(leastReaching(tokens * (1 + growth)), cooldown.pausedUntil ?? 0);
   // Without the tool-result check: a result the plan could not cut would make it plan again on every call.
   const { toolResults: _, ...gate } = gateOf(policy, window);
+  const holdsCount =
+    policy.halveOnCountLimit === false &&
+    gate.messages !== undefined &&
+    messages !== undefined &&
+    messages > gate.messages;
   return {
     ...gate,
     floorAfterUser: floor,
     floorWithoutUser: floor,
     ...(gate.mask ? { mask: { ...gate.mask, floor } } : {}),
+    ...(holdsCount ? { messages: Math.min(COUNT_HALVES_OVER, leastReaching(messages * (1 + growth)) - 1) } : {}),
     ...(cooldown.pausedUntil !== undefined ? { pausedUntil: cooldown.pausedUntil } : {}),
   };
 }
@@ -149,7 +158,7 @@ export function gateAfterPlanSkip(
   policy: CompactionPolicy,
   window: number,
   cooldown: CooldownState,
-  plan: { maskPass?: true; toolResultCut?: true; tokens: number },
+  plan: { maskPass?: true; toolResultCut?: true; tokens: number; messages?: number },
   growth: number,
 ): Gate {
   if (plan.maskPass) return gateAfterMaskSkip(policy, window, cooldown, plan.tokens, growth);
@@ -157,7 +166,7 @@ export function gateAfterPlanSkip(
     const { toolResults: _, ...gate } = gateOf(policy, window, cooldown);
     return gate;
   }
-  return gateAfterSkip(policy, window, plan.tokens, growth, cooldown);
+  return gateAfterSkip(policy, window, plan.tokens, growth, cooldown, plan.messages);
 }
 
 /**
@@ -171,7 +180,7 @@ export function gateAfterSkippedPlan(
   policy: CompactionPolicy,
   window: number,
   cooldown: CooldownState,
-  plan: { maskPass?: true; toolResultCut?: true; tokens: number; cost?: CostEstimate },
+  plan: { maskPass?: true; toolResultCut?: true; tokens: number; messages?: number; cost?: CostEstimate },
   trigger: Trigger,
   callsSinceCompaction: number | undefined,
 ): Gate {

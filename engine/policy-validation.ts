@@ -57,6 +57,7 @@ export function validatePolicy(policy: CompactionPolicy): CompactionPolicy {
   if (policy.triggerWhen !== undefined) oneOf('triggerWhen', policy.triggerWhen, TRIGGER_COMPARISONS);
   if (policy.countMessages !== undefined) oneOf('countMessages', policy.countMessages, MESSAGE_COUNTINGS);
   if (policy.holdInToolLoop !== undefined) flag('holdInToolLoop', policy.holdInToolLoop);
+  if (policy.halveOnCountLimit !== undefined) flag('halveOnCountLimit', policy.halveOnCountLimit);
   if (policy.maxTokens !== undefined) count('maxTokens', policy.maxTokens, 1, MAX_TOKENS);
   if (policy.maxMessages !== undefined) {
     // Counting the working memory, the system prompt and the task ledger come on top of the limit.

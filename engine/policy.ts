@@ -201,6 +201,12 @@ export interface CompactionPolicy {
   /** At most one strategy is applied per check (AgentScope Java). */
   oneStrategyPerCheck: boolean;
   /**
+   * When a message or turn limit fired, `halve` follows the strategies to the count's target, whatever the tokens.
+   * `false`: an automatic compaction halves only at or over the token trigger; the count alone starts the strategies
+   * and, when none applies, nothing is done (AgentScope Java's msgThreshold). Absent: true.
+   */
+  halveOnCountLimit?: boolean;
+  /**
    * `compress-tool-runs` (AgentScope Java's `minConsecutiveToolMessages`): a run of more than this many consecutive
    * tool messages (calls and results) is compressed into one assistant message. Default
    * {@link DEFAULT_TOOL_RUN_MESSAGES}.
@@ -357,3 +363,9 @@ export type PolicyOverrides = Partial<
  * sessions).
  */
 export const MAX_CONTEXT_MESSAGES = 2_000;
+
+/**
+ * Messages over which a count limit that fired halves whatever the policy says (`halveOnCountLimit`): the state's
+ * bound, less the system prompt and the task ledger a working-memory count leaves out.
+ */
+export const COUNT_HALVES_OVER = MAX_CONTEXT_MESSAGES - 2;

@@ -223,6 +223,9 @@ const AGENTSCOPE_JAVA: CompactionPolicy = {
     'halve',
   ],
   oneStrategyPerCheck: true,
+  // Its msgThreshold starts the strategies; once none applies it does nothing more ("All compression strategies
+  // exhausted"): halving (ours) only at or over 75% of the window.
+  halveOnCountLimit: false,
   toolRunMessages: 6, // minConsecutiveToolMessages
   mask: { minTokens: 0 },
   offload: { minChars: 5_120, previewChars: 200, includeProtected: true, beforeLatestAnswer: true },
@@ -300,6 +303,7 @@ export function resolvePolicy(config: PolicyOverrides & { preset?: string } = {}
         'pinRatio',
         'budgetNote',
         'toolRunMessages',
+        'halveOnCountLimit',
       ].includes(key),
   );
   if (unknown.length > 0)

@@ -173,7 +173,7 @@ export function isConversationSummaryInstruction(message: { role: string; conten
   );
 }
 
-/** What a summary of one span in its place is asked to be (AgentScope Java's strategies 1 and 4). */
+/** What a summary of one span in its place is asked to be (AgentScope Java's strategies 1, 4 and 6). */
 const FORM_REQUESTS: Readonly<Record<SummaryForm, string>> = {
   'tool-run':
     '## What this summary is\nThese messages are one run of consecutive tool calls and their results. The summary ' +
@@ -185,12 +185,18 @@ const FORM_REQUESTS: Readonly<Record<SummaryForm, string>> = {
     "stays in the context verbatim, before this summary), the assistant's tool calls and its final answer. The " +
     'summary replaces the tool calls and the answer in their place, as one assistant message: say what was done, ' +
     'what was found, and what the answer said, keeping paths, identifiers, numbers and error messages verbatim.',
+  'current-round':
+    "## What this summary is\nThese messages are the steps of the request in progress so far (the user's request " +
+    'stays in the context verbatim, before this summary; its newest step follows it). The summary replaces them in ' +
+    'their place, as one assistant message: say which tools were called with which arguments and the key results of ' +
+    'each, and where the work stands, keeping paths, identifiers, numbers and error messages verbatim.',
 };
 
 /** The first line of a summary of one span in its place. */
 const FORM_TITLES: Readonly<Record<SummaryForm, string>> = {
   'tool-run': '[Compressed tool calls',
   round: '[Summary of this round',
+  'current-round': '[Summary of this round so far',
 };
 
 /** The first line of every summary message; the title says what it covers after it. */

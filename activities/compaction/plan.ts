@@ -75,7 +75,7 @@ export function createPlanActivities(shared: CompactionShared) {
       ...(plan.noGain ? { noGain: plan.noGain } : {}),
     };
     if (plan.action === 'skip') {
-      const skipped = { ...plan, tokens: plan.before.tokens };
+      const skipped = { ...plan, tokens: plan.before.tokens, messages: plan.before.messages };
       const gate = gateAfterSkippedPlan(
         input.policy,
         input.window,

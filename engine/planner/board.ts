@@ -66,10 +66,17 @@ export class Board {
   private prependedTo: Slot | undefined;
   /** The summary's and the ledger's tokens as they will be written, once the plan's span is final. */
   private written: { summary: number; ledger: number } | undefined;
-  /** The summary's form when it stands for spans in their places (set by the first drop, kept while all agree). */
-  private local: SummaryForm | undefined;
+  /**
+   * The summary stands for spans in their places, one message each (set by the first drop, kept while every drop has
+   * a form); each part's form in `partForms`.
+   */
+  private inPlace = false;
   /** Tokens dropped into each summary in its place, by part. */
   private readonly partTokens = new Map<number, number>();
+  /** The form of each summary in its place, by part. */
+  private readonly partForms = new Map<number, SummaryForm>();
+  /** The next part number {@link Board.nextPart} hands out. */
+  private partsNumbered = 0;
   /** The sum over the parts of {@link Board.summaryTokensFor} their tokens, kept with `partTokens` (O(1) stats). */
   private partSummaryTokens = 0;
   /**
@@ -159,19 +166,29 @@ export class Board {
 
   /** The tokens of the summary (or of each summary in its place) planned from the spans, frames included. */
   private plannedSummaryTokens(): number {
-    if (!this.local) return this.summaryTokensFor(this.summarized.tokens);
+    if (!this.inPlace) return this.summaryTokensFor(this.summarized.tokens);
     return this.partSummaryTokens;
   }
 
   /** How many summary messages the plan writes: one per span in its place, else one. */
   get summaryParts(): number {
     if (this.summarized.count === 0) return 0;
-    return this.local ? this.partTokens.size : 1;
+    return this.inPlace ? this.partTokens.size : 1;
   }
 
-  /** The summary's form, when it stands for one span in its place ({@link SummaryForm}). */
-  get form(): SummaryForm | undefined {
-    return this.summarized.count === 0 ? undefined : this.local;
+  /** Whether the plan's summaries stand for spans in their places ({@link SummaryForm}), one message each. */
+  get inPlaceParts(): boolean {
+    return this.summarized.count > 0 && this.inPlace;
+  }
+
+  /** The form of the summary in its place numbered `part`. */
+  formOf(part: number): SummaryForm | undefined {
+    return this.partForms.get(part);
+  }
+
+  /** A part number no summary in its place of this plan has yet: each span in its place takes its own. */
+  nextPart(): number {
+    return this.partsNumbered++;
   }
 
   /**
@@ -179,12 +196,12 @@ export class Board {
    * summary of one span in its place).
    */
   ledgerGrowth(): number {
-    return this.summarized.count === 0 || this.local ? 0 : (this.written?.ledger ?? this.firstLedger);
+    return this.summarized.count === 0 || this.inPlace ? 0 : (this.written?.ledger ?? this.firstLedger);
   }
 
   /** Whether the summary brings the context's first task ledger message. */
   private bringsLedger(): boolean {
-    return this.summarized.count > 0 && !this.local && this.firstLedger > 0;
+    return this.summarized.count > 0 && !this.inPlace && this.firstLedger > 0;
   }
 
   /**
@@ -217,7 +234,7 @@ export class Board {
       messages:
         this.totals.messages +
         (count > 0
-          ? (this.local ? this.partTokens.size : this.prependedTo ? 0 : 1) + (this.bringsLedger() ? 1 : 0)
+          ? (this.inPlace ? this.partTokens.size : this.prependedTo ? 0 : 1) + (this.bringsLedger() ? 1 : 0)
           : 0),
       turns: this.totals.turns,
     };
@@ -260,26 +277,28 @@ export class Board {
   /**
    * Drops messages into the summary. The first drop also folds every earlier summary into it: the context holds one
    * summary, which covers everything that left it. With a `form`, the summary stands for one span in its place
-   * ({@link SummaryForm}), `part` numbering the span (each its own summary message), and folds nothing in, as long as
-   * every drop into it has that form; a drop of another kind makes it the one summary again, earlier summaries folded
-   * in.
+   * ({@link SummaryForm}), `part` numbering the span (each its own summary message, of its own form:
+   * {@link Board.nextPart}), and folds nothing in, as long as every drop into it has a form; a drop without one makes
+   * it the one summary again, earlier summaries folded in.
    */
   summarize(slot: Slot, form?: SummaryForm, part = 0): void {
     if (slot.op.op === 'drop') return;
     if (!this.folding) {
       const first = this.summarized.count === 0;
-      const mixed = !first && this.local !== undefined && form !== this.local;
-      if (first) this.local = form;
+      const mixed = !first && this.inPlace && form === undefined;
+      if (first) this.inPlace = form !== undefined;
       if (mixed) {
-        this.local = undefined;
+        this.inPlace = false;
         this.partTokens.clear();
+        this.partForms.clear();
         this.partSummaryTokens = 0;
         for (const s of this.slots) delete s.part;
       }
       if ((first && form === undefined) || mixed) this.foldEarlierSummaries(slot);
     }
-    if (this.local && !this.folding) {
+    if (this.inPlace && !this.folding) {
       slot.part = part;
+      this.partForms.set(part, form!);
       const before = this.partTokens.get(part);
       const tokens = (before ?? 0) + slot.meta.tokens;
       this.partTokens.set(part, tokens);

@@ -6,6 +6,7 @@
  */
 import { gateOf, triggerOf, triggerTokens } from '../gates.ts';
 import { offloadsLargest } from '../loop-guard.ts';
+import { COUNT_HALVES_OVER } from '../policy.ts';
 import { backgroundFires, compactionDue, isAutomatic } from '../trigger.ts';
 import type { ContextStats, Gate } from '../trigger.ts';
 import { targetOf } from '../target.ts';
@@ -98,13 +99,14 @@ export function planCompaction(input: PlanInput): Plan {
   const offloaded = guarded && run('offload-largest', () => offloadLargest(planning));
   // Halving breaks the policy's protection of the newest steps: an automatic compaction that the strategies before
   // it brought under the trigger's tokens stops short of its target instead (its shortfall recorded), rather than
-  // fold the steps it promised to keep into the summary. A count limit that fired, a forced compaction and an
-  // overflow still halve to their target.
+  // fold the steps it promised to keep into the summary. A count limit that fired (unless the policy says it halves
+  // nothing, `halveOnCountLimit`, below the state's bound), a forced compaction and an overflow still halve to their
+  // target.
+  const countHalves =
+    (target.messages !== undefined || target.turns !== undefined) &&
+    (policy.halveOnCountLimit !== false || before.messages > COUNT_HALVES_OVER);
   const emergencyNotNeeded = () =>
-    isAutomatic(trigger) &&
-    target.messages === undefined &&
-    target.turns === undefined &&
-    board.stats().tokens < triggerTokens(policy, window);
+    isAutomatic(trigger) && !countHalves && board.stats().tokens < triggerTokens(policy, window);
   for (const name of maskPass || offloaded ? [] : order) {
     if (met()) break;
     if (name === 'halve' && emergencyNotNeeded()) break;

@@ -2,7 +2,7 @@
  * The strategies that remove messages: whole steps (never a tool call without its result) dropped into the one
  * summary, which names what it covers. The summary of the unprotected span, of the turn in progress, of the older
  * turns down to their words and answers, the oldest rounds, and the emergency halving; and AgentScope Java's summaries
- * of one span in its place: a run of tool calls, a round's tools and answer.
+ * of one span in its place: a run of tool calls, a round's tools and answer, the steps of the round in progress.
  */
 import { isUserTurn, kindOf } from '../messages.ts';
 import { DEFAULT_TOOL_RUN_MESSAGES } from '../policy.ts';
@@ -36,10 +36,26 @@ export function summarize(p: Planning): StepResult {
   return { ids: summarizeSpan(p, 'none', { half: span === 'oldest-half' }) };
 }
 
-/** AgentScope Java's last strategy: the turn in progress as a whole, down to its newest step. */
-export function summarizeCurrentTurn(p: Planning): StepResult {
-  const ids = summarizeSpan(p, 'recent', { toTarget: true });
-  return { ids };
+/**
+ * AgentScope Java's strategy 6 (its README's "Compress Current Round": "Finds the latest user message and merges all
+ * messages after it"): the steps of the turn in progress after its request, down to its newest step (never a result
+ * the model has not read yet: AgentScope Java #1482), become one assistant message in their place, an earlier summary
+ * of them folded in. The turns before it, their summaries in their places and the latest final answer stay as they
+ * are. A span of one message, or one its summary would not shrink, is left alone.
+ */
+export function summarizeCurrentTurn({ board }: Planning): StepResult {
+  const { opener } = board;
+  if (!opener) return { ids: [] };
+  // The steps after the request, in order, up to the first one that may not go (the newest step, a pinned one).
+  const span: Slot[] = [];
+  for (let s = opener.step + 1; s < board.stepSlots.length && movable(board.stepSlots[s]!); s++) {
+    span.push(...board.stepSlots[s]!);
+  }
+  if (span.length < 2 || span.every(isSummary) || !shrinks(board, span)) return { ids: [] };
+  const part = board.nextPart();
+  for (const slot of span) board.summarize(slot, 'current-round', part);
+  const ids = span.filter((slot) => !isSummary(slot)).map((slot) => slot.meta.id);
+  return { ids, note: 'the steps of the turn in progress before its newest one, one assistant message in their place' };
 }
 
 /** Keeps only the user's text and the final reply of each completed, unprotected turn. */
@@ -59,13 +75,12 @@ export function compactTurns({ board }: Planning): StepResult {
 
 /**
  * Summarizes the steps removable at `level`, oldest first; `half`: only the oldest half of them; `beforeTurn`: only
- * those of the turns before it; `toTarget`: stops once the target is met, and summarizes even a span the summary
- * would not halve.
+ * those of the turns before it.
  */
 function summarizeSpan(
-  { board, input, met }: Planning,
+  { board, input }: Planning,
   level: Protection,
-  options: { half?: boolean; beforeTurn?: number; toTarget?: boolean } = {},
+  options: { half?: boolean; beforeTurn?: number } = {},
 ): string[] {
   const { beforeTurn } = options;
   let found =
@@ -80,7 +95,7 @@ function summarizeSpan(
   const spanTokens = candidates.reduce((sum, x) => sum + x.tokens, 0);
   // Worth a summary only if it at most halves what it replaces (a forced compaction asked for it anyway).
   const estimate = board.summaryTokensFor(spanTokens);
-  if (!options.toTarget && input.trigger !== 'forced' && spanTokens < 2 * estimate) return [];
+  if (input.trigger !== 'forced' && spanTokens < 2 * estimate) return [];
   // The user's own words, newest first, up to the budget: they stay verbatim beside the summary.
   let budget = input.policy.summary.keepUserTokens;
   const keptUser = new Set<Slot>();
@@ -91,7 +106,6 @@ function summarizeSpan(
   }
   const ids: string[] = [];
   for (const s of found) {
-    if (options.toTarget && met()) break;
     for (const slot of board.stepSlots[s]!) {
       if (slot.op.op === 'drop' || slot.protect === 'fixed' || keptUser.has(slot)) continue;
       board.summarize(slot);
@@ -352,9 +366,10 @@ export function compressToolRuns({ board, input }: Planning): StepResult {
     if (!within) break;
   }
   if (runs.length < TOOL_RUNS_PER_CHECK) close();
-  runs.forEach((found, part) => {
+  for (const found of runs) {
+    const part = board.nextPart();
     for (const slot of found) board.summarize(slot, 'tool-run', part);
-  });
+  }
   const ids = runs.flat().map((slot) => slot.meta.id);
   return ids.length === 0
     ? { ids }
@@ -375,7 +390,7 @@ export function summarizeRounds({ board }: Planning): StepResult {
   const latest = latestAnswerIndex(board);
   if (latest === -1) return { ids: [] };
   const ids: string[] = [];
-  let part = 0;
+  let rounds = 0;
   for (const turn of board.layout.turns) {
     if (turn.start >= latest) break;
     const answer = board.slots.slice(turn.start + 1, turn.end).find(isFinalAnswer);
@@ -383,11 +398,12 @@ export function summarizeRounds({ board }: Planning): StepResult {
     const round = board.slots.slice(turn.start + 1, answer.index + 1);
     const steps = [...new Set(round.map((slot) => slot.step))].map((s) => board.stepSlots[s]!);
     if (!steps.every(movable) || !shrinks(board, round)) continue;
+    const part = board.nextPart();
     for (const slot of round) board.summarize(slot, 'round', part);
     ids.push(...round.map((slot) => slot.meta.id));
-    part++;
+    rounds++;
   }
   return ids.length === 0
     ? { ids }
-    : { ids, note: `${part} round(s) summarized, each on its own in its place, the user's messages kept verbatim` };
+    : { ids, note: `${rounds} round(s) summarized, each on its own in its place, the user's messages kept verbatim` };
 }

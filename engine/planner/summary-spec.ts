@@ -4,6 +4,7 @@
  * covers (the steps of the turn in progress included).
  */
 import { isUserTurn } from '../messages.ts';
+import { isSummary } from './board.ts';
 import type { Board, Slot } from './board.ts';
 import { SUMMARY_FRAME_TOKENS } from './sizes.ts';
 import type { PlanInput, PlanStep, SummaryCoverage, SummaryPart, SummarySpec } from './types.ts';
@@ -18,8 +19,8 @@ export function summarySpecOf(
   steps: readonly PlanStep[],
 ): SummarySpec | undefined {
   if (board.summarizedCount === 0) return undefined;
-  if (board.form) return inPlaceSpecOf(board, { policy, summarizer, written }, steps);
-  const { slots, opener, currentTurn } = board;
+  if (board.inPlaceParts) return inPlaceSpecOf(board, { policy, summarizer, written }, steps);
+  const { slots } = board;
   const span = slots.filter((s) => s.summarized);
   const kept = slots.filter((s) => s.op.op !== 'drop');
   const lastSpanIndex = span.at(-1)!.index;
@@ -33,16 +34,7 @@ export function summarySpecOf(
   if (placement.mode === 'prepend') board.prependSummaryTo(firstUserAfter);
   // The span is final: the summary and the ledger as they will be written, when the plan activity counted them.
   if (written) board.useWritten(written);
-  let currentTurnSpan: SummaryCoverage['currentTurn'];
-  if (opener && span.some((s) => s.turn === currentTurn && s.index > opener.index)) {
-    // Steps of the turn in progress: those an earlier summary of it covered, then the assistant messages now.
-    const earlier = Math.max(
-      0,
-      ...span.filter((s) => s.meta.covers?.turnId === opener.meta.id).map((s) => s.meta.covers!.steps),
-    );
-    const now = span.filter((s) => s.turn === currentTurn && s.meta.role === 'assistant').length;
-    currentTurnSpan = { turnId: opener.meta.id, steps: earlier + now };
-  }
+  const currentTurnSpan = currentTurnCoverage(board, span);
   // The summarizer reads the user's messages kept verbatim beside it too (their facts are not at risk).
   const read = slots.filter((s) => s.summarized || keptUser.has(s));
   const summary: SummarySpec = {
@@ -68,8 +60,24 @@ export function summarySpecOf(
 }
 
 /**
- * The spec of summaries in their places (AgentScope Java's strategies 1 and 4): one part per span, each read with the
- * request of its round (kept verbatim before it) and placed where its span was; no task ledger.
+ * The steps of the turn in progress a summary of `span` covers (undefined: it does not reach into it): those an earlier
+ * summary of it covered, then the assistant messages of the span in it (not a summary in its place).
+ */
+function currentTurnCoverage(board: Board, span: readonly Slot[]): SummaryCoverage['currentTurn'] {
+  const { opener, currentTurn } = board;
+  if (!opener || !span.some((s) => s.turn === currentTurn && s.index > opener.index)) return undefined;
+  const earlier = Math.max(
+    0,
+    ...span.filter((s) => s.meta.covers?.turnId === opener.meta.id).map((s) => s.meta.covers!.steps),
+  );
+  const now = span.filter((s) => s.turn === currentTurn && s.meta.role === 'assistant' && !isSummary(s)).length;
+  return { turnId: opener.meta.id, steps: earlier + now };
+}
+
+/**
+ * The spec of summaries in their places (AgentScope Java's strategies 1, 4 and 6): one part per span, each of its
+ * form, read with the request of its round (kept verbatim before it) and placed where its span was; no task ledger. A
+ * summary of the round in progress says which of its steps it covers.
  */
 function inPlaceSpecOf(
   board: Board,
@@ -93,20 +101,29 @@ function inPlaceSpecOf(
     .map((span) => {
       const first = span[0]!;
       const last = span.at(-1)!;
+      const form = board.formOf(first.part ?? 0)!;
+      const currentTurn = form === 'current-round' ? currentTurnCoverage(board, span) : undefined;
       const roundStart = board.layout.turns[first.turn]?.start ?? first.index;
       const request = keptUser.slice(firstFrom(keptUser, roundStart), firstFrom(keptUser, first.index));
       const beforeId = kept[firstFrom(kept, last.index + 1)]?.meta.id;
       return {
+        form,
         spanIds: [...request, ...span].map((s) => s.meta.id),
         keptUserIds: request.map((s) => s.meta.id),
         ...(beforeId !== undefined ? { beforeId } : {}),
-        coverage: { firstId: first.meta.id, lastId: last.meta.id, messages: span.length },
+        coverage: {
+          firstId: first.meta.id,
+          lastId: last.meta.id,
+          messages: span.length,
+          ...(currentTurn ? { currentTurn } : {}),
+        },
         estimatedTokens: board.summaryTokensFor(span.reduce((sum, s) => sum + s.meta.tokens, 0)),
       };
     });
   const all = slots.filter((s) => s.summarized);
+  const currentRound = parts.find((part) => part.coverage.currentTurn)?.coverage.currentTurn;
   const summary: SummarySpec = {
-    form: board.form!,
+    form: parts[0]!.form,
     parts,
     spanIds: [...new Set(parts.flatMap((p) => p.spanIds))],
     keptUserIds: [...new Set(parts.flatMap((p) => p.keptUserIds))],
@@ -114,7 +131,12 @@ function inPlaceSpecOf(
     estimatedTokens: board.summaryEstimate(),
     maxTokens: board.summaryBudget + SUMMARY_FRAME_TOKENS,
     writer: summarizer === 'available' ? 'model' : 'extractive',
-    coverage: { firstId: all[0]!.meta.id, lastId: all.at(-1)!.meta.id, messages: all.length },
+    coverage: {
+      firstId: all[0]!.meta.id,
+      lastId: all.at(-1)!.meta.id,
+      messages: all.length,
+      ...(currentRound ? { currentTurn: currentRound } : {}),
+    },
     fallback: policy.summary.fallback,
   };
   for (const step of steps) {
@@ -139,9 +161,11 @@ function firstFrom(slots: readonly Slot[], index: number): number {
 export function summarySpecsOf(spec: SummarySpec): SummarySpec[] {
   const { parts, ...one } = spec;
   if (!parts) return [spec];
-  return parts.map(({ beforeId, ...part }) => ({
+  return parts.map(({ beforeId, form, ...part }) => ({
     ...one,
     ...part,
+    // (A plan stored before each part had its own form: the spec's, the same for all.)
+    form: form ?? one.form,
     placement: { mode: 'message', ...(beforeId !== undefined ? { beforeId } : {}) },
   }));
 }

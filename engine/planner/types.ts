@@ -110,14 +110,17 @@ export interface SummaryCoverage {
 }
 
 /**
- * A summary of one span in its place (AgentScope Java's strategies 1 and 4): `tool-run`, a run of consecutive tool
- * calls and results; `round`, a round's tools and final answer, its user message kept verbatim before it. Written as
- * an assistant message where the span was; earlier summaries stay where they are, and no task ledger is added.
+ * A summary of one span in its place (AgentScope Java's strategies 1, 4 and 6): `tool-run`, a run of consecutive tool
+ * calls and results; `round`, a round's tools and final answer, its user message kept verbatim before it;
+ * `current-round`, the steps of the round in progress after its request, down to its newest step. Written as an
+ * assistant message where the span was; earlier summaries stay where they are, and no task ledger is added.
  */
-export type SummaryForm = 'tool-run' | 'round';
+export type SummaryForm = 'tool-run' | 'round' | 'current-round';
 
 /** One summary in its place ({@link SummaryForm}): its span, the request it reads beside it, where it goes. */
 export interface SummaryPart {
+  /** What it stands for (absent in a plan stored before parts had their own: the spec's `form`). */
+  form?: SummaryForm;
   spanIds: string[];
   keptUserIds: string[];
   /** Insert it before this id (undefined: at the end). */
@@ -130,8 +133,8 @@ export interface SummaryPart {
 export interface SummarySpec {
   /**
    * Set for summaries of spans in their places ({@link SummaryForm}), one message each (`parts`); the fields below
-   * then stand for all of them together (the span, the coverage) and the first (the placement). Absent: the one
-   * summary of the context.
+   * then stand for all of them together (the span, the coverage) and the first (the placement and the form: each
+   * part has its own). Absent: the one summary of the context.
    */
   form?: SummaryForm;
   parts?: SummaryPart[];

@@ -115,6 +115,55 @@ describe('forced compaction', () => {
     expect(next.turn).toBe(7);
   });
 
+  // AgentScope Java's AutoContextMemory, "Compress Current Round": "Finds the latest user message and merges all
+  // messages after it (typically tool calls and results)"; strategies 2 and 3 never touch "the latest assistant message
+  // that is a final response ... and all messages after it", and no strategy of its folds earlier rounds into one.
+  it('agentscope-java: a long round in progress summarized in its place after its request; the answer before it stays', async () => {
+    const agentId = newAgentId('java-round');
+    await startAgent(h.client, {
+      agentId,
+      model: 'gpt-4o-mini',
+      taskQueue: h.taskQueue,
+      modelOverride: { window: 8_192 }, // 75%: about 8 pages of the log
+      compaction: { preset: 'agentscope-java' },
+    });
+    const first = await sendMessage(h.client, agentId, 'Read page 1 of the log.');
+    const summariesBefore = h.model.requests.filter(isSummaryRequest).length;
+    const long = await sendMessage(h.client, agentId, 'Read pages 2 to 12 of the log.');
+    expect(long.reply).toMatch(/^Page read/);
+    const events = await compactionEvents(h.client, agentId);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.trigger === 'auto' && e.strategies.join() === 'summarize-current-turn')).toBe(true);
+    // Each summary call reads the round in progress with its request, never the first round (the goal beside it).
+    const prompts = h.model.requests
+      .filter(isSummaryRequest)
+      .slice(summariesBefore)
+      .map((r) => r.body.messages.map((m) => textOf(m.content)).find((t) => t.includes('## Messages to summarize'))!);
+    expect(prompts.length).toBeGreaterThan(0);
+    for (const prompt of prompts) {
+      expect(prompt).toContain('the steps of the request in progress so far');
+      const span = prompt.split('## Messages to summarize')[1]!.split('\n## ')[0]!;
+      expect(span).toContain('Read pages 2 to 12 of the log.');
+      expect(span).not.toContain('Read page 1 of the log.');
+    }
+    const after = await agentState(h.client, agentId);
+    const shape = after.messages
+      .filter((m) => m.role !== 'system')
+      .map((m) => (m.kind === 'summary' ? 'summary' : m.role));
+    // The first round whole, its answer included; the request; one summary in its place (a later one folds the
+    // earlier); the steps since, then the answer.
+    expect(shape.slice(0, 6)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'summary']);
+    const since = shape.slice(6);
+    expect(since.at(-1)).toBe('assistant');
+    expect(since.slice(0, -1)).toEqual(
+      Array.from({ length: (since.length - 1) / 2 }, () => ['assistant', 'tool']).flat(),
+    );
+    const answer = after.messages.filter((m) => m.role !== 'system')[3]!;
+    expect(answer.preview).toBe(first.reply);
+    expect(after.messages.filter((m) => m.kind === 'summary').every((m) => m.role === 'assistant')).toBe(true);
+    expect(after.messages.some((m) => m.kind === 'ledger')).toBe(false);
+  });
+
   it('an Update compact delivered again to a later run is answered with its result, not run twice', async () => {
     const agentId = await agentAfterPages('once', 6);
     const first = await agentHandle(h.client, agentId).executeUpdate(compactUpdate, {

@@ -36,6 +36,12 @@ export class ContextBuilder {
     return this;
   }
 
+  /** A summary in its place (AgentScope Java's strategies 1 and 4): an assistant message of kind summary. */
+  summaryInPlace(tokens = 200): this {
+    this.add({ role: 'assistant', tokens, chars: tokens * 4, kind: 'summary' });
+    return this;
+  }
+
   /** longrun's task ledger message (a summary brought it). */
   ledger(tokens = 100): this {
     this.add({ role: 'user', tokens, chars: tokens * 4, kind: 'ledger' });
@@ -77,6 +83,18 @@ export class ContextBuilder {
 }
 
 export const context = () => new ContextBuilder();
+
+/**
+ * A system prompt and the goal, `steps` tool calls (600-token results), the answer; then `chat` exchanges: an old run
+ * of tool calls (AgentScope Java's strategy 1).
+ */
+export function toolRunThenChat(steps: number, chat: number): ContextBuilder {
+  const c = context().system().user();
+  for (let i = 0; i < steps; i++) c.tools(600);
+  c.reply();
+  for (let i = 0; i < chat; i++) c.user().reply();
+  return c;
+}
 
 /**
  * The plan for `c` under `policy` at `window`: an automatic compaction with no cooldown, a summary model, the first

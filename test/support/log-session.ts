@@ -72,8 +72,18 @@ function logSession(summaryFails: () => boolean): Responder {
     if (request.body.messages[0]?.content === OVERFLOW_PROMPT && request.body.messages.length > 14) {
       return { status: 400, error: "This model's maximum context length is 4096 tokens. Please reduce the length." };
     }
-    // The agent: a user message "page N" → call fetch_log(N); after the result → a short answer.
+    // The agent: a user message "page N" → call fetch_log(N); after the result → a short answer. "pages N to M": one
+    // step per page, N to M in order, then the answer.
     const last = request.body.messages.at(-1)!;
+    const next = nextPageOf(request.body.messages);
+    if (next !== undefined) {
+      return {
+        content: null,
+        toolCalls: [
+          { id: `call_${index}`, type: 'function', function: { name: 'fetch_log', arguments: `{"line":${next}}` } },
+        ],
+      };
+    }
     if (last.role === 'user') {
       const line = Number(/page (\d+)/.exec(textOf(last.content))?.[1] ?? 0);
       return {
@@ -85,6 +95,23 @@ function logSession(summaryFails: () => boolean): Responder {
     }
     return { content: `Page read: ${request.body.messages.length} messages in view.` };
   };
+}
+
+/**
+ * The next page a request "Read pages N to M" asks for (undefined: none, or all read): the pages of the user's
+ * latest message, less the tool results since it (a summary in their place stands for the steps it covers).
+ */
+function nextPageOf(messages: RecordedRequest['body']['messages']): number | undefined {
+  const at = messages.findLastIndex((m) => m.role === 'user' && /pages \d+ to \d+/.test(textOf(m.content)));
+  if (at === -1 || messages.slice(at + 1).some((m) => m.role === 'user')) return undefined;
+  const [from, to] = /pages (\d+) to (\d+)/.exec(textOf(messages[at]!.content))!.slice(1).map(Number);
+  const since = messages.slice(at + 1);
+  const covered = Math.max(
+    0,
+    ...since.map((m) => Number(/steps 1–(\d+) of the request/.exec(textOf(m.content))?.[1] ?? 0)),
+  );
+  const page = from! + covered + since.filter((m) => m.role === 'tool').length;
+  return page <= to! ? page : undefined;
 }
 
 /** A harness with the `fetch_log` tool on the scripted session. */

@@ -236,3 +236,73 @@ describe('agentscope-java strategy 4 through the activities', () => {
     }
   });
 });
+
+/** 47 exchanges, the last answer the latest, then a request whose round calls `grep` four times: 104 messages. */
+function roundInProgress(): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'system', content: 'You search logs with grep.' }];
+  for (let i = 0; i < 47; i++) {
+    messages.push({ role: 'user', content: `Question ${i}?` }, { role: 'assistant', content: `Answer ${i}.` });
+  }
+  messages.push({ role: 'user', content: 'Find every timeout in logs/ and say which service logged it.' });
+  for (const day of [1, 2, 3, 4]) {
+    const id = `call_${day}`;
+    messages.push(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: 'grep', arguments: `{"file":"logs/day${day}.log"}` } }],
+      },
+      {
+        role: 'tool',
+        tool_call_id: id,
+        content: Array.from({ length: 60 }, (_, i) => `day${day} 10:${i} service-${day} timeout after ${i} s`).join(
+          '\n',
+        ),
+      },
+    );
+  }
+  return messages;
+}
+
+// AutoContextMemory's README, Strategy 5 (its code's strategy 6), "Compress Current Round": "Finds the latest user
+// message and merges all messages after it (typically tool calls and results)", "Preserves tool call interfaces and
+// compresses tool results"; the rounds before it and the latest final answer are not its material.
+describe('agentscope-java, the round in progress, through the activities', () => {
+  it('its steps before the newest become one assistant message after its request; the answers before stay', async () => {
+    for (const prompts of [undefined, [] as string[]]) {
+      const { plan, next, body } = await compacted(roundInProgress(), prompts);
+      expect(plan.steps.map((s) => s.strategy)).toEqual(['summarize-current-turn']);
+      // Everything up to the request as it was (the latest answer, Answer 46, included), then the summary, then the
+      // newest step.
+      expect(next.map((r) => r.id)).toEqual([
+        ...Array.from({ length: 96 }, (_, i) => messageIdOf(i + 1)),
+        'c000001',
+        messageIdOf(103),
+        messageIdOf(104),
+      ]);
+      expect(body(next[94]!).content).toBe('Answer 46.');
+      expect(body(next[95]!).content).toBe('Find every timeout in logs/ and say which service logged it.');
+      const summary = body(next[96]!);
+      expect(summary.role).toBe('assistant');
+      const text = summary.content as string;
+      expect(text).toMatch(
+        new RegExp(
+          `^\\[Summary of this round so far: ${messageIdOf(97)}–${messageIdOf(102)} \\(6 messages\\); steps 1–3 of the request in progress\\]`,
+        ),
+      );
+      expect(text).toContain('## Where the loop stands');
+      expect(next.some((r) => r.kind === 'ledger')).toBe(false);
+      if (prompts) {
+        // One summary, asked for the round in progress with its request (asked again when it missed a fact).
+        expect(prompts.length).toBeGreaterThan(0);
+        for (const prompt of prompts) {
+          expect(prompt).toContain('the steps of the request in progress so far');
+          expect(prompt).toContain('Find every timeout in logs/');
+        }
+      } else {
+        // Offline: the calls and the heads of their results.
+        for (const day of [1, 2, 3]) expect(text).toContain(`- grep({"file":"logs/day${day}.log"}) → day${day} 10:0`);
+      }
+    }
+  });
+});

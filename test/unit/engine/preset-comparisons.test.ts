@@ -89,8 +89,9 @@ describe('thresholds: reached is ≥, exceeded is >, never rounded down', () => 
 });
 
 describe('AgentScope Java "message count ≥ msgThreshold (100)", counted in its working memory', () => {
-  // 100 messages of the conversation: the goal, 24 turns of 4, a user message and a reply.
-  const conversation = () => context().user().turns(24, 10).user().tools(10);
+  // 100 messages of the conversation: the goal, 24 turns of 4, a user message and a reply (rounds worth summarizing:
+  // the count alone halves nothing, `halveOnCountLimit`).
+  const conversation = () => context().user().turns(24, 500).user().tools(10);
 
   it('triggers at 100 messages of the working memory: not counting the system prompt nor the task ledger', () => {
     const bare = conversation();

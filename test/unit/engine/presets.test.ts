@@ -11,7 +11,7 @@ import { MAX_CONTEXT_MESSAGES, PolicyError } from '../../../engine/policy.ts';
 import { PRESET_NAMES, resolvePolicy } from '../../../engine/presets.ts';
 import { countMessage, loadTokenCounter } from '../../../engine/tokens.ts';
 import { gateFiresWith, NO_COOLDOWN, oversizedResult } from '../../../engine/trigger.ts';
-import { context, planFor } from '../../support/contexts.ts';
+import { context, planFor, toolRunThenChat } from '../../support/contexts.ts';
 import type { ContextBuilder } from '../../support/contexts.ts';
 
 function plan(preset: string, c: ContextBuilder, window: number, extra: Partial<PlanInput> = {}) {
@@ -317,7 +317,8 @@ describe('agentscope', () => {
 
 describe('agentscope-java', () => {
   it('triggers at 100 messages (its working memory: the system prompt aside) or 75% of the window', () => {
-    const hundred = context().system().user().turns(24, 10).user().reply().reply();
+    // (Rounds worth summarizing: the count alone halves nothing, `halveOnCountLimit`.)
+    const hundred = context().system().user().turns(24, 500).user().reply().reply();
     expect(hundred.messages).toHaveLength(101);
     expect(plan('agentscope-java', hundred, 1_000_000).reason).toBe('messages in working memory 100 ≥ 100');
     expect(plan('agentscope-java', context().system(100).user(100).reply(74_800), 100_000).reason).toContain(
@@ -360,17 +361,8 @@ function appliedInPlace(c: ContextBuilder, p: ReturnType<typeof plan>): MessageM
 // LLM to compress these tool invocations while preserving key information", "Replaces original tool invocations with
 // compressed content"; its code searches before the latest final answer and outside the last `lastKeep` (50) messages.
 describe('agentscope-java strategy 1: old tool runs', () => {
-  /** A goal, `steps` tool calls (600-token results), the answer; then `chat` exchanges. */
-  const runThenChat = (steps: number, chat: number) => {
-    const c = context().system().user();
-    for (let i = 0; i < steps; i++) c.tools(600);
-    c.reply();
-    for (let i = 0; i < chat; i++) c.user().reply();
-    return c;
-  };
-
   it('"more than minConsecutiveToolMessages (6)" consecutive tool messages become one assistant message in their place', () => {
-    const c = runThenChat(4, 45); // 8 tool messages, then 91 messages after them
+    const c = toolRunThenChat(4, 45); // 8 tool messages, then 91 messages after them
     const p = plan('agentscope-java', c, 1_000_000);
     expect(p.reason).toBe('messages in working memory 100 ≥ 100');
     expect(p.steps.map((s) => s.strategy)).toEqual(['compress-tool-runs']);
@@ -392,14 +384,14 @@ describe('agentscope-java strategy 1: old tool runs', () => {
   });
 
   it('offline, the extractive summarizer writes it (no summary model configured)', () => {
-    const p = plan('agentscope-java', runThenChat(4, 45), 1_000_000, { summarizer: 'none' });
+    const p = plan('agentscope-java', toolRunThenChat(4, 45), 1_000_000, { summarizer: 'none' });
     expect(p.steps.map((s) => s.strategy)).toEqual(['compress-tool-runs']);
     expect(p.summary).toMatchObject({ form: 'tool-run', writer: 'extractive' });
   });
 
   it('6 consecutive tool messages are not "more than 6"; 7 are', () => {
     const only = { strategies: ['compress-tool-runs' as const] };
-    expect(plan('agentscope-java', runThenChat(3, 46), 1_000_000, only).action).toBe('skip');
+    expect(plan('agentscope-java', toolRunThenChat(3, 46), 1_000_000, only).action).toBe('skip');
     const seven = context().system().user().tools(600, 600).tools(600).tools(600).reply();
     for (let i = 0; i < 46; i++) seven.user().reply();
     const p = plan('agentscope-java', seven, 1_000_000, only);
