@@ -6,7 +6,8 @@
  * prefix it throws away); each later call reads the smaller context from the cache. What the agent adds meanwhile is
  * the same either way, so it is not priced. The remaining calls are the cost model's fixed estimate, or the session's
  * pace: the calls it took to fill the context since the last compaction, which a compacted context serves again
- * before the next one.
+ * before the next one; until that pace is known, the calls the context itself shows were made ({@link paceOf}: the
+ * planner's last word and the workflow's preflight both price with it).
  *
  * With `cachedInputPerMillion` equal to `inputPerMillion` (nothing is cached) this is Octomind's arithmetic as its
  * document gives it: the remaining calls at the full input price without and with the compaction, plus the summary.
@@ -21,6 +22,8 @@
  *   }).netBenefit;
  *   // 12 × 10,000 × 0.3 − 28,000 × 2.7 (per million): < 0, the pass waits
  */
+import { kindOf } from './messages.ts';
+import type { MessageMeta } from './messages.ts';
 import { DEFAULT_CACHED_INPUT_SHARE } from './policy.ts';
 import type { CostModel } from './policy.ts';
 
@@ -35,9 +38,10 @@ export interface CostEstimate {
   remainingTurns: number;
   /**
    * `policy`: its `expectedRemainingTurns`; `pace`: the calls since the last compaction; `estimate`: the policy's
-   * `remainingTurnsUntilPace`, while no call has been counted since the last compaction.
+   * `remainingTurnsUntilPace`, while no call has been counted since the last compaction; `context`: without that
+   * estimate, the calls the context shows were made ({@link callsShownBy}).
    */
-  remainingFrom: 'policy' | 'pace' | 'estimate';
+  remainingFrom: 'policy' | 'pace' | 'estimate' | 'context';
   /**
    * Tokens of the request that stay a cached prefix across the compaction: the tool schemas and the messages before
    * the first one it changes (absent in estimates made before the prompt cache was priced).
@@ -64,21 +68,58 @@ export function cachedInputPerMillionOf(model: CostModel): number {
 
 /**
  * The remaining calls to price: the policy's figure, else the session's pace once a call was counted since the last
- * compaction, else the policy's estimate until the pace is known (`remainingTurnsUntilPace`), else 1.
+ * compaction, else the policy's estimate until the pace is known (`remainingTurnsUntilPace`), else the calls the
+ * context shows were made (`contextCalls`, {@link callsShownBy}), else 1.
  */
 export function remainingTurnsOf(
   model: CostModel,
   callsSinceCompaction: number | undefined,
+  contextCalls?: number,
 ): { turns: number; from: CostEstimate['remainingFrom'] } {
   if (model.expectedRemainingTurns !== undefined) return { turns: model.expectedRemainingTurns, from: 'policy' };
   const paceKnown = callsSinceCompaction !== undefined && callsSinceCompaction > 0;
-  if (!paceKnown && model.remainingTurnsUntilPace !== undefined) {
-    return { turns: model.remainingTurnsUntilPace, from: 'estimate' };
-  }
-  return { turns: Math.max(1, callsSinceCompaction ?? 1), from: 'pace' };
+  if (paceKnown) return { turns: callsSinceCompaction, from: 'pace' };
+  if (model.remainingTurnsUntilPace !== undefined) return { turns: model.remainingTurnsUntilPace, from: 'estimate' };
+  if (contextCalls !== undefined) return { turns: Math.max(1, contextCalls), from: 'context' };
+  return { turns: 1, from: 'pace' };
 }
 
-/** What the plan knows of the prompt cache: the prefix it keeps, and the newest tokens no request has sent yet. */
+/**
+ * The model calls the context shows were made: its assistant messages since the last summary (or since its start),
+ * at least 1. A context of 13 turns took at least 13 calls to build, and compacted it serves about as many again:
+ * what a first compaction prices before the session's pace is known.
+ */
+export function callsShownBy(context: readonly Pick<MessageMeta, 'role' | 'kind'>[]): number {
+  let calls = 0;
+  for (let i = context.length - 1; i >= 0 && kindOf(context[i]!) !== 'summary'; i--) {
+    if (context[i]!.role === 'assistant') calls++;
+  }
+  return Math.max(1, calls);
+}
+
+/**
+ * What a cost decision over `context` (at `tokens`, `lastTokensAfter` after the last compaction) knows of the
+ * session's pace besides the calls counted since the last compaction: the tokens a call adds and the calls the
+ * context shows were made. The one helper of both decisions that price a compaction before it is made, the planner's
+ * last word (planner/last-word.ts) and the workflow's preflight of a masking pass (planner/preflight.ts), so they
+ * price the same calls.
+ */
+export function paceOf(
+  context: readonly Pick<MessageMeta, 'role' | 'kind'>[],
+  tokens: number,
+  lastTokensAfter: number,
+  callsSinceCompaction: number | undefined,
+): Pick<CacheSpan, 'tokensPerCall' | 'contextCalls'> {
+  return {
+    tokensPerCall: tokensPerCallOf(tokens, lastTokensAfter, callsSinceCompaction),
+    contextCalls: callsShownBy(context),
+  };
+}
+
+/**
+ * What the plan knows of the prompt cache (the prefix it keeps, the newest tokens no request has sent yet) and of the
+ * session's pace besides the calls since the last compaction ({@link paceOf}).
+ */
 export interface CacheSpan {
   /** Tokens of the request before the first message the compaction changes (tool schemas included). */
   cachedPrefixTokens?: number;
@@ -89,13 +130,16 @@ export interface CacheSpan {
    * least those the context takes to grow back by what the compaction removes.
    */
   tokensPerCall?: number;
+  /** The calls the context shows were made ({@link callsShownBy}): priced while the session's pace is not known. */
+  contextCalls?: number;
 }
 
 /**
  * Costs of compacting `tokensBefore` down to `tokensAfter`, when the summarizer reads `summaryInputTokens` and
  * writes `summaryOutputTokens` (0 and 0 for deterministic steps), over the remaining calls. `cache`: the first
  * `cachedPrefixTokens` of the request stay as they were (default 0: the compaction changes it from its start), and
- * the last `unsentTokens` of the context were never sent (default 0), so they are read at the full price either way.
+ * the last `unsentTokens` of the context were never sent (default 0), so they are read at the full price either way;
+ * the remaining calls are {@link remainingTurnsOf}'s, the context's `contextCalls` until the pace is known.
  */
 export function estimateCost(
   model: CostModel,
@@ -108,7 +152,7 @@ export function estimateCost(
 ): CostEstimate {
   const input = model.inputPerMillion / PER_MILLION;
   const cached = cachedInputPerMillionOf(model) / PER_MILLION;
-  const paced = remainingTurnsOf(model, callsSinceCompaction);
+  const paced = remainingTurnsOf(model, callsSinceCompaction, cache.contextCalls);
   const { from } = paced;
   // The saving lasts while the context grows back by what leaves it: after a small compaction (a masking pass) the
   // calls since it understate that for the next, larger one.
@@ -151,7 +195,7 @@ export function estimateCost(
  * before planning again: the calls it takes, at the session's pace, for the saving to cover what compacting costs
  * (the net benefit rises by `(tokensBefore − tokensAfter)` at the cached price with each call the pace adds), times
  * the tokens a call adds. Undefined when waiting does not change the decision (a fixed number of remaining calls, or
- * nothing saved), it already pays, or the estimate predates its token counts. Planning again earlier only finds the same answer, at the price of a plan.
+ * nothing saved), the calls priced are the context's (no pace to wait at: the fixed hold), it already pays, or the estimate predates its token counts. Planning again earlier only finds the same answer, at the price of a plan.
  *
  * @example
  *   // 12,000 → 7,000 tokens, net benefit −0.002 USD at cached input 0.125 per million: 4 more calls of 500 tokens

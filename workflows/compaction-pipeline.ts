@@ -49,6 +49,12 @@ import { wholeSummary } from '../contract/lean-calls.ts';
 export const COMPACTION_REFS_PATCH = 'compaction-refs';
 /** Since: a masking pass that would not pay for the prompt cache it invalidates is not planned (compaction-refs.ts). */
 export const MASK_PASS_PRICED_PATCH = 'mask-pass-priced';
+/**
+ * Since: a masking pass priced before the session's pace is known (no model call counted since the last compaction)
+ * is priced over the calls its context shows were made, as the plan prices it (engine/compaction-value.ts `paceOf`),
+ * not over 1 call. Histories of before priced 1 call there.
+ */
+export const PACE_FROM_CONTEXT_PATCH = 'pace-from-context';
 
 /**
  * Since this patch a committed compaction's `spent` (what its summary call cost and the prompt cache it
@@ -93,7 +99,10 @@ export async function prepare(
     ? { contextRef: contextRefOf(state) }
     : { context: [...state.messages] };
   if (refs && trigger === 'auto') {
-    const nothing = nothingToMask(conversation, patched(MASK_PASS_PRICED_PATCH));
+    const priced = patched(MASK_PASS_PRICED_PATCH);
+    // Asked only where it can decide differently: a priced pass with no call counted since the last compaction.
+    const contextPace = !priced || (state.callsSinceCompaction ?? 0) > 0 || patched(PACE_FROM_CONTEXT_PATCH);
+    const nothing = nothingToMask(conversation, priced, contextPace);
     if (nothing) {
       conversation.planAvoided(nothing.gate);
       return nothing;

@@ -42,9 +42,10 @@ export function contextRefOf(state: WorkflowState): ContextRef {
  * A masking pass below the trigger that the plan would skip, told without planning (engine/planner/preflight.ts, the
  * one decision the planner makes first too): it is due as the masking pass on the workflow's gate, and the preflight
  * over the context as the workflow holds it skips it. Undefined when a plan might find something. Priced since
- * `mask-pass-priced`.
+ * `mask-pass-priced`; until the pace is known, over the context's calls since `pace-from-context` (`contextPace`,
+ * else 1 call).
  */
-export function nothingToMask(conversation: Conversation, priced = false): Skipped | undefined {
+export function nothingToMask(conversation: Conversation, priced = false, contextPace = true): Skipped | undefined {
   const { state } = conversation;
   const check = conversation.gateCheck();
   const policy = state.policy;
@@ -59,6 +60,7 @@ export function nothingToMask(conversation: Conversation, priced = false): Skipp
     goalId: state.goalId,
     pinnedIds: pinnedIdsOf(conversation.life, state.pins, state.messages),
     callsSinceCompaction: state.callsSinceCompaction,
+    contextPace,
     priced,
   });
   return skip && { skipped: skip.skipped, gate: skip.gate };

@@ -4,7 +4,7 @@
  * planner (plan.ts) once its steps and summary are planned; the plan activity's first pass goes without it
  * (`lastWord: false`).
  */
-import { estimateCost, tokensPerCallOf } from '../compaction-value.ts';
+import { estimateCost, paceOf } from '../compaction-value.ts';
 import type { CostEstimate } from '../compaction-value.ts';
 import { MAX_CONTEXT_MESSAGES } from '../policy.ts';
 import { isAutomatic } from '../trigger.ts';
@@ -73,7 +73,9 @@ export function lastWordOf(input: PlanInput, board: Board, made: Made): { skip: 
       {
         cachedPrefixTokens: cachedPrefixOf(slots, input.fixedTokens, summary),
         unsentTokens: unsentTokensOf(slots),
-        tokensPerCall: tokensPerCallOf(before.tokens, input.cooldown.lastTokensAfter, input.callsSinceCompaction),
+        // The pace as the workflow's preflight prices it (compaction-value.ts): this runs in the plan activity, so
+        // what it decides needs no patch; the preflight's use in the workflow has its own (`pace-from-context`).
+        ...paceOf(input.context, before.tokens, input.cooldown.lastTokensAfter, input.callsSinceCompaction),
       },
     );
     // The hard limit, the bound on the context's messages and a message or turn limit that fired override the cost
@@ -112,6 +114,7 @@ const REMAINING_FROM: Record<CostEstimate['remainingFrom'], string> = {
   pace: "the session's pace",
   policy: 'the policy',
   estimate: "the policy's estimate until the session's pace is known",
+  context: "the context's: the calls it shows since its last summary, until the session's pace is known",
 };
 
 /** Why a forced compaction whose plan expects no gain is not made (the CLI and the client print it as it is). */

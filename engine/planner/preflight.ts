@@ -14,7 +14,7 @@
  * decides changes which plans workflows schedule, and goes behind a patch of its own (docs/changing-workflows.md).
  * Pure: no I/O, no clock.
  */
-import { estimateCost, tokensPerCallOf } from '../compaction-value.ts';
+import { estimateCost, paceOf } from '../compaction-value.ts';
 import type { CostEstimate } from '../compaction-value.ts';
 import { gateAfterMaskSkip, gateAfterSkippedPlan, gateOf } from '../gates.ts';
 import type { MessageMeta } from '../messages.ts';
@@ -38,6 +38,11 @@ export interface PreflightInput {
   pinnedIds?: readonly string[] | undefined;
   /** Model calls since the last compaction: the pace the price assumes. */
   callsSinceCompaction?: number | undefined;
+  /**
+   * Until the pace is known, price the calls the context shows were made, as the plan does (default); `false`: 1
+   * call, as workflows decided before the patch `pace-from-context` (workflows/compaction-refs.ts).
+   */
+  contextPace?: boolean | undefined;
   /** Price the pass against the prompt cache too (when the policy has a cost model). */
   priced: boolean;
 }
@@ -67,19 +72,24 @@ export function preflight(input: PreflightInput): PreflightSkip | undefined {
   }
   if (!input.priced || !policy.cost) return undefined;
   // The pass's price against the prompt cache, as the plan prices it: the fixed tokens and the messages before the
-  // first one masked stay cached; what the last reply brought was never sent; at the session's pace.
+  // first one masked stay cached; what the last reply brought was never sent; at the session's pace (until it is
+  // known, the context's calls).
   const tokens = stats.tokens;
   const calls = input.callsSinceCompaction;
   const lastReply = context.findLastIndex((m) => m.role === 'assistant');
+  const { contextCalls, tokensPerCall } = paceOf(context, tokens, cooldown.lastTokensAfter, calls);
   const cost = estimateCost(policy.cost, tokens, tokens - saves, 0, 0, calls, {
     cachedPrefixTokens: input.fixedTokens + sumTokens(context.slice(0, first)),
     unsentTokens: sumTokens(context.slice(Math.max(0, lastReply))),
-    tokensPerCall: tokensPerCallOf(tokens, cooldown.lastTokensAfter, calls),
+    tokensPerCall,
+    ...(input.contextPace !== false ? { contextCalls } : {}),
   });
   if (cost.netBenefit >= 0) return undefined;
+  // Where the calls came from is said when they are the context's (the other texts are as workflows recorded them).
+  const over = `${cost.remainingTurns} calls${cost.remainingFrom === 'context' ? " (the context's)" : ''}`;
   return {
     skipped:
-      `${due.reason}: not worth it, masking would save ${saves} tokens over ${cost.remainingTurns} calls and put ` +
+      `${due.reason}: not worth it, masking would save ${saves} tokens over ${over} and put ` +
       `${cost.invalidatedTokens} out of the prompt cache`,
     gate: gateAfterSkippedPlan(policy, window, cooldown, { maskPass: true, tokens, cost }, 'auto', calls),
     cost,

@@ -298,6 +298,42 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     expect(skipped).toBeGreaterThanOrEqual(forCost);
   });
 
+  it("priced before the pace is known (patch pace-from-context): over the context's calls, as the plan prices them", () => {
+    // No call counted since the last compaction (an agent started on a long history, a check right after a
+    // compaction): both price the calls the context shows were made (engine/compaction-value.ts paceOf), so the
+    // workflow plans a masking pass only when its plan would make it. Before the patch it priced 1 call, and skipped
+    // passes the plan makes.
+    let seed = 37;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let forCost = 0;
+    let planned = 0;
+    let oldBranchDiffers = 0;
+    for (let trial = 0; trial < 400; trial++) {
+      const c = conversationAt(200);
+      for (const m of c.state.messages) if (m.role === 'tool') m.tokens = 100 + Math.floor(random() * 300);
+      c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
+      c.state.callsSinceCompaction = trial % 2 === 0 ? 0 : undefined;
+      if (c.compactionDue() === undefined || !/mask/.test(c.compactionDue()!)) continue;
+      const verdict = nothingToMask(c, true);
+      const plan = planOf(c, { callsSinceCompaction: c.state.callsSinceCompaction });
+      expect(verdict !== undefined, `trial ${trial}: ${verdict?.skipped ?? plan.reason}`).toBe(plan.action === 'skip');
+      if (plan.action === 'compact') {
+        planned++;
+        expect(plan.cost).toMatchObject({ remainingTurns: STEPS, remainingFrom: 'context' });
+      }
+      if (verdict?.skipped.includes('not worth it')) {
+        forCost++;
+        expect(verdict.skipped).toMatch(/over 20 calls \(the context's\)/);
+        expect(plan.reason).toMatch(/over 20 remaining calls \(the context's/);
+      }
+      // The old branch (1 call) skips passes the plan makes: replayed, it must decide as it did.
+      if ((nothingToMask(c, true, false) !== undefined) !== (verdict !== undefined)) oldBranchDiffers++;
+    }
+    expect(planned).toBeGreaterThan(3);
+    expect(forCost).toBeGreaterThan(3);
+    expect(oldBranchDiffers).toBeGreaterThan(3);
+  });
+
   it("the planner asks the same preflight first: its skip is the preflight's; what a tool never masked holds only lowers what the plan finds", () => {
     const few = conversationAt(150);
     const skip = nothingToMask(few)!;

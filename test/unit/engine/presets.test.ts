@@ -1,7 +1,7 @@
 /** Each preset behaves as its system documents, and the configuration is validated with clear errors. */
 import { describe, expect, it } from 'vitest';
 import { applyPlan, replacementBody, summaryMessage } from '../../../engine/apply.ts';
-import { estimateCost } from '../../../engine/compaction-value.ts';
+import { callsShownBy, estimateCost, remainingTurnsOf } from '../../../engine/compaction-value.ts';
 import { gateOf } from '../../../engine/gates.ts';
 import { isUserTurn } from '../../../engine/messages.ts';
 import type { MessageMeta } from '../../../engine/messages.ts';
@@ -585,16 +585,6 @@ describe('octomind', () => {
     }
   });
 
-  it('the default preset keeps pricing one call while the pace is unknown', () => {
-    expect(resolvePolicy().cost!.remainingTurnsUntilPace).toBeUndefined();
-    const cost = resolvePolicy().cost!;
-    expect(estimateCost(cost, 100_000, 50_000, 0, 0, undefined)).toMatchObject({
-      remainingTurns: 1,
-      remainingFrom: 'pace',
-    });
-    expect(estimateCost(cost, 100_000, 50_000, 0, 0, 0)).toMatchObject({ remainingTurns: 1, remainingFrom: 'pace' });
-  });
-
   it('keeps the last 4 messages and skips a compaction that costs more than it saves', () => {
     const c = context().system().user().turns(20, 3_000);
     const p = plan('octomind', c, 1_000_000);
@@ -614,6 +604,69 @@ describe('octomind', () => {
     });
     expect(cheap.action).toBe('skip');
     expect(cheap.reason).toMatch(/^not worth it: compacting would cost/);
+  });
+});
+
+describe('default: the cost decision before the pace is known', () => {
+  const policy = resolvePolicy();
+  /** 33,000 tokens in 13 turns (a user message, a tool call and its 2,000-token result, the answer: 26 calls). */
+  const thirteenTurns = () => {
+    const c = context().system(1_410);
+    for (let i = 0; i < 13; i++) c.user(200).tools(2_000).reply(200);
+    return c;
+  };
+
+  // Issue 45: "At 33,000 of a 40,000-token window (hard limit 38,000) with 13 turns and no pace known yet, it skips:
+  // 'not worth it over 1 remaining call'. The seeds compact there; a first compaction should not need a known pace."
+  it('"a first compaction should not need a known pace": 33,000 of 40,000 tokens in 13 turns compacts', () => {
+    const c = thirteenTurns();
+    expect(c.tokens).toBe(33_000);
+    expect(gateOf(policy, 40_000)).toMatchObject({ tokens: 32_000, hard: 38_000 });
+    for (const callsSinceCompaction of [undefined, 0]) {
+      const p = plan('default', c, 40_000, { callsSinceCompaction });
+      expect(p.action, p.reason).toBe('compact');
+      // The calls the context shows were made (its 26 assistant messages), not 1.
+      expect(p.cost).toMatchObject({ remainingTurns: 26, remainingFrom: 'context' });
+      expect(p.cost!.netBenefit).toBeGreaterThan(0);
+    }
+    // A known pace still wins: refilled in 1 call, 1 call is priced and the compaction waits.
+    const paced = plan('default', c, 40_000, { callsSinceCompaction: 1 });
+    expect(paced.action).toBe('skip');
+    expect(paced.reason).toMatch(/over 1 remaining calls \(the session's pace/);
+  });
+
+  it("prices the context's calls since its last summary, and names them as its source when it does not pay", () => {
+    // 13 turns of chat (13 calls) at 33,000 tokens: a model-written summary costs more than 13 calls save.
+    const chat = context().system(500);
+    for (let i = 0; i < 13; i++) chat.user(500).reply(2_000);
+    const p = plan('default', chat, 40_000, { callsSinceCompaction: undefined });
+    expect(p.action).toBe('skip');
+    expect(p.cost).toMatchObject({ remainingTurns: 13, remainingFrom: 'context' });
+    expect(p.reason).toMatch(/over 13 remaining calls \(the context's/);
+    // After a summary, only the calls since it: 4.
+    const summarized = context().system(500).summary(3_000);
+    for (let i = 0; i < 4; i++) summarized.user(500).reply(7_000);
+    const after = plan('default', summarized, 40_000, { callsSinceCompaction: 0 });
+    expect(after.cost).toMatchObject({ remainingTurns: 4, remainingFrom: 'context' });
+    expect(callsShownBy(summarized.messages)).toBe(4);
+    expect(callsShownBy(context().system().user().messages)).toBe(1); // at least 1
+    // Without the context's calls (an estimate of the cost alone), 1 call.
+    const cost = policy.cost!;
+    expect(estimateCost(cost, 100_000, 50_000, 0, 0, undefined)).toMatchObject({
+      remainingTurns: 1,
+      remainingFrom: 'pace',
+    });
+    expect(remainingTurnsOf(cost, 0, 13)).toEqual({ turns: 13, from: 'context' });
+  });
+
+  it("the policy's figures still win over the context's: expectedRemainingTurns, and octomind's 10 until the pace", () => {
+    expect(remainingTurnsOf({ ...policy.cost!, expectedRemainingTurns: 3 }, undefined, 26)).toEqual({
+      turns: 3,
+      from: 'policy',
+    });
+    const octomind = resolvePolicy({ preset: 'octomind' }).cost!;
+    expect(remainingTurnsOf(octomind, undefined, 26)).toEqual({ turns: 10, from: 'estimate' });
+    expect(remainingTurnsOf(octomind, 5, 26)).toEqual({ turns: 5, from: 'pace' });
   });
 });
 
