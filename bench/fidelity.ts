@@ -48,6 +48,7 @@ import { factInMatches, failedRun, FINDABLE_TOP, findableOf, messageText, runRes
 import type { CompactionSnapshot, RunResult } from './fidelity/measure.ts';
 import { startReplayStack } from './fidelity/replay-stack.ts';
 import { writeSyntheticCorpus } from './fidelity/synthetic.ts';
+import { renderPresetComparison } from './fidelity/presets-table.ts';
 import { checkTargets, historyLine, renderTable, renderTargets, windowLabel } from './fidelity/table.ts';
 import type { TargetCheck } from './fidelity/table.ts';
 
@@ -399,6 +400,8 @@ async function main(): Promise<void> {
     }
     console.log(renderTable(run.results));
     console.log(`\ntargets (issue 13):\n${renderTargets(run.targets)}`);
+    const presets = renderPresetComparison(run.results);
+    if (presets) console.log(`\n${presets}`);
     console.log(`\n${plansLine(run.results)}`);
     console.log(historyLine(run.results));
     console.log(

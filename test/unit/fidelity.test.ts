@@ -25,6 +25,7 @@ import {
 } from '../../bench/fidelity/table.ts';
 import { constraintSentences, patchedFiles, tracebackErrors } from '../../bench/corpus/derive-facts.ts';
 import { sessionOfTrajectory } from '../../bench/corpus/convert-mini-swe-agent.ts';
+import { comparePresets, renderPresetComparison } from '../../bench/fidelity/presets-table.ts';
 
 const snapshot = (over: Partial<CompactionSnapshot> & { seq: number }): CompactionSnapshot => ({
   strategies: ['summarize'],
@@ -362,5 +363,54 @@ describe('corpus preparation', () => {
       { role: 'tool', tool_call_id: 'b', content: 'diff --git a/x b/x' },
     ]);
     expect(() => sessionOfTrajectory({ messages: [{ role: 'critic', content: 'x' }] })).toThrow(/unknown role/);
+  });
+});
+
+describe('the presets side by side (issue 42)', () => {
+  const run = (
+    session: string,
+    window: number,
+    preset: string,
+    cost: number,
+    plans = { made: 4, empty: 1, avoided: 0 },
+  ) =>
+    runResult(
+      { session, preset, durationMs: 1 },
+      figures({ window, cost, costWithoutCompaction: 0.1, costFloor: 0.02, cachedInputShare: 0.9, plans }),
+      [],
+      [],
+    );
+
+  it('compares the default with the cheapest seed preset that replayed every step, per session and window', () => {
+    const rows = comparePresets([
+      run('a', 16_000, 'default', 0.05),
+      run('a', 16_000, 'octomind', 0.04),
+      run('a', 16_000, 'astrbot', 0.06),
+      // A seed that failed, or replayed fewer steps, is no yardstick.
+      failedRun({ session: 'a', window: 16_000, preset: 'agentscope', durationMs: 1 }, 'boom'),
+      runResult(
+        { session: 'a', preset: 'agentscope-java', durationMs: 1 },
+        figures({ cost: 0.01, replayedSteps: 100 }),
+        [],
+        [],
+      ),
+      run('a', 32_000, 'default', 0.03),
+      run('a', 32_000, 'octomind', 0.036),
+      // No default at this window: no row.
+      run('b', 16_000, 'octomind', 0.02),
+    ]);
+    expect(rows.map((r) => [r.session, r.window, r.cheapest.preset])).toEqual([
+      ['a', 16_000, 'octomind'],
+      ['a', 32_000, 'octomind'],
+    ]);
+    expect(rows[0]!.ratio).toBeCloseTo(1.25);
+    expect(rows[0]!.toFloor).toBeCloseTo(2.5);
+    expect(rows[0]!.plans).toEqual({ made: 4, empty: 1 });
+    expect(rows[1]!.ratio).toBeCloseTo(0.8333, 3);
+    const text = renderPresetComparison([run('a', 16_000, 'default', 0.05), run('a', 16_000, 'octomind', 0.04)]);
+    expect(text).toContain('a                    16k  $0.0500    octomind $0.0400');
+    expect(text).toMatch(/1\.250\s+2\.50\s+4 \(1\)/);
+    expect(text).toContain('worst: 1.250 (a at 16k, octomind)');
+    expect(renderPresetComparison([run('a', 16_000, 'octomind', 0.04)])).toBe('');
   });
 });
