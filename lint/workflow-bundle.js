@@ -22,6 +22,8 @@ export const WORKFLOW_ENGINE_MODULES = [
   // the compaction decision before a plan is asked for: a masking pass that would find nothing or not pay
   // (workflows/compaction-refs.ts), and what it reads: the gate after it, which tool results it may mask, a stub's size
   'engine/planner/preflight.ts',
+  // an automatic plan no compaction could make pay (workflows/compaction-refs.ts `cannotPay`)
+  'engine/planner/price-bound.ts',
   'engine/gates.ts',
   'engine/planner/protection.ts',
   'engine/planner/sizes.ts',

@@ -22,10 +22,10 @@ import type {
   SummarizeRequest,
 } from '../contract/compaction-activities.ts';
 import type { AgentLife } from '../contract/keys.ts';
-import { cooldownAfter } from '../engine/trigger.ts';
+import { cooldownAfter, isAutomatic } from '../engine/trigger.ts';
 import type { Trigger } from '../engine/trigger.ts';
 import { applyDelta } from '../contract/context-delta.ts';
-import { contextRefOf, nothingToMask } from './compaction-refs.ts';
+import { cannotPay, contextRefOf, nothingToMask } from './compaction-refs.ts';
 import type { Skipped } from './compaction-refs.ts';
 import { recordKey } from '../contract/records.ts';
 import { pinnedBlockOf, pinnedIdsOf, pinnedRefsOf, requestFixedTokensOf } from '../contract/pins.ts';
@@ -55,6 +55,12 @@ export const MASK_PASS_PRICED_PATCH = 'mask-pass-priced';
  * not over 1 call. Histories of before priced 1 call there.
  */
 export const PACE_FROM_CONTEXT_PATCH = 'pace-from-context';
+/**
+ * Since: an automatic plan (the trigger, the soft threshold, a masking pass, a cut) that no compaction could make pay
+ * for the prompt cache it invalidates is not planned (compaction-refs.ts `cannotPay`, engine/planner/price-bound.ts):
+ * the plan it would have been skipped anyway. Histories of before planned it. Asked only of priced policies.
+ */
+export const PLAN_PAYS_FIRST_PATCH = 'plan-pays-first';
 
 /**
  * Since this patch a committed compaction's `spent` (what its summary call cost and the prompt cache it
@@ -106,6 +112,13 @@ export async function prepare(
     if (nothing) {
       conversation.planAvoided(nothing.gate);
       return nothing;
+    }
+  }
+  if (refs && isAutomatic(trigger) && state.policy?.cost && patched(PLAN_PAYS_FIRST_PATCH)) {
+    const unpaid = cannotPay(conversation, trigger === 'background' ? 'background' : 'auto');
+    if (unpaid) {
+      conversation.planAvoided(unpaid.gate);
+      return unpaid;
     }
   }
   let summarizerFailed = false;

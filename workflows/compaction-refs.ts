@@ -11,6 +11,8 @@ import type { WorkflowState } from '../contract/state.ts';
 import { gateFiresWith as dueWith } from '../engine/trigger.ts';
 import { keyedRecord } from '../contract/records.ts';
 import { preflight } from '../engine/planner/preflight.ts';
+import { priceBound } from '../engine/planner/price-bound.ts';
+import type { CompactionPolicy } from '../engine/policy.ts';
 import type { Conversation } from './conversation.ts';
 import type { Gate } from '../engine/trigger.ts';
 
@@ -50,7 +52,26 @@ export function nothingToMask(conversation: Conversation, priced = false, contex
   const check = conversation.gateCheck();
   const policy = state.policy;
   if (!check || !policy || dueWith(check, [], state.messages)?.kind !== 'mask') return undefined;
-  const skip = preflight({
+  const skip = preflight({ ...preflightInputOf(conversation, policy), contextPace, priced });
+  return skip && { skipped: skip.skipped, gate: skip.gate };
+}
+
+/**
+ * An automatic plan that no compaction could make pay (engine/planner/price-bound.ts: the best any could do, priced
+ * as the plan prices it), told without planning. Undefined when one might, or the policy has no cost decision. Since
+ * `plan-pays-first`.
+ */
+export function cannotPay(conversation: Conversation, trigger: 'auto' | 'background'): Skipped | undefined {
+  const policy = conversation.state.policy;
+  if (!policy?.cost) return undefined;
+  const skip = priceBound({ ...preflightInputOf(conversation, policy), trigger });
+  return skip && { skipped: skip.skipped, gate: skip.gate };
+}
+
+/** What the preflights read of the conversation: its context's records, window, cooldown, counts and pace. */
+function preflightInputOf(conversation: Conversation, policy: CompactionPolicy) {
+  const { state } = conversation;
+  return {
     context: state.messages.map((record) => keyedRecord(conversation.life, record)),
     policy,
     window: conversation.window,
@@ -60,10 +81,7 @@ export function nothingToMask(conversation: Conversation, priced = false, contex
     goalId: state.goalId,
     pinnedIds: pinnedIdsOf(conversation.life, state.pins, state.messages),
     callsSinceCompaction: state.callsSinceCompaction,
-    contextPace,
-    priced,
-  });
-  return skip && { skipped: skip.skipped, gate: skip.gate };
+  };
 }
 
 /** A plan that found nothing to do (or a compaction that, written, would not shrink the context): why, the gate. */

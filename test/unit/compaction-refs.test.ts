@@ -18,7 +18,7 @@ import { keyedRecord } from '../../contract/records.ts';
 import type { ContextRecord } from '../../contract/records.ts';
 import type { TaskLedger } from '../../engine/ledger.ts';
 import { Conversation } from '../../workflows/conversation.ts';
-import { contextRefOf, nothingToMask } from '../../workflows/compaction-refs.ts';
+import { cannotPay, contextRefOf, nothingToMask } from '../../workflows/compaction-refs.ts';
 import { agentLoop as loopOf, inActivity, storedAgent } from '../support/stored-agent.ts';
 import type { CompactionOf } from '../support/stored-agent.ts';
 
@@ -332,6 +332,66 @@ describe('a masking pass the workflow can tell would find nothing', () => {
     expect(planned).toBeGreaterThan(3);
     expect(forCost).toBeGreaterThan(3);
     expect(oldBranchDiffers).toBeGreaterThan(3);
+  });
+
+  it('an automatic plan no compaction could make pay is not planned (patch plan-pays-first); every plan it stops would have been skipped', () => {
+    // Random loops at the soft threshold and the trigger, right after a compaction (a few calls) or far from it: the
+    // bound is the best any compaction could do (everything it may take, nothing written, the longest cached prefix),
+    // so when it says no plan pays, the plan, summary or not, says so too.
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let stopped = 0;
+    let through = 0;
+    for (let trial = 0; trial < 300; trial++) {
+      const c = conversationAt(150);
+      for (const m of c.state.messages) if (m.role === 'tool') m.tokens = 150 + Math.floor(random() * 250);
+      c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
+      c.state.callsSinceCompaction = trial % 3 === 0 ? 20 + Math.floor(random() * 200) : 1 + Math.floor(random() * 8);
+      c.state.cooldown = {
+        consecutive: 1,
+        lastTokensAfter: Math.floor(c.state.contextTokens * (0.5 + 0.4 * random())),
+      };
+      const trigger = trial % 2 === 0 ? 'auto' : 'background';
+      const verdict = cannotPay(c, trigger);
+      for (const summarizer of ['none', 'available'] as const) {
+        const plan = planCompaction({
+          context: c.state.messages.map((r) => keyedRecord(c.life, r)),
+          policy: c.state.policy!,
+          window: c.window,
+          fixedTokens: 0,
+          trigger,
+          cooldown: c.state.cooldown,
+          callsSinceCompaction: c.state.callsSinceCompaction,
+          ...(c.state.goalId ? { goalId: c.state.goalId } : {}),
+          summarizer,
+        });
+        if (verdict) expect(plan.action, `trial ${trial} ${summarizer}: ${verdict.skipped}`).toBe('skip');
+      }
+      if (verdict) {
+        stopped++;
+        expect(verdict.skipped).toMatch(/^not worth it: no compaction could pay over \d+ calls/);
+        expect(verdict.gate).toBeDefined();
+      } else through++;
+    }
+    expect(stopped).toBeGreaterThan(10);
+    expect(through).toBeGreaterThan(10);
+  });
+
+  it('the policy without a cost decision, the hard limit and a fired message limit are not its to stop', () => {
+    // Small old results, large newest ones (protected): at most a few hundred tokens to take, early in the context,
+    // for the prompt cache of everything after them, two calls after the last compaction.
+    const c = conversationAt(150);
+    const tools = c.state.messages.filter((m) => m.role === 'tool');
+    tools.forEach((m, i) => (m.tokens = i < tools.length - 4 ? 20 : 1_000));
+    c.state.contextTokens = c.state.messages.reduce((sum, m) => sum + m.tokens, 0);
+    c.state.callsSinceCompaction = 2;
+    c.state.cooldown = { consecutive: 1, lastTokensAfter: c.state.contextTokens - 1_500 };
+    expect(cannotPay(c, 'background')?.skipped).toMatch(/not worth it: no compaction could pay over \d+ calls/);
+    c.state.policy = resolvePolicy({ cost: null });
+    expect(cannotPay(c, 'background')).toBeUndefined();
+    c.state.policy = resolvePolicy({});
+    c.state.contextTokens = 9_600; // over the hard limit of 9,500
+    expect(cannotPay(c, 'auto')).toBeUndefined();
   });
 
   it("the planner asks the same preflight first: its skip is the preflight's; what a tool never masked holds only lowers what the plan finds", () => {
