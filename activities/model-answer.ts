@@ -118,9 +118,11 @@ export function createAnswering(deps: AnsweringDeps) {
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
     const at = input.turn ? { turn: input.turn.turn, step: input.turn.step } : {};
-    // The stream's last items written while the reply is stored; then indexed (the index names stored bodies only)
-    // while the turn goes on.
-    const [, record] = await Promise.all([output.flush(), untilStored(() => save(agent, replyId, reply, counting))]);
+    // The stream's last items first: a stored reply has its model-end in the stream (a retry reads a stored reply back
+    // and asks no model, so nothing would write it then). Then indexed (the index names stored bodies only) while the
+    // turn goes on.
+    await output.flush();
+    const record = await untilStored(() => save(agent, replyId, reply, counting));
     const indexed = search.messages(agent, [{ messageId: replyId, message: reply, ...at }]);
     return { record, content: text, toolCalls, ...served, indexed };
   }

@@ -73,10 +73,10 @@ export function createToolExecution({ tools, store, stream, enter }: ExecutionDe
       );
     let content = slot.progress?.content;
     // The call reaches the live stream while the tool runs (best effort: it never fails the call; one log's appends
-    // keep the order they were asked in, so the result's item still follows it: storage/stream-log.ts).
-    let announced: Promise<void> = Promise.resolve();
+    // keep the order they were asked in, so the result's item still follows it: storage/stream-log.ts). A retry asks
+    // again (looked for in the log first): its attempt before may have died with the tool done and the item unwritten.
+    const announced = stream.toolCall(agent, call);
     if (content === undefined) {
-      announced = stream.toolCall(agent, call);
       const running = runToolCall(tools, tool, call, { ...agent, store, callId: call.id, signal: interrupt });
       try {
         content = await unlessCancelled(running, interrupt, keepLate);
