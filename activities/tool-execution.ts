@@ -98,12 +98,9 @@ export function createToolExecution({ tools, store, stream, enter }: ExecutionDe
       throw new CancelledFailure('the turn was interrupted: the result is kept apart, not used');
     }
     const message = { role: 'tool' as const, tool_call_id: call.id, content };
-    // Its item reaches the stream while it is stored, as a model's reply streams before it is stored.
-    const [record] = await Promise.all([
-      untilStored(() => enter(agent, resultId, message, input, tool)),
-      stream.toolResult(agent, call, content),
-      announced,
-    ]);
+    // Stored first: the stream shows a result that a retry keeps (one whose tool ran again may differ).
+    const record = await untilStored(() => enter(agent, resultId, message, input, tool));
+    await Promise.all([stream.toolResult(agent, call, content), announced]);
     return record;
   }
 
