@@ -6,6 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { agentLife, messageKey } from '../contract/keys.ts';
+import type { AgentLife } from '../contract/keys.ts';
 import type { CallModelInput, CallModelPayload, CallModelResult, WholeCallModelInput } from '../contract/activities.ts';
 import { leanModelResult, wholeModelInput } from '../contract/lean-calls.ts';
 import type { ContextRecord } from '../contract/records.ts';
@@ -103,7 +104,7 @@ export function createModelCall(deps: ModelCallDeps) {
     // The blocks of messages the reply is past: every message before it is stored (and indexed) by now.
     await Promise.all([search.sealBefore(agent, input.replyId), announced]);
     try {
-      return await afterReply(input, step, reply, stored);
+      return await afterReply(agent, input, step, reply, stored);
     } finally {
       await indexed; // before the activity completes, on every path (it never rejects)
     }
@@ -111,12 +112,12 @@ export function createModelCall(deps: ModelCallDeps) {
 
   /** The turn's end on the stream, or the reply's plain tool calls run (RunCalls). */
   async function afterReply(
+    agent: AgentLife,
     input: WholeCallModelInput,
     step: StepProgress | undefined,
     reply: FullReply,
     stored: ContextRecord[],
   ): Promise<CallModelResult> {
-    const agent = agentLife(input);
     const { counting } = input;
     if (reply.toolCalls.length === 0 && input.turn) {
       const { turn, step } = input.turn;

@@ -76,11 +76,10 @@ export function preflight(input: PreflightInput): PreflightSkip | undefined {
   // known, the context's calls).
   const tokens = stats.tokens;
   const calls = input.callsSinceCompaction;
-  const lastReply = context.findLastIndex((m) => m.role === 'assistant');
   const { contextCalls, tokensPerCall } = paceOf(context, tokens, cooldown.lastTokensAfter, calls);
   const cost = estimateCost(policy.cost, tokens, tokens - saves, 0, 0, calls, {
     cachedPrefixTokens: input.fixedTokens + sumTokens(context.slice(0, first)),
-    unsentTokens: sumTokens(context.slice(Math.max(0, lastReply))),
+    unsentTokens: unsentTokensIn(context),
     tokensPerCall,
     ...(input.contextPace !== false ? { contextCalls } : {}),
   });
@@ -112,6 +111,12 @@ function maskSavings(input: PreflightInput): { saves: number; first: number } {
   return { saves, first };
 }
 
-function sumTokens(records: readonly { tokens: number }[]): number {
+/** Tokens of the context no request carried yet: its last reply and what came after it (the planner's `unsentTokensOf`). */
+export function unsentTokensIn(context: readonly { role: string; tokens: number }[]): number {
+  const lastReply = context.findLastIndex((m) => m.role === 'assistant');
+  return sumTokens(context.slice(Math.max(0, lastReply)));
+}
+
+export function sumTokens(records: readonly { tokens: number }[]): number {
   return records.reduce((sum, m) => sum + m.tokens, 0);
 }

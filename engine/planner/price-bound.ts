@@ -17,6 +17,7 @@ import { gateAfterSkippedPlan } from '../gates.ts';
 import type { MessageMeta } from '../messages.ts';
 import { MAX_CONTEXT_MESSAGES } from '../policy.ts';
 import type { Gate } from '../trigger.ts';
+import { sumTokens, unsentTokensIn } from './preflight.ts';
 import type { PreflightInput } from './preflight.ts';
 import { protectionOf } from './protection.ts';
 
@@ -42,8 +43,7 @@ export function priceBound(
   if (bounded) return undefined;
   const removable = removableTokens(input);
   const calls = input.callsSinceCompaction;
-  const lastReply = context.findLastIndex((m) => m.role === 'assistant');
-  const unsentTokens = sumTokens(context.slice(Math.max(0, lastReply)));
+  const unsentTokens = unsentTokensIn(context);
   const { tokensPerCall, contextCalls } = paceOf(context, stats.tokens, cooldown.lastTokensAfter, calls);
   let best: CostEstimate | undefined;
   // From the newest message back: what a compaction that changes nothing before message i could take at most.
@@ -83,8 +83,4 @@ function removableTokens(input: Omit<PreflightInput, 'priced'>): number[] {
     // A protected result over either of the cut's limits: at most all of it (what the cut keeps is not counted).
     return m.role === 'tool' && (m.tokens > maxTokens || m.chars > maxChars) ? m.tokens : 0;
   });
-}
-
-function sumTokens(records: readonly { tokens: number }[]): number {
-  return records.reduce((sum, m) => sum + m.tokens, 0);
 }
